@@ -1,0 +1,1 @@
+"""The ``ackreplay`` command line."""

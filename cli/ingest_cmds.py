@@ -1,0 +1,95 @@
+"""``ackreplay flows`` and ``ackreplay acks``: what ingest found in captures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
+from cli.render import num, table
+from ingest import CaptureIngest, FlowSummary, ingest_capture
+
+FLOW_JSON_FIELDS = (
+    "flow_id", "sender", "receiver", "packets", "acks", "dupacks", "retransmissions", "loss_events",
+    "goodput_bps", "rttmin_s", "mss", "vantage",
+)
+
+
+def flow_json(s: FlowSummary) -> dict[str, Any]:
+    """A flow summary as JSON: the documented keys first, then every other summary field."""
+    d = s.to_dict()
+    return {**{k: d[k] for k in FLOW_JSON_FIELDS}, **{k: v for k, v in d.items() if k not in FLOW_JSON_FIELDS}}
+
+
+def load(path: Path) -> CaptureIngest:
+    with ingest_errors(str(path)):
+        cap = ingest_capture(path)
+    for w in cap.stats.warnings:
+        warn(f"{path}: {w}")
+    return cap
+
+
+def flows_table(cap: CaptureIngest) -> str:
+    rows = [
+        [
+            str(s.flow_id), s.sender, s.receiver, str(s.packets), str(s.bytes), num(s.goodput_bps, 1e-6, 3),
+            num(s.rttmin_s, 1e3, 2), str(s.mss), str(s.retransmissions),
+            f"{s.fast_retransmit_events}/{s.timeout_events}", s.vantage,
+        ]
+        for s in cap.flows
+    ]
+    headers = ["flow", "sender", "receiver", "packets", "bytes", "Mbit/s", "rttmin ms", "mss", "retx",
+               "fr/rto", "vantage"]
+    return table(headers, rows, "rllrrrrrrrl")
+
+
+def flows(
+    files: Annotated[list[Path], typer.Argument(help="Capture files (pcap, pcapng, optionally gzipped).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of flow objects.")] = False,
+) -> None:
+    """List the TCP flows (directions of connections that carried data) in captures."""
+    out: list[dict[str, Any]] = []
+    for path in files:
+        cap = load(path)
+        if as_json:
+            out += [{"file": str(path), **flow_json(s)} for s in cap.flows]
+            continue
+        st = cap.stats
+        skipped = ", ".join(f"{k} {v}" for k, v in st.skipped.items()) or "none"
+        print(f"{path}: {st.format}{' (gzip)' if st.gzipped else ''}, {st.records} packets, "
+              f"{st.tcp_packets} TCP, {st.connections} connections, {st.flows} flows; skipped: {skipped}")
+        print(flows_table(cap) if cap.flows else "(no TCP flow carried data)")
+        print()
+    if as_json:
+        print(json.dumps(out, indent=2))
+
+
+def acks(
+    file: Annotated[Path, typer.Argument(help="Capture file.")],
+    flow: Annotated[int, typer.Option("--flow", help="Flow id, as listed by `ackreplay flows`.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .parquet or .csv.")],
+) -> None:
+    """Export one flow's ACK stream (ESTIMATORS.md §1.1 columns) as Parquet or CSV."""
+    suffix = output.suffix.lower()
+    if suffix not in (".parquet", ".csv"):
+        fail(EXIT_USAGE, "bad_output_format", f"{output}: the output must end in .parquet or .csv")
+    cap = load(file)
+    try:
+        data = cap.flow(flow)
+    except KeyError:
+        ids = ", ".join(str(s.flow_id) for s in cap.flows) or "none"
+        fail(EXIT_NOT_FOUND, "unknown_flow", f"{file} has no flow {flow} (flows: {ids})")
+    frame = data.acks.drop("flow_id")
+
+    def write() -> None:
+        if suffix == ".parquet":
+            frame.write_parquet(output)
+        else:
+            frame.write_csv(output)
+
+    guarded(write)
+    print(f"wrote {len(frame)} ACK rows of flow {flow} ({data.summary.sender} -> {data.summary.receiver}) "
+          f"to {output}")

@@ -1,0 +1,21 @@
+"""``ackreplay``: replay real TCP ACK streams through Westwood-family bandwidth estimators."""
+
+from __future__ import annotations
+
+import typer
+
+from cli.ingest_cmds import acks, flows
+
+app = typer.Typer(
+    name="ackreplay",
+    help="How would each TCP bandwidth estimator have behaved on this real traffic?",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command()(flows)
+app.command()(acks)
+
+
+if __name__ == "__main__":
+    app()

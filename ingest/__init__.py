@@ -1,0 +1,31 @@
+"""ackreplay.ingest — captures (pcap, pcapng, gzip) → per-flow TCP ACK streams. Pure library.
+
+Entry point: :func:`ingest_capture`. See ``docs/ingest.md`` for the columns and the decisions made.
+"""
+
+from ingest.errors import (
+    CaptureReadError,
+    CorruptCaptureError,
+    DecompressedTooLargeError,
+    EmptyCaptureError,
+    IngestError,
+    UnknownFormatError,
+    UnsupportedLinkTypeError,
+)
+from ingest.model import CaptureIngest, CaptureStats, FlowData, FlowSummary
+from ingest.pipeline import ingest_capture
+
+__all__ = [
+    "CaptureIngest",
+    "CaptureReadError",
+    "CaptureStats",
+    "CorruptCaptureError",
+    "DecompressedTooLargeError",
+    "EmptyCaptureError",
+    "FlowData",
+    "FlowSummary",
+    "IngestError",
+    "UnknownFormatError",
+    "UnsupportedLinkTypeError",
+    "ingest_capture",
+]

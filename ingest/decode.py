@@ -1,0 +1,271 @@
+"""Compiled packet decoder: link layer → IPv4/IPv6 → TCP header fields, one row per TCP packet.
+
+Link types: Ethernet (1) with any stack of 802.1Q/802.1ad/QinQ tags, Linux cooked SLL (113) and SLL2
+(276), raw IP (12, 14, 101, 228, 229), BSD loopback NULL (0, host byte order) and LOOP (108).
+IPv6 extension headers (hop-by-hop, routing, destination options, fragment, AH) are skipped.
+
+Lengths come from the IP header, never from the captured length, so snaplen-truncated packets keep
+their true payload size. An IP length field of 0 (TSO/GSO and BIG TCP super-segments seen on the
+sending host, IPv6 jumbograms) falls back to the wire length of the record.
+
+Packets that are not TCP are counted by reason (see :data:`REASONS`); nothing here raises.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+SUPPORTED_LINKTYPES = frozenset({0, 1, 12, 14, 101, 108, 113, 228, 229, 276})
+
+# Output columns of the decoded matrix (int64 each; addresses are 64-bit halves, IPv4 mapped
+# into ::ffff:a.b.c.d).
+COLUMNS = (
+    "index", "ts_ns", "af", "src_hi", "src_lo", "dst_hi", "dst_lo", "sport", "dport", "seq", "ack",
+    "flags", "win", "plen", "opt_trunc", "mss", "wscale", "sackok", "tsval", "tsecr", "nsack",
+    "sack_l0", "sack_r0", "sack_l1", "sack_r1", "sack_l2", "sack_r2", "sack_l3", "sack_r3",
+)
+C = {name: i for i, name in enumerate(COLUMNS)}
+NCOL = len(COLUMNS)
+(C_INDEX, C_TS, C_AF, C_SRC_HI, C_SRC_LO, C_DST_HI, C_DST_LO, C_SPORT, C_DPORT, C_SEQ, C_ACK, C_FLAGS,
+ C_WIN, C_PLEN, C_TRUNC, C_MSS, C_WSCALE, C_SACKOK, C_TSVAL, C_TSECR, C_NSACK, C_SACK0) = range(22)
+
+#: Reasons a record is not decoded as a TCP packet, in the order of the counts array.
+REASONS = ("non_ip", "non_tcp", "ip_fragment", "truncated_header", "malformed", "unsupported_link_type")
+R_NON_IP, R_NON_TCP, R_FRAGMENT, R_TRUNCATED, R_MALFORMED, R_UNSUPPORTED = range(6)
+
+# TCP flag bits
+FIN, SYN, RST, PSH, ACK, URG, ECE, CWR = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80
+
+_IPV4_MAPPED_HI = 0
+_IPV4_MAPPED_LO_PREFIX = 0xFFFF << 32
+
+
+@njit(cache=True, inline="always")
+def _be16(b: np.ndarray, p: int) -> int:
+    return (np.int64(b[p]) << 8) | np.int64(b[p + 1])
+
+
+@njit(cache=True, inline="always")
+def _be32(b: np.ndarray, p: int) -> int:
+    return ((np.int64(b[p]) << 24) | (np.int64(b[p + 1]) << 16)
+            | (np.int64(b[p + 2]) << 8) | np.int64(b[p + 3]))
+
+
+@njit(cache=True, inline="always")
+def _be64(b: np.ndarray, p: int) -> int:
+    v = np.uint64(0)
+    for i in range(8):
+        v = (v << np.uint64(8)) | np.uint64(b[p + i])
+    return np.int64(v)
+
+
+@njit(cache=True)
+def _link_to_ip(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int]:
+    """Return (offset of the IP header, IP version 4/6) or (-1, reason)."""
+    ethertype = -1
+    if linktype == 1:
+        if p + 14 > end:
+            return -1, R_TRUNCATED
+        ethertype = _be16(b, p + 12)
+        p += 14
+    elif linktype == 113:
+        if p + 16 > end:
+            return -1, R_TRUNCATED
+        ethertype = _be16(b, p + 14)
+        p += 16
+    elif linktype == 276:
+        if p + 20 > end:
+            return -1, R_TRUNCATED
+        ethertype = _be16(b, p)
+        p += 20
+    elif linktype == 0 or linktype == 108:
+        if p + 4 > end:
+            return -1, R_TRUNCATED
+        if linktype == 108:
+            fam = _be32(b, p)
+        else:  # host byte order of the capturing machine: try both
+            fam = (np.int64(b[p]) | (np.int64(b[p + 1]) << 8)
+                   | (np.int64(b[p + 2]) << 16) | (np.int64(b[p + 3]) << 24))
+            if fam > 0xFFFF:
+                fam = _be32(b, p)
+        p += 4
+        if fam == 2:
+            return p, 4
+        if fam == 10 or fam == 24 or fam == 28 or fam == 30:
+            return p, 6
+        return -1, R_NON_IP
+    elif linktype == 12 or linktype == 14 or linktype == 101 or linktype == 228 or linktype == 229:
+        if p + 1 > end:
+            return -1, R_TRUNCATED
+        v = b[p] >> 4
+        if v == 4 or v == 6:
+            return p, np.int64(v)
+        return -1, R_NON_IP
+    else:
+        return -1, R_UNSUPPORTED
+    # Ethernet-like: skip VLAN tags (802.1Q 0x8100, 802.1ad 0x88a8, old QinQ 0x9100)
+    while ethertype == 0x8100 or ethertype == 0x88A8 or ethertype == 0x9100:
+        if p + 4 > end:
+            return -1, R_TRUNCATED
+        ethertype = _be16(b, p + 2)
+        p += 4
+    if ethertype == 0x0800:
+        return p, 4
+    if ethertype == 0x86DD:
+        return p, 6
+    return -1, R_NON_IP
+
+
+@njit(cache=True)
+def _decode_one(b: np.ndarray, p: int, cap: int, orig: int, linktype: int, row: np.ndarray) -> int:
+    """Decode one record into ``row``; return -1 on success or a reason code."""
+    end = p + cap
+    start = p
+    ip, ver = _link_to_ip(b, p, end, linktype)
+    if ip < 0:
+        return ver
+    if ver == 4:
+        if ip + 20 > end:
+            return R_TRUNCATED
+        if b[ip] >> 4 != 4:
+            return R_MALFORMED
+        ihl = np.int64(b[ip] & 0x0F) * 4
+        if ihl < 20:
+            return R_MALFORMED
+        total = _be16(b, ip + 2)
+        frag = _be16(b, ip + 6)
+        if (frag & 0x2000) != 0 or (frag & 0x1FFF) != 0:
+            return R_FRAGMENT
+        if b[ip + 9] != 6:
+            return R_NON_TCP
+        if total == 0:  # TSO / BIG TCP: the length is the record's wire length
+            total = orig - (ip - start)
+        if total < ihl:
+            return R_MALFORMED
+        l4_len = total - ihl
+        tcp = ip + ihl
+        row[C_AF] = 4
+        row[C_SRC_HI] = _IPV4_MAPPED_HI
+        row[C_SRC_LO] = _IPV4_MAPPED_LO_PREFIX | _be32(b, ip + 12)
+        row[C_DST_HI] = _IPV4_MAPPED_HI
+        row[C_DST_LO] = _IPV4_MAPPED_LO_PREFIX | _be32(b, ip + 16)
+    else:
+        if ip + 40 > end:
+            return R_TRUNCATED
+        if b[ip] >> 4 != 6:
+            return R_MALFORMED
+        plen6 = _be16(b, ip + 4)
+        if plen6 == 0:  # jumbogram / BIG TCP
+            plen6 = orig - (ip - start) - 40
+        nxt = np.int64(b[ip + 6])
+        q = ip + 40
+        ext = 0
+        while nxt == 0 or nxt == 43 or nxt == 60 or nxt == 44 or nxt == 51:
+            if q + 8 > end:
+                return R_TRUNCATED
+            if nxt == 44:
+                fo = _be16(b, q + 2)
+                if (fo & 0xFFF8) != 0 or (fo & 1) != 0:
+                    return R_FRAGMENT
+                hl = 8
+            elif nxt == 51:
+                hl = (np.int64(b[q + 1]) + 2) * 4
+            else:
+                hl = (np.int64(b[q + 1]) + 1) * 8
+            nxt = np.int64(b[q])
+            q += hl
+            ext += hl
+        if nxt != 6:
+            return R_NON_TCP
+        l4_len = plen6 - ext
+        if l4_len < 0:
+            return R_MALFORMED
+        tcp = q
+        row[C_AF] = 6
+        row[C_SRC_HI] = _be64(b, ip + 8)
+        row[C_SRC_LO] = _be64(b, ip + 16)
+        row[C_DST_HI] = _be64(b, ip + 24)
+        row[C_DST_LO] = _be64(b, ip + 32)
+    if tcp + 20 > end:
+        return R_TRUNCATED
+    doff = np.int64(b[tcp + 12] >> 4) * 4
+    if doff < 20 or l4_len < doff:
+        return R_MALFORMED
+    row[C_SPORT] = _be16(b, tcp)
+    row[C_DPORT] = _be16(b, tcp + 2)
+    row[C_SEQ] = _be32(b, tcp + 4)
+    row[C_ACK] = _be32(b, tcp + 8)
+    row[C_FLAGS] = np.int64(b[tcp + 13]) | ((np.int64(b[tcp + 12]) & 1) << 8)
+    row[C_WIN] = _be16(b, tcp + 14)
+    row[C_PLEN] = l4_len - doff
+    row[C_MSS] = -1
+    row[C_WSCALE] = -1
+    row[C_SACKOK] = 0
+    row[C_TSVAL] = -1
+    row[C_TSECR] = -1
+    row[C_NSACK] = 0
+    for i in range(8):
+        row[C_SACK0 + i] = 0
+    opt_end = tcp + doff
+    row[C_TRUNC] = 1 if opt_end > end else 0
+    if opt_end > end:
+        opt_end = end
+    q = tcp + 20
+    while q < opt_end:
+        kind = b[q]
+        if kind == 0:
+            break
+        if kind == 1:
+            q += 1
+            continue
+        if q + 2 > opt_end:
+            break
+        olen = np.int64(b[q + 1])
+        if olen < 2 or q + olen > opt_end:
+            break
+        if kind == 2 and olen == 4:
+            row[C_MSS] = _be16(b, q + 2)
+        elif kind == 3 and olen == 3:
+            row[C_WSCALE] = b[q + 2]
+        elif kind == 4 and olen == 2:
+            row[C_SACKOK] = 1
+        elif kind == 5 and olen >= 10:
+            nb = (olen - 2) // 8
+            if nb > 4:
+                nb = 4
+            row[C_NSACK] = nb
+            for i in range(nb):
+                row[C_SACK0 + 2 * i] = _be32(b, q + 2 + 8 * i)
+                row[C_SACK0 + 2 * i + 1] = _be32(b, q + 6 + 8 * i)
+        elif kind == 8 and olen == 10:
+            row[C_TSVAL] = _be32(b, q + 2)
+            row[C_TSECR] = _be32(b, q + 6)
+        q += olen
+    return -1
+
+
+@njit(cache=True)
+def decode_records(
+    buf: np.ndarray,
+    offset: np.ndarray,
+    caplen: np.ndarray,
+    origlen: np.ndarray,
+    ts_ns: np.ndarray,
+    linktype: np.ndarray,
+    first_index: int,
+    out: np.ndarray,
+    reasons: np.ndarray,
+) -> int:
+    """Decode every record; write TCP packets as rows of ``out``; count the others in ``reasons``."""
+    m = 0
+    for i in range(len(offset)):
+        row = out[m]
+        r = _decode_one(buf, offset[i], caplen[i], origlen[i], linktype[i], row)
+        if r >= 0:
+            reasons[r] += 1
+            continue
+        row[C_INDEX] = first_index + i
+        row[C_TS] = ts_ns[i]
+        m += 1
+    return m

@@ -1,0 +1,109 @@
+"""Result types of ingest: capture statistics, flow summaries and per-flow tables (Polars)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import polars as pl
+
+
+@dataclass
+class CaptureStats:
+    """What reading the container found, with every skipped packet counted by reason."""
+
+    file: str
+    format: str
+    gzipped: bool
+    linktypes: list[int]
+    snaplen: int
+    records: int
+    tcp_packets: int
+    skipped: dict[str, int]
+    connections: int
+    flows: int
+    timestamp_reorders: int
+    truncated_at: int | None
+    skipped_blocks: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class FlowSummary:
+    """One direction of a TCP connection that carried payload (a *flow*), as ingest saw it.
+
+    Rates are bits/s (``*_bps``), times seconds (``t_*`` epoch, ``*_s`` durations), sizes bytes.
+    """
+
+    flow_id: int
+    connection: int
+    sender: str
+    receiver: str
+    start_t: float
+    end_t: float
+    duration_s: float
+    packets: int  # packets of the connection, both directions
+    data_segments: int
+    bytes: int  # payload bytes cumulatively acknowledged (bytes sent when no ACK was captured)
+    bytes_sent: int
+    goodput_bps: float
+    mss: int
+    mss_source: str
+    rttmin_s: float | None
+    srtt_s: float | None
+    handshake_rtt_s: float | None
+    acks: int
+    dupacks: int
+    retransmissions: int
+    loss_events: int
+    fast_retransmit_events: int
+    timeout_events: int
+    keepalives: int
+    zero_window_probes: int
+    dsacks: int
+    sack: bool
+    timestamps: bool
+    window_scaling: bool
+    syn_seen: bool
+    options_truncated_packets: int
+    vantage: str
+    vantage_evidence: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class FlowData:
+    """A flow's summary with its ACK stream, data segments and loss episodes."""
+
+    summary: FlowSummary
+    acks: pl.DataFrame
+    segments: pl.DataFrame
+    episodes: pl.DataFrame
+
+
+@dataclass
+class CaptureIngest:
+    """Everything ingest extracted from one capture. Tables hold all flows (column ``flow_id``)."""
+
+    stats: CaptureStats
+    flows: list[FlowSummary]
+    acks: pl.DataFrame
+    segments: pl.DataFrame
+    episodes: pl.DataFrame
+
+    def flow(self, flow_id: int) -> FlowData:
+        """One flow's tables (KeyError when the capture has no such flow)."""
+        for s in self.flows:
+            if s.flow_id == flow_id:
+                return FlowData(
+                    s,
+                    self.acks.filter(pl.col("flow_id") == flow_id),
+                    self.segments.filter(pl.col("flow_id") == flow_id),
+                    self.episodes.filter(pl.col("flow_id") == flow_id),
+                )
+        raise KeyError(flow_id)

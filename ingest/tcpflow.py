@@ -1,0 +1,644 @@
+"""Compiled per-flow analysis: one direction of a connection → ACK stream, data segments, episodes.
+
+Implements ``ESTIMATORS.md`` §1.1 (per-ACK inputs) and §1.2 (loss events) over the packets of one
+connection in capture-time order. All sequence arithmetic is on 64-bit values unwrapped from the
+32-bit fields (so sequence wrap is invisible), relative to the data sender's first data byte
+(ISN + 1 when the SYN was captured, else the first sequence or acknowledgement number seen).
+
+Decisions this module makes where the reference leaves room (documented here and in docs/ingest.md):
+
+* RST segments are not ACK rows (a reset is not an acknowledgement a sender's congestion control
+  processes); SYN-ACKs are not rows. When the data sender is the server, the handshake's final ACK is
+  the first row and carries the SYN-ACK→ACK RTT sample (Linux ``tcp_synack_rtt_meas``).
+* The TSecr RTT fallback is taken only on ACKs that advance the cumulative ACK (RFC 7323 §4: a
+  duplicate ACK echoes an older TSval and would inflate the sample).
+* The FIN's sequence byte is not data: ``acked`` stops at the FIN.
+* A segment of at most one byte that lies below the cumulative ACK (keepalive) or is sent while the
+  receiver advertises a zero window (zero-window probe) is not a retransmission.
+* A segment that overlaps the highest sequence sent is a retransmission of its old part; its new
+  part is new data.
+* SACK scoreboard: at most 64 disjoint blocks are remembered (the lowest is dropped beyond that).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ingest.decode import ACK, FIN, RST, SYN
+
+# ACK-row integer columns
+AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED = range(10)
+AI_NCOL = 10
+# ACK-row float columns
+AF_RTT, AF_SRTT, AF_RTTMIN = range(3)
+AF_NCOL = 3
+# data-segment columns
+SI_FLOW, SI_T, SI_SEQ, SI_LEN, SI_KIND, SI_TSVAL = range(6)
+SI_NCOL = 6
+SEG_NEW, SEG_RETX, SEG_KEEPALIVE, SEG_ZWP = 0, 1, 2, 3
+# episode columns
+(EI_FLOW, EI_START, EI_END, EI_KIND, EI_DUPACKS, EI_RECOVER, EI_SEQ, EI_SPURIOUS, EI_ACKROW, EI_RETX,
+ EI_SILENCE_NS) = range(11)
+EI_NCOL = 11
+EP_FAST_RETRANSMIT, EP_TIMEOUT = 0, 1
+# per-flow integer results
+(FI_CONN, FI_DIR, FI_NACKS, FI_NDUP, FI_NRETX, FI_NEPS, FI_NFR, FI_NTO, FI_NKEEP, FI_NZWP, FI_NSEGS,
+ FI_FIRST_DATA, FI_LAST_ACK, FI_BYTES_ACKED, FI_BYTES_SENT, FI_SYN, FI_SYNACK, FI_HSACK, FI_SYN_COUNT,
+ FI_SENDER_CLIENT, FI_MSS, FI_MSS_SRC, FI_SACK, FI_TS, FI_WS, FI_FIRST_PKT, FI_LAST_PKT, FI_NPKTS,
+ FI_ACK_LO, FI_SEG_LO, FI_EP_LO, FI_NDSACK, FI_OPT_TRUNC, FI_SYN_MSS_S, FI_SYN_MSS_R) = range(35)
+FI_NCOL = 35
+FF_SRTT, FF_RTTMIN, FF_RTT_HS = range(3)
+FF_NCOL = 3
+MSS_SYN, MSS_SYN_TS, MSS_PAYLOAD, MSS_PAYLOAD_TSO, MSS_DEFAULT = 1, 2, 3, 4, 5
+
+_SB_CAP = 64
+_NONE = -(1 << 62)
+_BIG = 1 << 62
+
+
+@njit(cache=True, inline="always")
+def _unwrap(raw: int, ref_raw: int, ref_val: int) -> int:
+    return ref_val + (((raw - ref_raw + 0x80000000) & 0xFFFFFFFF) - 0x80000000)
+
+
+@njit(cache=True)
+def infer_mss(lens: np.ndarray) -> tuple[int, int]:
+    """MSS from payload sizes (no SYN seen): the most common large size, or — when the common sizes
+    are whole multiples of a smaller frequent size (TSO/GSO super-segments) — that smaller size.
+
+    "Frequent" means at least 5 % of the data segments (and at least 2); "large" means ≥ 512 bytes.
+    A most-common size above 9000 bytes (no MTU carries it) with no frequent divisor falls back to the
+    largest frequent size ≤ 9000, else to 1460 (Ethernet), so the MSS never comes from a super-segment.
+    No payload at all gives the RFC 1122 default of 536.
+    """
+    n = len(lens)
+    if n == 0:
+        return 536, MSS_DEFAULT
+    v = np.sort(lens)
+    uniq = np.empty(n, np.int64)
+    cnt = np.empty(n, np.int64)
+    k = 0
+    for i in range(n):
+        if k > 0 and uniq[k - 1] == v[i]:
+            cnt[k - 1] += 1
+        else:
+            uniq[k] = v[i]
+            cnt[k] = 1
+            k += 1
+    thresh = max(2, n // 20)
+    best = -1
+    for i in range(k):
+        if uniq[i] >= 512 and (best < 0 or cnt[i] > cnt[best]):
+            best = i
+    if best < 0:  # no large sizes: the most common size
+        best = 0
+        for i in range(k):
+            if cnt[i] > cnt[best]:
+                best = i
+        return uniq[best], MSS_PAYLOAD
+    mode = uniq[best]
+    for i in range(k):  # ascending: the smallest frequent divisor wins
+        s = uniq[i]
+        if s >= 512 and s < mode and cnt[i] >= thresh and mode % s == 0:
+            return s, MSS_PAYLOAD_TSO
+    if mode > 9000:
+        for i in range(k - 1, -1, -1):
+            if uniq[i] <= 9000 and uniq[i] >= 512 and cnt[i] >= thresh:
+                return uniq[i], MSS_PAYLOAD_TSO
+        return 1460, MSS_DEFAULT  # only super-segments: assume an Ethernet MTU
+    return mode, MSS_PAYLOAD
+
+
+@njit(cache=True)
+def _sb_add(sb_l: np.ndarray, sb_r: np.ndarray, n: int, left: int, r: int) -> int:
+    """Insert [left, r) into the sorted disjoint block list, merging; return the new count."""
+    if r <= left:
+        return n
+    if n == _SB_CAP:  # forget the lowest block
+        for i in range(1, n):
+            sb_l[i - 1] = sb_l[i]
+            sb_r[i - 1] = sb_r[i]
+        n -= 1
+    i = n
+    while i > 0 and sb_l[i - 1] > left:
+        sb_l[i] = sb_l[i - 1]
+        sb_r[i] = sb_r[i - 1]
+        i -= 1
+    sb_l[i] = left
+    sb_r[i] = r
+    n += 1
+    w = 0
+    for j in range(1, n):
+        if sb_l[j] <= sb_r[w]:
+            if sb_r[j] > sb_r[w]:
+                sb_r[w] = sb_r[j]
+        else:
+            w += 1
+            sb_l[w] = sb_l[j]
+            sb_r[w] = sb_r[j]
+    return w + 1
+
+
+@njit(cache=True)
+def _sb_prune(sb_l: np.ndarray, sb_r: np.ndarray, n: int, a: int) -> int:
+    w = 0
+    for j in range(n):
+        if sb_r[j] > a:
+            sb_l[w] = max(sb_l[j], a)
+            sb_r[w] = sb_r[j]
+            w += 1
+    return w
+
+
+@njit(cache=True)
+def analyze_flow(
+    lo: int, hi: int, d: int, flow: int,
+    ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
+    win: np.ndarray, plen: np.ndarray, mssopt: np.ndarray, wsopt: np.ndarray, sackok: np.ndarray,
+    tsval: np.ndarray, tsecr: np.ndarray, trunc: np.ndarray, sack_idx: np.ndarray, sack_n: np.ndarray,
+    sack_tab: np.ndarray,
+    seg_s: np.ndarray, seg_e: np.ndarray, seg_t0: np.ndarray, seg_t1: np.ndarray, seg_rx: np.ndarray,
+    seg_ep: np.ndarray, tsv_v: np.ndarray, tsv_t: np.ndarray, scratch: np.ndarray,
+    sb_l: np.ndarray, sb_r: np.ndarray,
+    A_i: np.ndarray, A_f: np.ndarray, na: int, S_i: np.ndarray, ns: int, E_i: np.ndarray, ne: int,
+    F_i: np.ndarray, F_f: np.ndarray,
+) -> tuple[int, int, int]:
+    """Analyse direction ``d`` of the connection in rows lo..hi-1; append rows; fill F_i/F_f[flow]."""
+    # ---- pre-pass: handshake options, first reference value, payload sizes for MSS inference
+    syn_mss_s = -1
+    syn_mss_r = -1
+    syn_ts_s = False
+    syn_ts_r = False
+    syn_ws_s = False
+    syn_ws_r = False
+    syn_sack_s = False
+    syn_sack_r = False
+    syn_seen = False
+    isn = 0
+    ref_found = False
+    ref_raw = 0
+    nl = 0
+    sack_seen = False
+    ts_seen = False
+    opt_trunc = 0
+    for p in range(lo, hi):
+        f = flags[p]
+        if trunc[p]:
+            opt_trunc += 1
+        if (f & SYN) != 0:
+            if dirs[p] == d:
+                if not syn_seen:
+                    syn_seen = True
+                    isn = seq[p]
+                syn_mss_s = mssopt[p]
+                syn_ts_s = tsval[p] >= 0
+                syn_ws_s = wsopt[p] >= 0
+                syn_sack_s = sackok[p] != 0
+            else:
+                syn_mss_r = mssopt[p]
+                syn_ts_r = tsval[p] >= 0
+                syn_ws_r = wsopt[p] >= 0
+                syn_sack_r = sackok[p] != 0
+            continue
+        if dirs[p] == d:
+            if tsval[p] >= 0:
+                ts_seen = True
+            if plen[p] > 0:
+                scratch[nl] = plen[p]
+                nl += 1
+                if not ref_found:
+                    ref_found = True
+                    ref_raw = seq[p]
+        else:
+            if sack_n[p] > 0:
+                sack_seen = True
+            if not ref_found and (f & ACK) != 0:
+                ref_found = True
+                ref_raw = ack[p]
+    if nl == 0:
+        return na, ns, ne
+    if syn_seen:
+        ref_raw = (isn + 1) & 0xFFFFFFFF
+    if syn_mss_s >= 0 or syn_mss_r >= 0:
+        if syn_mss_s >= 0 and syn_mss_r >= 0:
+            mss = min(syn_mss_s, syn_mss_r)
+        else:
+            mss = max(syn_mss_s, syn_mss_r)
+        mss_src = MSS_SYN
+        if syn_ts_s and syn_ts_r:
+            mss -= 12
+            mss_src = MSS_SYN_TS
+    else:
+        mss, mss_src = infer_mss(scratch[:nl])
+
+    # ---- main pass
+    s_ref_raw = ref_raw  # unwrap reference for the data sequence space
+    s_ref_val = 0
+    una_known = syn_seen
+    snd_una = 0
+    max_known = syn_seen
+    snd_max = 0
+    fin_rel = _BIG
+    nseg = 0
+    una_ptr = 0
+    ntsv = 0
+    tsv_ref_raw = 0
+    tsv_ref_val = 0
+    tsv_found = False
+    nsb = 0
+    accounted = 0
+    last_win = -1
+    rcv_win_zero = False
+    dup_since_adv = 0
+    last_ack_t = _NONE
+    last_adv_t = _NONE
+    srtt = -1.0
+    rttmin = -1.0
+    rtt_hs = -1.0
+    n_rows = 0
+    n_dup = 0
+    n_retx = 0
+    n_keep = 0
+    n_zwp = 0
+    n_fr = 0
+    n_to = 0
+    n_dsack = 0
+    syn_t = _NONE
+    synack_t = _NONE
+    hsack_t = _NONE
+    syn_count = 0
+    synack_count = 0
+    sender_client = False
+    first_data_t = _NONE
+    last_ack_row_t = _NONE
+    ep_open = False
+    ep_row = -1
+    last_ep_row = -1
+    ack_lo = na
+    seg_lo = ns
+    ep_lo = ne
+    for p in range(lo, hi):
+        t = ts[p]
+        f = flags[p]
+        if dirs[p] == d:
+            # ---------------- a segment from the data sender
+            if (f & SYN) != 0:
+                if (f & ACK) == 0:
+                    sender_client = True
+                    syn_count += 1
+                    if syn_t == _NONE:
+                        syn_t = t
+                else:
+                    synack_count += 1
+                    if synack_t == _NONE:
+                        synack_t = t
+                continue
+            if sender_client and hsack_t == _NONE and synack_t != _NONE:
+                hsack_t = t  # the client's ACK that completes the handshake
+            s = _unwrap(seq[p], s_ref_raw, s_ref_val)
+            s_ref_raw = seq[p]
+            s_ref_val = s
+            L = plen[p]
+            if L > 0:
+                if not max_known:
+                    snd_max = s
+                    max_known = True
+                if first_data_t == _NONE:
+                    first_data_t = t
+                kind = SEG_NEW
+                if L <= 1 and una_known and s + L <= snd_una:
+                    kind = SEG_KEEPALIVE
+                    n_keep += 1
+                elif L <= 1 and rcv_win_zero:
+                    kind = SEG_ZWP
+                    n_zwp += 1
+                elif s < snd_max:
+                    kind = SEG_RETX
+                    n_retx += 1
+                if kind == SEG_RETX:
+                    e = min(s + L, snd_max)
+                    j = np.searchsorted(seg_e[:nseg], s, side="right")
+                    # RTO inside an open fast-retransmit episode (§1.2)
+                    rto = False
+                    if ep_open and E_i[ep_row, EI_KIND] == EP_FAST_RETRANSMIT:
+                        gap = max(0.2, 1.5 * srtt) if srtt > 0 else 0.2
+                        jj = j
+                        while jj < nseg and seg_s[jj] < e:
+                            if (seg_ep[jj] == ep_row and (t - seg_t1[jj]) >= gap * 1e9
+                                    and last_adv_t < seg_t1[jj]):
+                                rto = True
+                            jj += 1
+                    if rto:
+                        E_i[ep_row, EI_END] = t
+                        ep_open = False
+                    if not ep_open:
+                        r = ne
+                        ne += 1
+                        E_i[r, EI_FLOW] = flow
+                        E_i[r, EI_START] = t
+                        E_i[r, EI_END] = -1
+                        sacked_now = 0
+                        for b in range(nsb):
+                            lo_b = max(sb_l[b], snd_una)
+                            hi_b = min(sb_r[b], snd_max)
+                            if hi_b > lo_b:
+                                sacked_now += hi_b - lo_b
+                        recent = max(0.2, srtt) if srtt > 0 else 0.2
+                        fr = dup_since_adv >= 3 or (
+                            sacked_now > 0 and last_ack_t != _NONE and (t - last_ack_t) <= recent * 1e9
+                        )
+                        if rto:
+                            fr = False
+                        E_i[r, EI_KIND] = EP_FAST_RETRANSMIT if fr else EP_TIMEOUT
+                        if fr:
+                            n_fr += 1
+                        else:
+                            n_to += 1
+                        E_i[r, EI_DUPACKS] = dup_since_adv
+                        E_i[r, EI_RECOVER] = snd_max
+                        E_i[r, EI_SEQ] = s
+                        E_i[r, EI_SPURIOUS] = 0
+                        E_i[r, EI_ACKROW] = n_rows - 1
+                        E_i[r, EI_RETX] = 0
+                        base_t = last_adv_t if last_adv_t != _NONE else (
+                            first_data_t if first_data_t != _NONE else t)
+                        E_i[r, EI_SILENCE_NS] = t - base_t
+                        ep_open = True
+                        ep_row = r
+                        last_ep_row = r
+                    E_i[ep_row, EI_RETX] += 1
+                    if s < E_i[ep_row, EI_SEQ]:
+                        E_i[ep_row, EI_SEQ] = s
+                    while j < nseg and seg_s[j] < e:
+                        seg_rx[j] = 1
+                        seg_t1[j] = t
+                        seg_ep[j] = ep_row
+                        j += 1
+                if s + L > snd_max:  # new data (all of it, or the part above a retransmission)
+                    seg_s[nseg] = max(s, snd_max)
+                    seg_e[nseg] = s + L
+                    seg_t0[nseg] = t
+                    seg_t1[nseg] = t
+                    seg_rx[nseg] = 0
+                    seg_ep[nseg] = -1
+                    nseg += 1
+                    snd_max = s + L
+                if tsval[p] >= 0:
+                    if not tsv_found:
+                        tsv_found = True
+                        tsv_ref_raw = tsval[p]
+                        tsv_ref_val = 0
+                    tv = _unwrap(tsval[p], tsv_ref_raw, tsv_ref_val)
+                    tsv_ref_raw = tsval[p]
+                    tsv_ref_val = tv
+                    if ntsv == 0 or tv > tsv_v[ntsv - 1]:
+                        tsv_v[ntsv] = tv
+                        tsv_t[ntsv] = t
+                        ntsv += 1
+                S_i[ns, SI_FLOW] = flow
+                S_i[ns, SI_T] = t
+                S_i[ns, SI_SEQ] = s
+                S_i[ns, SI_LEN] = L
+                S_i[ns, SI_KIND] = kind
+                S_i[ns, SI_TSVAL] = tsval[p]
+                ns += 1
+            if (f & FIN) != 0 and fin_rel == _BIG:
+                fin_rel = s + L
+            continue
+        # ---------------- a segment from the receiver
+        if (f & SYN) != 0:
+            if (f & ACK) != 0 and sender_client:
+                synack_count += 1
+                if synack_t == _NONE:
+                    synack_t = t
+                    if syn_count == 1 and syn_t != _NONE:
+                        rtt_hs = (t - syn_t) / 1e9
+            elif (f & ACK) == 0:
+                syn_count += 1
+                if syn_t == _NONE:
+                    syn_t = t
+            continue
+        if (f & ACK) == 0 or (f & RST) != 0:
+            continue
+        a_raw = ack[p]
+        a_full = _unwrap(a_raw, s_ref_raw, s_ref_val)
+        s_ref_raw = a_raw
+        s_ref_val = a_full
+        a = min(a_full, fin_rel)
+        if not una_known:
+            snd_una = a
+            una_known = True
+        if not max_known or snd_max < a:
+            snd_max = a
+            max_known = True
+        rtt = -1.0
+        if not sender_client and hsack_t == _NONE and synack_t != _NONE:
+            hsack_t = t
+            if synack_count == 1 and plen[p] == 0:
+                rtt = (t - synack_t) / 1e9
+        acked = a - snd_una if a > snd_una else 0
+        adv = acked > 0
+        dup = (not adv and a == snd_una and plen[p] == 0 and win[p] == last_win and snd_max > a
+               and (f & (SYN | FIN | RST)) == 0)
+        # bytes delivered, Linux westwood_acked_count
+        if dup:
+            dlv = mss
+            accounted += mss
+        elif adv:
+            dlv = acked
+            if acked > mss:
+                if accounted >= acked:
+                    accounted -= acked
+                    dlv = mss
+                else:
+                    dlv = acked - accounted
+                    accounted = 0
+        else:
+            dlv = 0
+        # SACK blocks: D-SACK detection, scoreboard
+        k = sack_idx[p]
+        nb = sack_n[p]
+        for b in range(nb):
+            l_b = _unwrap(sack_tab[k, 2 * b], a_raw, a_full)
+            r_b = _unwrap(sack_tab[k, 2 * b + 1], a_raw, a_full)
+            is_dsack = False
+            if b == 0:
+                if r_b <= a_full:
+                    is_dsack = True
+                elif nb > 1:
+                    l_1 = _unwrap(sack_tab[k, 2], a_raw, a_full)
+                    r_1 = _unwrap(sack_tab[k, 3], a_raw, a_full)
+                    if l_1 <= l_b and r_b <= r_1:
+                        is_dsack = True
+            if is_dsack:
+                n_dsack += 1
+                if last_ep_row >= 0 and l_b < E_i[last_ep_row, EI_RECOVER] and r_b > E_i[last_ep_row, EI_SEQ]:
+                    E_i[last_ep_row, EI_SPURIOUS] = 1
+            else:
+                nsb = _sb_add(sb_l, sb_r, nsb, l_b, r_b)
+        if adv:
+            # RTT from the newly acknowledged segments (Karn: none of them ever retransmitted)
+            cand = -1
+            karn_bad = False
+            j = una_ptr
+            while j < nseg and seg_e[j] <= snd_una:
+                j += 1
+            while j < nseg and seg_s[j] < a:
+                if seg_rx[j]:
+                    karn_bad = True
+                if seg_e[j] <= a:
+                    cand = j
+                    j += 1
+                else:
+                    break
+            una_ptr = j
+            if cand >= 0 and not karn_bad and rtt < 0:
+                rtt = (t - seg_t0[cand]) / 1e9
+            if rtt < 0 and tsecr[p] >= 0 and ntsv > 0:
+                te = _unwrap(tsecr[p], tsv_ref_raw, tsv_ref_val)
+                jt = np.searchsorted(tsv_v[:ntsv], te)
+                if jt < ntsv and tsv_v[jt] == te:
+                    rtt = (t - tsv_t[jt]) / 1e9
+            if rtt <= 0:
+                rtt = -1.0
+            snd_una = a
+            nsb = _sb_prune(sb_l, sb_r, nsb, a)
+            dup_since_adv = 0
+            last_adv_t = t
+            if ep_open and a >= E_i[ep_row, EI_RECOVER]:
+                E_i[ep_row, EI_END] = t
+                ep_open = False
+        elif dup:
+            dup_since_adv += 1
+            n_dup += 1
+        if rtt > 0:
+            if srtt < 0:
+                srtt = rtt
+            else:
+                srtt = 0.875 * srtt + 0.125 * rtt
+            if rttmin < 0 or rtt < rttmin:
+                rttmin = rtt
+        elif rtt_hs > 0 and srtt < 0:
+            srtt = rtt_hs
+            rttmin = rtt_hs
+        sacked = 0
+        for b in range(nsb):
+            lo_b = max(sb_l[b], a)
+            hi_b = min(sb_r[b], snd_max)
+            if hi_b > lo_b:
+                sacked += hi_b - lo_b
+        flight = snd_max - a - sacked
+        if flight < 0:
+            flight = 0
+        last_win = win[p]
+        rcv_win_zero = win[p] == 0
+        last_ack_t = t
+        last_ack_row_t = t
+        A_i[na, AI_FLOW] = flow
+        A_i[na, AI_T] = t
+        A_i[na, AI_ACKED] = acked
+        A_i[na, AI_DUP] = 1 if dup else 0
+        A_i[na, AI_D] = dlv
+        A_i[na, AI_FLIGHT] = flight
+        A_i[na, AI_TSVAL] = tsval[p]
+        A_i[na, AI_ACK] = a
+        A_i[na, AI_WIN] = win[p]
+        A_i[na, AI_SACKED] = sacked
+        A_f[na, AF_RTT] = rtt if rtt > 0 else np.nan
+        A_f[na, AF_SRTT] = srtt if srtt > 0 else np.nan
+        A_f[na, AF_RTTMIN] = rttmin if rttmin > 0 else np.nan
+        na += 1
+        n_rows += 1
+    if rtt_hs > 0 and srtt < 0:
+        srtt = rtt_hs
+        rttmin = rtt_hs
+    F_i[flow, FI_CONN] = -1
+    F_i[flow, FI_DIR] = d
+    F_i[flow, FI_NACKS] = n_rows
+    F_i[flow, FI_NDUP] = n_dup
+    F_i[flow, FI_NRETX] = n_retx
+    F_i[flow, FI_NEPS] = ne - ep_lo
+    F_i[flow, FI_NFR] = n_fr
+    F_i[flow, FI_NTO] = n_to
+    F_i[flow, FI_NKEEP] = n_keep
+    F_i[flow, FI_NZWP] = n_zwp
+    F_i[flow, FI_NSEGS] = ns - seg_lo
+    F_i[flow, FI_FIRST_DATA] = first_data_t
+    F_i[flow, FI_LAST_ACK] = last_ack_row_t
+    F_i[flow, FI_BYTES_ACKED] = snd_una - (0 if syn_seen else A_i[ack_lo, AI_ACK] if n_rows > 0 else 0)
+    F_i[flow, FI_BYTES_SENT] = snd_max - (0 if syn_seen else (S_i[seg_lo, SI_SEQ] if ns > seg_lo else 0))
+    F_i[flow, FI_SYN] = syn_t
+    F_i[flow, FI_SYNACK] = synack_t
+    F_i[flow, FI_HSACK] = hsack_t
+    F_i[flow, FI_SYN_COUNT] = syn_count
+    F_i[flow, FI_SENDER_CLIENT] = 1 if sender_client else 0
+    F_i[flow, FI_MSS] = mss
+    F_i[flow, FI_MSS_SRC] = mss_src
+    F_i[flow, FI_SACK] = 1 if (sack_seen or (syn_sack_s and syn_sack_r)) else 0
+    F_i[flow, FI_TS] = 1 if (ts_seen or (syn_ts_s and syn_ts_r)) else 0
+    F_i[flow, FI_WS] = 1 if (syn_ws_s and syn_ws_r) else 0
+    F_i[flow, FI_FIRST_PKT] = ts[lo]
+    F_i[flow, FI_LAST_PKT] = ts[hi - 1]
+    F_i[flow, FI_NPKTS] = hi - lo
+    F_i[flow, FI_ACK_LO] = ack_lo
+    F_i[flow, FI_SEG_LO] = seg_lo
+    F_i[flow, FI_EP_LO] = ep_lo
+    F_i[flow, FI_NDSACK] = n_dsack
+    F_i[flow, FI_OPT_TRUNC] = opt_trunc
+    F_i[flow, FI_SYN_MSS_S] = syn_mss_s
+    F_i[flow, FI_SYN_MSS_R] = syn_mss_r
+    F_f[flow, FF_SRTT] = srtt if srtt > 0 else np.nan
+    F_f[flow, FF_RTTMIN] = rttmin if rttmin > 0 else np.nan
+    F_f[flow, FF_RTT_HS] = rtt_hs if rtt_hs > 0 else np.nan
+    return na, ns, ne
+
+
+@njit(cache=True)
+def analyze_all(
+    bounds: np.ndarray, conn_ids: np.ndarray,
+    ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
+    win: np.ndarray, plen: np.ndarray, mssopt: np.ndarray, wsopt: np.ndarray, sackok: np.ndarray,
+    tsval: np.ndarray, tsecr: np.ndarray, trunc: np.ndarray, sack_idx: np.ndarray, sack_n: np.ndarray,
+    sack_tab: np.ndarray,
+    A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, E_i: np.ndarray, F_i: np.ndarray, F_f: np.ndarray,
+    state: np.ndarray,
+) -> int:
+    """Analyse both directions of every connection from connection ``state[0]`` on.
+
+    ``state`` holds (next connection, ack rows, segment rows, episode rows, flows). Returns the next
+    connection to analyse: ``len(bounds) - 1`` when done, earlier when the episode table ``E_i`` might
+    overflow (the caller grows it and calls again).
+    """
+    n = len(ts)
+    seg_s = np.empty(n + 1, np.int64)
+    seg_e = np.empty(n + 1, np.int64)
+    seg_t0 = np.empty(n + 1, np.int64)
+    seg_t1 = np.empty(n + 1, np.int64)
+    seg_rx = np.empty(n + 1, np.int8)
+    seg_ep = np.empty(n + 1, np.int64)
+    tsv_v = np.empty(n + 1, np.int64)
+    tsv_t = np.empty(n + 1, np.int64)
+    scratch = np.empty(n + 1, np.int64)
+    sb_l = np.empty(_SB_CAP + 1, np.int64)
+    sb_r = np.empty(_SB_CAP + 1, np.int64)
+    c0, na, ns, ne, nf = state[0], state[1], state[2], state[3], state[4]
+    for c in range(c0, len(bounds) - 1):
+        lo = bounds[c]
+        hi = bounds[c + 1]
+        if ne + (hi - lo) > len(E_i):  # at most one episode per packet of the connection
+            state[0], state[1], state[2], state[3], state[4] = c, na, ns, ne, nf
+            return c
+        for d in range(2):
+            na2, ns2, ne2 = analyze_flow(
+                lo, hi, d, nf, ts, dirs, seq, ack, flags, win, plen, mssopt, wsopt, sackok, tsval, tsecr,
+                trunc, sack_idx, sack_n, sack_tab, seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v,
+                tsv_t, scratch, sb_l, sb_r, A_i, A_f, na, S_i, ns, E_i, ne, F_i, F_f,
+            )
+            if ns2 > ns:  # the direction carried payload: it is a flow
+                F_i[nf, FI_CONN] = conn_ids[c]
+                nf += 1
+            na, ns, ne = na2, ns2, ne2
+    c = len(bounds) - 1
+    state[0], state[1], state[2], state[3], state[4] = c, na, ns, ne, nf
+    return c

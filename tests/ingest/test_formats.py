@@ -1,0 +1,155 @@
+"""Every container and link type decodes to the same TCP fields (synthetic captures, built by hand)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest import UnsupportedLinkTypeError, ingest_capture
+from ingest.decode import COLUMNS, NCOL, REASONS
+from ingest.pipeline import decode_batch
+from ingest.records import ScanInfo, iter_records
+from ingest.source import ByteSource
+from tests import pcapgen as g
+
+V6_S = bytes.fromhex("20010db8000000000000000000000001")
+V6_R = bytes.fromhex("20010db8000000000000000000000002")
+
+
+def decoded(path):
+    import numpy as np
+
+    reasons = np.zeros(len(REASONS), np.int64)
+    info = ScanInfo()
+    rows = []
+    with ByteSource(path) as src:
+        for b in iter_records(src, info):
+            M, m = decode_batch(b, reasons)
+            rows += [dict(zip(COLUMNS, r.tolist(), strict=True)) for r in M[:m]]
+    return rows, {REASONS[i]: int(c) for i, c in enumerate(reasons) if c}, info
+
+
+def small_ip_packets() -> list[bytes]:
+    """Handshake and one data exchange as IPv4 packets (sender 10.0.0.1:40000)."""
+    conv = g.Conv()
+    conv.handshake(0.0, 10.0, ts=True)
+    conv.send(11.0, 0, 1000, opts=g.opt_ts(2, 1))
+    conv.ack(21.0, 1000, opts=g.opt_ts(9, 2) + g.opt_sack([(2000, 3000)]))
+    return [r.data[14:] for r in conv.records]  # strip Ethernet
+
+
+def check_same_fields(rows):
+    assert len(rows) == 5
+    syn = rows[0]
+    assert (syn["sport"], syn["dport"], syn["seq"], syn["flags"]) == (40000, 5201, 1000, g.SYN)
+    assert (syn["mss"], syn["sackok"], syn["tsval"], syn["tsecr"]) == (1460, 1, 1, 0)
+    data = rows[3]
+    assert (data["plen"], data["seq"], data["tsval"]) == (1000, 1001, 2)
+    ack = rows[4]
+    assert (ack["ack"], ack["nsack"], ack["sack_l0"], ack["sack_r0"]) == (2001, 1, 2000, 3000)
+    assert ack["src_lo"] & 0xFFFFFFFF == 0x0A000002
+
+
+@pytest.mark.parametrize("ns", [False, True])
+@pytest.mark.parametrize("big", [False, True])
+def test_pcap_resolutions_and_byte_orders(tmp_capture, ns, big):
+    recs = [g.Rec(1_700_000_000_123_456_789 + i * 1000, g.ether(p)) for i, p in enumerate(small_ip_packets())]
+    rows, reasons, info = decoded(tmp_capture(g.pcap(recs, ns=ns, big=big)))
+    check_same_fields(rows)
+    assert reasons == {}
+    assert info.byte_order == ("big" if big else "little")
+    # µs files lose the sub-µs digits; ns files keep them
+    assert rows[0]["ts_ns"] == (1_700_000_000_123_456_789 if ns else 1_700_000_000_123_456_000)
+
+
+@pytest.mark.parametrize(
+    "linktype,wrap",
+    [
+        (1, lambda ip: g.ether(ip)),
+        (1, lambda ip: g.ether(ip, vlans=[100])),  # 802.1Q
+        (1, lambda ip: g.ether(ip, vlans=[100, 200])),  # QinQ: 802.1ad outer + 802.1Q inner
+        (113, g.sll),
+        (276, g.sll2),
+        (101, lambda ip: ip),  # raw IP
+        (228, lambda ip: ip),  # raw IPv4
+        (0, lambda ip: g.null_loopback(ip)),  # BSD loopback, little-endian host
+        (0, lambda ip: g.null_loopback(ip, big_endian=True)),  # ... big-endian host
+        (108, lambda ip: g.null_loopback(ip, big_endian=True)),  # OpenBSD LOOP (network order)
+    ],
+)
+def test_link_types(tmp_capture, linktype, wrap):
+    recs = [g.Rec(1_700_000_000_000_000_000 + i, wrap(p)) for i, p in enumerate(small_ip_packets())]
+    rows, reasons, _ = decoded(tmp_capture(g.pcap(recs, linktype=linktype)))
+    assert reasons == {}
+    check_same_fields(rows)
+
+
+def test_ipv6_with_extension_headers(tmp_capture):
+    tcp = g.tcp_header(40000, 5201, 7, 9, g.ACK, options=g.opt_ts(5, 6)) + b"x" * 100
+    ext = [(0, b"\x01\x04\0\0\0\0"), (43, b"\0\0\0\0\0\0"), (60, b"\x01\x04\0\0\0\0"), (44, b"\0\0\0\0\0\x01")]
+    pkt = g.ipv6(V6_S, V6_R, tcp, ext=ext)
+    frag = g.ipv6(V6_S, V6_R, tcp, ext=[(44, b"\x00\x09\0\0\0\x01")])  # offset 1: a later fragment
+    recs = [g.Rec(1, g.ether(pkt)), g.Rec(2, g.ether(frag))]
+    rows, reasons, _ = decoded(tmp_capture(g.pcap(recs)))
+    assert reasons == {"ip_fragment": 1}
+    (row,) = rows
+    assert (row["af"], row["plen"], row["tsval"], row["seq"]) == (6, 100, 5, 7)
+    assert row["src_hi"] == 0x20010DB800000000 and row["src_lo"] == 1
+
+
+def test_non_tcp_and_fragments_are_counted_not_fatal(tmp_capture):
+    tcp = g.tcp_header(1, 2, 0, 0, g.ACK)
+    recs = [
+        g.Rec(1, g.ether(g.ipv4("1.1.1.1", "2.2.2.2", b"\0" * 8, proto=17))),  # UDP
+        g.Rec(2, g.ether(g.ipv4("1.1.1.1", "2.2.2.2", tcp, frag=0x2000))),  # first fragment (MF)
+        g.Rec(3, g.ether(g.ipv4("1.1.1.1", "2.2.2.2", tcp, frag=0x0010))),  # offset fragment
+        g.Rec(4, g.ether(b"\0" * 28, ethertype=0x0806)),  # ARP
+        g.Rec(5, g.ether(g.ipv4("1.1.1.1", "2.2.2.2", tcp))[:40]),  # TCP header cut by snaplen
+        g.Rec(6, g.ether(g.ipv4("1.1.1.1", "2.2.2.2", tcp))),
+    ]
+    rows, reasons, _ = decoded(tmp_capture(g.pcap(recs)))
+    assert reasons == {"non_tcp": 1, "ip_fragment": 2, "non_ip": 1, "truncated_header": 1}
+    assert len(rows) == 1
+
+
+def test_pcapng_interfaces_each_with_link_type_and_resolution(tmp_capture):
+    ips = small_ip_packets()
+    ifaces = [g.Iface(1, None), g.Iface(113, 9), g.Iface(101, 0x80 | 20)]  # µs, ns, 2^-20 s
+    wraps = [g.ether, g.sll, lambda ip: ip]
+    base = 1_700_000_000_000_000_000
+    recs = [g.Rec(base + i * 1_000_000, wraps[i % 3](p), iface=i % 3) for i, p in enumerate(ips)]
+    unknown = [(0x0BAD, b"\xde\xad\xbe\xef" * 3)]  # unknown block type: skipped, as pcapng requires
+    for big in (False, True):
+        rows, reasons, info = decoded(tmp_capture(g.pcapng(recs, ifaces, big=big, extra_blocks=unknown)))
+        assert reasons == {}
+        check_same_fields(rows)
+        assert info.linktypes == {1, 113, 101} and info.skipped_blocks == 1
+        assert rows[1]["ts_ns"] == base + 1_000_000  # ns interface: exact
+        assert abs(rows[2]["ts_ns"] - (base + 2_000_000)) < 1000  # 2^-20 s units: within a µs
+
+
+def test_gzip_is_detected_by_content(tmp_capture):
+    recs = [g.Rec(i, g.ether(p)) for i, p in enumerate(small_ip_packets())]
+    rows, _, info = decoded(tmp_capture(g.gz(g.pcap(recs)), name="no-gz-suffix.pcap"))
+    check_same_fields(rows)
+    assert info.gzipped
+    rows, _, info = decoded(tmp_capture(g.gz(g.pcapng(recs)), name="x.pcapng.gz"))
+    check_same_fields(rows)
+
+
+def test_unsupported_link_type_is_named(tmp_capture):
+    with pytest.raises(UnsupportedLinkTypeError, match="unsupported link type 147"):
+        ingest_capture(tmp_capture(g.pcap([g.Rec(1, b"\0" * 40)], linktype=147)))
+
+
+def test_chunk_boundaries_do_not_change_results(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10)
+    for i in range(300):
+        conv.send(11 + i, i * 1000, 1000)
+        conv.ack(21 + i, (i + 1) * 1000)
+    path = tmp_capture(conv.pcap())
+    whole = ingest_capture(path)
+    for chunk in (64, 1000, 4099):
+        part = ingest_capture(path, chunk_bytes=chunk)
+        assert part.acks.equals(whole.acks) and part.segments.equals(whole.segments)
+    assert len(COLUMNS) == NCOL
