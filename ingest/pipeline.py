@@ -20,20 +20,6 @@ import polars as pl
 
 from ingest import tcpflow as tf
 from ingest.decode import (
-    C_ACK,
-    C_FLAGS,
-    C_MSS,
-    C_NSACK,
-    C_PLEN,
-    C_SACK0,
-    C_SACKOK,
-    C_SEQ,
-    C_TRUNC,
-    C_TS,
-    C_TSECR,
-    C_TSVAL,
-    C_WIN,
-    C_WSCALE,
     NCOL,
     R_UNSUPPORTED,
     REASONS,
@@ -42,6 +28,8 @@ from ingest.decode import (
 )
 from ingest.demux import Demux
 from ingest.errors import UnsupportedLinkTypeError
+from ingest.fastpath import PACKET_COLUMNS, decode_demux, order_by_connection
+from ingest.memory import populated
 from ingest.model import CaptureIngest, CaptureStats, FlowSummary
 from ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records
 from ingest.source import ByteSource
@@ -57,25 +45,76 @@ MSS_SOURCES = {
 
 ProgressFn = Callable[[int, int], None]
 
-# (name, decoded column, dtype) of the compact per-packet columns kept after decoding
-_KEEP = (
-    ("ts", C_TS, np.int64), ("seq", C_SEQ, np.int64), ("ack", C_ACK, np.int64),
-    ("flags", C_FLAGS, np.int16), ("win", C_WIN, np.int32), ("plen", C_PLEN, np.int64),
-    ("mss", C_MSS, np.int32), ("wscale", C_WSCALE, np.int8), ("sackok", C_SACKOK, np.int8),
-    ("tsval", C_TSVAL, np.int64), ("tsecr", C_TSECR, np.int64), ("trunc", C_TRUNC, np.int8),
-    ("nsack", C_NSACK, np.int8),
-)
-
-
 def decode_batch(batch: RecordBatch, reasons: np.ndarray) -> tuple[np.ndarray, int]:
-    """Decode one batch of records into the full decoded matrix (``decode.COLUMNS``)."""
-    bad = set(np.unique(batch.linktype).tolist()) - SUPPORTED_LINKTYPES
-    if bad:
-        raise UnsupportedLinkTypeError(min(bad))
+    """Decode one batch of records into the full decoded matrix (``decode.COLUMNS``; tests, tools)."""
+    _check_linktypes(batch)
     out = np.empty((len(batch), NCOL), np.int64)
     m = decode_records(batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype,
                        batch.first_index, out, reasons)
     return out, m
+
+
+def _check_linktypes(batch: RecordBatch) -> None:
+    lt = batch.linktype
+    if len(lt) and (lt[0] != lt[-1] or int(lt[0]) not in SUPPORTED_LINKTYPES):
+        bad = set(np.unique(lt).tolist()) - SUPPORTED_LINKTYPES
+        if bad:
+            raise UnsupportedLinkTypeError(min(bad))
+
+
+class _PacketStore:
+    """The compact packet columns, preallocated from a size estimate and grown by doubling."""
+
+    def __init__(self) -> None:
+        self.cols = [np.empty(0, dt) for _, dt in PACKET_COLUMNS]
+        self.sack = np.empty((0, 8), np.int64)
+        self.n = 0
+        self.n_sack = 0
+
+    def reserve(self, rows: int) -> None:
+        if self.n + rows <= len(self.cols[0]):
+            return
+        cap = max(self.n + rows, 2 * len(self.cols[0]))
+        for k, col in enumerate(self.cols):
+            grown = populated(cap, col.dtype)
+            grown[: self.n] = col[: self.n]
+            self.cols[k] = grown
+
+    def reserve_sack(self, rows: int) -> None:
+        if self.n_sack + rows > len(self.sack):
+            grown = np.empty((max(self.n_sack + rows, 2 * len(self.sack)), 8), np.int64)
+            grown[: self.n_sack] = self.sack[: self.n_sack]
+            self.sack = grown
+
+    def columns(self) -> dict[str, np.ndarray]:
+        return {name: col[: self.n] for (name, _), col in zip(PACKET_COLUMNS, self.cols, strict=True)}
+
+    def sack_table(self) -> np.ndarray:
+        return self.sack[: self.n_sack] if self.n_sack else np.zeros((1, 8), np.int64)
+
+
+def _decode_chunks(src: ByteSource, info: ScanInfo, reasons: np.ndarray, demux: Demux, chunk_bytes: int,
+                   progress: ProgressFn | None) -> _PacketStore:
+    """Decode and demultiplex every chunk into the compact packet columns."""
+    store = _PacketStore()
+    for batch in iter_records(src, info, chunk_bytes=chunk_bytes):
+        _check_linktypes(batch)
+        n = len(batch)
+        if store.n == 0 and n:  # first chunk: estimate the whole capture from its density
+            done = max(1, src.compressed_position())
+            store.reserve(int(n * max(1.0, src.compressed_size / done) * 1.05) + 1024)
+        store.reserve(n)
+        store.reserve_sack(n)
+        i = 0
+        while i < n:
+            i, store.n, store.n_sack = decode_demux(  # type: ignore[call-arg]
+                batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype, i,
+                store.n, store.n_sack, reasons, *demux.tables(), *store.cols, store.sack)
+            if i < n:
+                demux.grow()
+        if progress is not None:
+            progress(min(src.compressed_position(), src.compressed_size), src.compressed_size)
+    return store
 
 
 def ingest_capture(
@@ -90,91 +129,55 @@ def ingest_capture(
     info = ScanInfo()
     reasons = np.zeros(len(REASONS), np.int64)
     demux = Demux()
-    cols: dict[str, list[np.ndarray]] = {name: [] for name, _, _ in _KEEP}
-    conn_parts: list[np.ndarray] = []
-    dir_parts: list[np.ndarray] = []
-    sack_parts: list[np.ndarray] = []
-    sack_idx_parts: list[np.ndarray] = []
-    n_sack = 0
     with ByteSource(path, max_decompressed_bytes=max_decompressed_bytes) as src:
-        total = src.compressed_size
-        for batch in iter_records(src, info, chunk_bytes=chunk_bytes):
-            M, m = decode_batch(batch, reasons)
-            M = M[:m]
-            conn, dirs = demux.assign(M, m)
-            for name, c, dt in _KEEP:
-                cols[name].append(M[:, c].astype(dt))
-            conn_parts.append(conn)
-            dir_parts.append(dirs)
-            has = np.flatnonzero(M[:, C_NSACK] > 0)
-            idx = np.full(m, -1, np.int32)
-            idx[has] = np.arange(n_sack, n_sack + len(has), dtype=np.int32)
-            n_sack += len(has)
-            sack_idx_parts.append(idx)
-            sack_parts.append(M[has, C_SACK0 : C_SACK0 + 8].copy())
-            if progress is not None:
-                progress(min(src.compressed_position(), total), total)
+        store = _decode_chunks(src, info, reasons, demux, chunk_bytes, progress)
+    pk = store.columns()
+    sack_tab = store.sack_table()
     if reasons[R_UNSUPPORTED]:
         raise UnsupportedLinkTypeError(min(set(info.linktypes) - SUPPORTED_LINKTYPES))
-
-    def cat(parts: list[np.ndarray], dt: type, shape: tuple[int, ...] = ()) -> np.ndarray:
-        return np.concatenate(parts) if parts else np.empty((0, *shape), dt)
-
-    pk = {name: cat(cols[name], dt) for name, _, dt in _KEEP}
-    conn = cat(conn_parts, np.int32)
-    dirs = cat(dir_parts, np.int8)
-    sack_idx = cat(sack_idx_parts, np.int32)
-    sack_tab = cat(sack_parts, np.int64, (8,))
-    if len(sack_tab) == 0:
-        sack_tab = np.zeros((1, 8), np.int64)
-    n = len(conn)
+    n = len(pk["ts"])
     ts = pk["ts"]
     reorders = int(np.count_nonzero(ts[1:] < ts[:-1])) if n > 1 else 0
-    order = np.lexsort((ts, conn)) if reorders else np.argsort(conn, kind="stable")
-    for name in pk:
-        pk[name] = pk[name][order]
-    conn = conn[order]
-    dirs = dirs[order]
-    sack_idx = sack_idx[order]
-    starts = np.flatnonzero(np.diff(conn)) + 1 if n else np.empty(0, np.int64)
-    bounds = np.concatenate(([0], starts, [n])).astype(np.int64) if n else np.zeros(1, np.int64)
-    conn_ids = conn[bounds[:-1]].astype(np.int64) if n else np.empty(0, np.int64)
+    if reorders:  # analyse in timestamp order (stable: equal timestamps keep file order)
+        by_time = np.argsort(ts, kind="stable")
+        pk = {name: col[by_time] for name, col in pk.items()}
+        ts = pk["ts"]
+    order = populated(n, np.int64)
+    bounds = order_by_connection(pk["conn"], demux.n_conns, order)
 
-    n_ackrows = int(np.count_nonzero(pk["flags"] & 0x10)) + 1
-    n_data = int(np.count_nonzero(pk["plen"] > 0)) + 1
-    A_i = np.empty((n_ackrows, tf.AI_NCOL), np.int64)
-    A_f = np.empty((n_ackrows, tf.AF_NCOL), np.float64)
-    S_i = np.empty((n_data, tf.SI_NCOL), np.int64)
-    E_i = np.empty((max(1024, n_data // 64), tf.EI_NCOL), np.int64)
-    F_i = np.empty((2 * len(conn_ids) + 1, tf.FI_NCOL), np.int64)
-    F_f = np.empty((2 * len(conn_ids) + 1, tf.FF_NCOL), np.float64)
+    n_ackrows, n_data = tf.count_rows(pk["conn"], pk["dir"], pk["flags"], pk["plen"], demux.n_conns)
+    A_i = populated((tf.AI_NCOL, n_ackrows + 1), np.int64)
+    A_f = populated((tf.AF_NCOL, n_ackrows + 1), np.float64)
+    S_i = populated((tf.SI_NCOL, n_data + 1), np.int64)
+    S_f = populated((tf.SF_NCOL, n_data + 1), np.float64)
+    E_i = np.empty((tf.EI_NCOL, max(1024, n_data // 64)), np.int64)
+    F_i = np.empty((2 * demux.n_conns + 1, tf.FI_NCOL), np.int64)
+    F_f = np.empty((2 * demux.n_conns + 1, tf.FF_NCOL), np.float64)
     state = np.zeros(5, np.int64)
     while True:
-        c = tf.analyze_all(bounds, conn_ids, ts := pk["ts"], dirs, pk["seq"], pk["ack"],
-                           pk["flags"].astype(np.int64), pk["win"].astype(np.int64), pk["plen"],
-                           pk["mss"].astype(np.int64), pk["wscale"].astype(np.int64),
-                           pk["sackok"].astype(np.int64), pk["tsval"], pk["tsecr"], pk["trunc"],
-                           sack_idx.astype(np.int64), pk["nsack"].astype(np.int64), sack_tab,
-                           A_i, A_f, S_i, E_i, F_i, F_f, state)
+        c = tf.analyze_all(bounds, order, ts, pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"],
+                           pk["plen"], pk["mss"], pk["wscale"], pk["sackok"], pk["tsval"], pk["tsecr"],
+                           pk["trunc"], pk["sack_idx"], pk["nsack"], sack_tab, A_i, A_f, S_i, S_f, E_i, F_i,
+                           F_f, state)
         if c >= len(bounds) - 1:
             break
         need = int(state[3] + bounds[c + 1] - bounds[c])
-        grown = np.empty((max(2 * len(E_i), need), tf.EI_NCOL), np.int64)
-        grown[: len(E_i)] = E_i
+        grown = np.empty((tf.EI_NCOL, max(2 * E_i.shape[1], need)), np.int64)
+        grown[:, : E_i.shape[1]] = E_i
         E_i = grown
     _, na, ns, ne, nf = (int(x) for x in state)
-    del ts
+    del pk, order, ts, store
 
-    flows = [_summary(f, F_i[f], F_f[f], A_i, A_f, S_i, na, ns, ne, nf, F_i, demux) for f in range(nf)]
-    first_pkt = {s.flow_id: s.start_t for s in flows}
-    acks = _acks_frame(A_i[:na], A_f[:na], first_pkt)
-    segments = _segments_frame(S_i[:ns], first_pkt)
-    episodes = _episodes_frame(E_i[:ne], first_pkt)
+    flows = [_summary(f, F_i[f], F_f[f], A_f, S_i, demux) for f in range(nf)]
+    first_pkt = np.array([s.start_t for s in flows], np.float64)
+    acks = _acks_frame(A_i[:, :na], A_f[:, :na])
+    segments = _segments_frame(S_i[:, :ns], S_f[:, :ns])
+    episodes = _episodes_frame(E_i[:, :ne], first_pkt)
     skipped = {name: int(reasons[i]) for i, name in enumerate(REASONS) if reasons[i]}
     stats = CaptureStats(
         file=str(path), format=info.format, gzipped=info.gzipped, linktypes=sorted(info.linktypes),
         snaplen=info.snaplen, records=info.records, tcp_packets=n, skipped=skipped,
-        connections=len(conn_ids), flows=nf, timestamp_reorders=reorders, truncated_at=info.truncated_at,
+        connections=demux.n_conns, flows=nf, timestamp_reorders=reorders, truncated_at=info.truncated_at,
         skipped_blocks=info.skipped_blocks, warnings=list(info.warnings),
     )
     if reorders:
@@ -196,8 +199,7 @@ def _none_if_nan(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
-def _summary(f: int, fi: np.ndarray, ff: np.ndarray, A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray,
-             na: int, ns: int, ne: int, nf: int, F_i: np.ndarray, demux: Demux) -> FlowSummary:
+def _summary(f: int, fi: np.ndarray, ff: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, demux: Demux) -> FlowSummary:
     conn = int(fi[tf.FI_CONN])
     src, dst = demux.endpoints(conn)
     if fi[tf.FI_DIR] == 1:
@@ -210,9 +212,9 @@ def _summary(f: int, fi: np.ndarray, ff: np.ndarray, A_i: np.ndarray, A_f: np.nd
     last_ack = int(fi[tf.FI_LAST_ACK])
     bytes_acked = int(fi[tf.FI_BYTES_ACKED]) if fi[tf.FI_NACKS] else int(fi[tf.FI_BYTES_SENT])
     span = (last_ack - first_data) / 1e9 if fi[tf.FI_NACKS] and last_ack > first_data else 0.0
-    rtt = A_f[ack_lo:ack_hi, tf.AF_RTT]
-    seg_t = S_i[seg_lo:seg_hi, tf.SI_T]
-    new = S_i[seg_lo:seg_hi, tf.SI_KIND] == tf.SEG_NEW
+    rtt = A_f[tf.AF_RTT, ack_lo:ack_hi]
+    seg_t = S_i[tf.SI_T, seg_lo:seg_hi]
+    new = S_i[tf.SI_KIND, seg_lo:seg_hi] == tf.SEG_NEW
     vantage, evidence = classify_vantage(
         sender_is_client=bool(fi[tf.FI_SENDER_CLIENT]),
         syn_ns=int(fi[tf.FI_SYN]), synack_ns=int(fi[tf.FI_SYNACK]), hsack_ns=int(fi[tf.FI_HSACK]),
@@ -238,63 +240,73 @@ def _summary(f: int, fi: np.ndarray, ff: np.ndarray, A_i: np.ndarray, A_f: np.nd
     )
 
 
-def _rel(t_ns: np.ndarray, flow: np.ndarray, first_pkt: dict[int, float]) -> np.ndarray:
-    base = np.array([first_pkt[i] for i in range(len(first_pkt))], np.float64)
-    return t_ns / 1e9 - base[flow] if len(flow) else np.empty(0, np.float64)
+SEGMENT_KINDS = pl.Enum(["new", "retransmission", "keepalive", "zero_window_probe"])
+EPISODE_KINDS = pl.Enum(["fast_retransmit", "timeout"])
 
 
-def _acks_frame(A_i: np.ndarray, A_f: np.ndarray, first_pkt: dict[int, float]) -> pl.DataFrame:
-    flow = A_i[:, tf.AI_FLOW]
-    tsval = A_i[:, tf.AI_TSVAL]
+def _rel(t_ns: np.ndarray, flow: np.ndarray, first_pkt: np.ndarray) -> np.ndarray:
+    return t_ns / 1e9 - first_pkt[flow] if len(flow) else np.empty(0, np.float64)
+
+
+def _enum(codes: np.ndarray, dtype: pl.Enum) -> pl.Series:
+    """Category codes → an Enum column (a vectorised gather from the categories)."""
+    return pl.Series(dtype.categories, dtype=dtype).gather(codes)
+
+
+def _acks_frame(A_i: np.ndarray, A_f: np.ndarray) -> pl.DataFrame:
     return pl.DataFrame({
-        "flow_id": flow.astype(np.int32),
-        "t_ns": A_i[:, tf.AI_T],
-        "t": A_i[:, tf.AI_T] / 1e9,
-        "t_rel": _rel(A_i[:, tf.AI_T], flow, first_pkt),
-        "acked": A_i[:, tf.AI_ACKED],
-        "dup": A_i[:, tf.AI_DUP].astype(bool),
-        "d": A_i[:, tf.AI_D],
-        "rtt": A_f[:, tf.AF_RTT],
-        "srtt": A_f[:, tf.AF_SRTT],
-        "rttmin": A_f[:, tf.AF_RTTMIN],
-        "flight": A_i[:, tf.AI_FLIGHT],
-        "tsval": pl.Series(tsval, dtype=pl.Int64).scatter(np.flatnonzero(tsval < 0), None),
-        "ack": A_i[:, tf.AI_ACK],
-        "win": A_i[:, tf.AI_WIN].astype(np.int32),
-        "sacked": A_i[:, tf.AI_SACKED],
-    }).with_columns(pl.col("rtt", "srtt", "rttmin").fill_nan(None))
+        "flow_id": A_i[tf.AI_FLOW],
+        "t_ns": A_i[tf.AI_T],
+        "t": A_f[tf.AF_T],
+        "t_rel": A_f[tf.AF_TREL],
+        "acked": A_i[tf.AI_ACKED],
+        "dup": A_i[tf.AI_DUP],
+        "d": A_i[tf.AI_D],
+        "rtt": A_f[tf.AF_RTT],
+        "srtt": A_f[tf.AF_SRTT],
+        "rttmin": A_f[tf.AF_RTTMIN],
+        "flight": A_i[tf.AI_FLIGHT],
+        "tsval": A_i[tf.AI_TSVAL],
+        "ack": A_i[tf.AI_ACK],
+        "win": A_i[tf.AI_WIN],
+        "sacked": A_i[tf.AI_SACKED],
+    }).with_columns(
+        pl.col("flow_id").cast(pl.Int32),
+        pl.col("dup").cast(pl.Boolean),
+        pl.col("win").cast(pl.Int32),
+        pl.col("rtt", "srtt", "rttmin").fill_nan(None),
+        pl.when(pl.col("tsval") >= 0).then(pl.col("tsval")).alias("tsval"),
+    )
 
 
-def _segments_frame(S_i: np.ndarray, first_pkt: dict[int, float]) -> pl.DataFrame:
-    kind = S_i[:, tf.SI_KIND]
-    names = np.array(["new", "retransmission", "keepalive", "zero_window_probe"])
+def _segments_frame(S_i: np.ndarray, S_f: np.ndarray) -> pl.DataFrame:
+    kind = S_i[tf.SI_KIND]
     return pl.DataFrame({
-        "flow_id": S_i[:, tf.SI_FLOW].astype(np.int32),
-        "t_ns": S_i[:, tf.SI_T],
-        "t": S_i[:, tf.SI_T] / 1e9,
-        "t_rel": _rel(S_i[:, tf.SI_T], S_i[:, tf.SI_FLOW], first_pkt),
-        "seq": S_i[:, tf.SI_SEQ],
-        "len": S_i[:, tf.SI_LEN],
+        "flow_id": S_i[tf.SI_FLOW],
+        "t_ns": S_i[tf.SI_T],
+        "t": S_f[tf.SF_T],
+        "t_rel": S_f[tf.SF_TREL],
+        "seq": S_i[tf.SI_SEQ],
+        "len": S_i[tf.SI_LEN],
         "retransmission": kind == tf.SEG_RETX,
-        "kind": names[kind] if len(kind) else np.empty(0, str),
-    })
+        "kind": _enum(kind, SEGMENT_KINDS),
+    }).with_columns(pl.col("flow_id").cast(pl.Int32))
 
 
-def _episodes_frame(E_i: np.ndarray, first_pkt: dict[int, float]) -> pl.DataFrame:
-    end = E_i[:, tf.EI_END]
-    flow = E_i[:, tf.EI_FLOW]
+def _episodes_frame(E_i: np.ndarray, first_pkt: np.ndarray) -> pl.DataFrame:
+    end = E_i[tf.EI_END]
+    flow = E_i[tf.EI_FLOW]
     return pl.DataFrame({
         "flow_id": flow.astype(np.int32),
-        "start_t": E_i[:, tf.EI_START] / 1e9,
-        "start_t_rel": _rel(E_i[:, tf.EI_START], flow, first_pkt),
+        "start_t": E_i[tf.EI_START] / 1e9,
+        "start_t_rel": _rel(E_i[tf.EI_START], flow, first_pkt),
         "end_t": pl.Series(np.where(end >= 0, end / 1e9, np.nan)).fill_nan(None),
-        "kind": np.where(E_i[:, tf.EI_KIND] == tf.EP_TIMEOUT, "timeout", "fast_retransmit")
-        if len(end) else np.empty(0, str),
-        "dupacks_before": E_i[:, tf.EI_DUPACKS],
-        "silence_s": E_i[:, tf.EI_SILENCE_NS] / 1e9,
-        "recover_seq": E_i[:, tf.EI_RECOVER],
-        "first_retx_seq": E_i[:, tf.EI_SEQ],
-        "retransmissions": E_i[:, tf.EI_RETX],
-        "spurious": E_i[:, tf.EI_SPURIOUS].astype(bool),
-        "decision_ack_row": E_i[:, tf.EI_ACKROW],
+        "kind": _enum(E_i[tf.EI_KIND], EPISODE_KINDS),
+        "dupacks_before": E_i[tf.EI_DUPACKS],
+        "silence_s": E_i[tf.EI_SILENCE_NS] / 1e9,
+        "recover_seq": E_i[tf.EI_RECOVER],
+        "first_retx_seq": E_i[tf.EI_SEQ],
+        "retransmissions": E_i[tf.EI_RETX],
+        "spurious": E_i[tf.EI_SPURIOUS].astype(bool),
+        "decision_ack_row": E_i[tf.EI_ACKROW],
     })

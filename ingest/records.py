@@ -247,30 +247,35 @@ def _alloc(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 class _Chunker:
-    """Keeps the unread tail of the previous chunk in front of the next one."""
+    """A reusable read buffer: ``buf`` is the filled part; the unread tail moves to the front on refill.
+
+    A new buffer is allocated only when a record needs more room than the current one has.
+    """
 
     def __init__(self, src: ByteSource, chunk_bytes: int) -> None:
         self.src = src
         self.chunk_bytes = chunk_bytes
         self.base = 0  # absolute offset of buf[0]
-        self.buf = b""
+        self.store = bytearray(chunk_bytes)
+        self.buf = memoryview(self.store)[:0]
         self.eof = False
 
     def fill(self, pos: int, need: int = 0) -> int:
-        """Drop bytes before ``pos``, read at least one more chunk (or ``need`` bytes); return new pos."""
-        tail = self.buf[pos:]
+        """Drop bytes before ``pos``, read until the buffer is full (or ``need`` bytes); return new pos."""
+        tail = len(self.buf) - pos
+        size = max(self.chunk_bytes, need)
+        if size > len(self.store):
+            store = bytearray(size)
+            store[:tail] = self.buf[pos:]
+            self.store = store
+        elif tail:
+            self.store[:tail] = self.buf[pos:]
         self.base += pos
-        want = max(self.chunk_bytes, need - len(tail))
-        parts = [tail]
-        got = 0
-        while got < want:
-            data = self.src.read(want - got)
-            if not data:
-                self.eof = True
-                break
-            parts.append(data)
-            got += len(data)
-        self.buf = b"".join(parts)
+        view = memoryview(self.store)
+        got = self.src.readinto(view[tail:])
+        if tail + got < len(self.store):
+            self.eof = True
+        self.buf = view[: tail + got]
         return 0
 
     def array(self) -> np.ndarray:
@@ -288,13 +293,13 @@ def iter_records(
         if src.truncated_stream:
             raise EmptyCaptureError("the gzip stream ends before any capture byte")
         raise EmptyCaptureError("the file is empty (0 bytes)")
-    magic = ch.buf[:4]
+    magic = bytes(ch.buf[:4])
     if magic in PCAP_MAGICS:
         yield from _iter_pcap(ch, info)
     elif magic == PCAPNG_SHB:
         yield from _iter_pcapng(ch, info)
     else:
-        head = ch.buf[:8]
+        head = bytes(ch.buf[:8])
         printable = head and all(32 <= b < 127 or b in (9, 10, 13) for b in head)
         what = "looks like text" if printable else f"starts with bytes {head[:4].hex()}"
         raise UnknownFormatError(f"not a pcap or pcapng capture: the file {what}")
@@ -311,7 +316,7 @@ def _finish_truncation(ch: _Chunker, pos: int, info: ScanInfo) -> None:
 def _iter_pcap(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
     if len(ch.buf) < 24:
         raise CorruptCaptureError("pcap global header cut short (24 bytes needed)", len(ch.buf))
-    order, frac_ns = PCAP_MAGICS[ch.buf[:4]]
+    order, frac_ns = PCAP_MAGICS[bytes(ch.buf[:4])]
     _, vmaj, _vmin, _tz, _sig, snaplen, network = struct.unpack(order + "IHHiIII", ch.buf[:24])
     if vmaj != 2:
         raise CorruptCaptureError(f"pcap header has unsupported version {vmaj}", 4)
@@ -445,7 +450,7 @@ def _iter_pcapng(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
                 continue
             if struct.unpack(order + "I", ch.buf[pos + blen - 4 : pos + blen])[0] != blen:
                 raise CorruptCaptureError("pcapng block trailer does not repeat its length", ch.base + pos)
-            body = ch.buf[pos + 8 : pos + blen - 4]
+            body = bytes(ch.buf[pos + 8 : pos + blen - 4])
             if btype == 1:
                 if len(body) < 8:
                     raise CorruptCaptureError("pcapng interface block too short", ch.base + pos)

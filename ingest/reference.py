@@ -76,8 +76,9 @@ def _link(linktype: int, buf: bytes) -> tuple[int, bytes]:
             eth = dpkt.ethernet.Ethernet(buf)
         except (dpkt.NeedData, dpkt.UnpackError) as exc:
             raise _Skip(R_TRUNCATED) from exc
-        hdr = 14 + 4 * len(getattr(eth, "vlan_tags", []) or [])
-        etype = eth.type
+        tags = getattr(eth, "vlan_tags", None) or []
+        hdr = 14 + 4 * len(tags)
+        etype = tags[-1].type if tags else eth.type  # with tags, the payload type is in the last tag
         if etype not in (dpkt.ethernet.ETH_TYPE_IP, dpkt.ethernet.ETH_TYPE_IP6):
             raise _Skip(R_NON_IP)
         return (4 if etype == dpkt.ethernet.ETH_TYPE_IP else 6), buf[hdr:]

@@ -79,7 +79,7 @@ class ByteSource:
     def __init__(self, path: str | Path, *, max_decompressed_bytes: int | None = None) -> None:
         self.path = Path(path)
         try:
-            raw: BinaryIO = open(self.path, "rb")  # noqa: SIM115 - closed in close()
+            raw: io.BufferedReader = open(self.path, "rb")  # noqa: SIM115 - closed in close()
         except IsADirectoryError as exc:
             raise CaptureReadError(f"{self.path} is a directory, not a capture file") from exc
         except OSError as exc:
@@ -120,6 +120,21 @@ class ByteSource:
                 f"{self.compressed_size}); refusing to decompress further"
             )
         return data
+
+    def readinto(self, view: memoryview) -> int:
+        """Fill ``view`` as far as the source allows; return the number of bytes written."""
+        if self._gz is None:
+            got = 0
+            while got < len(view):
+                n = self._raw.readinto(view[got:])
+                if not n:
+                    break
+                got += n
+            self.position += got
+            return got
+        data = self.read(len(view))
+        view[: len(data)] = data
+        return len(data)
 
     def close(self) -> None:
         self._raw.close()

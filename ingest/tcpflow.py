@@ -31,11 +31,14 @@ from ingest.decode import ACK, FIN, RST, SYN
 AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED = range(10)
 AI_NCOL = 10
 # ACK-row float columns
-AF_RTT, AF_SRTT, AF_RTTMIN = range(3)
-AF_NCOL = 3
+AF_RTT, AF_SRTT, AF_RTTMIN, AF_T, AF_TREL = range(5)
+AF_NCOL = 5
 # data-segment columns
 SI_FLOW, SI_T, SI_SEQ, SI_LEN, SI_KIND, SI_TSVAL = range(6)
 SI_NCOL = 6
+# data-segment float columns
+SF_T, SF_TREL = range(2)
+SF_NCOL = 2
 SEG_NEW, SEG_RETX, SEG_KEEPALIVE, SEG_ZWP = 0, 1, 2, 3
 # episode columns
 (EI_FLOW, EI_START, EI_END, EI_KIND, EI_DUPACKS, EI_RECOVER, EI_SEQ, EI_SPURIOUS, EI_ACKROW, EI_RETX,
@@ -153,7 +156,7 @@ def _sb_prune(sb_l: np.ndarray, sb_r: np.ndarray, n: int, a: int) -> int:
 
 @njit(cache=True)
 def analyze_flow(
-    lo: int, hi: int, d: int, flow: int,
+    lo: int, hi: int, d: int, flow: int, order: np.ndarray,
     ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
     win: np.ndarray, plen: np.ndarray, mssopt: np.ndarray, wsopt: np.ndarray, sackok: np.ndarray,
     tsval: np.ndarray, tsecr: np.ndarray, trunc: np.ndarray, sack_idx: np.ndarray, sack_n: np.ndarray,
@@ -161,8 +164,8 @@ def analyze_flow(
     seg_s: np.ndarray, seg_e: np.ndarray, seg_t0: np.ndarray, seg_t1: np.ndarray, seg_rx: np.ndarray,
     seg_ep: np.ndarray, tsv_v: np.ndarray, tsv_t: np.ndarray, scratch: np.ndarray,
     sb_l: np.ndarray, sb_r: np.ndarray,
-    A_i: np.ndarray, A_f: np.ndarray, na: int, S_i: np.ndarray, ns: int, E_i: np.ndarray, ne: int,
-    F_i: np.ndarray, F_f: np.ndarray,
+    A_i: np.ndarray, A_f: np.ndarray, na: int, S_i: np.ndarray, S_f: np.ndarray, ns: int, E_i: np.ndarray,
+    ne: int, F_i: np.ndarray, F_f: np.ndarray,
 ) -> tuple[int, int, int]:
     """Analyse direction ``d`` of the connection in rows lo..hi-1; append rows; fill F_i/F_f[flow]."""
     # ---- pre-pass: handshake options, first reference value, payload sizes for MSS inference
@@ -182,7 +185,8 @@ def analyze_flow(
     sack_seen = False
     ts_seen = False
     opt_trunc = 0
-    for p in range(lo, hi):
+    for i in range(lo, hi):
+        p = order[i]
         f = flags[p]
         if trunc[p]:
             opt_trunc += 1
@@ -218,6 +222,7 @@ def analyze_flow(
                 ref_raw = ack[p]
     if nl == 0:
         return na, ns, ne
+    t_first = ts[order[lo]]
     if syn_seen:
         ref_raw = (isn + 1) & 0xFFFFFFFF
     if syn_mss_s >= 0 or syn_mss_r >= 0:
@@ -278,7 +283,8 @@ def analyze_flow(
     ack_lo = na
     seg_lo = ns
     ep_lo = ne
-    for p in range(lo, hi):
+    for i in range(lo, hi):
+        p = order[i]
         t = ts[p]
         f = flags[p]
         if dirs[p] == d:
@@ -321,7 +327,7 @@ def analyze_flow(
                     j = np.searchsorted(seg_e[:nseg], s, side="right")
                     # RTO inside an open fast-retransmit episode (§1.2)
                     rto = False
-                    if ep_open and E_i[ep_row, EI_KIND] == EP_FAST_RETRANSMIT:
+                    if ep_open and E_i[EI_KIND, ep_row] == EP_FAST_RETRANSMIT:
                         gap = max(0.2, 1.5 * srtt) if srtt > 0 else 0.2
                         jj = j
                         while jj < nseg and seg_s[jj] < e:
@@ -330,14 +336,14 @@ def analyze_flow(
                                 rto = True
                             jj += 1
                     if rto:
-                        E_i[ep_row, EI_END] = t
+                        E_i[EI_END, ep_row] = t
                         ep_open = False
                     if not ep_open:
                         r = ne
                         ne += 1
-                        E_i[r, EI_FLOW] = flow
-                        E_i[r, EI_START] = t
-                        E_i[r, EI_END] = -1
+                        E_i[EI_FLOW, r] = flow
+                        E_i[EI_START, r] = t
+                        E_i[EI_END, r] = -1
                         sacked_now = 0
                         for b in range(nsb):
                             lo_b = max(sb_l[b], snd_una)
@@ -350,32 +356,33 @@ def analyze_flow(
                         )
                         if rto:
                             fr = False
-                        E_i[r, EI_KIND] = EP_FAST_RETRANSMIT if fr else EP_TIMEOUT
+                        E_i[EI_KIND, r] = EP_FAST_RETRANSMIT if fr else EP_TIMEOUT
                         if fr:
                             n_fr += 1
                         else:
                             n_to += 1
-                        E_i[r, EI_DUPACKS] = dup_since_adv
-                        E_i[r, EI_RECOVER] = snd_max
-                        E_i[r, EI_SEQ] = s
-                        E_i[r, EI_SPURIOUS] = 0
-                        E_i[r, EI_ACKROW] = n_rows - 1
-                        E_i[r, EI_RETX] = 0
+                        E_i[EI_DUPACKS, r] = dup_since_adv
+                        E_i[EI_RECOVER, r] = snd_max
+                        E_i[EI_SEQ, r] = s
+                        E_i[EI_SPURIOUS, r] = 0
+                        E_i[EI_ACKROW, r] = n_rows - 1
+                        E_i[EI_RETX, r] = 0
                         base_t = last_adv_t if last_adv_t != _NONE else (
                             first_data_t if first_data_t != _NONE else t)
-                        E_i[r, EI_SILENCE_NS] = t - base_t
+                        E_i[EI_SILENCE_NS, r] = t - base_t
                         ep_open = True
                         ep_row = r
                         last_ep_row = r
-                    E_i[ep_row, EI_RETX] += 1
-                    if s < E_i[ep_row, EI_SEQ]:
-                        E_i[ep_row, EI_SEQ] = s
+                    E_i[EI_RETX, ep_row] += 1
+                    if s < E_i[EI_SEQ, ep_row]:
+                        E_i[EI_SEQ, ep_row] = s
                     while j < nseg and seg_s[j] < e:
                         seg_rx[j] = 1
                         seg_t1[j] = t
                         seg_ep[j] = ep_row
                         j += 1
-                if s + L > snd_max:  # new data (all of it, or the part above a retransmission)
+                if kind <= SEG_RETX and s + L > snd_max:  # new data (or the part above a retransmission);
+                    # a probe's byte is sent again as data when the window opens: not new data yet
                     seg_s[nseg] = max(s, snd_max)
                     seg_e[nseg] = s + L
                     seg_t0[nseg] = t
@@ -396,12 +403,14 @@ def analyze_flow(
                         tsv_v[ntsv] = tv
                         tsv_t[ntsv] = t
                         ntsv += 1
-                S_i[ns, SI_FLOW] = flow
-                S_i[ns, SI_T] = t
-                S_i[ns, SI_SEQ] = s
-                S_i[ns, SI_LEN] = L
-                S_i[ns, SI_KIND] = kind
-                S_i[ns, SI_TSVAL] = tsval[p]
+                S_i[SI_FLOW, ns] = flow
+                S_i[SI_T, ns] = t
+                S_i[SI_SEQ, ns] = s
+                S_i[SI_LEN, ns] = L
+                S_i[SI_KIND, ns] = kind
+                S_i[SI_TSVAL, ns] = tsval[p]
+                S_f[SF_T, ns] = t / 1e9
+                S_f[SF_TREL, ns] = (t - t_first) / 1e9
                 ns += 1
             if (f & FIN) != 0 and fin_rel == _BIG:
                 fin_rel = s + L
@@ -414,6 +423,8 @@ def analyze_flow(
                     synack_t = t
                     if syn_count == 1 and syn_t != _NONE:
                         rtt_hs = (t - syn_t) / 1e9
+                        srtt = rtt_hs  # the first RTT sample (ESTIMATORS.md 1.1)
+                        rttmin = rtt_hs
             elif (f & ACK) == 0:
                 syn_count += 1
                 if syn_t == _NONE:
@@ -473,8 +484,8 @@ def analyze_flow(
                         is_dsack = True
             if is_dsack:
                 n_dsack += 1
-                if last_ep_row >= 0 and l_b < E_i[last_ep_row, EI_RECOVER] and r_b > E_i[last_ep_row, EI_SEQ]:
-                    E_i[last_ep_row, EI_SPURIOUS] = 1
+                if last_ep_row >= 0 and l_b < E_i[EI_RECOVER, last_ep_row] and r_b > E_i[EI_SEQ, last_ep_row]:
+                    E_i[EI_SPURIOUS, last_ep_row] = 1
             else:
                 nsb = _sb_add(sb_l, sb_r, nsb, l_b, r_b)
         if adv:
@@ -506,8 +517,8 @@ def analyze_flow(
             nsb = _sb_prune(sb_l, sb_r, nsb, a)
             dup_since_adv = 0
             last_adv_t = t
-            if ep_open and a >= E_i[ep_row, EI_RECOVER]:
-                E_i[ep_row, EI_END] = t
+            if ep_open and a >= E_i[EI_RECOVER, ep_row]:
+                E_i[EI_END, ep_row] = t
                 ep_open = False
         elif dup:
             dup_since_adv += 1
@@ -519,9 +530,6 @@ def analyze_flow(
                 srtt = 0.875 * srtt + 0.125 * rtt
             if rttmin < 0 or rtt < rttmin:
                 rttmin = rtt
-        elif rtt_hs > 0 and srtt < 0:
-            srtt = rtt_hs
-            rttmin = rtt_hs
         sacked = 0
         for b in range(nsb):
             lo_b = max(sb_l[b], a)
@@ -535,24 +543,23 @@ def analyze_flow(
         rcv_win_zero = win[p] == 0
         last_ack_t = t
         last_ack_row_t = t
-        A_i[na, AI_FLOW] = flow
-        A_i[na, AI_T] = t
-        A_i[na, AI_ACKED] = acked
-        A_i[na, AI_DUP] = 1 if dup else 0
-        A_i[na, AI_D] = dlv
-        A_i[na, AI_FLIGHT] = flight
-        A_i[na, AI_TSVAL] = tsval[p]
-        A_i[na, AI_ACK] = a
-        A_i[na, AI_WIN] = win[p]
-        A_i[na, AI_SACKED] = sacked
-        A_f[na, AF_RTT] = rtt if rtt > 0 else np.nan
-        A_f[na, AF_SRTT] = srtt if srtt > 0 else np.nan
-        A_f[na, AF_RTTMIN] = rttmin if rttmin > 0 else np.nan
+        A_i[AI_FLOW, na] = flow
+        A_i[AI_T, na] = t
+        A_i[AI_ACKED, na] = acked
+        A_i[AI_DUP, na] = 1 if dup else 0
+        A_i[AI_D, na] = dlv
+        A_i[AI_FLIGHT, na] = flight
+        A_i[AI_TSVAL, na] = tsval[p]
+        A_i[AI_ACK, na] = a
+        A_i[AI_WIN, na] = win[p]
+        A_i[AI_SACKED, na] = sacked
+        A_f[AF_RTT, na] = rtt if rtt > 0 else np.nan
+        A_f[AF_SRTT, na] = srtt if srtt > 0 else np.nan
+        A_f[AF_RTTMIN, na] = rttmin if rttmin > 0 else np.nan
+        A_f[AF_T, na] = t / 1e9
+        A_f[AF_TREL, na] = (t - t_first) / 1e9
         na += 1
         n_rows += 1
-    if rtt_hs > 0 and srtt < 0:
-        srtt = rtt_hs
-        rttmin = rtt_hs
     F_i[flow, FI_CONN] = -1
     F_i[flow, FI_DIR] = d
     F_i[flow, FI_NACKS] = n_rows
@@ -566,8 +573,8 @@ def analyze_flow(
     F_i[flow, FI_NSEGS] = ns - seg_lo
     F_i[flow, FI_FIRST_DATA] = first_data_t
     F_i[flow, FI_LAST_ACK] = last_ack_row_t
-    F_i[flow, FI_BYTES_ACKED] = snd_una - (0 if syn_seen else A_i[ack_lo, AI_ACK] if n_rows > 0 else 0)
-    F_i[flow, FI_BYTES_SENT] = snd_max - (0 if syn_seen else (S_i[seg_lo, SI_SEQ] if ns > seg_lo else 0))
+    F_i[flow, FI_BYTES_ACKED] = snd_una - (0 if syn_seen else A_i[AI_ACK, ack_lo] if n_rows > 0 else 0)
+    F_i[flow, FI_BYTES_SENT] = snd_max - (0 if syn_seen else (S_i[SI_SEQ, seg_lo] if ns > seg_lo else 0))
     F_i[flow, FI_SYN] = syn_t
     F_i[flow, FI_SYNACK] = synack_t
     F_i[flow, FI_HSACK] = hsack_t
@@ -578,8 +585,8 @@ def analyze_flow(
     F_i[flow, FI_SACK] = 1 if (sack_seen or (syn_sack_s and syn_sack_r)) else 0
     F_i[flow, FI_TS] = 1 if (ts_seen or (syn_ts_s and syn_ts_r)) else 0
     F_i[flow, FI_WS] = 1 if (syn_ws_s and syn_ws_r) else 0
-    F_i[flow, FI_FIRST_PKT] = ts[lo]
-    F_i[flow, FI_LAST_PKT] = ts[hi - 1]
+    F_i[flow, FI_FIRST_PKT] = ts[order[lo]]
+    F_i[flow, FI_LAST_PKT] = ts[order[hi - 1]]
     F_i[flow, FI_NPKTS] = hi - lo
     F_i[flow, FI_ACK_LO] = ack_lo
     F_i[flow, FI_SEG_LO] = seg_lo
@@ -596,21 +603,26 @@ def analyze_flow(
 
 @njit(cache=True)
 def analyze_all(
-    bounds: np.ndarray, conn_ids: np.ndarray,
+    bounds: np.ndarray, order: np.ndarray,
     ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
     win: np.ndarray, plen: np.ndarray, mssopt: np.ndarray, wsopt: np.ndarray, sackok: np.ndarray,
     tsval: np.ndarray, tsecr: np.ndarray, trunc: np.ndarray, sack_idx: np.ndarray, sack_n: np.ndarray,
     sack_tab: np.ndarray,
-    A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, E_i: np.ndarray, F_i: np.ndarray, F_f: np.ndarray,
-    state: np.ndarray,
+    A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, S_f: np.ndarray, E_i: np.ndarray, F_i: np.ndarray,
+    F_f: np.ndarray, state: np.ndarray,
 ) -> int:
     """Analyse both directions of every connection from connection ``state[0]`` on.
+
+    ``order[bounds[c]:bounds[c + 1]]`` are the packets of connection ``c`` in capture order. Outputs
+    are column-major (``A_i[AI_T, row]``) so that every column is one contiguous array.
 
     ``state`` holds (next connection, ack rows, segment rows, episode rows, flows). Returns the next
     connection to analyse: ``len(bounds) - 1`` when done, earlier when the episode table ``E_i`` might
     overflow (the caller grows it and calls again).
     """
-    n = len(ts)
+    n = 0
+    for c in range(len(bounds) - 1):
+        n = max(n, bounds[c + 1] - bounds[c])
     seg_s = np.empty(n + 1, np.int64)
     seg_e = np.empty(n + 1, np.int64)
     seg_t0 = np.empty(n + 1, np.int64)
@@ -626,19 +638,38 @@ def analyze_all(
     for c in range(c0, len(bounds) - 1):
         lo = bounds[c]
         hi = bounds[c + 1]
-        if ne + (hi - lo) > len(E_i):  # at most one episode per packet of the connection
+        if ne + (hi - lo) > E_i.shape[1]:  # at most one episode per packet of the connection
             state[0], state[1], state[2], state[3], state[4] = c, na, ns, ne, nf
             return c
         for d in range(2):
             na2, ns2, ne2 = analyze_flow(
-                lo, hi, d, nf, ts, dirs, seq, ack, flags, win, plen, mssopt, wsopt, sackok, tsval, tsecr,
+                lo, hi, d, nf, order, ts, dirs, seq, ack, flags, win, plen, mssopt, wsopt, sackok, tsval, tsecr,
                 trunc, sack_idx, sack_n, sack_tab, seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v,
-                tsv_t, scratch, sb_l, sb_r, A_i, A_f, na, S_i, ns, E_i, ne, F_i, F_f,
+                tsv_t, scratch, sb_l, sb_r, A_i, A_f, na, S_i, S_f, ns, E_i, ne, F_i, F_f,
             )
             if ns2 > ns:  # the direction carried payload: it is a flow
-                F_i[nf, FI_CONN] = conn_ids[c]
+                F_i[nf, FI_CONN] = c
                 nf += 1
             na, ns, ne = na2, ns2, ne2
     c = len(bounds) - 1
     state[0], state[1], state[2], state[3], state[4] = c, na, ns, ne, nf
     return c
+
+
+@njit(cache=True)
+def count_rows(
+    conn: np.ndarray, dirs: np.ndarray, flags: np.ndarray, plen: np.ndarray, n_conns: int
+) -> tuple[int, int]:
+    """Exact numbers of ACK rows and data segments ``analyze_all`` will write (to size its outputs)."""
+    payload = np.zeros(2 * n_conns, np.bool_)
+    segs = 0
+    for p in range(len(conn)):
+        if plen[p] > 0 and (flags[p] & SYN) == 0:
+            payload[2 * conn[p] + dirs[p]] = True
+            segs += 1
+    rows = 0
+    for p in range(len(conn)):
+        f = flags[p]
+        if (f & ACK) != 0 and (f & (SYN | RST)) == 0 and payload[2 * conn[p] + 1 - dirs[p]]:
+            rows += 1
+    return rows, segs

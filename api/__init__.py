@@ -1,0 +1,1 @@
+"""ackreplay.api — the REST API (FastAPI) over ``core``. Thin: routes, schemas, error rendering."""

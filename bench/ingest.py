@@ -1,0 +1,95 @@
+"""Ingest benchmark: packets/s of ackreplay, of a dpkt reference and of ``tcptrace -l`` on one capture.
+
+Builds (once) a capture of ≥ 3 million packets with ``bench.make_capture``, then runs, each as its own
+process so that wall time and peak RSS are the process's own:
+
+* ``ackreplay``: ``ingest_capture`` — decode, demultiplex, per-flow ACK streams, episodes, summaries;
+* ``dpkt reference``: ``ingest.reference.reference_decode`` — dpkt's reader and header classes
+  extracting the same per-packet fields (decode only: less work than ackreplay does);
+* ``tcptrace -l -n`` (Debian package): per-connection analysis, output discarded.
+
+numba's compiled code is cached on disk by a warm-up run on a small capture first, as it is for any
+user after the first run. Usage: ``python -m bench.ingest [--packets N] [--capture PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from bench.make_capture import generate
+from bench.runner import Run, measure
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+
+ACKREPLAY = (
+    "import sys, time; from ingest import ingest_capture; t = time.perf_counter(); "
+    "c = ingest_capture(sys.argv[1]); print(c.stats.records, len(c.acks), time.perf_counter() - t)"
+)
+ACKREPLAY_WARM = (  # compiled code loaded by a small capture first, then the timed one
+    "import sys, time; from ingest import ingest_capture; ingest_capture(sys.argv[2]); "
+    "t = time.perf_counter(); ingest_capture(sys.argv[1]); print(time.perf_counter() - t)"
+)
+DPKT = (
+    "import sys, time; from ingest.reference import reference_decode; t = time.perf_counter(); "
+    "m, _ = reference_decode(sys.argv[1]); print(len(m), 0, time.perf_counter() - t)"
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--packets", type=int, default=3_000_000)
+    ap.add_argument("--capture", type=Path, default=None)
+    ap.add_argument("--skip-dpkt", action="store_true", help="leave out the slow dpkt reference")
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    cap = args.capture or OUT / f"bench-{args.packets}.pcap"
+    if not cap.exists():
+        n = generate(cap, args.packets)
+        print(f"generated {cap} ({n} packets, {cap.stat().st_size / 1e6:.0f} MB)")
+    small = OUT / "warmup.pcap"
+    if not small.exists():
+        generate(small, 30_000)
+    py = sys.executable
+    measure([py, "-c", ACKREPLAY, str(small)], cwd=str(ROOT))  # fills numba's on-disk cache
+
+    results: dict[str, Run] = {}
+    inner: dict[str, float] = {}
+    run = measure([py, "-c", ACKREPLAY, str(cap)], cwd=str(ROOT))
+    packets, ack_rows, t_in = run.stdout.split()
+    t_warm = measure([py, "-c", ACKREPLAY_WARM, str(cap), str(small)], cwd=str(ROOT)).stdout.strip()
+    packets_n = int(packets)
+    results["ackreplay ingest"] = run
+    inner["ackreplay ingest"] = float(t_in)
+    if not args.skip_dpkt:
+        run = measure([py, "-c", DPKT, str(cap)], cwd=str(ROOT))
+        results["dpkt reference (decode only)"] = run
+        inner["dpkt reference (decode only)"] = float(run.stdout.split()[2])
+    tcptrace = shutil.which("tcptrace")
+    if tcptrace:
+        results["tcptrace -l"] = measure([tcptrace, "-l", "-n", str(cap)])
+    else:
+        print("tcptrace not installed (Debian package tcptrace): no reference ratio", file=sys.stderr)
+
+    size_mb = cap.stat().st_size / 1e6
+    print(f"\ncapture: {cap.name}, {packets_n} packets, {size_mb:.0f} MB; ackreplay made {ack_rows} ACK rows")
+    print(f"{'tool':32} {'wall s':>8} {'pkts/s (wall)':>14} {'in-process s':>13} {'peak RSS MB':>12}")
+    for name, r in results.items():
+        ins = f"{inner[name]:.2f}" if name in inner else "-"
+        print(f"{name:32} {r.seconds:8.2f} {packets_n / r.seconds:14,.0f} {ins:>13} {r.peak_rss_mb:12.0f}")
+    ours = results["ackreplay ingest"]
+    print(f"ackreplay in-process, second run in the same process (compiled code loaded): {float(t_warm):.2f} s, "
+          f"{packets_n / float(t_warm):,.0f} pkts/s")
+    for name, r in results.items():
+        if name != "ackreplay ingest":
+            print(f"ratio ackreplay / {name} (packets/s): {r.seconds / ours.seconds:.2f}x process wall; "
+                  f"{r.seconds / inner['ackreplay ingest']:.2f}x in-process first run; "
+                  f"{r.seconds / float(t_warm):.2f}x in-process warm")
+    print(f"ackreplay peak RSS / capture size: {ours.peak_rss_mb / size_mb:.2f}")
+
+
+if __name__ == "__main__":
+    main()

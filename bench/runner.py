@@ -1,0 +1,31 @@
+"""Run a command as a child process and report its wall time and peak resident memory (ru_maxrss)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_rss_mb: float
+    stdout: str
+
+
+def measure(cmd: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None) -> Run:
+    """Wall time and peak RSS of ``cmd``, from the kernel's accounting of that one child."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode:
+            raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {err.read().decode()[-2000:]}")
+        return Run(elapsed, usage.ru_maxrss / 1024, out.read().decode())

@@ -1,0 +1,1 @@
+"""ackreplay.core — settings, database, models, storage and services shared by ``api`` and ``workers``."""

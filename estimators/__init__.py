@@ -1,0 +1,1 @@
+"""ackreplay.estimators — Westwood-family bandwidth estimators replayed over ACK streams. Pure library."""

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Create .venv and install ackreplay with its development extras. Idempotent and quick when nothing
+# changed (a stamp keyed by pyproject.toml's hash).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "ackreplay needs Python >= 3.11 ($PY is $("$PY" --version 2>&1))" >&2
+  exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi

@@ -1,0 +1,158 @@
+"""Ingest agrees with tshark and tcptrace (Debian packages) on every shared capture.
+
+Tolerances, and why:
+
+* Connections: exactly tshark's ``tcp.stream`` count (both split on port reuse).
+* Retransmitted segments per data sender: exactly the segments tshark flags as retransmission, fast
+  retransmission, spurious retransmission **or out-of-order**. tshark calls a retransmission sent
+  sooner than its RTT estimate after the highest segment "out-of-order" (a known complaint); a
+  sender never reorders its own segments, and a segment below the highest sequence seen is a
+  retransmission in ``ESTIMATORS.md`` §1.2.
+* On the generated sender-side captures (no offloads) also exactly tcptrace's "rexmt data pkts", and
+  the kernel's own count (iperf3 ``tcpi_total_retrans``) within 1: iperf3 reads the counter when the
+  test ends, and a retransmission can still follow in the capture before the connection closes.
+  (tcptrace is not compared on the TSO host captures: it counts super-segments differently.)
+* RTTmin of sender-side flows: within 0.06 ms of tcptrace, which prints 0.1 ms steps; and between the
+  configured base RTT and the measured idle ping RTT + 1 ms (MANIFEST).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from ingest import ingest_capture
+from tests.conftest import SHARED, shared_captures
+
+CAPTURES = shared_captures()
+GENERATED_SENDER = [p for p in CAPTURES if "generated" in p.parts and not p.stem.endswith("_rcv")]
+
+
+def need(tool: str) -> str:
+    exe = shutil.which(tool)
+    if exe is None:
+        pytest.fail(f"{tool} is not installed: scripts/test.sh installs it (Debian package)")
+    return exe
+
+
+@cache
+def ingest(path: Path):
+    return ingest_capture(path)
+
+
+@cache
+def tshark(path: Path) -> tuple[int, dict[str, int]]:
+    fields = ["tcp.stream", "ip.src", "ipv6.src", "tcp.srcport", "tcp.len", "tcp.analysis.retransmission",
+              "tcp.analysis.fast_retransmission", "tcp.analysis.spurious_retransmission",
+              "tcp.analysis.out_of_order"]
+    cmd = [need("tshark"), "-n", "-r", str(path), "-Y", "tcp", "-T", "fields", "-E", "separator=,"]
+    for f in fields:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=300).stdout
+    streams: set[str] = set()
+    retx: collections.Counter[str] = collections.Counter()
+    for line in out.splitlines():
+        stream, ip4, ip6, port, length, *flags = line.split(",")
+        streams.add(stream)
+        if any(flags) and length and int(length) > 0:
+            retx[f"{ip4}:{port}" if ip4 else f"[{ip6}]:{port}"] += 1
+    return len(streams), dict(retx)
+
+
+@cache
+def tcptrace(path: Path) -> dict[str, tuple[int, float | None]]:
+    """sender "ip:port" → (rexmt data pkts, RTT min ms) from ``tcptrace -l -r -n``."""
+    out = subprocess.run([need("tcptrace"), "-l", "-r", "-n", str(path)], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    result = {}
+    for block in out.split("================================")[1:]:
+        hosts = re.search(r"host \w+:\s+(\S+):(\d+)\s*\n\s*host \w+:\s+(\S+):(\d+)", block)
+        rexmt = re.search(r"rexmt data pkts:\s+(\d+)\s+rexmt data pkts:\s+(\d+)", block)
+        rttmin = re.search(r"RTT min:\s+([\d.]+) ms\s+RTT min:\s+([\d.]+) ms", block)
+        if not (hosts and rexmt):
+            continue
+        a, b = f"{hosts[1]}:{hosts[2]}", f"{hosts[3]}:{hosts[4]}"
+        result[a] = (int(rexmt[1]), float(rttmin[1]) if rttmin else None)
+        result[b] = (int(rexmt[2]), float(rttmin[2]) if rttmin else None)
+    return result
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_connection_count_matches_tshark(path):
+    streams, _ = tshark(path)
+    assert ingest(path).stats.connections == streams
+
+
+#: tshark misclassifications, each checked by hand. server_2 frame 2145 (11.0.0.2:5201 → :40045,
+#: seq 2, 1 byte, sent again 54 ms after frame 2143) is flagged "keep-alive" by tshark, whose test is
+#: only "1 byte at next-seq − 1"; the peer has ACKed nothing of it (ack 1 until frame 2146), so the byte
+#: is outstanding and the segment is a retransmission.
+TSHARK_MISSES = {"pypi-mptcpanalyzer-0.3.2__server_2.pcap": {"11.0.0.2:5201": 1}}
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_retransmissions_match_tshark(path):
+    _, retx = tshark(path)
+    retx = dict(retx)
+    for sender, n in TSHARK_MISSES.get(path.name, {}).items():
+        retx[sender] = retx.get(sender, 0) + n
+    ours: collections.Counter[str] = collections.Counter()
+    for s in ingest(path).flows:
+        ours[s.sender] += s.retransmissions
+    assert {k: v for k, v in ours.items() if v} == retx
+
+
+@pytest.mark.parametrize("path", GENERATED_SENDER, ids=lambda p: p.name)
+def test_generated_captures_match_tcptrace_and_kernel(path):
+    meta = json.loads((SHARED / "generated" / f"{path.stem}.json").read_text())
+    tt = tcptrace(path)
+    bulk = {f"{meta['addresses']['sender']}:{d['client_port']}": d for d in meta["flow_details"]}
+    flows = {s.sender: s for s in ingest(path).flows}
+    for sender, detail in bulk.items():
+        s = flows[sender]
+        assert s.vantage == "sender"
+        assert s.retransmissions == tt[sender][0]
+        assert abs(s.retransmissions - detail["retransmits"]) <= 1
+        assert s.rttmin_s is not None
+        assert abs(s.rttmin_s * 1e3 - tt[sender][1]) <= 0.06
+        assert meta["base_rtt_configured_ms"] <= s.rttmin_s * 1e3 <= meta["base_rtt_ping_ms"]["min"] + 1.0
+
+
+def test_receiver_side_capture_is_recognised():
+    path = SHARED / "generated" / "s06_cubic_1f_10M_rtt40_buf1bdp_2sides_rcv.pcap"
+    flows = {s.sender: s for s in ingest(path).flows}
+    assert flows["10.201.1.1:40001"].vantage == "receiver"
+    sender_path = SHARED / "generated" / "s06_cubic_1f_10M_rtt40_buf1bdp_2sides.pcap"
+    sender_side = {s.sender: s for s in ingest(sender_path).flows}
+    # both ends saw the same transfer: same bytes and retransmissions
+    assert flows["10.201.1.1:40001"].bytes == sender_side["10.201.1.1:40001"].bytes
+    assert flows["10.201.1.1:40001"].retransmissions == sender_side["10.201.1.1:40001"].retransmissions
+
+
+def test_public_capture_vantage_matches_manifest():
+    pub = SHARED / "public"
+    expect = {
+        "gh-zeek__http_206_example_b.pcap": ("65.54.95.206:80", "receiver"),
+        "gh-wirerust__tcp-ethereal-file1.trace": ("131.212.31.167:2096", "sender"),
+        "gh-zeek__tcp_timestamp.pcap": ("192.168.2.20:12345", "receiver"),
+        "pypi-mptcpanalyzer-0.3.2__client_2.pcap": ("10.0.0.1:59484", "sender"),
+        "pypi-mptcpanalyzer-0.3.2__server_2.pcap": ("10.0.0.1:59484", "receiver"),
+        "gh-wirerust__tcp-ecn-sample.pcap": ("1.1.12.1:80", "receiver"),
+    }
+    for name, (sender, vantage) in expect.items():
+        flows = {s.sender: s for s in ingest(pub / name).flows}
+        assert flows[sender].vantage == vantage, (name, flows[sender].vantage_evidence)
+
+
+def test_bigtcp_super_segment_length_from_the_capture():
+    cap = ingest(SHARED / "public" / "gh-tcpdump__bigtcp-ipv4.pcap")
+    (seg,) = cap.segments.rows(named=True)
+    assert seg["len"] > 65535  # IPv4 total length field 0: length from the record
+    assert cap.flows[0].mss <= 9000  # never an MSS from a super-segment

@@ -1,0 +1,246 @@
+"""Per-flow semantics on hand-built conversations: each test scripts the packets and states the answer.
+
+Sender 10.0.0.1:40000 sends data to 10.0.0.2:5201; times in ms; MSS 1000 unless said otherwise.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from ingest import ingest_capture
+from tests import pcapgen as g
+
+MSS = 1000
+
+
+def run(tmp_capture, conv: g.Conv, **kw):
+    cap = ingest_capture(tmp_capture(conv.pcap()), **kw)
+    data = [s for s in cap.flows if s.sender.endswith(":40000")]
+    assert len(data) == 1, cap.flows
+    return cap, cap.flow(data[0].flow_id)
+
+
+def bulk(conv: g.Conv, n: int, t0: float = 11.0, rtt: float = 10.0) -> None:
+    """n segments sent 1 ms apart, each ACKed one RTT later."""
+    for i in range(n):
+        conv.send(t0 + i, i * MSS, MSS)
+        conv.ack(t0 + i + rtt, (i + 1) * MSS)
+
+
+def test_sequence_numbers_wrap_at_2_32(tmp_capture):
+    conv = g.Conv(isn=2**32 - 5500, irs=2**32 - 10)
+    conv.handshake(0, 10, mss=MSS)
+    bulk(conv, 12)
+    _cap, f = run(tmp_capture, conv)
+    assert f.acks["acked"].sum() == 12 * MSS
+    assert f.segments["seq"].to_list() == [i * MSS for i in range(12)]
+    assert f.summary.retransmissions == 0 and f.summary.bytes == 12 * MSS
+
+
+def test_handshake_gives_first_rtt_and_mss(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 25, mss=1460, ts=True)
+    conv.send(26, 0, 1448, opts=g.opt_ts(2, 1))
+    conv.ack(56, 1448, opts=g.opt_ts(9, 2))
+    _, f = run(tmp_capture, conv)
+    s = f.summary
+    assert s.mss == 1448 and s.mss_source == "syn_minus_timestamps"  # 1460 − 12 (both SYNs carry TS)
+    assert s.handshake_rtt_s == pytest.approx(0.025)
+    assert s.vantage == "sender"
+    row = f.acks.row(0, named=True)
+    assert row["rtt"] == pytest.approx(0.030)  # data at 26 ms, ACK at 56 ms
+    assert row["rttmin"] == pytest.approx(0.025)  # the SYN-ACK sample is the running minimum
+
+
+def test_tso_super_segments_with_ip_length_zero(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=1448)
+    sizes = [4344, 2896, 1448, 4344]
+    seq = 0
+    for i, n in enumerate(sizes):
+        conv.send(11 + i, seq, n, total_len=0)  # IP total length 0: length from the wire
+        seq += n
+    conv.ack(30, seq)
+    _, f = run(tmp_capture, conv)
+    assert f.segments["len"].to_list() == sizes
+    assert f.acks["acked"].to_list() == [seq]  # the client's handshake ACK is the sender's: not a row
+    assert f.summary.mss == 1448
+
+
+def test_mid_connection_capture_infers_mss_from_payload_not_super_segments(tmp_capture):
+    conv = g.Conv()
+    seq = 0
+    for i in range(40):  # no SYN: host-side capture with GSO: sizes are multiples of 1448
+        n = (2896, 4344, 1448, 2896)[i % 4]
+        conv.send(i, seq, n)
+        seq += n
+        conv.ack(i + 0.5, seq)
+    _, f = run(tmp_capture, conv)
+    assert (f.summary.mss, f.summary.mss_source) == (1448, "payload_divisor")
+    assert not f.summary.syn_seen
+
+
+def test_snaplen_truncated_packets_keep_ip_lengths(tmp_capture):
+    conv = g.Conv(snaplen=60)  # Ethernet 14 + IP 20 + TCP 20 + 6: options and payload cut
+    conv.handshake(0, 10, mss=MSS, ts=True)
+    for i in range(5):
+        conv.send(11 + i, i * MSS, MSS, opts=g.opt_ts(10 + i, 1))
+        conv.ack(21 + i, (i + 1) * MSS, opts=g.opt_ts(50 + i, 10 + i))
+    _, f = run(tmp_capture, conv)
+    assert f.segments["len"].to_list() == [MSS] * 5
+    assert f.acks["acked"].sum() == 5 * MSS
+    assert f.summary.options_truncated_packets > 0
+
+
+def test_flight_subtracts_sacked_bytes(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    for i in range(10):
+        conv.send(11 + i, i * MSS, MSS)
+    base = conv.isn + 1
+    # cumulative ACK of 1000, SACK of [2000, 5000): outstanding 10000 − 1000 − 3000
+    conv.ack(25, 1 * MSS, opts=g.opt_sack([(base + 2000, base + 5000)]))
+    _, f = run(tmp_capture, conv)
+    last = f.acks.row(-1, named=True)
+    assert (last["flight"], last["sacked"]) == (6000, 3000)
+
+
+def test_delivered_bytes_follow_linux_westwood_acked_count(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    for i in range(6):
+        conv.send(11 + i, i * MSS, MSS)
+    conv.ack(21, MSS)  # advances 1 MSS: d = 1000
+    for k in range(3):
+        conv.ack(22 + k, MSS)  # three duplicate ACKs: d = MSS each, accounted = 3000
+    conv.send(25, MSS, MSS)  # fast retransmit
+    conv.ack(35, 6 * MSS)  # cumulative 5000 > MSS: pays back 3000 → d = 2000
+    conv.ack(36, 6 * MSS, win=1000)  # window update: not a duplicate, delivers 0
+    _, f = run(tmp_capture, conv)
+    rows = f.acks.select("acked", "dup", "d").rows()
+    assert rows == [(1000, False, 1000), (0, True, 1000), (0, True, 1000), (0, True, 1000),
+                        (5000, False, 2000), (0, False, 0)]
+    ep = f.episodes.row(0, named=True)
+    assert (ep["kind"], ep["dupacks_before"], ep["recover_seq"]) == ("fast_retransmit", 3, 6 * MSS)
+    assert ep["end_t"] is not None and ep["decision_ack_row"] == 3  # state after the third dupack
+    assert f.summary.retransmissions == 1 and f.summary.dupacks == 3
+
+
+def test_karn_no_rtt_from_retransmitted_bytes(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    conv.send(11, 0, MSS)
+    conv.send(300, 0, MSS)  # retransmission after a silence: a timeout
+    conv.ack(310, MSS)
+    _, f = run(tmp_capture, conv)
+    assert f.acks["rtt"].to_list()[-1] is None  # ambiguous: no sample (Karn)
+    ep = f.episodes.row(0, named=True)
+    assert ep["kind"] == "timeout" and ep["silence_s"] == pytest.approx(0.289, abs=1e-3)
+
+
+def test_tsecr_gives_rtt_when_seq_matching_cannot(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS, ts=True)
+    conv.send(11, 0, MSS, opts=g.opt_ts(100, 1))
+    conv.send(300, 0, MSS, opts=g.opt_ts(130, 1))  # retransmission carries a new TSval
+    conv.ack(320, MSS, opts=g.opt_ts(9, 130))  # echoes the retransmission's TSval
+    _, f = run(tmp_capture, conv)
+    assert f.acks["rtt"].to_list()[-1] == pytest.approx(0.020)
+
+
+def test_rto_inside_fast_recovery_opens_a_timeout_episode(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    for i in range(8):
+        conv.send(11 + i, i * MSS, MSS)
+    conv.ack(21, MSS)
+    for k in range(3):
+        conv.ack(25 + k, MSS)  # three duplicate ACKs
+    conv.send(28, MSS, MSS)  # fast retransmit
+    conv.send(500, MSS, MSS)  # the same bytes again 472 ms later, no ACK advance: an RTO
+    conv.ack(510, 8 * MSS)
+    _, f = run(tmp_capture, conv)
+    kinds = f.episodes["kind"].to_list()
+    assert kinds == ["fast_retransmit", "timeout"]
+    first, second = f.episodes.rows(named=True)
+    assert first["end_t"] == pytest.approx(second["start_t"])
+    assert second["silence_s"] == pytest.approx(0.479)  # since the last advancing ACK at 21 ms
+    assert f.summary.fast_retransmit_events == 1 and f.summary.timeout_events == 1
+
+
+def test_sack_based_recovery_after_one_dupack_is_fast_retransmit(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    for i in range(5):
+        conv.send(11 + i, i * MSS, MSS)
+    base = conv.isn + 1
+    conv.ack(22, 0, opts=g.opt_sack([(base + 1000, base + 2000)]))  # one dupack with SACK
+    conv.send(22.1, 0, MSS)
+    _, f = run(tmp_capture, conv)
+    assert f.episodes["kind"].to_list() == ["fast_retransmit"]
+
+
+def test_zero_window_probes_and_keepalives_are_not_retransmissions(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    conv.send(11, 0, MSS)
+    conv.ack(21, MSS, win=0)  # receiver's buffer full
+    for k in range(3):
+        conv.send(200 + 200 * k, MSS, 1)  # zero-window probe: the next byte, repeated
+    conv.ack(900, MSS, win=8000)
+    conv.send(901, MSS, MSS)
+    conv.ack(911, 2 * MSS)
+    conv.send(5000, 2 * MSS - 1, 1)  # keepalive: one old byte below the cumulative ACK
+    conv.ack(5010, 2 * MSS)
+    _, f = run(tmp_capture, conv)
+    kinds = f.segments["kind"].to_list()
+    assert kinds.count("zero_window_probe") == 3 and kinds.count("keepalive") == 1
+    assert f.summary.retransmissions == 0 and f.summary.loss_events == 0
+    assert (f.summary.zero_window_probes, f.summary.keepalives) == (3, 1)
+
+
+def test_fin_byte_is_not_data(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    conv.send(11, 0, MSS, flags=g.ACK | g.FIN)
+    conv.ack(21, MSS + 1, flags=g.ACK | g.FIN)  # ACKs the data and the FIN
+    _, f = run(tmp_capture, conv)
+    assert f.acks["acked"].sum() == MSS and f.summary.bytes == MSS
+
+
+def test_port_reuse_splits_connections(tmp_capture):
+    first = g.Conv(isn=1000)
+    first.handshake(0, 10, mss=MSS)
+    bulk(first, 3)
+    second = g.Conv(isn=900_000)
+    second.handshake(1000, 10, mss=MSS)
+    bulk(second, 5, t0=1011)
+    conv = g.Conv(records=first.records + second.records)
+    cap = ingest_capture(tmp_capture(conv.pcap()))
+    data = [s for s in cap.flows if s.sender.endswith(":40000")]
+    assert cap.stats.connections == 2 and [s.bytes for s in data] == [3 * MSS, 5 * MSS]
+
+
+def test_reordered_capture_timestamps_are_sorted(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    bulk(conv, 6)
+    recs = sorted(conv.records, key=lambda r: r.ts_ns)  # bulk() writes ACKs ahead of later data
+    ordered = ingest_capture(tmp_capture(g.Conv(records=recs).pcap(), "ordered.pcap"))
+    assert ordered.stats.timestamp_reorders == 0
+    recs[5], recs[6] = recs[6], recs[5]  # written out of order (multi-queue capture)
+    shuffled = ingest_capture(tmp_capture(g.Conv(records=recs).pcap(), "shuffled.pcap"))
+    assert shuffled.stats.timestamp_reorders == 1
+    assert shuffled.acks.drop("flow_id").equals(ordered.acks.drop("flow_id"))
+
+
+def test_equal_timestamps_keep_file_order(tmp_capture):
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    conv.send(11, 0, MSS)
+    conv.send(11, MSS, MSS)
+    conv.ack(21, MSS)
+    conv.ack(21, 2 * MSS)  # same instant: stays an ordered pair of rows
+    _, f = run(tmp_capture, conv)
+    assert f.acks.filter(pl.col("acked") > 0)["ack"].to_list() == [MSS, 2 * MSS]

@@ -1,0 +1,1 @@
+"""ackreplay.workers — Celery tasks: ids in, one ``core`` service call each."""
