@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from cli.ingest_cmds import acks, flows
+from cli.score_cmd import score
 
 app = typer.Typer(
     name="ackreplay",
@@ -13,6 +14,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.command()(score)
 app.command()(flows)
 app.command()(acks)
 

@@ -1,1 +1,35 @@
-"""ackreplay.estimators — Westwood-family bandwidth estimators replayed over ACK streams. Pure library."""
+"""ackreplay.estimators — Westwood-family bandwidth estimators replayed over ACK streams. Pure library.
+
+Registry names: ``be``, ``re``, ``crb``, ``abse``, ``tibet``, ``tibet_tx``, ``newbr``, ``newreno``,
+``westwood_plus``. See ``docs/estimators.md`` and ``../shared/ESTIMATORS.md``.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from estimators import abse, be, crb, newbr, newreno, rate, tibet, westwood_plus  # noqa: F401  (registration)
+from estimators.base import Decision, Estimator, LossContext
+from estimators.inputs import FlowInputs
+from estimators.params import EstimatorError, Param
+from estimators.registry import catalogue, create, get, names
+
+try:
+    __version__ = version("ackreplay")
+except PackageNotFoundError:  # running from a source tree without installation
+    __version__ = "0+unknown"
+
+DEFAULT_ORDER = ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "newreno")
+
+__all__ = [
+    "DEFAULT_ORDER",
+    "Decision",
+    "Estimator",
+    "EstimatorError",
+    "FlowInputs",
+    "LossContext",
+    "Param",
+    "__version__",
+    "catalogue",
+    "create",
+    "get",
+    "names",
+]

@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec .venv/bin/ackreplay flows samples/sample.pcap "$@"
+exec .venv/bin/ackreplay score samples/sample.pcap "$@"

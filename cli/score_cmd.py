@@ -1,0 +1,158 @@
+"""``ackreplay score``: ingest, replay and score captures with no server; print and optionally write."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import polars as pl
+import typer
+
+from cli.errors import EXIT_BAD_INPUT, EXIT_USAGE, fail, guarded, warn
+from cli.progress import Progress
+from cli.score_table import score_table
+from core.scoring import ScoredCapture, build_estimators, capture_document, document, parse_params, score_file
+from estimators import EstimatorError
+from estimators.truth import Truth
+from ingest import IngestError
+
+
+def _clean(x: Any) -> Any:
+    """JSON-safe: NaN/inf become null."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_clean(v) for v in x]
+    return x
+
+
+def score(
+    files: Annotated[list[Path], typer.Argument(help="Capture files (pcap, pcapng, optionally gzipped).")],
+    estimators: Annotated[str | None, typer.Option("--estimators", "-e",
+                          help="Comma-separated estimators (default: all).")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", "-p",
+                     help="ESTIMATOR.PARAM=VALUE, repeatable (e.g. abse.N=12).")] = None,
+    truth: Annotated[str | None, typer.Option("--truth", help="Ground truth, e.g. bottleneck=5Mbit,shared_by=all "
+                     "or fair_share=2.5Mbit (default: a sidecar next to the capture, if any).")] = None,
+    no_sidecar: Annotated[bool, typer.Option("--no-sidecar", help="Ignore ground-truth sidecar files.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write series, decisions (Parquet), scores "
+                   "(CSV, JSON) and an offline HTML report here.")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table | json | csv")] = "table",
+    allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows not captured at the "
+                             "sender (results are flagged with their vantage).")] = False,
+    all_flows: Annotated[bool, typer.Option("--all-flows", help="Table: also show flows under 64 kB (control "
+                         "connections); JSON and CSV always hold every flow.")] = False,
+) -> None:
+    """Replay every TCP flow through the estimators and compare them (no server needed)."""
+    if fmt not in ("table", "json", "csv"):
+        fail(EXIT_USAGE, "bad_format", f"--format must be table, json or csv, got {fmt!r}")
+    try:
+        chosen = [n.strip() for n in estimators.split(",") if n.strip()] if estimators else None
+        ests = build_estimators(chosen, parse_params(param or []))
+        given = Truth.parse(truth) if truth else None
+    except EstimatorError as exc:
+        fail(EXIT_USAGE, exc.code, exc.message)
+    scored: list[ScoredCapture] = []
+    for path in files:
+        bar = Progress(path.name)
+        try:
+            sc = score_file(path, ests, truth=given, use_sidecar=not no_sidecar, allow_vantage=allow_vantage,
+                            progress=bar)
+        except IngestError as exc:
+            bar.done()
+            fail(EXIT_BAD_INPUT, exc.code, f"{path}: {exc}")
+        except EstimatorError as exc:
+            bar.done()
+            fail(EXIT_BAD_INPUT, exc.code, f"{path}: {exc.message}")
+        bar.done()
+        for w in sc.ingest.stats.warnings:
+            warn(f"{path}: {w}")
+        scored.append(sc)
+    doc = _clean(document(scored, ests))
+    if fmt == "json":
+        print(json.dumps(doc, indent=2))
+    elif fmt == "csv":
+        print(scores_csv(doc), end="")
+    else:
+        for sc in scored:
+            print(capture_text(sc, all_flows))
+    if out is not None:
+        guarded(lambda: write_outputs(out, scored, doc))
+        print(f"wrote series, decisions, scores and report.html to {out}", file=__import__("sys").stderr)
+
+
+def capture_text(sc: ScoredCapture, all_flows: bool = False) -> str:
+    d = capture_document(sc)
+    lines = [f"== {sc.path}" + (f"  (truth: {sc.truth_source})" if sc.truth_source else "")]
+    with_truth = sc.truth is not None
+    min_bytes = sc.truth.min_flow_bytes if sc.truth is not None else 65536
+    small = [f for f in d["flows"] if f["replayed"] and f["bytes"] < min_bytes]
+    for f in d["flows"]:
+        if not f["replayed"] or (f["bytes"] < min_bytes and not all_flows):
+            continue
+        lines.append(f"-- flow {f['flow_id']}: {f['sender']} -> {f['receiver']}, goodput "
+                     f"{f['goodput_bps'] / 1e6:.3f} Mbit/s, rttmin {1e3 * (f['rttmin_s'] or 0):.1f} ms, "
+                     f"{f['loss_events']} loss events, vantage {f['vantage']}")
+        lines.append(score_table(f["scores"], with_truth))
+    if small and not all_flows:
+        lines.append(f"{len(small)} flow(s) under {min_bytes} bytes replayed but not shown (--all-flows): "
+                     + ", ".join(str(f["flow_id"]) for f in small))
+    skipped = [f for f in d["flows"] if not f["replayed"]]
+    if skipped:
+        lines.append("not replayed: " + "; ".join(f"flow {f['flow_id']} ({f['skipped_reason']})" for f in skipped))
+    fair = d["scores"].get("fairness", {})
+    if fair.get("goodput") is not None:
+        lines.append("Jain's fairness over bulk flows: goodput " + f"{fair['goodput']:.3f}; estimates " + ", ".join(
+            f"{k} {v:.3f}" for k, v in fair.items() if k != "goodput" and v is not None))
+    return "\n".join(lines) + "\n"
+
+
+def scores_csv(doc: dict[str, Any]) -> str:
+    """One row per (capture, flow, estimator); parameters as JSON text."""
+    rows: list[dict[str, Any]] = []
+    for cap in doc["captures"]:
+        for f in cap["flows"]:
+            for name, s in f["scores"].items():
+                row = {"file": cap["file"], "flow_id": f["flow_id"], "sender": f["sender"],
+                       "receiver": f["receiver"], "vantage": f["vantage"], "estimator": name}
+                row.update({k: v for k, v in s.items() if k != "parameters"})
+                row["parameters"] = json.dumps(s.get("parameters", {}), sort_keys=True)
+                rows.append(row)
+    if not rows:
+        return ""
+    fields: list[str] = []
+    for r in rows:
+        fields += [k for k in r if k not in fields]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any]) -> None:
+    from cli.report import render
+
+    out.mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
+    for sc in scored:
+        stem = sc.path.name
+        while stem in used:
+            stem += "_"
+        used.add(stem)
+        d = out / stem
+        d.mkdir(exist_ok=True)
+        series = [f.series.with_columns(pl.lit(f.flow_id, pl.Int32).alias("flow_id")) for f in sc.replay.flows]
+        decisions = [f.decisions.with_columns(pl.lit(f.flow_id, pl.Int32).alias("flow_id")) for f in sc.replay.flows]
+        if series:
+            pl.concat(series, how="diagonal").write_parquet(d / "series.parquet")
+            pl.concat(decisions, how="diagonal").write_parquet(d / "decisions.parquet")
+    (out / "scores.json").write_text(json.dumps(doc, indent=2))
+    (out / "scores.csv").write_text(scores_csv(doc))
+    (out / "report.html").write_text(render(scored))

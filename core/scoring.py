@@ -1,0 +1,138 @@
+"""Score captures: ingest → replay → one JSON-ready document. Shared by the CLI and (later) the service,
+so that both report exactly the same numbers. Pure: files in, dicts and tables out.
+
+Ground truth comes from the caller, or from a sidecar next to the capture:
+``<capture>.truth.json|yaml|yml`` (keys as ``estimators.truth.Truth.from_mapping``), or the team's
+generator metadata ``<capture stem>.json`` when it holds ``bottleneck_rate_bps`` (then the bottleneck is
+shared by all bulk flows).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, names
+from estimators import __version__ as VERSION
+from estimators.replay import CaptureReplay, describe, replay_capture
+from estimators.truth import Truth
+from ingest import CaptureIngest, ingest_capture
+
+ProgressFn = Callable[[str, float], None]
+
+
+@dataclass
+class ScoredCapture:
+    path: Path
+    ingest: CaptureIngest
+    replay: CaptureReplay
+    truth: Truth | None
+    truth_source: str | None
+
+
+def build_estimators(selected: Sequence[str] | None, params: dict[str, dict[str, Any]]) -> list[Estimator]:
+    """Estimators by name (default: all, in the reference order) with per-estimator parameters."""
+    chosen = list(selected) if selected else list(DEFAULT_ORDER)
+    for name in list(params):
+        if name not in names():
+            raise EstimatorError("unknown_estimator", f"--param names unknown estimator {name!r} "
+                                 f"(known: {', '.join(names())})")
+        if name not in chosen:
+            raise EstimatorError("unknown_estimator", f"--param sets {name} but {name} is not among the "
+                                 f"selected estimators ({', '.join(chosen)})")
+    seen: set[str] = set()
+    out = []
+    for n in chosen:
+        if n in seen:
+            continue
+        seen.add(n)
+        out.append(create(n, **params.get(n, {})))
+    return out
+
+
+def parse_params(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``["abse.N=12", "be.tau=0.5"]`` → ``{"abse": {"N": "12"}, "be": {"tau": "0.5"}}`` (validated later)."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        est, dot, param = key.strip().partition(".")
+        if not sep or not dot or not est or not param:
+            raise EstimatorError("invalid_parameter", f"expected ESTIMATOR.PARAM=VALUE, got {item!r}")
+        value = value.strip()
+        parsed: Any = value
+        if value.lower() in ("null", "none"):
+            parsed = None
+        out.setdefault(est, {})[param.strip()] = parsed
+    return out
+
+
+def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
+    """Ground truth stored next to a capture, if any (see module docstring)."""
+    for suffix in (".truth.json", ".truth.yaml", ".truth.yml"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            text = side.read_text()
+            try:
+                data = json.loads(text) if suffix.endswith("json") else yaml.safe_load(text)
+            except (json.JSONDecodeError, yaml.YAMLError) as exc:
+                raise EstimatorError("invalid_truth", f"{side}: not valid {suffix[7:].upper()}: {exc}") from exc
+            if not isinstance(data, dict):
+                raise EstimatorError("invalid_truth", f"{side}: expected a mapping of ground-truth keys")
+            return Truth.from_mapping(data), str(side)
+    meta = path.with_suffix(".json")
+    if meta.exists():
+        try:
+            data = json.loads(meta.read_text())
+        except json.JSONDecodeError:
+            return None, None
+        if isinstance(data, dict) and isinstance(data.get("bottleneck_rate_bps"), int | float):
+            return Truth(bottleneck_bps=float(data["bottleneck_rate_bps"]), shared_by="all"), str(meta)
+    return None, None
+
+
+def score_file(path: Path, estimators: Sequence[Estimator], *, truth: Truth | None = None,
+               use_sidecar: bool = True, allow_vantage: bool = False,
+               progress: ProgressFn | None = None) -> ScoredCapture:
+    """Ingest and replay one capture. Raises ``IngestError`` / ``EstimatorError`` on bad input."""
+    source = "command line" if truth is not None else None
+    if truth is None and use_sidecar:
+        truth, source = sidecar_truth(path)
+    cap = ingest_capture(path, progress=(lambda done, total: progress("ingest", done / max(total, 1)))
+                         if progress else None)
+    rep = replay_capture(cap, estimators, truth=truth, allow_vantage=allow_vantage,
+                         progress=(lambda done, total: progress("replay", done / max(total, 1)))
+                         if progress else None)
+    return ScoredCapture(path, cap, rep, truth, source)
+
+
+def capture_document(sc: ScoredCapture) -> dict[str, Any]:
+    """The JSON document of one scored capture (the ``captures[]`` element of ``ackreplay score``)."""
+    replayed = {f.flow_id: f for f in sc.replay.flows}
+    flows = []
+    for s in sc.ingest.flows:
+        doc: dict[str, Any] = {"flow_id": s.flow_id}
+        doc.update({k: v for k, v in s.to_dict().items() if k != "flow_id"})
+        fr = replayed.get(s.flow_id)
+        doc["replayed"] = fr is not None
+        doc["skipped_reason"] = sc.replay.skipped.get(s.flow_id)
+        doc["scores"] = fr.scores if fr is not None else {}
+        doc["score_window_rel_s"] = list(fr.window) if fr is not None else None
+        flows.append(doc)
+    return {
+        "file": str(sc.path),
+        "stats": sc.ingest.stats.to_dict(),
+        "truth": sc.truth.to_dict() if sc.truth is not None else None,
+        "truth_source": sc.truth_source,
+        "flows": flows,
+        "scores": sc.replay.scores,
+    }
+
+
+def document(scored: Sequence[ScoredCapture], estimators: Sequence[Estimator]) -> dict[str, Any]:
+    return {"ackreplay_version": VERSION, "estimators": describe(estimators),
+            "captures": [capture_document(sc) for sc in scored]}

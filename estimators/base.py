@@ -1,0 +1,101 @@
+"""The estimator interface: parameters with a schema, a compiled series, the shared loss reaction.
+
+Every estimator reads a :class:`~estimators.inputs.FlowInputs` and returns its estimate in bytes/s at
+every event (NaN before its first sample — never 0), and at every loss event the ssthresh and cwnd it
+would have set (ESTIMATORS.md §1.3, seed 000 §2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from estimators.inputs import FlowInputs
+from estimators.params import EstimatorError, Param
+
+FAST_RETRANSMIT = "fast_retransmit"
+TIMEOUT = "timeout"
+
+
+@dataclass(frozen=True)
+class LossContext:
+    """What an estimator may read when deciding at one loss event (its state at ``event``)."""
+
+    kind: str  # fast_retransmit | timeout
+    event: int  # index of the last ACK event at or before the decision, -1 when none
+    start_t: float  # s since the flow's first packet (the first retransmission)
+    end_t: float | None  # end of the recovery episode, None if the capture ends first
+    flight: int  # bytes outstanding just before the event (the observed cwnd)
+    rttmin: float  # s (NaN when unknown)
+    mss: int
+    episode: int  # index among the flow's episodes (= number of earlier loss events)
+    last_timeout_t: float | None = None  # start of the latest earlier timeout episode
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What an estimator would have set: ssthresh (segments, real-valued) and cwnd (segments)."""
+
+    estimate: float | None  # bytes/s used
+    ssthresh_segments: float | None
+    cwnd_segments: float | None
+    note: str = ""
+    cwnd_applied_t: float | None = None  # Westwood+: when cwnd = ssthresh takes effect
+
+
+class Estimator:
+    """Base class. Subclasses set ``name``, ``title``, ``citation``, ``PARAMS`` and ``series``."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    citation: ClassVar[str]
+    PARAMS: ClassVar[tuple[Param, ...]] = ()
+    has_series: ClassVar[bool] = True
+
+    def __init__(self, **params: Any) -> None:
+        known = {p.name: p for p in self.PARAMS}
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise EstimatorError("unknown_parameter",
+                                 f"{self.name} has no parameter {unknown[0]!r} (parameters: "
+                                 f"{', '.join(known) or 'none'})")
+        self.params: dict[str, Any] = {
+            name: p.validate(self.name, params.get(name, p.default)) for name, p in known.items()
+        }
+
+    @classmethod
+    def schema(cls) -> dict[str, Any]:
+        doc = (cls.__doc__ or "").strip().split("\n\n")[0]
+        return {"name": cls.name, "title": cls.title, "citation": cls.citation, "description": doc,
+                "has_series": cls.has_series, "parameters": [p.schema() for p in cls.PARAMS]}
+
+    def series(self, inputs: FlowInputs) -> np.ndarray:
+        """Estimate (bytes/s) after every event; NaN before the first sample."""
+        raise NotImplementedError
+
+    def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
+        """The shared Westwood reaction (§1.3): ssthresh = max(E·RTTmin/mss, 2) segments."""
+        e = _at(estimate, ctx.event)
+        if e is None or math.isnan(ctx.rttmin):
+            return Decision(e, None, None)
+        ss = max(e * ctx.rttmin / ctx.mss, 2.0)
+        cwnd = min(ctx.flight / ctx.mss, ss) if ctx.kind == FAST_RETRANSMIT else 1.0
+        return Decision(e, ss, cwnd)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+
+def _at(series: np.ndarray, i: int) -> float | None:
+    if i < 0 or i >= len(series):
+        return None
+    v = float(series[i])
+    return None if math.isnan(v) else v
+
+
+TAU = Param("tau", float, 1.0, "time constant of the Tustin low-pass filter", unit="s", minimum=0.0,
+            exclusive_minimum=True, maximum=3600.0, source="UCLA ns-2 TCPW tau_ (seed 000 eq. (1))")

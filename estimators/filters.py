@@ -1,0 +1,41 @@
+"""Compiled filter steps shared by the estimators (ESTIMATORS.md §2).
+
+Helpers take and return scalars only (no arrays), so calling them from a compiled loop costs nothing.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+#: α of one virtual zero sample of length τ/2: (2τ − τ/2)/(2τ + τ/2).
+VIRTUAL_ALPHA = 0.6
+
+
+@njit(cache=True)
+def tustin_step(est: float, prev: float, dt: float, s: float, tau: float) -> float:
+    """One Tustin low-pass step with the UCLA ns-2 idle rule (seed 000 eq. (1), fixed τ).
+
+    ``ŝ_k = α_k·ŝ_{k−1} + (1 − α_k)·(s_k + s_{k−1})/2`` with ``α_k = (2τ − Δt)/(2τ + Δt)``. When
+    ``Δt > τ/2``, virtual zero samples are fed in steps of τ/2 (α = 3/5) while the remaining gap exceeds
+    τ/2; the real sample is then filtered over the remainder, paired with the last virtual sample (0).
+    """
+    rem = dt
+    half = 0.5 * tau
+    while rem > half:
+        est = VIRTUAL_ALPHA * est + (1.0 - VIRTUAL_ALPHA) * (0.0 + prev) * 0.5
+        prev = 0.0
+        rem -= half
+    a = (2.0 * tau - rem) / (2.0 * tau + rem)
+    return a * est + (1.0 - a) * (s + prev) * 0.5
+
+
+@njit(cache=True)
+def adaptive_step(est: float, dt: float, s: float, tau: float) -> float:
+    """ABSE's filter (seed 000 eq. (1) with the sample alone): ``ŝ = α·ŝ + (1 − α)·s``, same idle rule."""
+    rem = dt
+    half = 0.5 * tau
+    while rem > half:
+        est = VIRTUAL_ALPHA * est
+        rem -= half
+    a = (2.0 * tau - rem) / (2.0 * tau + rem)
+    return a * est + (1.0 - a) * s

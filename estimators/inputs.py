@@ -1,0 +1,113 @@
+"""What an estimator reads: one flow's ACK stream merged into events (ESTIMATORS.md §1.1).
+
+ACK rows with equal timestamps form one event at that instant: their ``d`` (and ``acked``) add up and
+the event carries the last row's other columns. Times are seconds since the flow's first packet
+(``t_rel``), whose float precision stays far below a nanosecond; the first event only opens the clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+
+@dataclass
+class FlowInputs:
+    """Aligned per-event columns of one flow (numpy), plus what maps them back to ACK rows."""
+
+    t: np.ndarray  # float64 s since the flow's first packet
+    t_abs: np.ndarray  # float64 epoch s
+    d: np.ndarray  # int64 bytes delivered (westwood_acked_count)
+    acked: np.ndarray  # int64 bytes newly acknowledged
+    dup: np.ndarray  # bool: the last row of the event is a duplicate ACK
+    rtt: np.ndarray  # float64 s, NaN = no sample on the event's last row
+    srtt: np.ndarray  # float64 s, NaN before the first sample
+    rttmin: np.ndarray  # float64 s, NaN before the first sample
+    flight: np.ndarray  # int64 bytes outstanding after the event
+    tsval: np.ndarray  # int64 receiver TSval, -1 = none
+    rtt_any: np.ndarray  # float64: the last RTT sample of any row in the event (NaN = none)
+    row_event: np.ndarray  # int64: event index of every ACK row
+    mss: int
+    seg_t: np.ndarray  # float64 s: the sender's data segments (for tibet_tx)
+    seg_len: np.ndarray  # int64 bytes
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    @staticmethod
+    def from_frames(acks: pl.DataFrame, segments: pl.DataFrame | None, mss: int) -> FlowInputs:
+        """Build from one flow's ``acks`` (and ``segments``) tables as ingest produces them."""
+        t_ns = acks["t_ns"].to_numpy()
+        n = len(t_ns)
+        if n:
+            new_event = np.empty(n, bool)
+            new_event[0] = True
+            new_event[1:] = t_ns[1:] != t_ns[:-1]
+        else:
+            new_event = np.empty(0, bool)
+        row_event = np.cumsum(new_event) - 1
+        last = np.flatnonzero(np.append(new_event[1:], True)) if n else np.empty(0, np.int64)
+        starts = np.flatnonzero(new_event)
+
+        def summed(col: str) -> np.ndarray:
+            v = acks[col].to_numpy().astype(np.int64)
+            return np.add.reduceat(v, starts) if n else np.empty(0, np.int64)
+
+        def at_last(col: str, fill: float | None = None) -> np.ndarray:
+            s = acks[col]
+            arr = s.to_numpy() if fill is None else s.fill_null(fill).to_numpy()
+            return arr[last]
+
+        rtt_rows = acks["rtt"].fill_null(np.nan).to_numpy()
+        # the last sample inside each event (used by the RTT filters: no sample is lost by merging)
+        idx = np.where(~np.isnan(rtt_rows), np.arange(n), -1)
+        latest = np.maximum.accumulate(idx) if n else idx
+        rtt_any = np.full(len(last), np.nan)
+        li = latest[last] if n else latest
+        ok = li >= starts if n else np.zeros(0, bool)
+        rtt_any[ok] = rtt_rows[li[ok]]
+        if segments is not None and len(segments):
+            seg_t = segments["t_rel"].to_numpy()
+            seg_len = segments["len"].to_numpy().astype(np.int64)
+        else:
+            seg_t = np.empty(0)
+            seg_len = np.empty(0, np.int64)
+        return FlowInputs(
+            t=at_last("t_rel").astype(np.float64),
+            t_abs=at_last("t").astype(np.float64),
+            d=summed("d"),
+            acked=summed("acked"),
+            dup=at_last("dup").astype(bool),
+            rtt=at_last("rtt", np.nan).astype(np.float64),
+            srtt=at_last("srtt", np.nan).astype(np.float64),
+            rttmin=at_last("rttmin", np.nan).astype(np.float64),
+            flight=at_last("flight").astype(np.int64),
+            tsval=at_last("tsval", -1).astype(np.int64),
+            rtt_any=rtt_any,
+            row_event=row_event.astype(np.int64),
+            mss=int(mss),
+            seg_t=seg_t.astype(np.float64),
+            seg_len=seg_len,
+        )
+
+    @staticmethod
+    def from_arrays(t: np.ndarray, d: np.ndarray, *, mss: int, srtt: np.ndarray | None = None,
+                    rttmin: np.ndarray | None = None, rtt: np.ndarray | None = None,
+                    flight: np.ndarray | None = None, tsval: np.ndarray | None = None,
+                    acked: np.ndarray | None = None) -> FlowInputs:
+        """Events given directly (tests, benchmarks): one event per element, times strictly increasing."""
+        n = len(t)
+        nan = np.full(n, np.nan)
+        rtt_a = nan if rtt is None else np.asarray(rtt, np.float64)
+        return FlowInputs(
+            t=np.asarray(t, np.float64), t_abs=np.asarray(t, np.float64), d=np.asarray(d, np.int64),
+            acked=np.asarray(d if acked is None else acked, np.int64), dup=np.zeros(n, bool),
+            rtt=rtt_a, srtt=nan.copy() if srtt is None else np.asarray(srtt, np.float64),
+            rttmin=nan.copy() if rttmin is None else np.asarray(rttmin, np.float64),
+            flight=np.zeros(n, np.int64) if flight is None else np.asarray(flight, np.int64),
+            tsval=np.full(n, -1, np.int64) if tsval is None else np.asarray(tsval, np.int64),
+            rtt_any=rtt_a, row_event=np.arange(n, dtype=np.int64), mss=mss,
+            seg_t=np.empty(0), seg_len=np.empty(0, np.int64),
+        )

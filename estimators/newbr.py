@@ -1,0 +1,156 @@
+"""NewBR — ERE = u·BE + (1 − u)·RE with queue-based loss discrimination (seed 003 §III).
+
+ESTIMATORS.md §3 "NewBR":
+
+- ``rtt_max_n = β·rtt_max_{n−1} + (1 − β)/2·(rtt_n + rtt_{n−1})`` over RTT samples (β = 19/21), seeded
+  with the first sample; ``d = rtt − rtt_min``, ``d_max = rtt_max − rtt_min``,
+  ``u = exp(−∂·d/d_max)`` (∂ = 10), ``u = 1`` when ``d_max ≤ 0``; rtt is the latest sample.
+- BE and RE on the receiver's clock when the ACKs carry TSval (immune to ACK compression on the
+  return path): TSval unwrapped and mapped to seconds by a least-squares fit of capture time on TSval;
+  an ACK without TSval holds the last one, a TSval that goes backwards counts as equal, ACKs with equal
+  TSval are one event. u comes from the capture-time RTT samples.
+- Loss: ``q = ERE·(rtt − rtt_min)/mss``; ``q < ξ`` (ξ = 3) → random loss, ``ssthresh = ERE·rtt_avg/mss``;
+  else ``ERE·rtt_min/mss``; floor 2; fast retransmit ``cwnd = ssthresh``, timeout ``cwnd = 1``.
+
+Decision (documented): ERE at an ACK uses the receiver-axis BE/RE of the latest *completed* TSval
+group (causal: a group's value exists from its last ACK on).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from estimators.base import FAST_RETRANSMIT, TAU, Decision, Estimator, LossContext, _at
+from estimators.be import be_kernel
+from estimators.inputs import FlowInputs
+from estimators.params import Param
+from estimators.rate import re_series
+from estimators.registry import register
+
+
+@njit(cache=True)
+def rtt_state(rtt: np.ndarray, rttmin: np.ndarray, beta: float, gamma: float) -> tuple[np.ndarray, np.ndarray,
+                                                                                      np.ndarray, np.ndarray]:
+    """Per event: u, the latest RTT sample, the running mean of samples, rtt_max."""
+    n = len(rtt)
+    u = np.ones(n)
+    latest = np.full(n, np.nan)
+    avg = np.full(n, np.nan)
+    rmax_out = np.full(n, np.nan)
+    have = False
+    rmax = 0.0
+    prev = 0.0
+    total = 0.0
+    count = 0
+    last = np.nan
+    for k in range(n):
+        r = rtt[k]
+        if not np.isnan(r):
+            if not have:
+                rmax = r
+                have = True
+            else:
+                rmax = beta * rmax + (1.0 - beta) * 0.5 * (r + prev)
+            prev = r
+            last = r
+            total += r
+            count += 1
+        if have:
+            latest[k] = last
+            avg[k] = total / count
+            rmax_out[k] = rmax
+            rmin = rttmin[k] if not np.isnan(rttmin[k]) else last
+            dmax = rmax - rmin
+            if dmax > 0.0:
+                u[k] = math.exp(-gamma * (last - rmin) / dmax)
+    return u, latest, avg, rmax_out
+
+
+def receiver_axis(inputs: FlowInputs) -> tuple[np.ndarray, np.ndarray] | None:
+    """(receiver-clock time of every ACK event in s, group id per event) or None without usable TSval."""
+    ts = inputs.tsval
+    has = ts >= 0
+    if has.sum() < 2:
+        return None
+    first = int(np.flatnonzero(has)[0])
+    holder = np.maximum.accumulate(np.where(has, np.arange(len(ts)), first))  # hold the last TSval
+    filled = ts[holder]
+    step = np.diff(filled)
+    step = (step + (1 << 31)) % (1 << 32) - (1 << 31)  # 32-bit unwrap
+    step = np.maximum(step, 0)  # going backwards counts as equal
+    unwrapped = np.concatenate(([0], np.cumsum(step))).astype(np.float64)
+    x = unwrapped[has]
+    y = inputs.t[has]
+    xm, ym = x.mean(), y.mean()
+    var = float(np.dot(x - xm, x - xm))
+    if var <= 0:
+        return None
+    slope = float(np.dot(x - xm, y - ym)) / var  # least squares of capture time on TSval
+    intercept = ym - slope * xm
+    if not slope > 0:
+        return None
+    axis = intercept + slope * unwrapped
+    group = np.concatenate(([0], np.cumsum(step > 0)))
+    return axis, group
+
+
+@register
+class NewBR(Estimator):
+    """NewBR: ERE = u·BE + (1−u)·RE, u from the queueing delay; loss type from the queue length."""
+
+    name = "newbr"
+    title = "NewBR"
+    citation = "Seed 003 §III (Wu, Jie, Ding: TCP NewBR)"
+    PARAMS = (
+        TAU,
+        Param("beta", float, 19 / 21, "rtt_max filter gain β", minimum=0.0, maximum=1.0, source="seed 003 §III"),
+        Param("gamma", float, 10.0, "u's exponent scale ∂", minimum=0.0, maximum=1000.0, source="seed 003 §III"),
+        Param("xi", float, 3.0, "queue threshold ξ (packets) separating random from congestion loss",
+              minimum=0.0, maximum=10000.0, source="seed 003 §III"),
+        Param("receiver_timestamps", bool, True, "compute BE and RE on the receiver's TSval clock when present",
+              source="seed 003 §III"),
+    )
+
+    def series(self, inputs: FlowInputs) -> np.ndarray:
+        tau = self.params["tau"]
+        u, _, _, _ = rtt_state(inputs.rtt_any, inputs.rttmin, self.params["beta"], self.params["gamma"])
+        axis = receiver_axis(inputs) if self.params["receiver_timestamps"] else None
+        if axis is None:
+            be = be_kernel(inputs.t, inputs.d, inputs.mss, tau, -1.0)
+            re = re_series(inputs.t, inputs.d, inputs.srtt, None, tau)
+        else:
+            rt, group = axis
+            starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+            ends = np.append(starts[1:] - 1, len(group) - 1)
+            g_t = rt[starts]
+            g_d = np.add.reduceat(inputs.d, starts)
+            g_srtt = inputs.srtt[ends]
+            g_be = be_kernel(g_t, g_d, inputs.mss, tau, -1.0)
+            g_re = re_series(g_t, g_d, g_srtt, None, tau)
+            # causal: an ACK sees the latest group that ended at or before it (its own if it is the last)
+            done = group - (np.arange(len(group)) != ends[group])
+            be = np.full(len(group), np.nan)
+            re = np.full(len(group), np.nan)
+            ok = done >= 0
+            be[ok] = g_be[done[ok]]
+            re[ok] = g_re[done[ok]]
+        ere = u * be + (1.0 - u) * re
+        return np.where(np.isnan(re), be, ere)
+
+    def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
+        e = _at(estimate, ctx.event)
+        if e is None:
+            return Decision(None, None, None)
+        _, latest, avg, _ = rtt_state(inputs.rtt_any[: ctx.event + 1], inputs.rttmin[: ctx.event + 1],
+                                      self.params["beta"], self.params["gamma"])
+        rtt, rtt_avg, rmin = latest[-1], avg[-1], ctx.rttmin
+        if math.isnan(rtt) or math.isnan(rmin):
+            return Decision(e, None, None)
+        q = e * (rtt - rmin) / ctx.mss
+        random_loss = q < self.params["xi"]
+        ss = max(e * (rtt_avg if random_loss else rmin) / ctx.mss, 2.0)
+        cwnd = ss if ctx.kind == FAST_RETRANSMIT else 1.0
+        return Decision(e, ss, cwnd, "random loss" if random_loss else "congestion loss")

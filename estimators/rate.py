@@ -1,0 +1,92 @@
+"""RE — rate estimation (Westwood with RE samples).
+
+Seed 000 §3.1.1 and Fig. 1(b); seed 003 §II; ESTIMATORS.md §3 "RE". Sample per ACK
+``r_k = Σ_{j: t_j > t_k − T} d_j / T`` with ``T = srtt_k`` (or a fixed T); while less than T has
+elapsed since the first ACK row the window is (t_first, t_k] and the divisor the elapsed time. Filtered
+by the Tustin low-pass. Known behaviour: accurate under congestion; under-estimates when random
+losses leave the link under-used.
+
+Decision (documented): before the first smoothed RTT exists (T = "srtt"), RE has no sample.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from estimators.base import TAU, Estimator
+from estimators.filters import tustin_step
+from estimators.inputs import FlowInputs
+from estimators.params import Param
+from estimators.registry import register
+
+
+@njit(cache=True)
+def re_samples(t: np.ndarray, d: np.ndarray, window: np.ndarray, fixed: float) -> np.ndarray:
+    """Raw RE samples r_k (NaN where T is unknown). ``fixed`` > 0 replaces the per-event ``window``."""
+    n = len(t)
+    out = np.full(n, np.nan)
+    lo = 1
+    total = 0  # Σ d over events lo..k (integers: exact however long the flow)
+    for k in range(1, n):
+        total += d[k]
+        T = fixed if fixed > 0.0 else window[k]
+        if not (T > 0.0):
+            continue
+        start = t[k] - T
+        while lo <= k and t[lo] <= start:
+            total -= d[lo]
+            lo += 1
+        while lo > 1 and t[lo - 1] > start:
+            lo -= 1
+            total += d[lo]
+        elapsed = t[k] - t[0]
+        out[k] = total / (T if elapsed >= T else elapsed)
+    return out
+
+
+@njit(cache=True)
+def filtered(t: np.ndarray, samples: np.ndarray, tau: float) -> np.ndarray:
+    """Tustin-filter a sample series with gaps (NaN); the first sample seeds the filter."""
+    n = len(t)
+    out = np.full(n, np.nan)
+    have = False
+    est = 0.0
+    prev = 0.0
+    last_t = 0.0
+    for k in range(n):
+        s = samples[k]
+        if np.isnan(s):
+            if have:
+                out[k] = est
+            continue
+        if not have:
+            est = s
+            have = True
+        else:
+            est = tustin_step(est, prev, t[k] - last_t, s, tau)
+        prev = s
+        last_t = t[k]
+        out[k] = est
+    return out
+
+
+def re_series(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, window_s: float | None, tau: float) -> np.ndarray:
+    return filtered(t, re_samples(t, d, srtt, -1.0 if window_s is None else window_s), tau)
+
+
+@register
+class RE(Estimator):
+    """Rate estimation: bytes acknowledged over the last T (= srtt) through a Tustin low-pass."""
+
+    name = "re"
+    title = "RE (Westwood rate estimation)"
+    citation = "Seed 000 §3.1.1, Fig. 1(b); seed 003 §II"
+    PARAMS = (
+        TAU,
+        Param("window", float, None, "fixed sample window T in seconds; null = the flow's smoothed RTT",
+              unit="s", minimum=0.0, exclusive_minimum=True, nullable=True, source="seed 003 §II"),
+    )
+
+    def series(self, inputs: FlowInputs) -> np.ndarray:
+        return re_series(inputs.t, inputs.d, inputs.srtt, self.params["window"], self.params["tau"])

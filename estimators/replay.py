@@ -1,0 +1,207 @@
+"""Replay: one flow's ACK stream through every estimator — series, decisions at every loss event,
+references and scores (ESTIMATORS.md §1, §4, §5) — and a whole capture's flows with its aggregates.
+
+Pure: it takes ingest results and returns Polars tables and dicts. Every result records the
+estimator name, its parameters and the package version.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from estimators import __version__
+from estimators.base import TIMEOUT, Estimator, LossContext
+from estimators.inputs import FlowInputs
+from estimators.newreno import newreno_ssthresh_segments
+from estimators.references import achieved_rate, truth_rate
+from estimators.scores import aggregate, decision_scores, jain, series_scores
+from estimators.truth import Truth
+
+REFERENCE_WINDOW = 1.0  # W, s (ESTIMATORS.md §4)
+
+
+@dataclass
+class FlowReplay:
+    """Everything replay produced for one flow."""
+
+    flow_id: int
+    vantage: str
+    series: pl.DataFrame  # t, t_rel, achieved_bps, [truth_bps], <estimator>_bps
+    decisions: pl.DataFrame  # one row per (loss event, estimator)
+    scores: dict[str, dict[str, Any]]  # estimator → score name → value
+    window: tuple[float, float]  # score window, s since the flow's first packet
+
+
+@dataclass
+class CaptureReplay:
+    flows: list[FlowReplay]
+    skipped: dict[int, str]  # flow id → why it was not replayed
+    scores: dict[str, Any]  # estimator → aggregated scores; "fairness" → Jain's indices
+    estimators: list[dict[str, Any]] = field(default_factory=list)  # name, parameters, version
+
+
+def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
+    return [{"name": e.name, "parameters": dict(e.params), "version": __version__} for e in estimators]
+
+
+def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame, segments: pl.DataFrame, episodes: pl.DataFrame,
+                mss: int, estimators: Sequence[Estimator], *, truth: np.ndarray | Callable[[np.ndarray], np.ndarray]
+                | None = None) -> FlowReplay:
+    """Replay one flow. ``truth`` (bytes/s at each event, or a function of absolute event times) is
+    optional."""
+    inp = FlowInputs.from_frames(acks, segments, mss)
+    t = inp.t
+    achieved = achieved_rate(t, inp.acked, REFERENCE_WINDOW)
+    truth_arr = truth(inp.t_abs) if callable(truth) else truth
+    series = {e.name: e.series(inp) for e in estimators}
+    # score window: one smoothed RTT after the first data segment, to the last ACK
+    first_data = float(segments["t_rel"][0]) if len(segments) else (float(t[0]) if len(t) else 0.0)
+    srtt_known = inp.srtt[~np.isnan(inp.srtt)]
+    start = first_data + (float(srtt_known[0]) if len(srtt_known) else 0.0)
+    end = float(t[-1]) if len(t) else start
+    decisions = _decisions(inp, episodes, estimators, series, achieved, truth_arr)
+    scores: dict[str, dict[str, Any]] = {}
+    for e in estimators:
+        s = series_scores(t, series[e.name], achieved, start, end, truth_arr)
+        rows = decisions.filter(pl.col("estimator") == e.name) if len(decisions) else decisions
+        s.update(_decision_scores(rows, truth_arr is not None))
+        s["parameters"] = dict(e.params)
+        scores[e.name] = s
+    frame: dict[str, Any] = {"t": inp.t_abs, "t_rel": t, "achieved_bps": achieved * 8}
+    if truth_arr is not None:
+        frame["truth_bps"] = truth_arr * 8
+    for e in estimators:
+        frame[f"{e.name}_bps"] = series[e.name] * 8
+    table = pl.DataFrame(frame).with_columns(pl.exclude("t", "t_rel").fill_nan(None))
+    return FlowReplay(flow_id, vantage, table, decisions, scores, (start, end))
+
+
+def _decision_scores(rows: pl.DataFrame, with_truth: bool) -> dict[str, Any]:
+    if len(rows) == 0:
+        out = decision_scores([], [], [])
+        if with_truth:
+            out.update(decision_scores([], [], [], "_truth"))
+        return out
+    ss = rows["ssthresh_segments"].to_list()
+
+    def ratios(ideal_col: str) -> tuple[list[float | None], list[float | None], list[bool | None]]:
+        ideal = rows[ideal_col].to_list()
+        nr = rows["newreno_ssthresh_segments"].to_list()
+        r, n, c = [], [], []
+        for s_, i_, nr_ in zip(ss, ideal, nr, strict=True):
+            ok = s_ is not None and i_ is not None and i_ > 0
+            r.append(s_ / i_ if ok else None)
+            n.append(nr_ / i_ if i_ is not None and i_ > 0 else None)
+            c.append(abs(s_ - i_) < abs(nr_ - i_) if ok else None)
+        return r, n, c
+
+    out = decision_scores(*ratios("ideal_segments"))
+    if with_truth:
+        out.update(decision_scores(*ratios("ideal_truth_segments"), "_truth"))
+    return out
+
+
+def _decisions(inp: FlowInputs, episodes: pl.DataFrame, estimators: Sequence[Estimator],
+               series: dict[str, np.ndarray], achieved: np.ndarray, truth: np.ndarray | None) -> pl.DataFrame:
+    rows: list[dict[str, Any]] = []
+    mss = inp.mss
+    t_first_abs = float(inp.t_abs[0] - inp.t[0]) if len(inp.t) else 0.0
+    last_timeout: float | None = None
+    for i, ep in enumerate(episodes.iter_rows(named=True)):
+        row = int(ep["decision_ack_row"])
+        event = int(inp.row_event[row]) if 0 <= row < len(inp.row_event) else -1
+        start = float(ep["start_t"]) - t_first_abs
+        end = None if ep["end_t"] is None else float(ep["end_t"]) - t_first_abs
+        flight = int(inp.flight[event]) if event >= 0 else 0
+        rttmin = float(inp.rttmin[event]) if event >= 0 else math.nan
+        srtt = float(inp.srtt[event]) if event >= 0 else math.nan
+        ctx = LossContext(str(ep["kind"]), event, start, end, flight, rttmin, mss, i, last_timeout)
+        ref = float(achieved[event]) if event >= 0 else math.nan
+        ideal = ref * rttmin if math.isfinite(ref * rttmin) else None
+        tru = float(truth[event]) if truth is not None and event >= 0 else None
+        ideal_truth = tru * rttmin if tru is not None and math.isfinite(tru * rttmin) else None
+        after, lowest = _real_sender(inp, start, end, srtt)
+        nr = newreno_ssthresh_segments(flight, mss) if event >= 0 else None
+        for e in estimators:
+            dec = e.decide(inp, series[e.name], ctx)
+            rows.append({
+                "episode": i, "kind": ctx.kind, "t": start + t_first_abs, "t_rel": start, "estimator": e.name,
+                "estimate_bps": None if dec.estimate is None else dec.estimate * 8,
+                "rttmin_s": None if math.isnan(rttmin) else rttmin,
+                "ssthresh_segments": dec.ssthresh_segments,
+                "ssthresh_bytes": None if dec.ssthresh_segments is None else dec.ssthresh_segments * mss,
+                "cwnd_segments": dec.cwnd_segments, "cwnd_applied_t_rel": dec.cwnd_applied_t, "note": dec.note,
+                "newreno_ssthresh_segments": nr,
+                "ideal_bytes": ideal, "ideal_segments": None if ideal is None else ideal / mss,
+                "ideal_truth_bytes": ideal_truth,
+                "ideal_truth_segments": None if ideal_truth is None else ideal_truth / mss,
+                "flight_before_bytes": flight, "flight_after_srtt_bytes": after,
+                "lowest_flight_in_recovery_bytes": lowest,
+            })
+        if ctx.kind == TIMEOUT:
+            last_timeout = start
+    schema = {"episode": pl.Int64, "kind": pl.String, "t": pl.Float64, "t_rel": pl.Float64, "estimator": pl.String,
+              "estimate_bps": pl.Float64, "rttmin_s": pl.Float64, "ssthresh_segments": pl.Float64,
+              "ssthresh_bytes": pl.Float64, "cwnd_segments": pl.Float64, "cwnd_applied_t_rel": pl.Float64,
+              "note": pl.String, "newreno_ssthresh_segments": pl.Float64, "ideal_bytes": pl.Float64,
+              "ideal_segments": pl.Float64, "ideal_truth_bytes": pl.Float64, "ideal_truth_segments": pl.Float64,
+              "flight_before_bytes": pl.Int64, "flight_after_srtt_bytes": pl.Int64,
+              "lowest_flight_in_recovery_bytes": pl.Int64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _real_sender(inp: FlowInputs, start: float, end: float | None, srtt: float) -> tuple[int | None, int | None]:
+    """The real sender's flight one smoothed RTT after the event, and its lowest flight in recovery."""
+    after = None
+    if math.isfinite(srtt):
+        k = int(np.searchsorted(inp.t, start + srtt, side="right")) - 1
+        after = int(inp.flight[k]) if k >= 0 else None
+    stop = end if end is not None else (float(inp.t[-1]) if len(inp.t) else start)
+    inside = (inp.t >= start) & (inp.t <= stop)
+    lowest = int(inp.flight[inside].min()) if inside.any() else None
+    return after, lowest
+
+
+def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
+                   allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None) -> CaptureReplay:
+    """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``)."""
+    min_bytes = truth.min_flow_bytes if truth is not None else 65536
+    bulk = [s for s in cap.flows if s.bytes >= min_bytes]
+    deliveries = []
+    for s in bulk:
+        a = cap.acks.filter((pl.col("flow_id") == s.flow_id) & (pl.col("acked") > 0))
+        deliveries.append(a["t"].to_numpy())
+    flows: list[FlowReplay] = []
+    skipped: dict[int, str] = {}
+    todo = [s for s in cap.flows]
+    for n, s in enumerate(todo):
+        if progress is not None:
+            progress(n, len(todo))
+        if s.vantage != "sender" and not allow_vantage:
+            skipped[s.flow_id] = f"vantage {s.vantage} (replay needs the sender's view; --allow-vantage)"
+            continue
+        data = cap.flow(s.flow_id)
+        if len(data.acks) < 2:
+            skipped[s.flow_id] = "fewer than two ACKs"
+            continue
+        fn = None
+        if truth is not None:
+            def fn(at: np.ndarray, fid: int = s.flow_id) -> np.ndarray:
+                return truth_rate(truth, fid, at, deliveries, REFERENCE_WINDOW)
+        flows.append(replay_flow(s.flow_id, s.vantage, data.acks, data.segments, data.episodes, s.mss, estimators,
+                                 truth=fn))
+    if progress is not None:
+        progress(len(todo), len(todo))
+    scores: dict[str, Any] = {e.name: aggregate([f.scores[e.name] for f in flows]) for e in estimators}
+    bulk_ids = {s.flow_id for s in bulk}
+    fairness: dict[str, float | None] = {"goodput": jain(s.goodput_bps for s in bulk)}
+    for e in estimators:
+        fairness[e.name] = jain(f.scores[e.name]["mean_bps"] for f in flows if f.flow_id in bulk_ids)
+    scores["fairness"] = fairness
+    return CaptureReplay(flows, skipped, scores, describe(estimators))

@@ -1,0 +1,103 @@
+"""TIBET — time-interval based bandwidth estimation (seed 001 §2; ESTIMATORS.md §3 "TIBET").
+
+Two low-pass filters, one of the bytes and one of the intervals: ``L̄ = a·L̄ + (1 − a)·L_k``,
+``Ī = a·Ī + (1 − a)·I_k``, ``Bwe = L̄/Ī``; both start at 0 (their ratio is then an exponentially
+weighted Σd/ΣΔt, unbiased from the first sample). a = 0.99 is assumed (the paper names "the pole of
+the two low-pass filters" without a value).
+
+``tibet`` runs on ACKs (L = d_k, I = Δt_k). ``tibet_tx`` runs on the sender's transmitted data
+segments (payload length, inter-departure time, retransmissions included, equal send times merged) —
+immune to ACK compression — and is evaluated at the ACK events (its latest value at each).
+
+Coarse-clock RTTmin rule (off by default, seed 001 §2): every ``ncong`` congestion events RTTmin is
+multiplied by β while it is below the clock granularity.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from estimators.base import Decision, Estimator, LossContext
+from estimators.inputs import FlowInputs
+from estimators.params import Param
+from estimators.registry import register
+
+
+@njit(cache=True)
+def tibet_kernel(t: np.ndarray, length: np.ndarray, a: float) -> np.ndarray:
+    n = len(t)
+    out = np.full(n, np.nan)
+    lbar = 0.0
+    ibar = 0.0
+    for k in range(1, n):
+        lbar = a * lbar + (1.0 - a) * length[k]
+        ibar = a * ibar + (1.0 - a) * (t[k] - t[k - 1])
+        out[k] = lbar / ibar
+    return out
+
+
+def merge_equal_times(t: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One event per distinct send time, lengths summed (§1.1 applied to transmissions)."""
+    if len(t) == 0:
+        return t, length
+    new = np.empty(len(t), bool)
+    new[0] = True
+    new[1:] = t[1:] != t[:-1]
+    starts = np.flatnonzero(new)
+    return t[starts], np.add.reduceat(length, starts)
+
+
+class _Tibet(Estimator):
+    PARAMS = (
+        Param("a", float, 0.99, "pole of the two low-pass filters (assumed: the paper gives no value)",
+              minimum=0.0, maximum=1.0, exclusive_minimum=True, source="assumed (ESTIMATORS.md)"),
+        Param("coarse_clock", bool, False, "apply the coarse-clock RTTmin rule", source="seed 001 §2"),
+        Param("ncong", int, 5, "congestion events between RTTmin reductions", minimum=1, maximum=1000,
+              source="seed 001 §2"),
+        Param("coarse_beta", float, 0.5, "RTTmin reduction factor β", minimum=0.0, maximum=1.0,
+              exclusive_minimum=True, source="seed 001 §2"),
+        Param("clock_granularity", float, 0.01, "clock granularity below which RTTmin is reduced", unit="s",
+              minimum=0.0, exclusive_minimum=True, maximum=1.0, source="seed 001 §2"),
+    )
+
+    def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
+        if self.params["coarse_clock"] and not math.isnan(ctx.rttmin) and \
+                ctx.rttmin < self.params["clock_granularity"]:
+            steps = (ctx.episode + 1) // self.params["ncong"]
+            ctx = LossContext(ctx.kind, ctx.event, ctx.start_t, ctx.end_t, ctx.flight,
+                              ctx.rttmin * self.params["coarse_beta"] ** steps, ctx.mss, ctx.episode,
+                              ctx.last_timeout_t)
+        return super().decide(inputs, estimate, ctx)
+
+
+@register
+class Tibet(_Tibet):
+    """TIBET on ACKs: low-pass of bytes over low-pass of intervals (seed 001 §2)."""
+
+    name = "tibet"
+    title = "TIBET (ACK-based)"
+    citation = "Seed 001 §2 (Capone, Fratta, Martignon: TIBET)"
+
+    def series(self, inputs: FlowInputs) -> np.ndarray:
+        return tibet_kernel(inputs.t, inputs.d.astype(np.float64), self.params["a"])
+
+
+@register
+class TibetTx(_Tibet):
+    """TIBET on the sender's transmitted segments, evaluated at the ACKs (seed 001 §2, send-based)."""
+
+    name = "tibet_tx"
+    title = "TIBET (send-based)"
+    citation = "Seed 001 §2, send-based variant"
+
+    def series(self, inputs: FlowInputs) -> np.ndarray:
+        st, sl = merge_equal_times(inputs.seg_t, inputs.seg_len)
+        tx = tibet_kernel(st, sl.astype(np.float64), self.params["a"])
+        idx = np.searchsorted(st, inputs.t, side="right") - 1  # latest transmission at or before each ACK
+        out = np.full(len(inputs.t), np.nan)
+        ok = idx >= 0
+        out[ok] = tx[idx[ok]]
+        return out

@@ -1,0 +1,98 @@
+"""Westwood+ as Linux implements it (``net/ipv4/tcp_westwood.c``), for comparison with deployed stacks.
+
+ESTIMATORS.md §3 "Westwood+"; Grieco & Mascolo 2004 (cited in seed 002). Tumbling windows in Linux's
+order: on each ACK, if ``t − window_start > max(rtt_latest, 50 ms)`` close the window — sample
+``bk/Δ``, two cascaded EWMAs with a = 7/8 (``bw_ns_est`` then ``bw_est``; the first sample seeds
+both — as in Linux, any sample while both are still 0 seeds them, so an empty first window does not
+pin the estimate at 0) — then add the ACK's ``d`` to ``bk``. No window closes before the first RTT sample.
+Loss: ``ssthresh = max(bw_est·RTTmin/mss, 2)`` with Linux's own RTTmin (reset to the next sample after
+a timeout); Linux sets ``cwnd = ssthresh`` when recovery ends. ``floor_half`` never lets ssthresh go
+below NewReno's flight/2 (the fix proposed in seed 002 §IV).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from estimators.base import FAST_RETRANSMIT, Decision, Estimator, LossContext, _at
+from estimators.inputs import FlowInputs
+from estimators.params import Param
+from estimators.registry import register
+
+
+@njit(cache=True)
+def westwood_kernel(t: np.ndarray, d: np.ndarray, rtt: np.ndarray, min_window: float, gain: float) -> np.ndarray:
+    n = len(t)
+    out = np.full(n, np.nan)
+    if n == 0:
+        return out
+    start = t[0]
+    bk = 0
+    rtt_latest = np.nan
+    have = False
+    bw_ns = 0.0
+    bw = 0.0
+    for k in range(1, n):
+        if not np.isnan(rtt[k]):
+            rtt_latest = rtt[k]
+        delta = t[k] - start
+        if not np.isnan(rtt_latest) and delta > max(rtt_latest, min_window):
+            sample = bk / delta
+            if bw_ns == 0.0 and bw == 0.0:  # Linux: an empty filter (both 0) is seeded by the sample
+                bw_ns = sample
+                bw = sample
+                have = True
+            else:
+                bw_ns = gain * bw_ns + (1.0 - gain) * sample
+                bw = gain * bw + (1.0 - gain) * bw_ns
+            bk = 0
+            start = t[k]
+        bk += d[k]
+        if have:
+            out[k] = bw
+    return out
+
+
+@register
+class WestwoodPlus(Estimator):
+    """Linux Westwood+: per-RTT tumbling windows, two cascaded 7/8 EWMAs (tcp_westwood.c)."""
+
+    name = "westwood_plus"
+    title = "Westwood+ (Linux)"
+    citation = "Linux net/ipv4/tcp_westwood.c; Grieco & Mascolo, CCR 2004; seed 002 §IV (floor_half)"
+    PARAMS = (
+        Param("min_window", float, 0.05, "shortest sampling window (TCP_WESTWOOD_RTT_MIN = HZ/20)", unit="s",
+              minimum=0.0, maximum=10.0, source="tcp_westwood.c"),
+        Param("gain", float, 0.875, "EWMA weight of the previous value (7/8 in Linux)", minimum=0.0,
+              maximum=1.0, exclusive_minimum=True, source="tcp_westwood.c westwood_do_filter"),
+        Param("floor_half", bool, False, "never set ssthresh below NewReno's flight/2", source="seed 002 §IV"),
+    )
+
+    def series(self, inputs: FlowInputs) -> np.ndarray:
+        return westwood_kernel(inputs.t, inputs.d, inputs.rtt_any, self.params["min_window"], self.params["gain"])
+
+    def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
+        e = _at(estimate, ctx.event)
+        rttmin = linux_rttmin(inputs, ctx)
+        if e is None or math.isnan(rttmin):
+            return Decision(e, None, None)
+        ss = max(e * rttmin / ctx.mss, 2.0)
+        if self.params["floor_half"]:
+            ss = max(ss, ctx.flight / 2 / ctx.mss)
+        if ctx.kind == FAST_RETRANSMIT:
+            return Decision(e, ss, ss, "cwnd = ssthresh when recovery ends", ctx.end_t)
+        return Decision(e, ss, 1.0)
+
+
+def linux_rttmin(inputs: FlowInputs, ctx: LossContext) -> float:
+    """Linux's w->rtt_min at the decision: min of RTT samples since the last timeout's reset."""
+    if ctx.event < 0:
+        return math.nan
+    samples = inputs.rtt_any[: ctx.event + 1]
+    if ctx.last_timeout_t is not None:  # CA_EVENT_LOSS: reset_rtt_min, the next sample restarts it
+        samples = samples[inputs.t[: ctx.event + 1] > ctx.last_timeout_t]
+    ok = samples[~np.isnan(samples)]
+    return float(ok.min()) if len(ok) else math.nan

@@ -1,0 +1,137 @@
+"""``ackreplay score``: table, JSON, CSV, the --out files, ground truth, and clean errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from tests.conftest import ROOT, SHARED
+
+SAMPLE = ROOT / "samples" / "sample.pcap"
+S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
+SCORE_KEYS = {"mean_bps", "median_bps", "mean_signed_rel_error", "mean_abs_rel_error", "nrmse", "over_share",
+              "under_share", "cov", "convergence_s", "decisions", "ssthresh_over_ideal_mean",
+              "ssthresh_over_ideal_median", "newreno_over_ideal_median", "closer_than_newreno_share", "parameters"}
+TRUTH_KEYS = {"mean_signed_rel_error_truth", "mean_abs_rel_error_truth", "nrmse_truth", "over_share_truth",
+              "under_share_truth", "convergence_s_truth", "ssthresh_over_ideal_median_truth"}
+runner = CliRunner()
+
+
+def run(*args: str):
+    result = runner.invoke(app, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_table_marks_the_best_per_column():
+    code, out, _ = run("score", SAMPLE)
+    assert code == 0
+    assert "flow 2: 10.201.1.1:40001 -> 10.201.2.1:5201" in out
+    for name in ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "newreno"):
+        assert re.search(rf"^{name}\s", out, re.M)
+    assert "*" in out and "bias(truth)" in out  # the sample's metadata sidecar gives the truth
+
+
+def test_json_has_every_score_of_section_5():
+    code, out, _ = run("score", S09, "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    (cap,) = doc["captures"]
+    assert cap["file"].endswith(S09.name) and cap["truth"]["bottleneck_bps"] == 10_000_000
+    flows = {f["flow_id"]: f for f in cap["flows"]}
+    bulk = [f for f in flows.values() if f["replayed"] and f["bytes"] > 65536]
+    assert len(bulk) == 2
+    for f in bulk:
+        for key in ("flow_id", "sender", "receiver", "packets", "acks", "dupacks", "retransmissions",
+                    "loss_events", "goodput_bps", "rttmin_s", "mss", "vantage"):
+            assert key in f
+        assert set(f["scores"]) == {e["name"] for e in doc["estimators"]}
+        for s in f["scores"].values():
+            assert set(s) >= SCORE_KEYS | TRUTH_KEYS
+        assert f["scores"]["be"]["decisions"] == f["loss_events"]
+    assert cap["scores"]["fairness"]["goodput"] == pytest.approx(0.959, abs=0.01)
+    assert cap["scores"]["re"]["flows"] == sum(f["replayed"] for f in flows.values())
+    receiver_side = [f for f in flows.values() if not f["replayed"]]
+    assert receiver_side and all("vantage" in f["skipped_reason"] for f in receiver_side)
+
+
+def test_selection_and_parameters_are_recorded():
+    code, out, _ = run("score", SAMPLE, "-e", "be,abse", "-p", "be.tau=0.5", "-p", "abse.N=12", "-f", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["estimators"][0] == {"name": "be", "parameters": {"tau": 0.5, "max_segments_per_ack": None},
+                                    "version": doc["ackreplay_version"]}
+    flow = next(f for f in doc["captures"][0]["flows"] if f["flow_id"] == 2)
+    assert set(flow["scores"]) == {"be", "abse"} and flow["scores"]["abse"]["parameters"]["N"] == 12.0
+
+
+def test_truth_on_the_command_line_overrides_the_sidecar():
+    code, out, _ = run("score", SAMPLE, "-e", "re", "--truth", "fair_share=5Mbit", "-f", "json")
+    assert code == 0
+    cap = json.loads(out)["captures"][0]
+    assert cap["truth"]["fair_share_bps"] == 5e6 and cap["truth_source"] == "command line"
+
+
+def test_csv_has_a_row_per_flow_and_estimator():
+    code, out, _ = run("score", SAMPLE, "-e", "be,re", "-f", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    replayed = {r["flow_id"] for r in rows}
+    assert len(rows) == 2 * len(replayed) and {"be", "re"} == {r["estimator"] for r in rows}
+    assert json.loads(rows[0]["parameters"])["tau"] == 1.0
+
+
+def test_out_directory_holds_series_decisions_scores_and_an_offline_report(tmp_path):
+    code, _, err = run("score", SAMPLE, "--out", tmp_path / "out")
+    assert code == 0 and "report.html" in err
+    base = tmp_path / "out"
+    series = pl.read_parquet(base / SAMPLE.name / "series.parquet")
+    assert {"t", "t_rel", "achieved_bps", "truth_bps", "be_bps", "newbr_bps", "flow_id"} <= set(series.columns)
+    decisions = pl.read_parquet(base / SAMPLE.name / "decisions.parquet")
+    assert decisions.filter(pl.col("flow_id") == 2)["episode"].n_unique() == 39
+    assert json.loads((base / "scores.json").read_text())["captures"]
+    assert (base / "scores.csv").read_text().startswith("file,flow_id")
+    report = (base / "report.html").read_text()
+    assert "Plotly" in report and "estimates over time" in report
+    assert not re.search(r"<script[^>]+src=", report)  # nothing to fetch: opens offline
+
+
+def test_sidecar_yaml_truth(tmp_path):
+    cap = tmp_path / "x.pcap"
+    shutil.copy(SAMPLE, cap)
+    (tmp_path / "x.pcap.truth.yaml").write_text("bottleneck: 8Mbit\nshared_by: each\n")
+    code, out, _ = run("score", cap, "-e", "re", "-f", "json")
+    assert code == 0
+    doc = json.loads(out)["captures"][0]
+    assert doc["truth"]["bottleneck_bps"] == 8e6 and doc["truth_source"].endswith("x.pcap.truth.yaml")
+
+
+@pytest.mark.parametrize("args,code,error", [
+    (["-e", "cubic"], 2, "unknown_estimator"),
+    (["-p", "be.tau=-1"], 2, "parameter_out_of_range"),
+    (["-p", "be.speed=3"], 2, "unknown_parameter"),
+    (["-p", "tau=3"], 2, "invalid_parameter"),
+    (["--truth", "bottleneck=fast"], 2, "invalid_truth"),
+    (["-f", "xml"], 2, "bad_format"),
+])
+def test_bad_options_are_named(args, code, error):
+    c, out, err = run("score", SAMPLE, *args)
+    assert c == code and f"error [{error}]" in err and out == ""
+
+
+def test_bad_capture_exits_3_without_traceback(tmp_path):
+    bad = tmp_path / "bad.pcap"
+    bad.write_bytes(b"not a capture at all")
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "score", str(bad)], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert proc.returncode == 3 and "error [unknown_format]" in proc.stderr
+    assert "Traceback" not in proc.stderr
