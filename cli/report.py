@@ -18,6 +18,7 @@ from cli.score_table import score_table
 from core.scoring import ScoredCapture
 
 MAX_POINTS = 3000
+LEGEND = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"}
 
 
 def _thin(frame: pl.DataFrame) -> pl.DataFrame:
@@ -46,7 +47,7 @@ def flow_figures(sc: ScoredCapture, flow_id: int) -> tuple[go.Figure, go.Figure]
                                                   "width": 1, "dash": "dot"})
     fig.update_layout(title=f"flow {flow_id}: estimates over time (loss events: orange = fast retransmit, "
                       "red = timeout)", xaxis_title="time since the flow's first packet (s)",
-                      yaxis_title="Mbit/s", height=460, legend={"orientation": "h"})
+                      yaxis_title="Mbit/s", height=480, legend=LEGEND, margin={"t": 110})
     dec = go.Figure()
     if eps is not None:
         ideal_col = "ideal_truth_segments" if sc.truth is not None else "ideal_segments"
@@ -61,8 +62,8 @@ def flow_figures(sc: ScoredCapture, flow_id: int) -> tuple[go.Figure, go.Figure]
             dec.add_scatter(x=rows["t_rel"].to_list(), y=rows["ssthresh_segments"].to_list(), name=name,
                             mode="markers")
     dec.update_layout(title=f"flow {flow_id}: ssthresh each estimator would set at each loss event",
-                      xaxis_title="time (s)", yaxis_title="ssthresh (segments)", height=380,
-                      legend={"orientation": "h"})
+                      xaxis_title="time since the flow's first packet (s)", yaxis_title="ssthresh (segments)",
+                      height=400, legend=LEGEND, margin={"t": 110})
     return fig, dec
 
 
@@ -79,14 +80,23 @@ def render(scored: Sequence[ScoredCapture]) -> str:
         if sc.truth is not None:
             parts.append(f"<p>Ground truth ({html.escape(sc.truth_source or '')}): "
                          f"{html.escape(str(sc.truth.to_dict()))}</p>")
+        min_bytes = sc.truth.min_flow_bytes if sc.truth is not None else 65536
+        small = []
         for fr in sc.replay.flows:
             summary = next(s for s in sc.ingest.flows if s.flow_id == fr.flow_id)
+            if summary.bytes < min_bytes:
+                small.append(str(fr.flow_id))
+                continue
             parts.append(f"<h3>flow {fr.flow_id}: {html.escape(summary.sender)} → {html.escape(summary.receiver)}, "
                          f"{summary.goodput_bps / 1e6:.3f} Mbit/s, {summary.loss_events} loss events</h3>")
             fig, dec = flow_figures(sc, fr.flow_id)
             parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
-            parts.append(dec.to_html(full_html=False, include_plotlyjs=False))
+            if len(fr.decisions):
+                parts.append(dec.to_html(full_html=False, include_plotlyjs=False))
             parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None))}</pre>")
+        if small:
+            parts.append(f"<p>Flows under {min_bytes} bytes (replayed; scores in scores.json/csv): "
+                         f"{', '.join(small)}</p>")
         if sc.replay.skipped:
             items = "".join(f"<li>flow {k}: {html.escape(v)}</li>" for k, v in sc.replay.skipped.items())
             parts.append(f"<p>Not replayed:</p><ul>{items}</ul>")
