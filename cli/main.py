@@ -6,6 +6,7 @@ import typer
 
 from cli.ingest_cmds import acks, flows
 from cli.score_cmd import score
+from cli.service_cmds import migrate, serve, token_app, worker
 
 app = typer.Typer(
     name="ackreplay",
@@ -17,6 +18,10 @@ app = typer.Typer(
 app.command()(score)
 app.command()(flows)
 app.command()(acks)
+app.command()(serve)
+app.command()(worker)
+app.command()(migrate)
+app.add_typer(token_app, name="token")
 
 
 if __name__ == "__main__":

@@ -168,40 +168,69 @@ def _real_sender(inp: FlowInputs, start: float, end: float | None, srtt: float) 
     return after, lowest
 
 
+def plan(summaries: Sequence[Any], *, allow_vantage: bool = False) -> tuple[list[int], dict[int, str]]:
+    """Which flows are replayed (§1.0), and why the others are not. ``summaries``: ingest FlowSummary-likes."""
+    todo: list[int] = []
+    skipped: dict[int, str] = {}
+    for s in summaries:
+        if s.vantage != "sender" and not allow_vantage:
+            skipped[s.flow_id] = f"vantage {s.vantage} (replay needs the sender's view; --allow-vantage)"
+        elif s.acks < 2:
+            skipped[s.flow_id] = "fewer than two ACKs"
+        else:
+            todo.append(s.flow_id)
+    return todo, skipped
+
+
+def bulk_flow_ids(summaries: Sequence[Any], truth: Truth | None) -> list[int]:
+    """Flows that carry at least ``min_flow_bytes`` (§4: the competitors for a fair share)."""
+    min_bytes = truth.min_flow_bytes if truth is not None else 65536
+    return [s.flow_id for s in summaries if s.bytes >= min_bytes]
+
+
+def truth_function(truth: Truth | None, flow_id: int, deliveries: list[np.ndarray]
+                   ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The true share of one flow as a function of absolute time; ``deliveries``: for each bulk flow, the
+    times of its ACKs that delivered data (sorted)."""
+    if truth is None:
+        return None
+
+    def fn(at: np.ndarray) -> np.ndarray:
+        return truth_rate(truth, flow_id, at, deliveries, REFERENCE_WINDOW)
+
+    return fn
+
+
+def capture_scores(flow_scores: Sequence[tuple[int, dict[str, dict[str, Any]]]], summaries: Sequence[Any],
+                   estimator_names: Sequence[str], truth: Truth | None) -> dict[str, Any]:
+    """Per capture: every score averaged over the replayed flows (in flow order) and Jain's fairness."""
+    scores: dict[str, Any] = {n: aggregate([fs[n] for _, fs in flow_scores]) for n in estimator_names}
+    bulk = set(bulk_flow_ids(summaries, truth))
+    fairness: dict[str, float | None] = {"goodput": jain(s.goodput_bps for s in summaries if s.flow_id in bulk)}
+    for n in estimator_names:
+        fairness[n] = jain(fs[n]["mean_bps"] for fid, fs in flow_scores if fid in bulk)
+    scores["fairness"] = fairness
+    return scores
+
+
 def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                    allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None) -> CaptureReplay:
     """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``)."""
-    min_bytes = truth.min_flow_bytes if truth is not None else 65536
-    bulk = [s for s in cap.flows if s.bytes >= min_bytes]
-    deliveries = []
-    for s in bulk:
-        a = cap.acks.filter((pl.col("flow_id") == s.flow_id) & (pl.col("acked") > 0))
-        deliveries.append(a["t"].to_numpy())
+    deliveries = [
+        cap.acks.filter((pl.col("flow_id") == fid) & (pl.col("acked") > 0))["t"].to_numpy()
+        for fid in bulk_flow_ids(cap.flows, truth)
+    ]
+    todo, skipped = plan(cap.flows, allow_vantage=allow_vantage)
+    by_id = {s.flow_id: s for s in cap.flows}
     flows: list[FlowReplay] = []
-    skipped: dict[int, str] = {}
-    todo = [s for s in cap.flows]
-    for n, s in enumerate(todo):
+    for n, fid in enumerate(todo):
         if progress is not None:
             progress(n, len(todo))
-        if s.vantage != "sender" and not allow_vantage:
-            skipped[s.flow_id] = f"vantage {s.vantage} (replay needs the sender's view; --allow-vantage)"
-            continue
-        data = cap.flow(s.flow_id)
-        if len(data.acks) < 2:
-            skipped[s.flow_id] = "fewer than two ACKs"
-            continue
-        fn = None
-        if truth is not None:
-            def fn(at: np.ndarray, fid: int = s.flow_id) -> np.ndarray:
-                return truth_rate(truth, fid, at, deliveries, REFERENCE_WINDOW)
-        flows.append(replay_flow(s.flow_id, s.vantage, data.acks, data.segments, data.episodes, s.mss, estimators,
-                                 truth=fn))
+        s = by_id[fid]
+        data = cap.flow(fid)
+        flows.append(replay_flow(fid, s.vantage, data.acks, data.segments, data.episodes, s.mss, estimators,
+                                 truth=truth_function(truth, fid, deliveries)))
     if progress is not None:
         progress(len(todo), len(todo))
-    scores: dict[str, Any] = {e.name: aggregate([f.scores[e.name] for f in flows]) for e in estimators}
-    bulk_ids = {s.flow_id for s in bulk}
-    fairness: dict[str, float | None] = {"goodput": jain(s.goodput_bps for s in bulk)}
-    for e in estimators:
-        fairness[e.name] = jain(f.scores[e.name]["mean_bps"] for f in flows if f.flow_id in bulk_ids)
-    scores["fairness"] = fairness
+    scores = capture_scores([(f.flow_id, f.scores) for f in flows], cap.flows, [e.name for e in estimators], truth)
     return CaptureReplay(flows, skipped, scores, describe(estimators))

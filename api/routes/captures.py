@@ -1,0 +1,107 @@
+"""Captures: upload (streamed, deduplicated), list, get, delete; their flows and ACK streams."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile
+from fastapi.responses import Response
+
+from api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
+from api.metrics import UPLOADS
+from api.schemas import CaptureOut, ErrorOut, Page, UploadOut
+from core import captures as svc
+from core.errors import ServiceError
+from core.pipeline import estimator_spec, start_run
+
+router = APIRouter(prefix="/captures", tags=["captures"])
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorOut}, 401: {"model": ErrorOut}, 404: {"model": ErrorOut}, 413: {"model": ErrorOut},
+    415: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}}
+
+
+def _truth_field(value: str | None) -> dict[str, Any] | None:
+    if not value:
+        return None
+    text = value.strip()
+    if text.startswith("{"):
+        try:
+            return svc.parse_truth(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise ServiceError(f"truth is not valid JSON: {exc}", code="invalid_truth", status=422) from exc
+    return svc.parse_truth(text)
+
+
+@router.post("", status_code=201, response_model=UploadOut, responses=ERRORS,
+             summary="Upload a capture (pcap, pcapng, gzip); starts the default run")
+def upload(request: Request, session: SessionDep, owner: OwnerDep, store: StoreDep, settings: SettingsDep,
+           response: Response,
+           file: Annotated[UploadFile, File(description="the capture")],
+           name: Annotated[str | None, Form(description="display name (default: the file name)")] = None,
+           tags: Annotated[str | None, Form(description="comma-separated tags")] = None,
+           truth: Annotated[str | None, Form(description="ground truth: JSON {bottleneck, shared_by, "
+                                             "fair_share, min_flow_bytes, flows} or 'bottleneck=5Mbit,shared_by=all'")]
+           = None) -> UploadOut:
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > settings.max_upload_bytes + (1 << 20):
+        raise ServiceError(f"the upload exceeds the limit of {settings.max_upload_bytes} bytes",
+                           code="upload_too_large", status=413)
+    tag_list = [t.strip() for t in (tags or "").split(",") if t.strip()]
+    up = svc.create_from_stream(session, store, owner, file.file, name=name or file.filename or "capture",
+                                tags=tag_list, truth=_truth_field(truth), limit=settings.max_upload_bytes)
+    run_id = None
+    if up.created:
+        run = start_run(session, owner, [up.capture], estimator_spec(None), is_default=True)
+        run_id = run.id
+        UPLOADS.inc()
+    else:
+        response.status_code = 200
+    session.flush()
+    return UploadOut(capture=CaptureOut.model_validate(up.capture), created=up.created, run_id=run_id,
+                     run_url=f"/api/v1/runs/{run_id}" if run_id else None)
+
+
+@router.get("", response_model=Page, summary="List captures (paginated; filter by tag and status)")
+def list_captures(session: SessionDep, owner: OwnerDep, tag: str | None = None, status: str | None = None,
+                  limit: Annotated[int, Query(ge=1, le=500)] = 50, offset: Annotated[int, Query(ge=0)] = 0) -> Page:
+    rows, total = svc.listing(session, owner, tag=tag, status=status, limit=limit, offset=offset)
+    return Page(items=[CaptureOut.model_validate(r).model_dump(mode="json") for r in rows], total=total,
+                limit=limit, offset=offset)
+
+
+@router.get("/{capture_id}", response_model=CaptureOut, responses=ERRORS, summary="One capture")
+def get_capture(capture_id: str, session: SessionDep, owner: OwnerDep) -> CaptureOut:
+    return CaptureOut.model_validate(svc.get(session, owner, capture_id))
+
+
+@router.delete("/{capture_id}", status_code=204, responses=ERRORS, summary="Delete a capture, its files and results")
+def delete_capture(capture_id: str, session: SessionDep, owner: OwnerDep, store: StoreDep) -> Response:
+    svc.delete(session, store, svc.get(session, owner, capture_id))
+    return Response(status_code=204)
+
+
+@router.get("/{capture_id}/flows", responses=ERRORS, summary="The capture's flows with their ingest summary")
+def list_flows(capture_id: str, session: SessionDep, owner: OwnerDep) -> list[dict[str, Any]]:
+    cap = svc.get(session, owner, capture_id)
+    return [f.summary for f in svc.flows(session, cap)]
+
+
+@router.get("/{capture_id}/flows/{flow_id}", responses=ERRORS, summary="One flow's ingest summary")
+def get_flow(capture_id: str, flow_id: int, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
+    return svc.flow(session, svc.get(session, owner, capture_id), flow_id).summary
+
+
+@router.get("/{capture_id}/flows/{flow_id}/acks", responses=ERRORS,
+            summary="Download one flow's ACK stream (Parquet or CSV)")
+def download_acks(capture_id: str, flow_id: int, session: SessionDep, owner: OwnerDep, store: StoreDep,
+                  format: Annotated[str, Query(pattern="^(parquet|csv)$")] = "parquet") -> Response:
+    f = svc.flow(session, svc.get(session, owner, capture_id), flow_id)
+    frame = store.read_parquet(f"{f.tables_key}/acks.parquet").drop("flow_id")
+    buf = io.BytesIO()
+    if format == "csv":
+        frame.write_csv(buf)
+        return Response(buf.getvalue(), media_type="text/csv")
+    frame.write_parquet(buf)
+    return Response(buf.getvalue(), media_type="application/vnd.apache.parquet")

@@ -1,0 +1,16 @@
+"""The estimator catalogue: names, descriptions, citations, parameter schemas and defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+import estimators as E
+
+router = APIRouter(tags=["estimators"])
+
+
+@router.get("/estimators", summary="Every estimator with its parameter schema")
+def catalogue() -> list[dict[str, Any]]:
+    return E.catalogue()

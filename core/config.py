@@ -1,0 +1,52 @@
+"""Settings, from the environment (prefix ``ACKREPLAY_``; ``DATABASE_URL`` and ``REDIS_URL`` also accepted).
+
+With nothing set, the service runs embedded: SQLite and a storage directory under ``data_dir`` and an
+in-process worker. ``DATABASE_URL`` (PostgreSQL) and ``REDIS_URL`` switch to the shared deployment with
+Celery workers; ``ACKREPLAY_STORAGE_URL`` may point the object store at any fsspec URL (``s3://…``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ACKREPLAY_", extra="ignore")
+
+    data_dir: Path = Field(Path("ackreplay-data"), description="where the embedded database and store live")
+    database_url: str | None = Field(None, validation_alias=AliasChoices("ACKREPLAY_DATABASE_URL", "DATABASE_URL"))
+    redis_url: str | None = Field(None, validation_alias=AliasChoices("ACKREPLAY_REDIS_URL", "REDIS_URL"))
+    storage_url: str | None = Field(None, description="fsspec URL of the object store (default: data_dir/store)")
+    storage_options: dict[str, str] = Field(default_factory=dict, description="fsspec options (JSON)")
+    max_upload_bytes: int = Field(2 << 30, description="largest capture accepted (413 beyond)")
+    auth: Literal["auto", "required", "open"] = Field(
+        "auto", description="auto: open until the first API token exists; required; open (single user)")
+    replay_batch_flows: int = Field(8, description="flows replayed per task")
+    stale_task_seconds: float = Field(600.0, description="a started task older than this is re-queued")
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        if self.database_url:
+            url = self.database_url
+            if url.startswith("postgresql://"):
+                url = "postgresql+psycopg://" + url[len("postgresql://"):]
+            return url
+        return f"sqlite:///{(self.data_dir / 'ackreplay.db').resolve()}"
+
+    @property
+    def store_url(self) -> str:
+        return self.storage_url or str((self.data_dir / "store").resolve())
+
+    @property
+    def embedded_worker(self) -> bool:
+        return not self.redis_url
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,74 @@
+"""Database engine and sessions (SQLAlchemy 2). Services flush; the caller's ``session_scope`` commits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+from core.config import get_settings
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(conn: Any, _record: Any) -> None:
+            cur = conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+@lru_cache
+def get_engine() -> Engine:
+    return make_engine(get_settings().sqlalchemy_url)
+
+
+@lru_cache
+def _factory() -> sessionmaker[Session]:
+    return sessionmaker(get_engine(), expire_on_commit=False)
+
+
+def new_session() -> Session:
+    return _factory()()
+
+
+@contextmanager
+def session_scope() -> Iterator[Session]:
+    """A session that commits at the end (or rolls back), then runs the jobs queued during it."""
+    session = new_session()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def after_commit(session: Session, job: Callable[[], None]) -> None:
+    """Run ``job`` once the session's transaction has committed (never for a rolled-back one)."""
+    jobs: list[Callable[[], None]] = session.info.setdefault("after_commit", [])
+    jobs.append(job)
+
+
+@event.listens_for(Session, "after_commit")
+def _run_jobs(session: Session) -> None:
+    jobs = session.info.pop("after_commit", [])
+    for job in jobs:
+        job()
+
+
+@event.listens_for(Session, "after_rollback")
+def _drop_jobs(session: Session) -> None:
+    session.info.pop("after_commit", None)

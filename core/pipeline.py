@@ -1,0 +1,316 @@
+"""The work behind a run: ingest each capture, replay its flows in batches, aggregate, finish the run.
+
+Every step is a task row in the database and is idempotent: a task already done is skipped, results and
+decisions of a flow are replaced as a whole, and the step that completes a capture (or a run) takes a row
+lock and re-counts, so retried, duplicated or concurrent tasks change nothing. Domain failures (a broken
+capture) end as the run's status and error text; infrastructure errors propagate for the queue to retry.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC
+from functools import partial
+from typing import Any
+
+import numpy as np
+import polars as pl
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from core.db import after_commit, session_scope
+from core.errors import ServiceError
+from core.models import Capture, DecisionRow, Flow, Owner, Result, Run, RunCapture, Task, now
+from core.queue import dispatch
+from core.scoring import build_estimators
+from core.storage import Store, get_store
+from estimators import EstimatorError
+from estimators import __version__ as VERSION
+from estimators.replay import bulk_flow_ids, capture_scores, plan, replay_flow, truth_function
+from estimators.truth import Truth
+from ingest import IngestError, ingest_capture
+
+
+def estimator_spec(items: list[Any] | None) -> list[dict[str, Any]]:
+    """Normalise a run's estimators (names or {name, parameters}) and validate them (EstimatorError → 422)."""
+    names: list[str] = []
+    params: dict[str, dict[str, Any]] = {}
+    for item in items or []:
+        if isinstance(item, str):
+            names.append(item)
+        else:
+            names.append(item["name"])
+            if item.get("parameters"):
+                params[item["name"]] = dict(item["parameters"])
+    try:
+        ests = build_estimators(names or None, params)
+    except EstimatorError as exc:
+        raise ServiceError(exc.message, code=exc.code, status=422) from exc
+    return [{"name": e.name, "parameters": dict(e.params)} for e in ests]
+
+
+def start_run(session: Session, owner: Owner, captures: list[Capture], estimators: list[dict[str, Any]], *,
+              is_default: bool = False, batch_id: str | None = None) -> Run:
+    run = Run(owner_id=owner.id, estimators=estimators, version=VERSION, is_default=is_default, batch_id=batch_id)
+    session.add(run)
+    session.flush()
+    for cap in captures:
+        session.add(RunCapture(run_id=run.id, capture_id=cap.id))
+        task = Task(run_id=run.id, capture_id=cap.id, kind="ingest", chunk=0)
+        session.add(task)
+        session.flush()
+        after_commit(session, partial(dispatch, "ingest", task.id))
+    return run
+
+
+def run_task(kind: str, task_id: str) -> None:
+    """Entry point for both queues (Celery and in-process)."""
+    if kind == "ingest":
+        ingest_task(task_id)
+    elif kind == "replay":
+        replay_task(task_id)
+    else:
+        raise ValueError(kind)
+
+
+def _claim(session: Session, task_id: str) -> Task | None:
+    task = session.get(Task, task_id, with_for_update=True)
+    if task is None or task.status in ("done", "failed"):
+        return None
+    task.status = "started"
+    task.attempts += 1
+    task.updated_at = now()
+    run = session.get(Run, task.run_id)
+    if run is not None and run.status == "queued":
+        run.status = "running"
+        run.started_at = now()
+    return task
+
+
+def ingest_task(task_id: str) -> None:
+    store = get_store()
+    with session_scope() as session:
+        task = _claim(session, task_id)
+    if task is None:
+        return
+    t0 = time.perf_counter()
+    replay_tasks: list[str] = []
+    with session_scope() as session:
+        task = session.get(Task, task_id)
+        assert task is not None
+        cap = session.get(Capture, task.capture_id)
+        rc = session.get(RunCapture, (task.run_id, task.capture_id))
+        if cap is None or rc is None:  # deleted meanwhile
+            task.status = "done"
+            return
+        if cap.status != "ingested":
+            try:
+                _ingest(session, store, cap)
+            except IngestError as exc:
+                cap.status, cap.error_code, cap.error = "failed", exc.code, str(exc)
+                rc.status, rc.error_code, rc.error = "failed", exc.code, str(exc)
+                task.status, task.error = "failed", str(exc)
+                task.seconds = time.perf_counter() - t0
+                session.flush()
+                _maybe_finish_run(session, task.run_id)
+                return
+        if cap.status == "failed":
+            rc.status, rc.error_code, rc.error = "failed", cap.error_code, cap.error
+            task.status = "failed"
+            session.flush()
+            _maybe_finish_run(session, task.run_id)
+            return
+        rc.ingest_seconds = time.perf_counter() - t0
+        summaries = [_Summary(f) for f in _flows(session, cap.id)]
+        todo, skipped = plan(summaries)
+        rc.skipped = {str(k): v for k, v in skipped.items()}
+        rc.status = "replaying"
+        size = max(1, _settings_batch())
+        for i in range(0, len(todo), size):
+            existing = session.scalar(select(Task).where(Task.run_id == task.run_id, Task.capture_id == cap.id,
+                                                         Task.kind == "replay", Task.chunk == i // size + 1))
+            if existing is None:
+                existing = Task(run_id=task.run_id, capture_id=cap.id, kind="replay", chunk=i // size + 1,
+                                flow_ids=todo[i: i + size])
+                session.add(existing)
+                session.flush()
+            if existing.status != "done":
+                replay_tasks.append(existing.id)
+        task.status = "done"
+        task.seconds = time.perf_counter() - t0
+        session.flush()
+        if not todo:
+            _finish_capture(session, task.run_id, cap.id)
+        for tid in replay_tasks:
+            after_commit(session, partial(dispatch, "replay", tid))
+
+
+def _settings_batch() -> int:
+    from core.config import get_settings
+
+    return get_settings().replay_batch_flows
+
+
+class _Summary:
+    """A stored flow row seen as the FlowSummary fields replay's helpers read."""
+
+    def __init__(self, f: Flow) -> None:
+        self.flow_id = f.flow_id
+        self.vantage = f.vantage
+        self.bytes = f.bytes
+        self.goodput_bps = f.goodput_bps
+        self.acks = int(f.summary.get("acks", 0))
+        self.mss = int(f.summary["mss"])
+
+
+def _flows(session: Session, capture_id: str) -> list[Flow]:
+    return list(session.scalars(select(Flow).where(Flow.capture_id == capture_id).order_by(Flow.flow_id)))
+
+
+def _truth(cap: Capture) -> Truth | None:
+    return Truth.from_mapping({k: v for k, v in cap.truth.items() if v not in (None, {})}) if cap.truth else None
+
+
+def _ingest(session: Session, store: Store, cap: Capture) -> None:
+    with store.local_file(cap.storage_key) as path:
+        result = ingest_capture(path)
+    session.execute(delete(Flow).where(Flow.capture_id == cap.id))
+    base = f"captures/{cap.id}/flows"
+    for s in result.flows:
+        data = result.flow(s.flow_id)
+        key = f"{base}/{s.flow_id}"
+        store.write_parquet(f"{key}/acks.parquet", data.acks)
+        store.write_parquet(f"{key}/segments.parquet", data.segments)
+        store.write_parquet(f"{key}/episodes.parquet", data.episodes)
+        session.add(Flow(capture_id=cap.id, flow_id=s.flow_id, sender=s.sender, receiver=s.receiver,
+                         vantage=s.vantage, bytes=s.bytes, goodput_bps=s.goodput_bps, summary=s.to_dict(),
+                         tables_key=key))
+    bulk = bulk_flow_ids(result.flows, _truth(cap))
+    deliveries = result.acks.filter(pl.col("flow_id").is_in(bulk) & (pl.col("acked") > 0)).select("flow_id", "t")
+    store.write_parquet(f"captures/{cap.id}/deliveries.parquet", deliveries)
+    cap.stats = {**result.stats.to_dict(), "file": cap.name}
+    cap.status = "ingested"
+    session.flush()
+
+
+def replay_task(task_id: str) -> None:
+    store = get_store()
+    with session_scope() as session:
+        task = _claim(session, task_id)
+    if task is None:
+        return
+    t0 = time.perf_counter()
+    with session_scope() as session:
+        task = session.get(Task, task_id)
+        assert task is not None
+        run = session.get(Run, task.run_id)
+        cap = session.get(Capture, task.capture_id)
+        if run is None or cap is None:
+            task.status = "done"
+            return
+        ests = build_estimators([e["name"] for e in run.estimators],
+                                {e["name"]: e["parameters"] for e in run.estimators})
+        truth = _truth(cap)
+        flows = {f.flow_id: f for f in _flows(session, cap.id)}
+        deliveries = _deliveries(store, cap.id, bulk_flow_ids([_Summary(f) for f in flows.values()], truth))
+        for fid in task.flow_ids:
+            f = flows[fid]
+            acks = store.read_parquet(f"{f.tables_key}/acks.parquet")
+            segs = store.read_parquet(f"{f.tables_key}/segments.parquet")
+            eps = store.read_parquet(f"{f.tables_key}/episodes.parquet")
+            rep = replay_flow(fid, f.vantage, acks, segs, eps, int(f.summary["mss"]), ests,
+                              truth=truth_function(truth, fid, deliveries))
+            series_key = f"series/{run.id}/{cap.id}/{fid}.parquet"
+            store.write_parquet(series_key, rep.series)
+            key = (Result.run_id == run.id, Result.capture_id == cap.id, Result.flow_id == fid)
+            session.execute(delete(Result).where(*key))
+            session.execute(delete(DecisionRow).where(DecisionRow.run_id == run.id, DecisionRow.capture_id == cap.id,
+                                                      DecisionRow.flow_id == fid))
+            for e in ests:
+                session.add(Result(run_id=run.id, capture_id=cap.id, flow_id=fid, estimator=e.name,
+                                   parameters=dict(e.params), version=VERSION, scores=rep.scores[e.name],
+                                   series_key=series_key))
+            for row in rep.decisions.iter_rows(named=True):
+                session.add(DecisionRow(run_id=run.id, capture_id=cap.id, flow_id=fid, estimator=row["estimator"],
+                                        episode=row["episode"], data=_jsonable(row)))
+        task.status = "done"
+        task.seconds = time.perf_counter() - t0
+        task.updated_at = now()
+    with session_scope() as session:
+        _maybe_finish_capture(session, task.run_id, task.capture_id)
+
+
+def _deliveries(store: Store, capture_id: str, bulk: list[int]) -> list[np.ndarray]:
+    frame = store.read_parquet(f"captures/{capture_id}/deliveries.parquet")
+    return [frame.filter(pl.col("flow_id") == fid)["t"].to_numpy() for fid in bulk]
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in row.items():
+        if isinstance(v, float) and v != v:
+            v = None
+        out[k] = v
+    return out
+
+
+def _maybe_finish_capture(session: Session, run_id: str, capture_id: str) -> None:
+    rc = session.get(RunCapture, (run_id, capture_id), with_for_update=True)
+    if rc is None or rc.status in ("succeeded", "failed"):
+        return
+    pending = session.scalar(select(func.count()).select_from(Task).where(
+        Task.run_id == run_id, Task.capture_id == capture_id, Task.kind == "replay", Task.status != "done"))
+    if pending:
+        return
+    _finish_capture(session, run_id, capture_id)
+
+
+def _finish_capture(session: Session, run_id: str, capture_id: str) -> None:
+    rc = session.get(RunCapture, (run_id, capture_id))
+    run = session.get(Run, run_id)
+    cap = session.get(Capture, capture_id)
+    assert rc is not None and run is not None and cap is not None
+    names = [e["name"] for e in run.estimators]
+    rows = session.scalars(select(Result).where(Result.run_id == run_id, Result.capture_id == capture_id)
+                           .order_by(Result.flow_id))
+    per_flow: dict[int, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        per_flow.setdefault(r.flow_id, {})[r.estimator] = r.scores
+    summaries = [_Summary(f) for f in _flows(session, capture_id)]
+    rc.scores = capture_scores(sorted(per_flow.items()), summaries, names, _truth(cap))
+    rc.status = "succeeded"
+    session.flush()
+    _maybe_finish_run(session, run_id)
+
+
+def _maybe_finish_run(session: Session, run_id: str) -> None:
+    run = session.get(Run, run_id, with_for_update=True)
+    if run is None or run.status in ("succeeded", "failed"):
+        return
+    states = [s for (s,) in session.execute(select(RunCapture.status).where(RunCapture.run_id == run_id))]
+    if any(s not in ("succeeded", "failed") for s in states):
+        return
+    failed = [s for s in states if s == "failed"]
+    run.status = "failed" if failed and len(failed) == len(states) else "succeeded"
+    if failed:
+        errors = session.execute(select(RunCapture.capture_id, RunCapture.error).where(
+            RunCapture.run_id == run_id, RunCapture.status == "failed"))
+        run.error = "; ".join(f"capture {cid}: {err}" for cid, err in errors)
+    run.finished_at = now()
+    session.flush()
+
+
+def requeue_unfinished(session: Session, *, older_than_s: float | None = None) -> int:
+    """Dispatch again every task not done (or only those idle longer than ``older_than_s``)."""
+    q = select(Task).where(Task.status.in_(("queued", "started")))
+    count = 0
+    cutoff = time.time() - older_than_s if older_than_s is not None else None
+    for task in session.scalars(q):
+        stamp = task.updated_at if task.updated_at.tzinfo else task.updated_at.replace(tzinfo=UTC)
+        updated = stamp.timestamp()
+        if cutoff is not None and updated > cutoff:
+            continue
+        task.updated_at = now()
+        after_commit(session, partial(dispatch, task.kind, task.id))
+        count += 1
+    return count

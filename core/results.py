@@ -1,0 +1,176 @@
+"""Reading runs back: status and progress, scores, the comparison document (the same layout and numbers
+as ``ackreplay score --format json``), series with downsampling, decisions, and the leaderboard."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import polars as pl
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from core.errors import NotFound, ServiceError
+from core.models import Capture, DecisionRow, Flow, Owner, Result, Run, RunCapture, Task
+from core.storage import Store
+
+# score → which way is better ("min": smaller, "zero": closer to 0, "one": closer to 1, "max": larger)
+BETTER = {"mean_abs_rel_error": "min", "mean_signed_rel_error": "zero", "nrmse": "min", "over_share": "min",
+          "under_share": "min", "cov": "min", "convergence_s": "min", "ssthresh_over_ideal_median": "one",
+          "ssthresh_over_ideal_mean": "one", "closer_than_newreno_share": "max"}
+
+
+def get_run(session: Session, owner: Owner, run_id: str) -> Run:
+    run = session.get(Run, run_id)
+    if run is None or run.owner_id != owner.id:
+        raise NotFound(f"no run {run_id}", code="run_not_found")
+    return run
+
+
+def status(session: Session, run: Run) -> dict[str, Any]:
+    tasks = list(session.scalars(select(Task).where(Task.run_id == run.id)))
+    rcs = list(session.scalars(select(RunCapture).where(RunCapture.run_id == run.id)))
+    done = sum(t.status in ("done", "failed") for t in tasks)
+    return {
+        "id": run.id, "status": run.status, "is_default": run.is_default, "estimators": run.estimators,
+        "version": run.version, "created_at": run.created_at, "started_at": run.started_at,
+        "finished_at": run.finished_at, "error": run.error,
+        "progress": {"tasks_done": done, "tasks_total": len(tasks)},
+        "timings_s": {
+            "ingest": sum(t.seconds or 0 for t in tasks if t.kind == "ingest"),
+            "replay": sum(t.seconds or 0 for t in tasks if t.kind == "replay"),
+        },
+        "captures": [{"capture_id": rc.capture_id, "status": rc.status, "error_code": rc.error_code,
+                      "error": rc.error, "skipped_flows": rc.skipped or {}} for rc in rcs],
+    }
+
+
+def _flow_rows(session: Session, capture_id: str) -> list[Flow]:
+    return list(session.scalars(select(Flow).where(Flow.capture_id == capture_id).order_by(Flow.flow_id)))
+
+
+def document(session: Session, run: Run) -> dict[str, Any]:
+    """The run as ``ackreplay score --format json`` prints a scoring of the same captures."""
+    captures = []
+    for rc in session.scalars(select(RunCapture).where(RunCapture.run_id == run.id)):
+        cap = session.get(Capture, rc.capture_id)
+        assert cap is not None
+        results: dict[int, dict[str, Any]] = {}
+        for r in session.scalars(select(Result).where(Result.run_id == run.id, Result.capture_id == cap.id)):
+            results.setdefault(r.flow_id, {})[r.estimator] = r.scores
+        skipped = rc.skipped or {}
+        flows = []
+        for f in _flow_rows(session, cap.id):
+            doc: dict[str, Any] = {"flow_id": f.flow_id}
+            doc.update({k: v for k, v in f.summary.items() if k != "flow_id"})
+            doc["replayed"] = f.flow_id in results
+            doc["skipped_reason"] = skipped.get(str(f.flow_id))
+            doc["scores"] = {e["name"]: results[f.flow_id][e["name"]] for e in run.estimators} \
+                if f.flow_id in results else {}
+            flows.append(doc)
+        captures.append({"capture_id": cap.id, "file": cap.name, "status": rc.status, "error": rc.error,
+                         "stats": cap.stats, "truth": cap.truth, "truth_source": "upload" if cap.truth else None,
+                         "flows": flows, "scores": rc.scores or {}})
+    return {"ackreplay_version": run.version, "run_id": run.id,
+            "estimators": [{**e, "version": run.version} for e in run.estimators], "captures": captures}
+
+
+def score_rows(session: Session, run: Run, *, capture_id: str | None, estimator: str | None, flow_id: int | None,
+               sort: str | None, descending: bool, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    q = select(Result).where(Result.run_id == run.id)
+    if capture_id:
+        q = q.where(Result.capture_id == capture_id)
+    if estimator:
+        q = q.where(Result.estimator == estimator)
+    if flow_id is not None:
+        q = q.where(Result.flow_id == flow_id)
+    rows = [{"capture_id": r.capture_id, "flow_id": r.flow_id, "estimator": r.estimator, "version": r.version,
+             **r.scores} for r in session.scalars(q.order_by(Result.capture_id, Result.flow_id, Result.id))]
+    if sort:
+        if rows and sort not in rows[0]:
+            raise ServiceError(f"cannot sort by {sort!r}", code="invalid_sort", status=422)
+        present = [r for r in rows if isinstance(r.get(sort), int | float)]
+        missing = [r for r in rows if not isinstance(r.get(sort), int | float)]
+        rows = sorted(present, key=lambda r: r[sort], reverse=descending) + missing
+    return rows[offset: offset + limit], len(rows)
+
+
+def _result(session: Session, run: Run, capture_id: str, flow_id: int) -> Result:
+    r = session.scalar(select(Result).where(Result.run_id == run.id, Result.capture_id == capture_id,
+                                            Result.flow_id == flow_id).limit(1))
+    if r is None:
+        raise NotFound(f"run {run.id} has no results for capture {capture_id} flow {flow_id}",
+                       code="results_not_found")
+    return r
+
+
+def series(session: Session, store: Store, run: Run, capture_id: str, flow_id: int, *,
+           estimators: list[str] | None, points: int | None) -> pl.DataFrame:
+    """Estimates over time; with ``points``, downsampled to about that many rows (every k-th, plus the last)."""
+    frame = store.read_parquet(_result(session, run, capture_id, flow_id).series_key)
+    if estimators:
+        unknown = [e for e in estimators if f"{e}_bps" not in frame.columns]
+        if unknown:
+            raise ServiceError(f"run {run.id} has no estimator {unknown[0]!r}", code="unknown_estimator",
+                               status=422)
+        keep = ["t", "t_rel", "achieved_bps"] + (["truth_bps"] if "truth_bps" in frame.columns else [])
+        frame = frame.select(keep + [f"{e}_bps" for e in estimators])
+    if points and frame.height > points:
+        step = math.ceil(frame.height / points)
+        idx = list(range(0, frame.height, step))
+        if idx[-1] != frame.height - 1:
+            idx.append(frame.height - 1)
+        frame = frame[idx]
+    return frame
+
+
+def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list[dict[str, Any]]:
+    _result(session, run, capture_id, flow_id)
+    rows = session.scalars(select(DecisionRow).where(DecisionRow.run_id == run.id, DecisionRow.capture_id == capture_id,
+                                                     DecisionRow.flow_id == flow_id)
+                           .order_by(DecisionRow.episode, DecisionRow.id))
+    return [r.data for r in rows]
+
+
+def leaderboard(session: Session, runs: list[Run]) -> dict[str, Any]:
+    """Across the runs' captures: per score and estimator the mean over flows, the rank and the wins."""
+    per_flow: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
+    for run in runs:
+        for r in session.scalars(select(Result).where(Result.run_id == run.id)):
+            per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
+    names = sorted({e for f in per_flow.values() for e in f})
+    board: dict[str, Any] = {}
+    for score, how in BETTER.items():
+        entries = {}
+        wins = dict.fromkeys(names, 0)
+        best_flows: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+        for (run_id, cap, fid), ests in per_flow.items():
+            vals = {n: s.get(score) for n, s in ests.items() if isinstance(s.get(score), int | float)}
+            if score == "closer_than_newreno_share":
+                vals.pop("newreno", None)
+            if not vals:
+                continue
+            key = _key(how)
+            best = min(key(v) for v in vals.values())
+            for n, v in vals.items():
+                if key(v) == best:
+                    wins[n] += 1
+                    best_flows[n].append({"run_id": run_id, "capture_id": cap, "flow_id": fid})
+        for n in names:
+            xs = [f[n][score] for f in per_flow.values() if n in f and isinstance(f[n].get(score), int | float)]
+            entries[n] = {"mean": sum(xs) / len(xs) if xs else None, "flows": len(xs), "wins": wins[n],
+                          "won_flows": best_flows[n]}
+        order = _key(how)
+        ranked = sorted((n for n in names if entries[n]["mean"] is not None), key=lambda n: order(entries[n]["mean"]))
+        for i, n in enumerate(ranked):
+            entries[n]["rank"] = i + 1
+        board[score] = {"better": how, "estimators": entries}
+    return {"flows": len(per_flow), "estimators": names, "scores": board}
+
+
+def _key(how: str) -> Any:
+    return {"min": lambda v: v, "max": lambda v: -v, "zero": lambda v: abs(v), "one": lambda v: abs(v - 1)}[how]
+
+
+def flows_count(session: Session, capture_id: str) -> int:
+    return int(session.scalar(select(func.count()).select_from(Flow).where(Flow.capture_id == capture_id)) or 0)

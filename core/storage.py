@@ -1,0 +1,114 @@
+"""The object store for captures and Parquet tables, through fsspec (a local directory by default;
+``s3://bucket/prefix`` and any other fsspec URL for scale-out)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import shutil
+import tempfile
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import fsspec
+import polars as pl
+
+from core.config import get_settings
+
+CHUNK = 1 << 20
+
+
+class Store:
+    def __init__(self, url: str, options: dict[str, Any] | None = None) -> None:
+        self.fs, root = fsspec.core.url_to_fs(url, **(options or {}))
+        self.root = root.rstrip("/")
+        self.local = self.fs.protocol in ("file", "local") or "file" in (self.fs.protocol or ())
+        if self.local:
+            Path(self.root).mkdir(parents=True, exist_ok=True)
+
+    def path(self, key: str) -> str:
+        return f"{self.root}/{key}"
+
+    def write_stream(self, key: str, src: BinaryIO, *, limit: int) -> tuple[int, str, bytes]:
+        """Copy ``src`` to ``key`` chunk by chunk while hashing; return (size, sha256 hex, first bytes).
+
+        Raises :class:`TooLarge` past ``limit`` bytes (the partial object is removed).
+        """
+        digest = hashlib.sha256()
+        size = 0
+        head = b""
+        self.fs.makedirs(self.path(key).rsplit("/", 1)[0], exist_ok=True)
+        try:
+            with self.fs.open(self.path(key), "wb") as out:
+                while chunk := src.read(CHUNK):
+                    size += len(chunk)
+                    if size > limit:
+                        raise TooLarge(limit)
+                    if len(head) < 16:
+                        head += chunk[: 16 - len(head)]
+                    digest.update(chunk)
+                    out.write(chunk)
+        except BaseException:
+            self.delete(key)
+            raise
+        return size, digest.hexdigest(), head
+
+    def move(self, src: str, dst: str) -> None:
+        self.fs.makedirs(self.path(dst).rsplit("/", 1)[0], exist_ok=True)
+        self.fs.mv(self.path(src), self.path(dst))
+
+    def exists(self, key: str) -> bool:
+        return bool(self.fs.exists(self.path(key)))
+
+    def delete(self, key: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            if self.fs.exists(self.path(key)):
+                self.fs.rm(self.path(key), recursive=True)
+
+    @contextlib.contextmanager
+    def local_file(self, key: str) -> Iterator[Path]:
+        """A local path for ``key`` (the object itself when the store is local, else a temporary copy)."""
+        if self.local:
+            yield Path(self.path(key))
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp) / Path(key).name
+            with self.fs.open(self.path(key), "rb") as src, open(target, "wb") as dst:
+                shutil.copyfileobj(src, dst, CHUNK)
+            yield target
+
+    def write_parquet(self, key: str, frame: pl.DataFrame) -> None:
+        self.fs.makedirs(self.path(key).rsplit("/", 1)[0], exist_ok=True)
+        buf = io.BytesIO()
+        frame.write_parquet(buf)
+        with self.fs.open(self.path(key), "wb") as out:
+            out.write(buf.getvalue())
+
+    def read_parquet(self, key: str) -> pl.DataFrame:
+        with self.fs.open(self.path(key), "rb") as src:
+            return pl.read_parquet(io.BytesIO(src.read()))
+
+    def check(self) -> None:
+        """Raise if the store cannot be written and read back (readiness)."""
+        key = "_ready/probe"
+        self.fs.makedirs(self.path("_ready"), exist_ok=True)
+        with self.fs.open(self.path(key), "wb") as out:
+            out.write(b"ok")
+        with self.fs.open(self.path(key), "rb") as src:
+            if src.read() != b"ok":
+                raise OSError("the object store returned other bytes than written")
+
+
+class TooLarge(Exception):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the upload exceeds the limit of {limit} bytes")
+        self.limit = limit
+
+
+@lru_cache
+def get_store() -> Store:
+    s = get_settings()
+    return Store(s.store_url, s.storage_options)

@@ -1,0 +1,182 @@
+"""The service embedded (SQLite, local store, in-process worker): the whole API through HTTP."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import polars as pl
+import pytest
+
+from core.db import session_scope
+from core.owners import create_token
+from tests import pcapgen as g
+from tests.conftest import ROOT, SHARED
+from tests.service.harness import cli_document, client, configured, same_scores, upload, wait_run
+
+SAMPLE = ROOT / "samples" / "sample.pcap"
+S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
+TRUTH = "bottleneck=10Mbit,shared_by=all"
+
+
+@pytest.fixture
+def api(tmp_path):
+    with configured({"ACKREPLAY_DATA_DIR": str(tmp_path / "data")}):
+        yield client()
+
+
+def test_upload_run_and_exactly_the_cli_scores(api):
+    r = upload(api, S09, truth=TRUTH, tags="lab,two-flows", name="s09")
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["created"] and body["capture"]["format"] == "pcap" and body["capture"]["tags"] == ["lab", "two-flows"]
+    run = wait_run(api, body["run_id"])
+    assert run["status"] == "succeeded" and run["progress"]["tasks_done"] == run["progress"]["tasks_total"] >= 2
+    assert run["timings_s"]["ingest"] > 0
+    doc = api.get(f"/api/v1/runs/{body['run_id']}/document").json()
+    same_scores(doc, cli_document(S09, "--truth", TRUTH))
+
+
+def test_same_bytes_again_return_the_existing_capture(api):
+    first = upload(api, SAMPLE).json()
+    again = upload(api, SAMPLE)
+    assert again.status_code == 200 and not again.json()["created"]
+    assert again.json()["capture"]["id"] == first["capture"]["id"] and again.json()["run_id"] is None
+    wait_run(api, first["run_id"])
+
+
+def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
+    body = upload(api, SAMPLE, tags="demo").json()
+    cid, run_id = body["capture"]["id"], body["run_id"]
+    wait_run(api, run_id)
+    page = api.get("/api/v1/captures", params={"tag": "demo"}).json()
+    assert page["total"] == 1 and page["items"][0]["status"] == "ingested"
+    assert api.get("/api/v1/captures", params={"tag": "other"}).json()["total"] == 0
+    flows = api.get(f"/api/v1/captures/{cid}/flows").json()
+    assert [f["flow_id"] for f in flows] == [0, 1, 2] and flows[2]["retransmissions"] == 49
+    acks = api.get(f"/api/v1/captures/{cid}/flows/2/acks")
+    frame = pl.read_parquet(io.BytesIO(acks.content))
+    assert len(frame) == flows[2]["acks"] and "rtt" in frame.columns
+    assert api.get(f"/api/v1/captures/{cid}/flows/2/acks", params={"format": "csv"}).text.startswith("t_ns,")
+    series = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/series",
+                     params={"points": 100, "estimators": "be,re"}).json()
+    assert series["columns"] == ["t", "t_rel", "achieved_bps", "be_bps", "re_bps"] and 100 <= series["rows"] <= 101
+    full = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/series", params={"format": "parquet"})
+    assert pl.read_parquet(io.BytesIO(full.content)).height == len(set(frame["t_ns"].to_list()))
+    decisions = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/decisions").json()
+    assert len(decisions) == 39 * 9 and {"ssthresh_segments", "ideal_segments"} <= set(decisions[0])
+    scores = api.get(f"/api/v1/runs/{run_id}/scores", params={"flow": 2, "sort": "mean_abs_rel_error"}).json()
+    errs = [r["mean_abs_rel_error"] for r in scores["items"]]
+    assert scores["total"] == 9 and errs == sorted(errs)
+    board = api.get("/api/v1/leaderboard", params={"runs": run_id}).json()
+    assert board["scores"]["mean_abs_rel_error"]["estimators"]["tibet"]["rank"] == 1
+    assert api.delete(f"/api/v1/captures/{cid}").status_code == 204
+    assert api.get(f"/api/v1/captures/{cid}").json()["error"] == "capture_not_found"
+    assert api.get(f"/api/v1/runs/{run_id}/scores").json()["total"] == 0
+    assert not (tmp_path / "data" / "store" / "captures" / cid).exists()
+
+
+def test_post_runs_with_parameters(api):
+    cid = upload(api, SAMPLE).json()["capture"]["id"]
+    r = api.post("/api/v1/runs", json={"captures": [cid], "estimators": ["be", {"name": "abse",
+                                                                                 "parameters": {"N": 12}}]})
+    assert r.status_code == 202 and r.json()["url"] == f"/api/v1/runs/{r.json()['run_id']}"
+    run = wait_run(api, r.json()["run_id"])
+    assert run["estimators"][1] == {"name": "abse", "parameters": {"beta": 0.6, "N": 12.0}}
+    rows = api.get(f"/api/v1/runs/{run['id']}/scores", params={"estimator": "abse"}).json()["items"]
+    assert rows and all(r["parameters"]["N"] == 12.0 for r in rows)
+
+
+@pytest.mark.parametrize("estimators,code", [
+    (["cubic"], "unknown_estimator"),
+    ([{"name": "abse", "parameters": {"M": 1}}], "unknown_parameter"),
+    ([{"name": "be", "parameters": {"tau": -1}}], "parameter_out_of_range"),
+])
+def test_bad_runs_are_422_with_a_code(api, estimators, code):
+    cid = upload(api, SAMPLE).json()["capture"]["id"]
+    r = api.post("/api/v1/runs", json={"captures": [cid], "estimators": estimators})
+    assert r.status_code == 422 and r.json()["error"] == code
+
+
+@pytest.mark.parametrize("data,status,code", [
+    (b"", 400, "empty_upload"),
+    (bytes(range(256)) * 4, 415, "unsupported_media_type"),
+    (b"this is a text file, not a capture\n" * 20, 415, "unsupported_media_type"),
+])
+def test_bad_uploads(api, data, status, code):
+    r = api.post("/api/v1/captures", files={"file": ("x.pcap", data)})
+    assert r.status_code == status and r.json()["error"] == code
+    assert api.get("/api/v1/captures").json()["total"] == 0  # nothing stored half-way
+
+
+def test_upload_without_a_file_or_with_a_wrong_content_type(api):
+    assert api.post("/api/v1/captures", json={"file": "x"}).json()["error"] == "invalid_request"
+    assert api.post("/api/v1/captures", data={"name": "x"}).status_code == 422
+
+
+def test_invalid_truth_is_422(api):
+    r = upload(api, SAMPLE, truth="bottleneck=fast")
+    assert r.status_code == 422 and r.json()["error"] == "invalid_truth"
+
+
+@pytest.mark.parametrize("capture,code", [
+    (g.pcap([]) + struct.pack("<IIII", 1, 0, 0x80000000, 60), "corrupt_capture"),
+    (g.pcap([g.Rec(1, b"\0" * 60)], linktype=147), "unsupported_link_type"),
+])
+def test_broken_capture_fails_its_run_with_a_readable_error(api, tmp_path, capture, code):
+    path = tmp_path / "broken.pcap"
+    path.write_bytes(capture)
+    body = upload(api, path).json()
+    run = wait_run(api, body["run_id"])
+    assert run["status"] == "failed" and run["captures"][0]["error_code"] == code and run["error"]
+    cap = api.get(f"/api/v1/captures/{body['capture']['id']}").json()
+    assert cap["status"] == "failed" and cap["error_code"] == code
+
+
+def test_truncated_capture_is_ingested_with_a_warning(api, tmp_path):
+    path = tmp_path / "cut.pcap"
+    path.write_bytes(SAMPLE.read_bytes()[:-40])
+    body = upload(api, path).json()
+    assert wait_run(api, body["run_id"])["status"] == "succeeded"
+    stats = api.get(f"/api/v1/captures/{body['capture']['id']}").json()["stats"]
+    assert "truncated at byte" in " ".join(stats["warnings"])
+
+
+def test_upload_size_limit(tmp_path):
+    with configured({"ACKREPLAY_DATA_DIR": str(tmp_path / "d"), "ACKREPLAY_MAX_UPLOAD_BYTES": "100000"}):
+        c = client()
+        r = upload(c, SAMPLE)
+        assert r.status_code == 413 and r.json()["error"] == "upload_too_large"
+        assert c.get("/api/v1/captures").json()["total"] == 0
+
+
+def test_tokens_and_owners(api):
+    with session_scope() as s:
+        _, alice = create_token(s, "alice")
+        _, bob = create_token(s, "bob")
+    assert api.get("/api/v1/captures").json()["error"] == "token_required"  # no longer open once tokens exist
+    assert api.get("/api/v1/captures", headers={"Authorization": "Bearer nope"}).json()["error"] == "invalid_token"
+    a = {"Authorization": f"Bearer {alice}"}
+    b = {"Authorization": f"Bearer {bob}"}
+    body = upload(api, SAMPLE, headers=a).json()
+    wait_run(api, body["run_id"], headers=a)
+    cid = body["capture"]["id"]
+    assert api.get(f"/api/v1/captures/{cid}", headers=b).status_code == 404
+    assert api.get(f"/api/v1/runs/{body['run_id']}", headers=b).status_code == 404
+    r = api.post("/api/v1/runs", json={"captures": [cid]}, headers=b)
+    assert r.status_code == 404 and r.json()["error"] == "capture_not_found"
+    assert api.get("/api/v1/captures", headers=b).json()["total"] == 0
+    again = upload(api, SAMPLE, headers=b)  # the same bytes are a new capture for another owner
+    assert again.status_code == 201
+    wait_run(api, again.json()["run_id"], headers=b)
+
+
+def test_catalogue_health_ready_metrics_openapi(api):
+    cat = api.get("/api/v1/estimators").json()
+    assert {c["name"] for c in cat} >= {"be", "abse", "westwood_plus"} and cat[0]["parameters"]
+    assert api.get("/api/v1/health").json() == {"status": "ok"}
+    ready = api.get("/api/v1/ready").json()
+    assert ready["status"] == "ready" and ready["checks"] == {"database": "ok", "broker": "embedded", "storage": "ok"}
+    assert "ackreplay_request_seconds" in api.get("/api/v1/metrics").text
+    spec = api.get("/api/v1/openapi.json").json()
+    assert "/api/v1/captures" in spec["paths"] and "/api/v1/runs/{run_id}/document" in spec["paths"]
