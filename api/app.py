@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request, Response
 
 from api import errors
 from api.metrics import REQUESTS
-from api.routes import captures, estimators, health, runs
+from api.routes import batches, captures, estimators, health, runs
 from estimators import __version__
 
 DESCRIPTION = """Replay the ACK streams of real TCP captures through Westwood-family bandwidth estimators
@@ -23,7 +23,7 @@ def create_app() -> FastAPI:
     app = FastAPI(title="ackreplay", version=__version__, description=DESCRIPTION,
                   openapi_url="/api/v1/openapi.json", docs_url="/api/v1/docs", redoc_url=None)
     errors.install(app)
-    for router in (captures.router, runs.router, estimators.router, health.router):
+    for router in (captures.router, runs.router, batches.router, estimators.router, health.router):
         app.include_router(router, prefix="/api/v1")
 
     @app.middleware("http")

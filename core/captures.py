@@ -4,7 +4,7 @@ deletion with everything derived from them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -45,7 +45,7 @@ class Upload:
     created: bool
 
 
-def create_from_stream(session: Session, store: Store, owner: Owner, src: BinaryIO, *, name: str,
+def create_from_stream(session: Session, store: Store, owner: Owner, src: IO[bytes], *, name: str,
                        tags: list[str], truth: dict[str, Any] | None, limit: int,
                        batch_id: str | None = None) -> Upload:
     """Store an upload; the same bytes uploaded again by the same owner return the existing capture."""

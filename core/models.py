@@ -152,3 +152,16 @@ class DecisionRow(Base):
     estimator: Mapped[str] = mapped_column(String(40))
     episode: Mapped[int] = mapped_column(Integer)
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class Batch(Base):
+    """Many captures scored together (one run); its scoreboard ranks the estimators over all its traces."""
+
+    __tablename__ = "batches"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
+    owner_id: Mapped[str] = mapped_column(ForeignKey("owners.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(500))
+    run_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    capture_ids: Mapped[list[Any]] = mapped_column(default=list)
+    rejected: Mapped[list[Any]] = mapped_column(default=list)  # [{"name", "error", "detail"}]
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import fsspec
 import polars as pl
@@ -32,7 +32,7 @@ class Store:
     def path(self, key: str) -> str:
         return f"{self.root}/{key}"
 
-    def write_stream(self, key: str, src: BinaryIO, *, limit: int) -> tuple[int, str, bytes]:
+    def write_stream(self, key: str, src: IO[bytes], *, limit: int) -> tuple[int, str, bytes]:
         """Copy ``src`` to ``key`` chunk by chunk while hashing; return (size, sha256 hex, first bytes).
 
         Raises :class:`TooLarge` past ``limit`` bytes (the partial object is removed).

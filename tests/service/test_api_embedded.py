@@ -180,3 +180,40 @@ def test_catalogue_health_ready_metrics_openapi(api):
     assert "ackreplay_request_seconds" in api.get("/api/v1/metrics").text
     spec = api.get("/api/v1/openapi.json").json()
     assert "/api/v1/captures" in spec["paths"] and "/api/v1/runs/{run_id}/document" in spec["paths"]
+
+
+def test_batch_of_files_and_archives_with_a_scoreboard(api, tmp_path):
+    import tarfile
+    import zipfile
+
+    z = tmp_path / "two.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.write(SAMPLE, "a/sample.pcap")
+        zf.writestr("README.txt", "not a capture")
+    t = tmp_path / "one.tar.gz"
+    with tarfile.open(t, "w:gz") as tf:
+        tf.add(SHARED / "generated" / "s08_cubic_1f_2M_rtt200_buf1bdp.pcap", "s08.pcap")
+    parts = [(z.name, z.read_bytes()), (t.name, t.read_bytes()), (S09.name, S09.read_bytes()),
+             ("dup.pcap", SAMPLE.read_bytes())]
+    r = api.post("/api/v1/batches", files=[("files", p) for p in parts], data={"name": "lab week"})
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert len(body["captures"]) == 3  # the sample twice is one capture
+    assert body["rejected"] == [{"name": "README.txt", "error": "unsupported_media_type",
+                                 "detail": body["rejected"][0]["detail"]}]
+    run = wait_run(api, body["run_id"])
+    assert run["status"] == "succeeded" and len(run["captures"]) == 3
+    board = api.get(f"/api/v1/batches/{body['batch_id']}/scoreboard").json()
+    assert board["captures"] == 3 and board["flows"] >= 4
+    assert [e["place"] for e in board["ranking"]] == list(range(1, 10))
+    be = board["scores"]["mean_abs_rel_error"]["estimators"]["be"]
+    assert be["flows"] == board["flows"] and be["rank"] >= 8  # BE over-estimates everywhere
+    csv_text = api.get(f"/api/v1/batches/{body['batch_id']}/scoreboard", params={"format": "csv"}).text
+    assert csv_text.splitlines()[0] == "score,better,estimator,mean,rank,wins,flows"
+    assert api.get(f"/api/v1/batches/{body['batch_id']}").json()["run"]["status"] == "succeeded"
+
+
+def test_batch_without_any_capture_is_422(api):
+    r = api.post("/api/v1/batches", files=[("files", ("notes.txt", b"hello"))])
+    assert r.status_code == 422 and r.json()["error"] == "no_captures"
+    assert api.get("/api/v1/captures").json()["total"] == 0

@@ -1,0 +1,131 @@
+"""Batches: many captures in one request — separate files and/or .zip, .tar, .tar.gz archives of them —
+scored as one run whose scoreboard ranks the estimators over all the traces."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from typing import IO, Any
+
+from sqlalchemy.orm import Session
+
+from core import captures as cap_svc
+from core.errors import NotFound, ServiceError
+from core.models import Batch, Capture, Owner, Run
+from core.pipeline import estimator_spec, start_run
+from core.results import leaderboard
+from core.storage import Store
+
+MAX_MEMBERS = 10_000
+
+
+def _is_tar(head: bytes) -> bool:
+    return len(head) >= 262 and head[257:262] == b"ustar"
+
+
+def expand(src: IO[bytes], name: str) -> Iterator[tuple[str, IO[bytes]]]:
+    """The captures inside an upload: the upload itself, or the files of a zip/tar(.gz) archive."""
+    head = src.read(1024)
+    src.seek(0)
+    if head[:4] == b"PK\x03\x04":
+        with zipfile.ZipFile(src) as zf:
+            members = [i for i in zf.infolist() if not i.is_dir()]
+            if len(members) > MAX_MEMBERS:
+                raise ServiceError(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large", status=413)
+            for info in members:
+                with zf.open(info) as zmember:
+                    yield info.filename, zmember
+        return
+    inner = head
+    if head[:2] == b"\x1f\x8b":
+        try:
+            inner = gzip.GzipFile(fileobj=io.BytesIO(head)).read(512)
+        except (OSError, EOFError):
+            inner = b""
+    if _is_tar(head) or _is_tar(inner):
+        try:
+            with tarfile.open(fileobj=src, mode="r:*") as tf:
+                count = 0
+                for entry in tf:
+                    if not entry.isfile():
+                        continue
+                    count += 1
+                    if count > MAX_MEMBERS:
+                        raise ServiceError(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large",
+                                           status=413)
+                    fh = tf.extractfile(entry)
+                    if fh is not None:
+                        yield entry.name, fh
+        except tarfile.TarError as exc:
+            raise ServiceError(f"{name}: broken tar archive ({exc})", code="invalid_archive", status=422) from exc
+        return
+    yield name, src
+
+
+def create(session: Session, store: Store, owner: Owner, uploads: list[tuple[str, IO[bytes]]], *, name: str,
+           truth: dict[str, Any] | None, tags: list[str], limit: int,
+           estimators: list[Any] | None = None) -> Batch:
+    batch = Batch(owner_id=owner.id, name=name)
+    session.add(batch)
+    session.flush()
+    captures: list[Capture] = []
+    seen: set[str] = set()
+    rejected: list[dict[str, Any]] = []
+    for upload_name, fh in uploads:
+        for member_name, member in expand(fh, upload_name):
+            try:
+                up = cap_svc.create_from_stream(session, store, owner, member, name=member_name, tags=tags,
+                                                truth=truth, limit=limit, batch_id=batch.id)
+            except ServiceError as exc:
+                rejected.append({"name": member_name, "error": exc.code, "detail": exc.detail})
+                continue
+            if up.capture.id not in seen:
+                seen.add(up.capture.id)
+                captures.append(up.capture)
+    if not captures:
+        raise ServiceError("the batch holds no capture (" + "; ".join(f"{r['name']}: {r['error']}"
+                           for r in rejected) + ")", code="no_captures", status=422)
+    run = start_run(session, owner, captures, estimator_spec(estimators), batch_id=batch.id)
+    batch.run_id = run.id
+    batch.capture_ids = [c.id for c in captures]
+    batch.rejected = rejected
+    session.flush()
+    return batch
+
+
+def get(session: Session, owner: Owner, batch_id: str) -> Batch:
+    batch = session.get(Batch, batch_id)
+    if batch is None or batch.owner_id != owner.id:
+        raise NotFound(f"no batch {batch_id}", code="batch_not_found")
+    return batch
+
+
+def scoreboard(session: Session, batch: Batch) -> dict[str, Any]:
+    """The leaderboard of the batch's run, with an overall ranking (mean rank over the scores)."""
+    run = session.get(Run, batch.run_id) if batch.run_id else None
+    if run is None:
+        raise NotFound(f"batch {batch.id} has no run", code="run_not_found")
+    board = leaderboard(session, [run])
+    ranks: dict[str, list[int]] = {n: [] for n in board["estimators"]}
+    for entry in board["scores"].values():
+        for n, e in entry["estimators"].items():
+            if "rank" in e:
+                ranks[n].append(e["rank"])
+    overall = sorted(((n, sum(r) / len(r)) for n, r in ranks.items() if r), key=lambda x: x[1])
+    board["ranking"] = [{"estimator": n, "mean_rank": m, "place": i + 1} for i, (n, m) in enumerate(overall)]
+    board.update({"batch_id": batch.id, "run_id": run.id, "status": run.status, "captures": len(batch.capture_ids)})
+    return board
+
+
+def scoreboard_csv(board: dict[str, Any]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["score", "better", "estimator", "mean", "rank", "wins", "flows"])
+    for score, entry in board["scores"].items():
+        for n, e in entry["estimators"].items():
+            w.writerow([score, entry["better"], n, e["mean"], e.get("rank"), e["wins"], e["flows"]])
+    return buf.getvalue()
