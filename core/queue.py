@@ -30,10 +30,15 @@ def celery_client() -> Any:
 
 
 def dispatch(kind: str, task_id: str) -> None:
+    """Queue a task. The task row is already committed, so a broker that cannot be reached loses
+    nothing: the workers' sweep dispatches work that stays idle."""
     if get_settings().embedded_worker:
         InProcessWorker.get().submit(kind, task_id)
-    else:
+        return
+    try:
         celery_client().send_task(TASK_NAMES[kind], args=[task_id], queue="ackreplay")
+    except Exception:
+        log.warning("broker unreachable: task %s %s left for the stale-work sweep", kind, task_id, exc_info=True)
 
 
 class InProcessWorker:

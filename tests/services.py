@@ -67,7 +67,8 @@ def _wait_port(port: int, timeout: float, what: str, log: Path) -> None:
     raise RuntimeError(f"{what} did not start on port {port}:\n{log.read_text() if log.exists() else ''}")
 
 
-def start_postgres(base: Path) -> tuple[Server, subprocess.Popen[bytes]]:
+def start_postgres(base: Path, port: int | None = None) -> tuple[Server, subprocess.Popen[bytes]]:
+    """Start PostgreSQL with its cluster in ``base`` (created on first use; reused to restart it)."""
     bindir = _pg_bindir()
     prefix, user = _as_user()
     data = base / "pgdata"
@@ -75,26 +76,28 @@ def start_postgres(base: Path) -> tuple[Server, subprocess.Popen[bytes]]:
     if user:
         pw = pwd.getpwnam(user)
         os.chown(base, pw.pw_uid, pw.pw_gid)
-    subprocess.run([*prefix, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
-                    "--no-sync", "-E", "UTF8"], check=True, capture_output=True)
-    port = free_port()
+    if not data.exists():
+        subprocess.run([*prefix, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
+                        "--no-sync", "-E", "UTF8"], check=True, capture_output=True)
+    port = port or free_port()
     log = base / "postgres.log"
     proc = subprocess.Popen(
         [*prefix, str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1",
          "-k", str(base), "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
          "-c", "max_connections=200"],
-        stdout=open(log, "wb"), stderr=subprocess.STDOUT,  # noqa: SIM115
+        stdout=open(log, "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
     )
     _wait_port(port, 30, "PostgreSQL", log)
     return Server(f"postgresql://postgres@127.0.0.1:{port}/postgres", port, base), proc
 
 
-def start_redis(base: Path) -> tuple[Server, subprocess.Popen[bytes]]:
+def start_redis(base: Path, port: int | None = None) -> tuple[Server, subprocess.Popen[bytes]]:
+    """Start Redis without persistence (a restart loses every queued message, as a crash would)."""
     exe = shutil.which("redis-server")
     if not exe:
         raise RuntimeError("redis-server is not installed: run scripts/test.sh (it installs redis-server)")
     base.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     log = base / "redis.log"
     proc = subprocess.Popen(
         [exe, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(base), "--save", "",
@@ -103,6 +106,18 @@ def start_redis(base: Path) -> tuple[Server, subprocess.Popen[bytes]]:
     )
     _wait_port(port, 15, "Redis", log)
     return Server(f"redis://127.0.0.1:{port}/0", port, base), proc
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    _stop(proc)
+
+
+def stop_postgres(server: Server, proc: subprocess.Popen[bytes]) -> None:
+    """Stop PostgreSQL and wait until the postmaster has exited (so that it can be started again)."""
+    prefix, _ = _as_user()
+    subprocess.run([*prefix, str(_pg_bindir() / "pg_ctl"), "-D", str(server.directory / "pgdata"), "-m", "fast",
+                    "-w", "stop"], capture_output=True, timeout=60)
+    _stop(proc)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -121,7 +136,7 @@ def postgres_server() -> Iterator[Server]:
     try:
         yield server
     finally:
-        _stop(proc)
+        stop_postgres(server, proc)
         shutil.rmtree(base, ignore_errors=True)
 
 

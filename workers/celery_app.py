@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+
 from celery import Celery
 from celery.signals import worker_ready
 
 from core.config import get_settings
+
+log = logging.getLogger("ackreplay.worker")
 
 
 def make_app() -> Celery:
@@ -26,12 +32,31 @@ def make_app() -> Celery:
 app = make_app()
 
 
-@worker_ready.connect
-def _requeue_stale(**_: object) -> None:
-    """PostgreSQL is the source of truth: work left unfinished (a lost broker message, a killed worker)
-    is dispatched again when a worker starts."""
+def sweep_once() -> int:
+    """Dispatch again the work idle for longer than ``stale_task_seconds`` (its broker message was lost
+    with a restarted Redis, or its worker was killed)."""
     from core.db import session_scope
     from core.pipeline import requeue_unfinished
 
     with session_scope() as session:
-        requeue_unfinished(session, older_than_s=get_settings().stale_task_seconds)
+        return requeue_unfinished(session, older_than_s=get_settings().stale_task_seconds)
+
+
+def _sweeper() -> None:
+    period = max(1.0, get_settings().stale_task_seconds / 2)
+    while True:
+        time.sleep(period)
+        try:
+            n = sweep_once()
+            if n:
+                log.warning("re-queued %d stale tasks", n)
+        except Exception:  # the database or broker is down: try again next period
+            log.exception("stale-work sweep failed")
+
+
+@worker_ready.connect
+def _requeue_stale(**_: object) -> None:
+    """PostgreSQL is the source of truth: at start, and then periodically, each worker re-dispatches
+    work left unfinished. Duplicates are harmless: a task already done is skipped."""
+    sweep_once()
+    threading.Thread(target=_sweeper, name="ackreplay-sweeper", daemon=True).start()

@@ -32,7 +32,7 @@ def fresh_database(server_url: str) -> str:
 
 def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     exe = str(Path(sys.executable).with_name("ackreplay"))
-    return subprocess.Popen([exe, "worker", "--concurrency", "1"], env=env, cwd=ROOT,
+    return subprocess.Popen([exe, "worker", "--concurrency", "1"], env=env, cwd=ROOT, start_new_session=True,
                             stdout=open(log, "wb"), stderr=subprocess.STDOUT)
 
 
@@ -43,6 +43,14 @@ def wait_ready(log: Path, timeout: float = 60) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"worker did not start:\n{log.read_text(errors='replace')[-3000:]}")
+
+
+def kill(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the whole process group (a crashed host: no warm shutdown, nothing acknowledged)."""
+    import signal
+
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

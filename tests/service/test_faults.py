@@ -1,0 +1,138 @@
+"""Faults: a worker killed mid-run, Redis restarted mid-run, PostgreSQL briefly unreachable.
+
+Each test has its own PostgreSQL and Redis (from tests.services) so that restarting them disturbs no
+other test. Work is split one flow per task and stale work is swept after 2 s, so that "mid-run" has
+room to happen and recovery is quick.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.conftest import ROOT, SHARED
+from tests.service.harness import client, configured, wait_run
+from tests.service.test_e2e_celery import fresh_database, kill, start_worker, stop, wait_ready
+from tests.services import start_postgres, start_redis, stop_postgres, stop_server
+
+pytestmark = [pytest.mark.services, pytest.mark.slow]
+CAPTURES = ["s07_bbr_3f_20M_rtt20_buf2bdp.pcap", "s03_cubic_2f_10M_rtt60_buf1bdp.pcapng",
+            "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"]
+
+
+@pytest.fixture
+def servers(tmp_path):
+    pg_base = Path(tempfile.mkdtemp(prefix="ackreplay-pg-"))  # reachable by the postgres user
+    pg, pg_proc = start_postgres(pg_base)
+    rd, rd_proc = start_redis(tmp_path / "redis")
+    procs = {"pg": pg_proc, "redis": rd_proc}
+    yield {"pg": pg, "redis": rd, "procs": procs, "base": tmp_path, "pg_base": pg_base}
+    stop_postgres(pg, procs["pg"])
+    stop_server(procs["redis"])
+    shutil.rmtree(pg_base, ignore_errors=True)
+
+
+def env_for(servers, db_url):
+    base = servers["base"]
+    return {"DATABASE_URL": db_url, "REDIS_URL": servers["redis"].url, "ACKREPLAY_STORAGE_URL": str(base / "store"),
+            "ACKREPLAY_DATA_DIR": str(base / "data"), "ACKREPLAY_STALE_TASK_SECONDS": "2",
+            "ACKREPLAY_REPLAY_BATCH_FLOWS": "1"}
+
+
+def start_batch(api):
+    files = [("files", (n, (SHARED / "generated" / n).read_bytes())) for n in CAPTURES]
+    r = api.post("/api/v1/batches", files=files)
+    assert r.status_code == 202, r.text
+    return r.json()["run_id"]
+
+
+def wait_progress(api, run_id, at_least, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        p = api.get(f"/api/v1/runs/{run_id}").json()["progress"]
+        if p["tasks_done"] >= at_least:
+            assert p["tasks_done"] < p["tasks_total"], "the run finished before the fault"
+            return
+        time.sleep(0.05)
+    raise AssertionError("the run made no progress")
+
+
+def assert_complete_once(db_url, run_id):
+    with psycopg.connect(db_url) as conn:
+        rows, distinct = conn.execute(
+            "select count(*), count(distinct (capture_id, flow_id, estimator)) from results where run_id = %s",
+            (run_id,)).fetchone()
+        tasks = conn.execute("select count(*) from tasks where run_id = %s and kind = 'replay'", (run_id,)).fetchone()
+        dec, dec_distinct = conn.execute(
+            "select count(*), count(distinct (capture_id, flow_id, estimator, episode)) from decisions "
+            "where run_id = %s", (run_id,)).fetchone()
+    assert rows == distinct == tasks[0] * 9  # every replayed flow × 9 estimators, each exactly once
+    assert dec == dec_distinct > 0
+
+
+def test_killed_worker_mid_run(servers):
+    db_url = fresh_database(servers["pg"].url)
+    env = env_for(servers, db_url)
+    with configured(env):
+        api = client()
+        penv = {**os.environ, "PYTHONPATH": str(ROOT)}
+        log1 = servers["base"] / "w1.log"
+        w1 = start_worker(penv, log1)
+        wait_ready(log1)
+        run_id = start_batch(api)
+        wait_progress(api, run_id, 4)
+        kill(w1)  # in the middle of the run: its current task is started, never finished
+        log2 = servers["base"] / "w2.log"
+        w2 = start_worker(penv, log2)
+        try:
+            run = wait_run(api, run_id, timeout=300)
+            assert run["status"] == "succeeded"
+            assert_complete_once(db_url, run_id)
+        finally:
+            stop(w2)
+
+
+def test_redis_restart_mid_run(servers):
+    db_url = fresh_database(servers["pg"].url)
+    env = env_for(servers, db_url)
+    with configured(env):
+        api = client()
+        penv = {**os.environ, "PYTHONPATH": str(ROOT)}
+        log = servers["base"] / "w.log"
+        w = start_worker(penv, log)
+        try:
+            wait_ready(log)
+            run_id = start_batch(api)
+            wait_progress(api, run_id, 3)
+            stop_server(servers["procs"]["redis"])  # every queued message is lost
+            time.sleep(1.0)
+            _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
+            run = wait_run(api, run_id, timeout=300)
+            assert run["status"] == "succeeded"
+            assert_complete_once(db_url, run_id)
+        finally:
+            stop(w)
+
+
+def test_postgres_unreachable_then_recovers_without_restart(servers):
+    db_url = fresh_database(servers["pg"].url)
+    with configured({"DATABASE_URL": db_url, "ACKREPLAY_DATA_DIR": str(servers["base"] / "data")}):
+        api = client()
+        assert api.get("/api/v1/captures").status_code == 200
+        stop_postgres(servers["pg"], servers["procs"]["pg"])
+        r = api.get("/api/v1/captures")
+        assert r.status_code == 503 and r.json()["error"] == "database_unavailable"
+        assert r.headers["retry-after"] == "5"
+        assert api.get("/api/v1/ready").json()["checks"]["database"].startswith("down")
+        _, servers["procs"]["pg"] = start_postgres(servers["pg_base"], port=servers["pg"].port)
+        deadline = time.monotonic() + 30
+        while api.get("/api/v1/captures").status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert api.get("/api/v1/ready").json()["status"] == "ready"
