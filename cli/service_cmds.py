@@ -23,6 +23,8 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
     no_migrate: Annotated[bool, typer.Option("--no-migrate", help="Do not apply migrations first.")] = False,
+    workers: Annotated[int, typer.Option(help="API processes (each embedded one runs its own worker thread).")]
+    = 1,
 ) -> None:
     """Run the REST API (and, without REDIS_URL, an in-process worker): everything on one machine."""
     import uvicorn
@@ -41,7 +43,7 @@ def serve(
             print(f"re-queued {n} unfinished tasks")
     mode = "embedded (in-process worker)" if settings.embedded_worker else "Celery workers via Redis"
     print(f"ackreplay API on http://{host}:{port}/api/v1 — {mode}; docs at /api/v1/docs")
-    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level="warning")
+    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level="warning", workers=workers)
 
 
 def worker(

@@ -26,7 +26,7 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(2 << 30, description="largest capture accepted (413 beyond)")
     auth: Literal["auto", "required", "open"] = Field(
         "auto", description="auto: open until the first API token exists; required; open (single user)")
-    replay_batch_flows: int = Field(8, description="flows replayed per task")
+    replay_batch_flows: int = Field(16, description="flows replayed per task")
     stale_task_seconds: float = Field(600.0, description="a started task older than this is re-queued")
 
     @property

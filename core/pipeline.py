@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
 from core.db import after_commit, session_scope
@@ -29,6 +29,10 @@ from estimators import __version__ as VERSION
 from estimators.replay import bulk_flow_ids, capture_scores, plan, replay_flow, truth_function
 from estimators.truth import Truth
 from ingest import IngestError, ingest_capture
+
+#: Row-group size of the capture tables: the rows of a flow are contiguous, so a replay task reading a few
+#: flows skips most row groups by their flow_id statistics.
+TABLE_ROW_GROUP = 16_384
 
 
 def estimator_spec(items: list[Any] | None) -> list[dict[str, Any]]:
@@ -172,25 +176,29 @@ def _truth(cap: Capture) -> Truth | None:
 
 
 def _ingest(session: Session, store: Store, cap: Capture) -> None:
+    """Ingest the capture; its three tables (all flows, column ``flow_id``) go to the store once each."""
     with store.local_file(cap.storage_key) as path:
         result = ingest_capture(path)
     session.execute(delete(Flow).where(Flow.capture_id == cap.id))
-    base = f"captures/{cap.id}/flows"
-    for s in result.flows:
-        data = result.flow(s.flow_id)
-        key = f"{base}/{s.flow_id}"
-        store.write_parquet(f"{key}/acks.parquet", data.acks)
-        store.write_parquet(f"{key}/segments.parquet", data.segments)
-        store.write_parquet(f"{key}/episodes.parquet", data.episodes)
-        session.add(Flow(capture_id=cap.id, flow_id=s.flow_id, sender=s.sender, receiver=s.receiver,
-                         vantage=s.vantage, bytes=s.bytes, goodput_bps=s.goodput_bps, summary=s.to_dict(),
-                         tables_key=key))
+    key = f"captures/{cap.id}/tables"
+    for name, frame in (("acks", result.acks), ("segments", result.segments), ("episodes", result.episodes)):
+        store.write_parquet(f"{key}/{name}.parquet", frame, row_group_size=TABLE_ROW_GROUP)
+    session.execute(insert(Flow), [
+        {"capture_id": cap.id, "flow_id": s.flow_id, "sender": s.sender, "receiver": s.receiver,
+         "vantage": s.vantage, "bytes": s.bytes, "goodput_bps": s.goodput_bps, "summary": s.to_dict(),
+         "tables_key": key} for s in result.flows])
     bulk = bulk_flow_ids(result.flows, _truth(cap))
     deliveries = result.acks.filter(pl.col("flow_id").is_in(bulk) & (pl.col("acked") > 0)).select("flow_id", "t")
     store.write_parquet(f"captures/{cap.id}/deliveries.parquet", deliveries)
     cap.stats = {**result.stats.to_dict(), "file": cap.name}
     cap.status = "ingested"
     session.flush()
+
+
+def read_tables(store: Store, key: str, flow_ids: list[int]) -> dict[str, pl.DataFrame]:
+    """The acks, segments and episodes of some flows of a capture (one read of each table)."""
+    where = pl.col("flow_id").is_in(flow_ids)
+    return {name: store.read_parquet(f"{key}/{name}.parquet", where) for name in ("acks", "segments", "episodes")}
 
 
 def replay_task(task_id: str) -> None:
@@ -213,26 +221,33 @@ def replay_task(task_id: str) -> None:
         truth = _truth(cap)
         flows = {f.flow_id: f for f in _flows(session, cap.id)}
         deliveries = _deliveries(store, cap.id, bulk_flow_ids([_Summary(f) for f in flows.values()], truth))
+        tables = read_tables(store, flows[task.flow_ids[0]].tables_key, task.flow_ids) if task.flow_ids else {}
+        session.execute(delete(Result).where(Result.run_id == run.id, Result.capture_id == cap.id,
+                                             Result.flow_id.in_(task.flow_ids)))
+        session.execute(delete(DecisionRow).where(DecisionRow.run_id == run.id, DecisionRow.capture_id == cap.id,
+                                                  DecisionRow.flow_id.in_(task.flow_ids)))
+        result_rows: list[dict[str, Any]] = []
+        decision_rows: list[dict[str, Any]] = []
+        series_parts: list[pl.DataFrame] = []
+        series_key = f"series/{run.id}/{cap.id}/{task.chunk}.parquet"  # one table per task, column flow_id
         for fid in task.flow_ids:
             f = flows[fid]
-            acks = store.read_parquet(f"{f.tables_key}/acks.parquet")
-            segs = store.read_parquet(f"{f.tables_key}/segments.parquet")
-            eps = store.read_parquet(f"{f.tables_key}/episodes.parquet")
+            acks, segs, eps = (tables[n].filter(pl.col("flow_id") == fid) for n in ("acks", "segments", "episodes"))
             rep = replay_flow(fid, f.vantage, acks, segs, eps, int(f.summary["mss"]), ests,
                               truth=truth_function(truth, fid, deliveries))
-            series_key = f"series/{run.id}/{cap.id}/{fid}.parquet"
-            store.write_parquet(series_key, rep.series)
-            key = (Result.run_id == run.id, Result.capture_id == cap.id, Result.flow_id == fid)
-            session.execute(delete(Result).where(*key))
-            session.execute(delete(DecisionRow).where(DecisionRow.run_id == run.id, DecisionRow.capture_id == cap.id,
-                                                      DecisionRow.flow_id == fid))
-            for e in ests:
-                session.add(Result(run_id=run.id, capture_id=cap.id, flow_id=fid, estimator=e.name,
-                                   parameters=dict(e.params), version=VERSION, scores=rep.scores[e.name],
-                                   series_key=series_key))
-            for row in rep.decisions.iter_rows(named=True):
-                session.add(DecisionRow(run_id=run.id, capture_id=cap.id, flow_id=fid, estimator=row["estimator"],
-                                        episode=row["episode"], data=_jsonable(row)))
+            series_parts.append(rep.series.with_columns(pl.lit(fid, pl.Int32).alias("flow_id")))
+            result_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": e.name,
+                             "parameters": dict(e.params), "version": VERSION, "scores": rep.scores[e.name],
+                             "series_key": series_key} for e in ests]
+            decision_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": row["estimator"],
+                               "episode": row["episode"], "data": _jsonable(row)}
+                              for row in rep.decisions.iter_rows(named=True)]
+        if series_parts:
+            store.write_parquet(series_key, pl.concat(series_parts, how="diagonal"))
+        if result_rows:
+            session.execute(insert(Result), result_rows)
+        if decision_rows:
+            session.execute(insert(DecisionRow), decision_rows)
         task.status = "done"
         task.seconds = time.perf_counter() - t0
         task.updated_at = now()

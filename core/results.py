@@ -107,7 +107,8 @@ def _result(session: Session, run: Run, capture_id: str, flow_id: int) -> Result
 def series(session: Session, store: Store, run: Run, capture_id: str, flow_id: int, *,
            estimators: list[str] | None, points: int | None) -> pl.DataFrame:
     """Estimates over time; with ``points``, downsampled to about that many rows (every k-th, plus the last)."""
-    frame = store.read_parquet(_result(session, run, capture_id, flow_id).series_key)
+    frame = store.read_parquet(_result(session, run, capture_id, flow_id).series_key,
+                               pl.col("flow_id") == flow_id).drop("flow_id")
     if estimators:
         unknown = [e for e in estimators if f"{e}_bps" not in frame.columns]
         if unknown:

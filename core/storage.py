@@ -80,16 +80,22 @@ class Store:
                 shutil.copyfileobj(src, dst, CHUNK)
             yield target
 
-    def write_parquet(self, key: str, frame: pl.DataFrame) -> None:
+    def write_parquet(self, key: str, frame: pl.DataFrame, *, row_group_size: int | None = None) -> None:
         self.fs.makedirs(self.path(key).rsplit("/", 1)[0], exist_ok=True)
         buf = io.BytesIO()
-        frame.write_parquet(buf)
+        frame.write_parquet(buf, row_group_size=row_group_size)
         with self.fs.open(self.path(key), "wb") as out:
             out.write(buf.getvalue())
 
-    def read_parquet(self, key: str) -> pl.DataFrame:
+    def read_parquet(self, key: str, where: pl.Expr | None = None) -> pl.DataFrame:
+        """Read a table, optionally only the rows matching ``where`` (row groups skipped by their
+        statistics when the store is local)."""
+        if self.local:
+            lazy = pl.scan_parquet(self.path(key))
+            return (lazy.filter(where) if where is not None else lazy).collect()
         with self.fs.open(self.path(key), "rb") as src:
-            return pl.read_parquet(io.BytesIO(src.read()))
+            frame = pl.read_parquet(io.BytesIO(src.read()))
+        return frame.filter(where) if where is not None else frame
 
     def check(self) -> None:
         """Raise if the store cannot be written and read back (readiness)."""

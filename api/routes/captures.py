@@ -14,7 +14,7 @@ from api.metrics import UPLOADS
 from api.schemas import CaptureOut, ErrorOut, Page, UploadOut
 from core import captures as svc
 from core.errors import ServiceError
-from core.pipeline import estimator_spec, start_run
+from core.pipeline import estimator_spec, read_tables, start_run
 
 router = APIRouter(prefix="/captures", tags=["captures"])
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -98,7 +98,7 @@ def get_flow(capture_id: str, flow_id: int, session: SessionDep, owner: OwnerDep
 def download_acks(capture_id: str, flow_id: int, session: SessionDep, owner: OwnerDep, store: StoreDep,
                   format: Annotated[str, Query(pattern="^(parquet|csv)$")] = "parquet") -> Response:
     f = svc.flow(session, svc.get(session, owner, capture_id), flow_id)
-    frame = store.read_parquet(f"{f.tables_key}/acks.parquet").drop("flow_id")
+    frame = read_tables(store, f.tables_key, [flow_id])["acks"].drop("flow_id")
     buf = io.BytesIO()
     if format == "csv":
         frame.write_csv(buf)

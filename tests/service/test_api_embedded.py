@@ -61,6 +61,7 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     series = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/series",
                      params={"points": 100, "estimators": "be,re"}).json()
     assert series["columns"] == ["t", "t_rel", "achieved_bps", "be_bps", "re_bps"] and 100 <= series["rows"] <= 101
+    assert len(series["data"]) == series["rows"] and set(series["data"][-1]) == set(series["columns"])
     full = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/series", params={"format": "parquet"})
     assert pl.read_parquet(io.BytesIO(full.content)).height == len(set(frame["t_ns"].to_list()))
     decisions = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/decisions").json()
