@@ -24,6 +24,8 @@ class Settings(BaseSettings):
     storage_url: str | None = Field(None, description="fsspec URL of the object store (default: data_dir/store)")
     storage_options: dict[str, str] = Field(default_factory=dict, description="fsspec options (JSON)")
     max_upload_bytes: int = Field(2 << 30, description="largest capture accepted (413 beyond)")
+    max_decompressed_bytes: int | None = Field(
+        None, description="gzip captures: stop decompressing past this (default: ingest's, ≥ 1 GiB)")
     auth: Literal["auto", "required", "open"] = Field(
         "auto", description="auto: open until the first API token exists; required; open (single user)")
     replay_batch_flows: int = Field(16, description="flows replayed per task")

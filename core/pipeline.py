@@ -18,6 +18,7 @@ import polars as pl
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
+from core.config import get_settings
 from core.db import after_commit, session_scope
 from core.errors import ServiceError
 from core.models import Capture, DecisionRow, Flow, Owner, Result, Run, RunCapture, Task, now
@@ -150,8 +151,6 @@ def ingest_task(task_id: str) -> None:
 
 
 def _settings_batch() -> int:
-    from core.config import get_settings
-
     return get_settings().replay_batch_flows
 
 
@@ -178,7 +177,7 @@ def _truth(cap: Capture) -> Truth | None:
 def _ingest(session: Session, store: Store, cap: Capture) -> None:
     """Ingest the capture; its three tables (all flows, column ``flow_id``) go to the store once each."""
     with store.local_file(cap.storage_key) as path:
-        result = ingest_capture(path)
+        result = ingest_capture(path, max_decompressed_bytes=get_settings().max_decompressed_bytes)
     session.execute(delete(Flow).where(Flow.capture_id == cap.id))
     key = f"captures/{cap.id}/tables"
     for name, frame in (("acks", result.acks), ("segments", result.segments), ("episodes", result.episodes)):

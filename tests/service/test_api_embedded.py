@@ -21,8 +21,22 @@ TRUTH = "bottleneck=10Mbit,shared_by=all"
 
 @pytest.fixture
 def api(tmp_path):
-    with configured({"ACKREPLAY_DATA_DIR": str(tmp_path / "data")}):
+    with configured({"ACKREPLAY_DATA_DIR": str(tmp_path / "data"), "ACKREPLAY_MAX_DECOMPRESSED_BYTES": str(8 << 20)}):
         yield client()
+
+
+def _corrupt_pcapng() -> bytes:
+    data = bytearray(g.pcapng([g.Rec(1, g.ether(g.ipv4("1.1.1.1", "2.2.2.2", g.tcp_header(1, 2, 0, 0, g.ACK))))]))
+    first_epb = struct.unpack("<I", data[4:8])[0] + struct.unpack("<I", data[28 + 4 : 28 + 8])[0]
+    data[first_epb + 4 : first_epb + 8] = struct.pack("<I", 0x7FFFFFF0)
+    return bytes(data)
+
+
+def _gzip_bomb() -> bytes:
+    import zlib
+
+    co = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return co.compress(g.pcap([])) + b"".join(co.compress(b"\0" * (1 << 20)) for _ in range(32)) + co.flush()
 
 
 def test_upload_run_and_exactly_the_cli_scores(api):
@@ -123,6 +137,8 @@ def test_invalid_truth_is_422(api):
 @pytest.mark.parametrize("capture,code", [
     (g.pcap([]) + struct.pack("<IIII", 1, 0, 0x80000000, 60), "corrupt_capture"),
     (g.pcap([g.Rec(1, b"\0" * 60)], linktype=147), "unsupported_link_type"),
+    (_corrupt_pcapng(), "corrupt_capture"),
+    (_gzip_bomb(), "decompressed_too_large"),
 ])
 def test_broken_capture_fails_its_run_with_a_readable_error(api, tmp_path, capture, code):
     path = tmp_path / "broken.pcap"
