@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request, Response
 
 from api import errors
 from api.metrics import REQUESTS
-from api.routes import batches, captures, estimators, health, runs
+from api.routes import batches, captures, dashboard, estimators, health, runs
 from estimators import __version__
 
 DESCRIPTION = """Replay the ACK streams of real TCP captures through Westwood-family bandwidth estimators
@@ -25,6 +25,7 @@ def create_app() -> FastAPI:
     errors.install(app)
     for router in (captures.router, runs.router, batches.router, estimators.router, health.router):
         app.include_router(router, prefix="/api/v1")
+    app.include_router(dashboard.router)
 
     @app.middleware("http")
     async def _timing(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:

@@ -133,12 +133,25 @@ def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list
     return [r.data for r in rows]
 
 
+def _bulk_flows(session: Session, capture_id: str) -> set[int]:
+    """Flows carrying at least ``min_flow_bytes`` (64 kB unless the capture's truth says otherwise)."""
+    cap = session.get(Capture, capture_id)
+    limit = int((cap.truth or {}).get("min_flow_bytes") or 65536) if cap else 65536
+    return {fid for (fid,) in session.execute(select(Flow.flow_id).where(Flow.capture_id == capture_id,
+                                                                         Flow.bytes >= limit))}
+
+
 def leaderboard(session: Session, runs: list[Run]) -> dict[str, Any]:
-    """Across the runs' captures: per score and estimator the mean over flows, the rank and the wins."""
+    """Across the runs' captures: per score and estimator the mean over bulk flows (≥ min_flow_bytes; control
+    connections beside a transfer would swamp the means), the rank and the wins."""
     per_flow: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
+    bulk: dict[str, set[int]] = {}
     for run in runs:
         for r in session.scalars(select(Result).where(Result.run_id == run.id)):
-            per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
+            if r.capture_id not in bulk:
+                bulk[r.capture_id] = _bulk_flows(session, r.capture_id)
+            if r.flow_id in bulk[r.capture_id]:
+                per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
     names = sorted({e for f in per_flow.values() for e in f})
     board: dict[str, Any] = {}
     for score, how in BETTER.items():
@@ -162,9 +175,9 @@ def leaderboard(session: Session, runs: list[Run]) -> dict[str, Any]:
             entries[n] = {"mean": sum(xs) / len(xs) if xs else None, "flows": len(xs), "wins": wins[n],
                           "won_flows": best_flows[n]}
         order = _key(how)
-        ranked = sorted((n for n in names if entries[n]["mean"] is not None), key=lambda n: order(entries[n]["mean"]))
-        for i, n in enumerate(ranked):
-            entries[n]["rank"] = i + 1
+        keys = {n: order(entries[n]["mean"]) for n in names if entries[n]["mean"] is not None}
+        for n, k in keys.items():  # competition ranking: equal means share a rank
+            entries[n]["rank"] = 1 + sum(other < k for other in keys.values())
         board[score] = {"better": how, "estimators": entries}
     return {"flows": len(per_flow), "estimators": names, "scores": board}
 
@@ -175,3 +188,18 @@ def _key(how: str) -> Any:
 
 def flows_count(session: Session, capture_id: str) -> int:
     return int(session.scalar(select(func.count()).select_from(Flow).where(Flow.capture_id == capture_id)) or 0)
+
+
+def list_runs(session: Session, owner: Owner, *, capture_id: str | None = None,
+              limit: int = 100) -> list[dict[str, Any]]:
+    """The owner's runs, newest first (optionally only those that include a capture)."""
+    q = select(Run).where(Run.owner_id == owner.id)
+    if capture_id:
+        q = q.where(Run.id.in_(select(RunCapture.run_id).where(RunCapture.capture_id == capture_id)))
+    out = []
+    for run in session.scalars(q.order_by(Run.created_at.desc()).limit(limit)):
+        caps = [c for (c,) in session.execute(select(RunCapture.capture_id).where(RunCapture.run_id == run.id))]
+        out.append({"id": run.id, "status": run.status, "is_default": run.is_default, "batch_id": run.batch_id,
+                    "created_at": run.created_at, "captures": caps,
+                    "estimators": [e["name"] for e in run.estimators]})
+    return out

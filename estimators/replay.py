@@ -71,6 +71,9 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame, segments: pl.Dat
         s = series_scores(t, series[e.name], achieved, start, end, truth_arr)
         rows = decisions.filter(pl.col("estimator") == e.name) if len(decisions) else decisions
         s.update(_decision_scores(rows, truth_arr is not None))
+        if e.name == "newreno":  # "closer than NewReno" means nothing for NewReno itself
+            for k in [k for k in s if k.startswith("closer_than_newreno_share")]:
+                s[k] = None
         s["parameters"] = dict(e.params)
         scores[e.name] = s
     frame: dict[str, Any] = {"t": inp.t_abs, "t_rel": t, "achieved_bps": achieved * 8}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the test suite and benchmarks use, when missing:
 # PostgreSQL and Redis servers (started by the test harness on 127.0.0.1), and tshark and tcptrace
-# (the reference tools ingest is checked against).
+# (the reference tools ingest is checked against), and chromium (the dashboard tests drive it with Playwright).
 set -euo pipefail
 need=()
 have_pg() { command -v initdb >/dev/null || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; }
@@ -9,6 +9,7 @@ have_pg || need+=(postgresql)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v tshark >/dev/null || need+=(tshark)
 command -v tcptrace >/dev/null || need+=(tcptrace)
+command -v chromium >/dev/null || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then

@@ -29,6 +29,12 @@ def create_run(body: RunIn, session: SessionDep, owner: OwnerDep) -> RunCreated:
     return RunCreated(run_id=run.id, url=f"/api/v1/runs/{run.id}", status=run.status)
 
 
+@router.get("/runs", responses=ERRORS, summary="The caller's runs, newest first")
+def list_runs(session: SessionDep, owner: OwnerDep, capture: str | None = None,
+              limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[dict[str, Any]]:
+    return results.list_runs(session, owner, capture_id=capture, limit=limit)
+
+
 @router.get("/runs/{run_id}", responses=ERRORS, summary="Status, progress, timings and errors of a run")
 def get_run(run_id: str, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
     return results.status(session, results.get_run(session, owner, run_id))

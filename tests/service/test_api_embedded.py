@@ -84,7 +84,10 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     errs = [r["mean_abs_rel_error"] for r in scores["items"]]
     assert scores["total"] == 9 and errs == sorted(errs)
     board = api.get("/api/v1/leaderboard", params={"runs": run_id}).json()
+    assert board["flows"] == 1  # bulk flows only: the control connection is left out
     assert board["scores"]["mean_abs_rel_error"]["estimators"]["tibet"]["rank"] == 1
+    closer = board["scores"]["closer_than_newreno_share"]["estimators"]
+    assert "rank" not in closer["newreno"] and closer["newreno"]["mean"] is None  # NewReno vs itself: undefined
     assert api.delete(f"/api/v1/captures/{cid}").status_code == 204
     assert api.get(f"/api/v1/captures/{cid}").json()["error"] == "capture_not_found"
     assert api.get(f"/api/v1/runs/{run_id}/scores").json()["total"] == 0

@@ -1,0 +1,65 @@
+// One capture: its flows (sortable) and the live progress of its runs.
+import { get } from "./api.js";
+import { download, esc, mbit, num, query, setQuery, sortableTable, toCsv } from "./util.js";
+
+const FLOW_COLUMNS = [
+  { key: "flow_id", label: "flow" },
+  { key: "sender", label: "sender", text: true },
+  { key: "receiver", label: "receiver", text: true },
+  { key: "duration_s", label: "duration s", fmt: (v) => num(v, 2) },
+  { key: "goodput_bps", label: "goodput Mbit/s", fmt: (v) => mbit(v) },
+  { key: "rttmin_s", label: "RTTmin ms", fmt: (v) => num(v, 2, 1e3) },
+  { key: "loss_events", label: "loss events" },
+  { key: "retransmissions", label: "retransmissions" },
+  { key: "vantage", label: "vantage", text: true },
+];
+
+export async function captureView(view, id, alive) {
+  const [cap, runs] = await Promise.all([get(`/captures/${id}`), get("/runs", { capture: id })]);
+  if (!alive()) return;
+  const q = query();
+  const run = runs.find((r) => r.id === q.get("run")) || runs[0];
+  view.innerHTML = `
+    <h1>${esc(cap.name)}</h1>
+    <p class="muted">${esc(cap.format)}, ${(cap.size_bytes / 1e6).toFixed(2)} MB, status <span id="capture-status" class="status-${esc(cap.status)}">${esc(cap.status)}</span>
+      ${cap.truth ? ` · ground truth ${esc(JSON.stringify(cap.truth))}` : ""}${cap.error ? ` · <span class="error">${esc(cap.error_code)}: ${esc(cap.error)}</span>` : ""}</p>
+    <section class="card" aria-labelledby="run-title">
+      <h2 id="run-title">Run</h2>
+      <div class="toolbar"><label>Run <select id="run-select">${runs.map((r) => `<option value="${r.id}"${r.id === run?.id ? " selected" : ""}>${esc(r.created_at.slice(0, 19))} · ${r.estimators.length} estimators${r.is_default ? " (default)" : ""}</option>`).join("")}</select></label>
+        <a id="compare-link" href="#/compare?runs=${run?.id || ""}">compare estimators on this run</a></div>
+      <progress id="run-progress" value="0" max="1"></progress> <span id="run-status" role="status"></span>
+    </section>
+    <section><h2>Flows</h2><div class="toolbar"><button class="secondary" id="export-flows">Export CSV</button></div><div id="flows"></div></section>`;
+  document.getElementById("run-select").addEventListener("change", (e) => { setQuery({ run: e.target.value }); captureView(view, id, alive); });
+  await follow(run, alive);
+  if (!alive()) return;
+  const fresh = await get(`/captures/${id}`);
+  const status = document.getElementById("capture-status");
+  status.textContent = fresh.status;
+  status.className = `status-${fresh.status}`;
+  const flows = await get(`/captures/${id}/flows`);
+  if (!alive()) return;
+  const link = (r) => (run ? `#/runs/${run.id}/captures/${id}/flows/${r.flow_id}` : null);
+  const state = { key: q.get("sort") || "flow_id", desc: q.get("desc") === "1" };
+  document.getElementById("flows").append(sortableTable("flows-table", FLOW_COLUMNS, flows, {
+    link, sortKey: state.key, desc: state.desc,
+    onSort: (s) => setQuery({ ...(run ? { run: run.id } : {}), sort: s.key, desc: s.desc ? "1" : "0" }),
+  }));
+  document.getElementById("export-flows").addEventListener("click", () => download(`${cap.name}-flows.csv`, toCsv(FLOW_COLUMNS, flows)));
+}
+
+async function follow(run, alive) {
+  const bar = document.getElementById("run-progress");
+  const text = document.getElementById("run-status");
+  if (!run) { text.textContent = "no run"; return; }
+  for (;;) {
+    const s = await get(`/runs/${run.id}`);
+    if (!alive()) return;
+    const { tasks_done: done, tasks_total: total } = s.progress;
+    bar.value = total ? done / total : 0;
+    const errors = s.captures.filter((c) => c.error).map((c) => `${c.error_code}: ${c.error}`).join("; ");
+    text.innerHTML = `<span class="status-${esc(s.status)}">${esc(s.status)}</span> — ${done}/${total} tasks${errors ? ` · <span class="error">${esc(errors)}</span>` : ""}`;
+    if (s.status === "succeeded" || s.status === "failed") return;
+    await new Promise((r) => setTimeout(r, 400));
+  }
+}

@@ -1,0 +1,175 @@
+"""The dashboards in a real browser: Debian ``chromium`` driven by Playwright (``executable_path``; no
+browser download), against ``ackreplay serve`` on a loopback port. Screenshots go to test-artifacts/
+(and, with ACKREPLAY_UPDATE_SCREENSHOTS=1, to docs/)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from tests.conftest import ROOT, SHARED
+
+S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
+SAMPLE = ROOT / "samples" / "sample.pcap"
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[str]:
+    data = tmp_path_factory.mktemp("dashboard-data")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env["ACKREPLAY_DATA_DIR"] = str(data)
+    exe = str(Path(sys.executable).with_name("ackreplay"))
+    proc = subprocess.Popen([exe, "serve", "--port", str(port)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=open(data / "serve.log", "wb"))  # noqa: SIM115
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{base}/api/v1/ready", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, (data / "serve.log").read_text()
+        time.sleep(0.2)
+    yield base
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(exe).exists():
+        pytest.fail("Debian chromium is not installed: scripts/test.sh installs it")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, accept_downloads=True)
+    pg = context.new_page()
+    yield pg
+    context.close()
+
+
+def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+    if os.environ.get("ACKREPLAY_UPDATE_SCREENSHOTS") == "1":
+        page.screenshot(path=str(ROOT / "docs" / name), full_page=False)
+
+
+def plot_counts(page: Page, div: str) -> list[int]:
+    return page.evaluate(f"document.getElementById('{div}').data.map(t => t.x.length)")
+
+
+def test_upload_run_charts_sorting_and_leaderboard(server, page):
+    page.goto(f"{server}/dashboard/")
+    expect(page.get_by_role("heading", name="Captures", exact=True)).to_be_visible()
+    page.set_input_files("#file-input", str(S09))
+    page.fill("#up-bottleneck", "10Mbit")
+    page.fill("#up-tags", "browser")
+    page.click("#up-send")
+    page.wait_for_url("**/dashboard/#/captures/*", timeout=60_000)
+    expect(page.locator("#run-status")).to_contain_text("succeeded", timeout=180_000)
+    rows = page.locator("#flows-table tbody tr")
+    expect(rows).to_have_count(6)
+    shot(page, "dashboard-capture.png")
+
+    # sort by goodput: ascending, then descending
+    header = page.locator('#flows-table th[data-key="goodput_bps"]')
+    header.click()
+    expect(header).to_have_attribute("aria-sort", "ascending")
+    header.click()
+    expect(page.locator('#flows-table th[data-key="goodput_bps"]')).to_have_attribute("aria-sort", "descending")
+    values = [float(v) for v in page.locator("#flows-table tbody tr td:nth-child(5)").all_inner_texts()]
+    assert values == sorted(values, reverse=True) and values[0] > 5
+    assert "sort=goodput_bps" in page.url and "desc=1" in page.url  # the state is in the URL
+
+    # CSV export of the table
+    with page.expect_download() as dl:
+        page.click("#export-flows")
+    path = dl.value.path()
+    assert dl.value.suggested_filename.endswith("-flows.csv")
+    assert Path(path).read_text().splitlines()[0].startswith("flow,sender,receiver")
+
+    # the biggest flow's page: charts hold the data
+    rows.first.locator("a").click()
+    page.wait_for_selector("#estimates .main-svg", timeout=60_000)
+    counts = plot_counts(page, "estimates")
+    assert len(counts) == 2 + 9  # achieved, truth, 9 estimators
+    assert len(set(counts)) == 1 and 1000 < counts[0] <= 3001  # every trace on the same downsampled grid
+    flow_id = int(page.url.rsplit("/", 1)[1].split("?")[0])
+    flow = httpx.get(f"{server}/api/v1/captures/{page.url.split('/captures/')[1].split('/')[0]}/flows/{flow_id}").json()
+    decision_counts = plot_counts(page, "decisions")
+    assert len(decision_counts) == 2 + 8 and set(decision_counts) == {flow["loss_events"]}
+    expect(page.locator("#scores-table tbody tr")).to_have_count(9)
+    shot(page, "dashboard-flow.png")
+
+    # toggling an estimator off updates the chart and the URL
+    page.uncheck('#toggles input[value="be"]')
+    visible = page.evaluate("document.getElementById('estimates').data.find(t => t.name === 'be').visible")
+    assert visible == "legendonly" and "be," not in page.url.split("est=")[1]
+    with page.expect_download() as dl:
+        page.click("#png-estimates")
+    assert dl.value.suggested_filename.endswith(".png")
+
+    # compare: the leaderboard, its heat map, and a link down to a flow behind a number
+    page.click("#nav-compare")
+    page.wait_for_selector("#leaderboard")
+    page.wait_for_selector("#heatmap .main-svg")
+    assert len(page.evaluate("document.getElementById('heatmap').data[0].z")) >= 8
+    shot(page, "dashboard-compare.png")
+    page.locator("a.wins", has_text="1 wins").first.click()
+    page.locator("a.flow-link").first.click()
+    page.wait_for_url("**/flows/*", timeout=30_000)
+    page.wait_for_selector("#estimates .main-svg", timeout=60_000)
+
+
+def test_drag_and_drop_upload_and_narrow_window(server, browser):
+    context = browser.new_context(viewport={"width": 420, "height": 900})
+    page = context.new_page()
+    page.goto(f"{server}/dashboard/#/captures")
+    page.wait_for_selector("#dropzone")
+    data = list(SAMPLE.read_bytes())
+    page.evaluate("""(bytes) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([new Uint8Array(bytes)], "dropped.pcap"));
+        document.getElementById("dropzone").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true}));
+    }""", data)
+    expect(page.locator("#upload-status")).to_contain_text("dropped.pcap")
+    page.click("#up-send")
+    page.wait_for_url("**/#/captures/*", timeout=60_000)
+    expect(page.locator("#run-status")).to_contain_text("succeeded", timeout=180_000)
+    # readable in a narrow window: nothing wider than the viewport except inside scrollable table wrappers
+    wide = page.evaluate("""[...document.querySelectorAll("body *")]
+        .filter(e => e.getBoundingClientRect().right > 421 && !e.closest(".table-wrap"))
+        .map(e => e.tagName + "#" + e.id + "." + e.className).slice(0, 8)""")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 421, wide
+    for label in ("API token",):
+        expect(page.get_by_label(label)).to_be_visible()
+    shot(page, "dashboard-narrow.png")
+    context.close()
