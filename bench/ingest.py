@@ -19,7 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from bench.make_capture import generate
+from bench.make_capture import ensure
 from bench.runner import Run, measure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,12 +47,9 @@ def main() -> None:
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     cap = args.capture or OUT / f"bench-{args.packets}.pcap"
-    if not cap.exists():
-        n = generate(cap, args.packets)
-        print(f"generated {cap} ({n} packets, {cap.stat().st_size / 1e6:.0f} MB)")
+    ensure(cap, args.packets)
     small = OUT / "warmup.pcap"
-    if not small.exists():
-        generate(small, 30_000)
+    ensure(small, 30_000)
     py = sys.executable
     measure([py, "-c", ACKREPLAY, str(small)], cwd=str(ROOT))  # fills numba's on-disk cache
 

@@ -111,3 +111,15 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def ensure(path: Path, packets: int, flows: int = 64) -> None:
+    """Create the capture if missing, in a child process: a benchmark process that grew while writing it
+    would inflate the peak RSS the kernel reports for the children it forks later."""
+    if path.exists():
+        return
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "bench.make_capture", str(path), "--packets", str(packets), "--flows",
+                    str(flows)], check=True, cwd=Path(__file__).resolve().parents[1])

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from bench.make_capture import generate
+from bench.make_capture import ensure
 from bench.runner import measure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,8 +32,7 @@ def main() -> None:
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     cap = args.capture or OUT / f"score-{args.packets}.pcap"
-    if not cap.exists():
-        generate(cap, args.packets)
+    ensure(cap, args.packets)
     exe = str(Path(sys.executable).with_name("ackreplay"))
     measure([exe, "score", str(OUT / "score-warm.pcap") if (OUT / "score-warm.pcap").exists() else str(cap),
              "-f", "csv"])  # warm numba's on-disk cache

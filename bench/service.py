@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.make_capture import generate
+from bench.make_capture import ensure
 from bench.runner import measure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,8 +72,7 @@ def main() -> None:
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     cap = OUT / f"service-{args.packets}.pcap"
-    if not cap.exists():
-        generate(cap, args.packets)
+    ensure(cap, args.packets)
     exe = str(Path(sys.executable).with_name("ackreplay"))
     measure([exe, "score", str(cap), "-f", "csv"])  # warm numba's cache
     cli = measure([exe, "score", str(cap), "-f", "csv"])
