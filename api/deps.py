@@ -9,22 +9,15 @@ from fastapi import Depends, Header
 from sqlalchemy.orm import Session
 
 from core.config import Settings, get_settings
-from core.db import new_session
+from core.db import session_scope
 from core.models import Owner
 from core.owners import authenticate
 from core.storage import Store, get_store
 
 
 def get_session() -> Iterator[Session]:
-    session = new_session()
-    try:
+    with session_scope() as session:
         yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
 
 
 SessionDep = Annotated[Session, Depends(get_session)]

@@ -78,6 +78,12 @@ def run_task(kind: str, task_id: str) -> None:
         raise ValueError(kind)
 
 
+def claim(task_id: str) -> bool:
+    """Mark the task started in its own transaction; False when it is unknown or already finished."""
+    with session_scope() as session:
+        return _claim(session, task_id) is not None
+
+
 def _claim(session: Session, task_id: str) -> Task | None:
     task = session.get(Task, task_id, with_for_update=True)
     if task is None or task.status in ("done", "failed"):
@@ -93,11 +99,9 @@ def _claim(session: Session, task_id: str) -> Task | None:
 
 
 def ingest_task(task_id: str) -> None:
-    store = get_store()
-    with session_scope() as session:
-        task = _claim(session, task_id)
-    if task is None:
+    if not claim(task_id):
         return
+    store = get_store()
     t0 = time.perf_counter()
     replay_tasks: list[str] = []
     with session_scope() as session:
@@ -201,11 +205,9 @@ def read_tables(store: Store, key: str, flow_ids: list[int]) -> dict[str, pl.Dat
 
 
 def replay_task(task_id: str) -> None:
-    store = get_store()
-    with session_scope() as session:
-        task = _claim(session, task_id)
-    if task is None:
+    if not claim(task_id):
         return
+    store = get_store()
     t0 = time.perf_counter()
     with session_scope() as session:
         task = session.get(Task, task_id)

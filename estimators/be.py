@@ -8,35 +8,27 @@ Known behaviour: over-estimates under congestion and ACK compression.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from estimators.base import TAU, Estimator
-from estimators.filters import tustin_step
 from estimators.inputs import FlowInputs
 from estimators.params import Param
+from estimators.rate import filtered
 from estimators.registry import register
 
 
-@njit(cache=True)
-def be_kernel(t: np.ndarray, d: np.ndarray, mss: int, tau: float, cap_segments: float) -> np.ndarray:
-    """BE after every event; the first event opens the clock; ``cap_segments`` ≤ 0 means no cap."""
-    n = len(t)
-    out = np.full(n, np.nan)
-    est = 0.0
-    prev = 0.0
-    for k in range(1, n):
-        dt = t[k] - t[k - 1]
-        dk = float(d[k])
-        if cap_segments > 0.0 and dk > cap_segments * mss:
-            dk = cap_segments * mss
-        b = dk / dt
-        if k == 1:
-            est = b  # the first sample seeds the filter
-        else:
-            est = tustin_step(est, prev, dt, b, tau)
-        prev = b
-        out[k] = est
+def be_samples(t: np.ndarray, d: np.ndarray, mss: int, cap_segments: float) -> np.ndarray:
+    """b_k = d_k/Δt_k at every event after the first (NaN at the first: it only opens the clock)."""
+    dk = d.astype(np.float64)
+    if cap_segments > 0.0:
+        dk = np.minimum(dk, cap_segments * mss)
+    out = np.full(len(t), np.nan)
+    out[1:] = dk[1:] / np.diff(t)
     return out
+
+
+def be_kernel(t: np.ndarray, d: np.ndarray, mss: int, tau: float, cap_segments: float) -> np.ndarray:
+    """BE after every event; ``cap_segments`` ≤ 0 means no cap. The first sample seeds the filter."""
+    return filtered(t, be_samples(t, d, mss, cap_segments), tau)
 
 
 @register

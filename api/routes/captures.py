@@ -6,6 +6,7 @@ import io
 import json
 from typing import Annotated, Any
 
+import polars as pl
 from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from fastapi.responses import Response
 
@@ -98,7 +99,11 @@ def get_flow(capture_id: str, flow_id: int, session: SessionDep, owner: OwnerDep
 def download_acks(capture_id: str, flow_id: int, session: SessionDep, owner: OwnerDep, store: StoreDep,
                   format: Annotated[str, Query(pattern="^(parquet|csv)$")] = "parquet") -> Response:
     f = svc.flow(session, svc.get(session, owner, capture_id), flow_id)
-    frame = read_tables(store, f.tables_key, [flow_id])["acks"].drop("flow_id")
+    return table_response(read_tables(store, f.tables_key, [flow_id])["acks"].drop("flow_id"), format)
+
+
+def table_response(frame: pl.DataFrame, format: str) -> Response:
+    """A table as a CSV or Parquet download."""
     buf = io.BytesIO()
     if format == "csv":
         frame.write_csv(buf)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from typing import Annotated, Any
 
@@ -11,7 +10,7 @@ from fastapi.responses import Response
 
 from api.deps import OwnerDep, SessionDep, StoreDep
 from api.metrics import RUNS
-from api.routes.captures import ERRORS
+from api.routes.captures import ERRORS, table_response
 from api.schemas import Page, RunCreated, RunIn
 from core import captures as cap_svc
 from core import results
@@ -73,12 +72,7 @@ def run_series(run_id: str, capture_id: str, flow_id: int, session: SessionDep, 
     if format == "json":  # Polars writes the rows (the generic encoder would walk every float under the GIL)
         head = json.dumps({"columns": frame.columns, "rows": frame.height})[:-1]
         return Response(f'{head}, "data": {frame.write_json()}}}', media_type="application/json")
-    buf = io.BytesIO()
-    if format == "csv":
-        frame.write_csv(buf)
-        return Response(buf.getvalue(), media_type="text/csv")
-    frame.write_parquet(buf)
-    return Response(buf.getvalue(), media_type="application/vnd.apache.parquet")
+    return table_response(frame, format)
 
 
 @router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/decisions", responses=ERRORS,

@@ -9,7 +9,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.conftest import ROOT, SHARED
+from tests.service.http import wait_ready
 
 S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
 SAMPLE = ROOT / "samples" / "sample.pcap"
@@ -42,15 +42,7 @@ def server(tmp_path_factory) -> Iterator[str]:
     proc = subprocess.Popen([exe, "serve", "--port", str(port)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=open(data / "serve.log", "wb"))  # noqa: SIM115
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/api/v1/ready", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, (data / "serve.log").read_text()
-        time.sleep(0.2)
+    wait_ready(base, log=data / "serve.log")
     yield base
     proc.terminate()
     proc.wait(timeout=30)

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, SHARED
+from tests.service.http import wait_ready
 from tests.service.test_e2e_celery import fresh_database, stop
 
 pytestmark = pytest.mark.services
@@ -55,15 +56,7 @@ def test_each_service_command_runs_against_real_servers(postgres_server, redis_s
                               stdout=open(tmp_path / "worker.log", "wb"), stderr=subprocess.STDOUT)  # noqa: SIM115
     base = f"http://127.0.0.1:{port}/api/v1"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, (tmp_path / "api.log").read_text()[-3000:]
-            time.sleep(0.3)
+        wait_ready(f"http://127.0.0.1:{port}", log=tmp_path / "api.log")
         sample = SHARED / "generated" / "s08_cubic_1f_2M_rtt200_buf1bdp.pcap"
         with open(sample, "rb") as fh:
             body = httpx.post(f"{base}/captures", files={"file": (sample.name, fh)}, timeout=60).json()

@@ -18,6 +18,7 @@ import pytest
 
 from tests.conftest import ROOT, SHARED
 from tests.service.harness import cli_document, client, configured, same_scores, upload, wait_run
+from tests.services import stop_server
 
 pytestmark = pytest.mark.services
 S03 = SHARED / "generated" / "s03_cubic_2f_10M_rtt60_buf1bdp.pcapng"
@@ -54,12 +55,7 @@ def kill(proc: subprocess.Popen[bytes]) -> None:
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    stop_server(proc)
 
 
 @pytest.fixture
