@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from core import captures as cap_svc
 from core.errors import NotFound, ServiceError
 from core.models import Batch, Capture, Owner, Run
+from core.owners import owned
 from core.pipeline import estimator_spec, start_run
 from core.results import leaderboard
 from core.storage import Store
@@ -98,10 +99,7 @@ def create(session: Session, store: Store, owner: Owner, uploads: list[tuple[str
 
 
 def get(session: Session, owner: Owner, batch_id: str) -> Batch:
-    batch = session.get(Batch, batch_id)
-    if batch is None or batch.owner_id != owner.id:
-        raise NotFound(f"no batch {batch_id}", code="batch_not_found")
-    return batch
+    return owned(session, owner, Batch, batch_id, "batch")
 
 
 def scoreboard(session: Session, batch: Batch) -> dict[str, Any]:

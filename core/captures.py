@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import IO, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.errors import NotFound, ServiceError
-from core.models import Capture, Flow, Owner, Result, RunCapture, new_id
+from core.models import Capture, Flow, Owner, RunCapture, new_id
+from core.owners import owned
 from core.storage import Store, TooLarge
 from estimators import EstimatorError
 from estimators.truth import Truth
@@ -76,10 +77,7 @@ def create_from_stream(session: Session, store: Store, owner: Owner, src: IO[byt
 
 
 def get(session: Session, owner: Owner, capture_id: str) -> Capture:
-    cap = session.get(Capture, capture_id)
-    if cap is None or cap.owner_id != owner.id:
-        raise NotFound(f"no capture {capture_id}", code="capture_not_found")
-    return cap
+    return owned(session, owner, Capture, capture_id, "capture")
 
 
 def listing(session: Session, owner: Owner, *, tag: str | None, status: str | None, limit: int,
@@ -113,6 +111,3 @@ def delete(session: Session, store: Store, capture: Capture) -> None:
     for run_id in runs:
         store.delete(f"series/{run_id}/{capture.id}")
 
-
-def result_count(session: Session, capture: Capture) -> int:
-    return int(session.scalar(select(func.count()).select_from(Result).where(Result.capture_id == capture.id)) or 0)

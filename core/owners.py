@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from typing import TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.errors import Unauthorized
+from core.errors import NotFound, Unauthorized
 from core.models import ApiToken, Owner
 
 LOCAL_OWNER = "local"
 TOKEN_PREFIX = "ar_"
+T = TypeVar("T")
+
+
+def owned(session: Session, owner: Owner, model: type[T], row_id: str, what: str) -> T:
+    """The row of ``model`` with ``row_id`` if it belongs to ``owner``; else 404 ``<what>_not_found``
+    (another owner's rows do not exist for the caller)."""
+    row = session.get(model, row_id)
+    if row is None or getattr(row, "owner_id", None) != owner.id:
+        raise NotFound(f"no {what} {row_id}", code=f"{what}_not_found")
+    return row
 
 
 def hash_token(token: str) -> str:

@@ -134,7 +134,7 @@ def ingest_task(task_id: str) -> None:
         todo, skipped = plan(summaries)
         rc.skipped = {str(k): v for k, v in skipped.items()}
         rc.status = "replaying"
-        size = max(1, _settings_batch())
+        size = max(1, get_settings().replay_batch_flows)
         for i in range(0, len(todo), size):
             existing = session.scalar(select(Task).where(Task.run_id == task.run_id, Task.capture_id == cap.id,
                                                          Task.kind == "replay", Task.chunk == i // size + 1))
@@ -152,10 +152,6 @@ def ingest_task(task_id: str) -> None:
             _finish_capture(session, task.run_id, cap.id)
         for tid in replay_tasks:
             after_commit(session, partial(dispatch, "replay", tid))
-
-
-def _settings_batch() -> int:
-    return get_settings().replay_batch_flows
 
 
 class _Summary:

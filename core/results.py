@@ -7,11 +7,12 @@ import math
 from typing import Any
 
 import polars as pl
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.errors import NotFound, ServiceError
 from core.models import Capture, DecisionRow, Flow, Owner, Result, Run, RunCapture, Task
+from core.owners import owned
 from core.storage import Store
 
 # score → which way is better ("min": smaller, "zero": closer to 0, "one": closer to 1, "max": larger)
@@ -21,10 +22,7 @@ BETTER = {"mean_abs_rel_error": "min", "mean_signed_rel_error": "zero", "nrmse":
 
 
 def get_run(session: Session, owner: Owner, run_id: str) -> Run:
-    run = session.get(Run, run_id)
-    if run is None or run.owner_id != owner.id:
-        raise NotFound(f"no run {run_id}", code="run_not_found")
-    return run
+    return owned(session, owner, Run, run_id, "run")
 
 
 def status(session: Session, run: Run) -> dict[str, Any]:
@@ -184,10 +182,6 @@ def leaderboard(session: Session, runs: list[Run]) -> dict[str, Any]:
 
 def _key(how: str) -> Any:
     return {"min": lambda v: v, "max": lambda v: -v, "zero": lambda v: abs(v), "one": lambda v: abs(v - 1)}[how]
-
-
-def flows_count(session: Session, capture_id: str) -> int:
-    return int(session.scalar(select(func.count()).select_from(Flow).where(Flow.capture_id == capture_id)) or 0)
 
 
 def list_runs(session: Session, owner: Owner, *, capture_id: str | None = None,

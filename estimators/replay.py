@@ -219,10 +219,15 @@ def capture_scores(flow_scores: Sequence[tuple[int, dict[str, dict[str, Any]]]],
 def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                    allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None) -> CaptureReplay:
     """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``)."""
-    deliveries = [
-        cap.acks.filter((pl.col("flow_id") == fid) & (pl.col("acked") > 0))["t"].to_numpy()
-        for fid in bulk_flow_ids(cap.flows, truth)
-    ]
+    tables = {name: getattr(cap, name).partition_by("flow_id", as_dict=True)
+              for name in ("acks", "segments", "episodes")}  # one pass over each table, not one per flow
+
+    def part(name: str, fid: int) -> pl.DataFrame:
+        frame = tables[name].get((fid,))
+        return frame if frame is not None else getattr(cap, name).clear()
+
+    deliveries = [part("acks", fid).filter(pl.col("acked") > 0)["t"].to_numpy()
+                  for fid in bulk_flow_ids(cap.flows, truth)]
     todo, skipped = plan(cap.flows, allow_vantage=allow_vantage)
     by_id = {s.flow_id: s for s in cap.flows}
     flows: list[FlowReplay] = []
@@ -230,9 +235,8 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         if progress is not None:
             progress(n, len(todo))
         s = by_id[fid]
-        data = cap.flow(fid)
-        flows.append(replay_flow(fid, s.vantage, data.acks, data.segments, data.episodes, s.mss, estimators,
-                                 truth=truth_function(truth, fid, deliveries)))
+        flows.append(replay_flow(fid, s.vantage, part("acks", fid), part("segments", fid), part("episodes", fid),
+                                 s.mss, estimators, truth=truth_function(truth, fid, deliveries)))
     if progress is not None:
         progress(len(todo), len(todo))
     scores = capture_scores([(f.flow_id, f.scores) for f in flows], cap.flows, [e.name for e in estimators], truth)

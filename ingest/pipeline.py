@@ -21,7 +21,6 @@ import polars as pl
 from ingest import tcpflow as tf
 from ingest.decode import (
     NCOL,
-    R_UNSUPPORTED,
     REASONS,
     SUPPORTED_LINKTYPES,
     decode_records,
@@ -133,8 +132,6 @@ def ingest_capture(
         store = _decode_chunks(src, info, reasons, demux, chunk_bytes, progress)
     pk = store.columns()
     sack_tab = store.sack_table()
-    if reasons[R_UNSUPPORTED]:
-        raise UnsupportedLinkTypeError(min(set(info.linktypes) - SUPPORTED_LINKTYPES))
     n = len(pk["ts"])
     ts = pk["ts"]
     reorders = int(np.count_nonzero(ts[1:] < ts[:-1])) if n > 1 else 0
