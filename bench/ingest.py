@@ -9,7 +9,14 @@ process so that wall time and peak RSS are the process's own:
 * ``tcptrace -l -n`` (Debian package): per-connection analysis, output discarded.
 
 numba's compiled code is cached on disk by a warm-up run on a small capture first, as it is for any
-user after the first run. Usage: ``python -m bench.ingest [--packets N] [--capture PATH]``.
+user after the first run.
+
+Memory: the same capture is ingested again with a 64 MiB budget (packet columns spilled to temporary
+files, connections analysed in groups, tables memory-mapped), and with ``--large-packets N`` a second,
+larger capture (16.5 M packets make 2 GB) is built and ingested with the default budget (1 GiB):
+each prints its peak RSS against the capture's size.
+
+Usage: ``python -m bench.ingest [--packets N] [--capture PATH] [--skip-dpkt] [--large-packets N]``.
 """
 
 from __future__ import annotations
@@ -33,6 +40,11 @@ ACKREPLAY_WARM = (  # compiled code loaded by a small capture first, then the ti
     "import sys, time; from ingest import ingest_capture; ingest_capture(sys.argv[2]); "
     "t = time.perf_counter(); ingest_capture(sys.argv[1]); print(time.perf_counter() - t)"
 )
+BOUNDED = (
+    "import sys, time; from ingest import ingest_capture; t = time.perf_counter(); "
+    "c = ingest_capture(sys.argv[1], memory_budget=int(sys.argv[2]) << 20); "
+    "print(c.stats.connection_groups, int(c.stats.spilled), time.perf_counter() - t)"
+)
 DPKT = (
     "import sys, time; from ingest.reference import reference_decode; t = time.perf_counter(); "
     "m, _ = reference_decode(sys.argv[1]); print(len(m), 0, time.perf_counter() - t)"
@@ -44,6 +56,9 @@ def main() -> None:
     ap.add_argument("--packets", type=int, default=3_000_000)
     ap.add_argument("--capture", type=Path, default=None)
     ap.add_argument("--skip-dpkt", action="store_true", help="leave out the slow dpkt reference")
+    ap.add_argument("--bounded-mb", type=int, default=64, help="memory budget of the bounded run (MiB)")
+    ap.add_argument("--large-packets", type=int, default=0,
+                    help="also build a capture of this many packets and ingest it with the default budget")
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     cap = args.capture or OUT / f"bench-{args.packets}.pcap"
@@ -85,7 +100,27 @@ def main() -> None:
             print(f"ratio ackreplay / {name} (packets/s): {r.seconds / ours.seconds:.2f}x process wall; "
                   f"{r.seconds / inner['ackreplay ingest']:.2f}x in-process first run; "
                   f"{r.seconds / float(t_warm):.2f}x in-process warm")
-    print(f"ackreplay peak RSS / capture size: {ours.peak_rss_mb / size_mb:.2f}")
+    print(f"ackreplay peak RSS / capture size: {ours.peak_rss_mb / size_mb:.2f} (default budget: held in memory)")
+
+    print("\nbounded memory (packet columns and tables through temporary files, connections in groups):")
+    _bounded(py, cap, args.bounded_mb, packets_n)
+    if args.large_packets:
+        large = OUT / f"bench-{args.large_packets}.pcap"
+        ensure(large, args.large_packets)
+        _bounded(py, large, 1024, args.large_packets)
+        if tcptrace:
+            r = measure([tcptrace, "-l", "-n", str(large)])
+            print(f"  tcptrace -l on {large.name}: {r.seconds:.2f} s, {args.large_packets / r.seconds:,.0f} pkts/s")
+
+
+def _bounded(py: str, cap: Path, budget_mb: int, packets: int) -> None:
+    run = measure([py, "-c", BOUNDED, str(cap), str(budget_mb)], cwd=str(ROOT))
+    groups, spilled, t_in = run.stdout.split()
+    size_mb = cap.stat().st_size / 1e6
+    print(f"  {cap.name} ({size_mb:.0f} MB, {packets} packets), budget {budget_mb} MiB: "
+          f"{'spilled' if int(spilled) else 'in memory'}, {groups} connection group(s); "
+          f"{run.seconds:.2f} s wall ({float(t_in):.2f} s in-process, {packets / run.seconds:,.0f} pkts/s); "
+          f"peak RSS {run.peak_rss_mb:.0f} MB = {run.peak_rss_mb / size_mb:.2f} x the capture")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,13 @@ import typer
 from cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
 from cli.render import num, table
 from ingest import CaptureIngest, FlowSummary, ingest_capture
+from ingest.pipeline import DEFAULT_MEMORY_BUDGET
+
+MemoryBudget = Annotated[int, typer.Option(
+    "--memory-budget", min=1, metavar="MB",
+    help="Working-set budget of one capture's ingest; a larger capture spills packet columns and tables to "
+         "temporary files ($TMPDIR) and is analysed in connection groups.")]
+DEFAULT_MEMORY_BUDGET_MB = DEFAULT_MEMORY_BUDGET >> 20
 
 FLOW_JSON_FIELDS = (
     "flow_id", "sender", "receiver", "packets", "acks", "dupacks", "retransmissions", "loss_events",
@@ -24,9 +31,9 @@ def flow_json(s: FlowSummary) -> dict[str, Any]:
     return {**{k: d[k] for k in FLOW_JSON_FIELDS}, **{k: v for k, v in d.items() if k not in FLOW_JSON_FIELDS}}
 
 
-def load(path: Path) -> CaptureIngest:
+def load(path: Path, memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB) -> CaptureIngest:
     with ingest_errors(str(path)):
-        cap = ingest_capture(path)
+        cap = ingest_capture(path, memory_budget=memory_budget_mb << 20)
     for w in cap.stats.warnings:
         warn(f"{path}: {w}")
     return cap
@@ -49,11 +56,12 @@ def flows_table(cap: CaptureIngest) -> str:
 def flows(
     files: Annotated[list[Path], typer.Argument(help="Capture files (pcap, pcapng, optionally gzipped).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of flow objects.")] = False,
+    memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
 ) -> None:
     """List the TCP flows (directions of connections that carried data) in captures."""
     out: list[dict[str, Any]] = []
     for path in files:
-        cap = load(path)
+        cap = load(path, memory_budget)
         if as_json:
             out += [{"file": str(path), **flow_json(s)} for s in cap.flows]
             continue
@@ -71,12 +79,13 @@ def acks(
     file: Annotated[Path, typer.Argument(help="Capture file.")],
     flow: Annotated[int, typer.Option("--flow", help="Flow id, as listed by `ackreplay flows`.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .parquet or .csv.")],
+    memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
 ) -> None:
     """Export one flow's ACK stream (ESTIMATORS.md §1.1 columns) as Parquet or CSV."""
     suffix = output.suffix.lower()
     if suffix not in (".parquet", ".csv"):
         fail(EXIT_USAGE, "bad_output_format", f"{output}: the output must end in .parquet or .csv")
-    cap = load(file)
+    cap = load(file, memory_budget)
     try:
         data = cap.flow(flow)
     except KeyError:

@@ -13,6 +13,7 @@ import polars as pl
 import typer
 
 from cli.errors import EXIT_BAD_INPUT, EXIT_USAGE, fail, guarded, warn
+from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from cli.progress import Progress
 from cli.score_table import score_table
 from core.scoring import ScoredCapture, build_estimators, capture_document, document, parse_params, score_file
@@ -48,6 +49,7 @@ def score(
                              "sender (results are flagged with their vantage).")] = False,
     all_flows: Annotated[bool, typer.Option("--all-flows", help="Table: also show flows under 64 kB (control "
                          "connections); JSON and CSV always hold every flow.")] = False,
+    memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
 ) -> None:
     """Replay every TCP flow through the estimators and compare them (no server needed)."""
     if fmt not in ("table", "json", "csv"):
@@ -63,7 +65,7 @@ def score(
         bar = Progress(path.name)
         try:
             sc = score_file(path, ests, truth=given, use_sidecar=not no_sidecar, allow_vantage=allow_vantage,
-                            progress=bar)
+                            progress=bar, memory_budget=memory_budget << 20)
         except IngestError as exc:
             bar.done()
             fail(EXIT_BAD_INPUT, exc.code, f"{path}: {exc}")

@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(2 << 30, description="largest capture accepted (413 beyond)")
     max_decompressed_bytes: int | None = Field(
         None, description="gzip captures: stop decompressing past this (default: ingest's, ≥ 1 GiB)")
+    ingest_memory_budget_mb: int = Field(
+        1024, ge=1, description="working-set budget of one capture's ingest; larger captures spill to temporary "
+                                "files and are analysed in connection groups")
     auth: Literal["auto", "required", "open"] = Field(
         "auto", description="auto: open until the first API token exists; required; open (single user)")
     replay_batch_flows: int = Field(16, description="flows replayed per task")

@@ -177,7 +177,9 @@ def _truth(cap: Capture) -> Truth | None:
 def _ingest(session: Session, store: Store, cap: Capture) -> None:
     """Ingest the capture; its three tables (all flows, column ``flow_id``) go to the store once each."""
     with store.local_file(cap.storage_key) as path:
-        result = ingest_capture(path, max_decompressed_bytes=get_settings().max_decompressed_bytes)
+        settings = get_settings()
+        result = ingest_capture(path, max_decompressed_bytes=settings.max_decompressed_bytes,
+                                memory_budget=settings.ingest_memory_budget_mb << 20)
     session.execute(delete(Flow).where(Flow.capture_id == cap.id))
     key = f"captures/{cap.id}/tables"
     for name, frame in (("acks", result.acks), ("segments", result.segments), ("episodes", result.episodes)):

@@ -22,6 +22,7 @@ from estimators import __version__ as VERSION
 from estimators.replay import CaptureReplay, describe, replay_capture
 from estimators.truth import Truth
 from ingest import CaptureIngest, ingest_capture
+from ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
 ProgressFn = Callable[[str, float], None]
 
@@ -97,12 +98,13 @@ def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
 
 def score_file(path: Path, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                use_sidecar: bool = True, allow_vantage: bool = False,
-               progress: ProgressFn | None = None) -> ScoredCapture:
+               progress: ProgressFn | None = None, memory_budget: int | None = DEFAULT_MEMORY_BUDGET) -> ScoredCapture:
     """Ingest and replay one capture. Raises ``IngestError`` / ``EstimatorError`` on bad input."""
     source = "command line" if truth is not None else None
     if truth is None and use_sidecar:
         truth, source = sidecar_truth(path)
-    cap = ingest_capture(path, progress=(lambda done, total: progress("ingest", done / max(total, 1)))
+    cap = ingest_capture(path, memory_budget=memory_budget,
+                         progress=(lambda done, total: progress("ingest", done / max(total, 1)))
                          if progress else None)
     rep = replay_capture(cap, estimators, truth=truth, allow_vantage=allow_vantage,
                          progress=(lambda done, total: progress("replay", done / max(total, 1)))

@@ -26,6 +26,8 @@ class CaptureStats:
     truncated_at: int | None
     skipped_blocks: int
     warnings: list[str] = field(default_factory=list)
+    connection_groups: int = 1  # > 1: analysed in groups within the memory budget
+    spilled: bool = False  # packet columns and tables went through temporary files
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

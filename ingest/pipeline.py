@@ -1,8 +1,14 @@
 """Ingest pipeline: a capture file → :class:`CaptureIngest` (flows, ACK streams, segments, episodes).
 
 Streaming: the file is read in chunks; each chunk is decoded and demultiplexed at once and only a
-compact set of per-packet columns (about 60 bytes a TCP packet) is kept, so memory grows with the
+compact set of per-packet columns (about 70 bytes a TCP packet) is kept, so memory grows with the
 number of TCP packets, not with the file size (payload bytes are never held beyond one chunk).
+
+Bounded: when the packets' working set (columns, order, output rows: about ``BYTES_PER_PACKET``) would
+exceed the memory budget, full packet columns go to temporary files, connections are analysed in
+contiguous groups that fit the budget (read back from the files), and each group's output columns
+are appended to files that the returned tables map read-only. Flow numbering and every value are the
+same as in memory (``tests/ingest/test_bounded_memory.py``).
 
 Packets are analysed in capture-time order: a capture whose timestamps go backwards (multi-queue
 capture) is re-sorted by timestamp — stable, so packets with equal timestamps keep file order — and
@@ -16,9 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 
 from ingest import tcpflow as tf
+from ingest.analyze import analyze_group, default_threads
 from ingest.decode import (
     NCOL,
     REASONS,
@@ -27,11 +33,23 @@ from ingest.decode import (
 )
 from ingest.demux import Demux
 from ingest.errors import UnsupportedLinkTypeError
-from ingest.fastpath import PACKET_COLUMNS, decode_demux, order_by_connection
+from ingest.fastpath import PACKET_COLUMNS, decode_demux
+from ingest.frames import (
+    ACK_COLUMNS,
+    EPISODE_COLUMNS,
+    SEGMENT_COLUMNS,
+    ack_columns,
+    acks_frame,
+    episode_columns,
+    episodes_frame,
+    segment_columns,
+    segments_frame,
+)
 from ingest.memory import populated
 from ingest.model import CaptureIngest, CaptureStats, FlowSummary
 from ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records
 from ingest.source import ByteSource
+from ingest.spill import ColumnSpill
 from ingest.vantage import classify_vantage
 
 MSS_SOURCES = {
@@ -61,19 +79,44 @@ def _check_linktypes(batch: RecordBatch) -> None:
             raise UnsupportedLinkTypeError(min(bad))
 
 
-class _PacketStore:
-    """The compact packet columns, preallocated from a size estimate and grown by doubling."""
+#: Default memory budget of one ingest (bytes): a capture whose working set is estimated above it is
+#: analysed in connection groups with its packet columns and output tables on disk.
+DEFAULT_MEMORY_BUDGET = 1 << 30
+#: Working-set estimate per TCP packet held in memory: its compact columns (71 B), the connection
+#: order (8 B) and the analysis rows it produces (120 B an ACK row, 64 B a segment row; a bulk
+#: transfer has about one ACK per two segments).
+BYTES_PER_PACKET = 170
+#: Rows per block when packet columns are read back from the spill.
+SPILL_READ_ROWS = 1 << 20
+SACK_COLUMNS = tuple(f"{side}{k}" for k in range(4) for side in ("l", "r"))
 
-    def __init__(self) -> None:
+
+class _PacketStore:
+    """The compact packet columns, preallocated from a size estimate and grown by doubling.
+
+    With a row limit (the memory budget), full columns are moved to a :class:`ColumnSpill` instead of
+    growing past it; ``conn_packets`` counts each connection's packets either way.
+    """
+
+    def __init__(self, row_limit: int | None, spill_dir: str | Path | None) -> None:
         self.cols = [np.empty(0, dt) for _, dt in PACKET_COLUMNS]
         self.sack = np.empty((0, 8), np.int64)
         self.n = 0
         self.n_sack = 0
+        self.row_limit = row_limit
+        self.spill_dir = spill_dir
+        self.spill: ColumnSpill | None = None
+        self.sack_spill: ColumnSpill | None = None
+        self.conn_packets = np.zeros(0, np.int64)
+        self.reorders = 0
+        self._last_ts = np.iinfo(np.int64).min
 
     def reserve(self, rows: int) -> None:
         if self.n + rows <= len(self.cols[0]):
             return
         cap = max(self.n + rows, 2 * len(self.cols[0]))
+        if self.row_limit is not None:
+            cap = max(self.n + rows, min(cap, self.row_limit + rows))
         for k, col in enumerate(self.cols):
             grown = populated(cap, col.dtype)
             grown[: self.n] = col[: self.n]
@@ -85,25 +128,103 @@ class _PacketStore:
             grown[: self.n_sack] = self.sack[: self.n_sack]
             self.sack = grown
 
+    def added(self, lo: int, n_conns: int) -> None:
+        """Account rows ``lo..n`` just decoded: connection packet counts, backward timestamp steps."""
+        if self.n == lo:
+            return
+        conn = self.cols[1][lo: self.n]
+        counts = np.bincount(conn, minlength=n_conns)
+        if len(self.conn_packets) < n_conns:
+            self.conn_packets = np.concatenate([self.conn_packets, np.zeros(n_conns - len(self.conn_packets),
+                                                                            np.int64)])
+        self.conn_packets[: len(counts)] += counts
+        ts = self.cols[0][lo: self.n]
+        self.reorders += int(np.count_nonzero(np.diff(ts) < 0)) + int(int(ts[0]) < self._last_ts)
+        self._last_ts = int(ts[-1])
+        if self.row_limit is not None and self.n >= self.row_limit:
+            self.flush()
+
+    def flush(self) -> None:
+        """Move the rows held to the spill (created on first use)."""
+        if self.spill is None:
+            self.spill = ColumnSpill(dict(PACKET_COLUMNS), self.spill_dir, "packets")
+            self.sack_spill = ColumnSpill({name: np.dtype(np.int64) for name in SACK_COLUMNS}, self.spill_dir,
+                                          "sack")
+        assert self.sack_spill is not None
+        cols = self.columns()
+        sack_idx = cols["sack_idx"]
+        cols["sack_idx"] = np.where(sack_idx >= 0, sack_idx + self.sack_spill.rows, -1).astype(np.int32)
+        self.spill.append(cols)
+        self.sack_spill.append({name: self.sack[: self.n_sack, k] for k, name in enumerate(SACK_COLUMNS)})
+        self.n = 0
+        self.n_sack = 0
+
+    def drop_columns(self) -> None:
+        """Free the in-memory columns (after the last flush, or once analysed)."""
+        self.cols = [np.empty(0, dt) for _, dt in PACKET_COLUMNS]
+        self.sack = np.empty((0, 8), np.int64)
+        self.n = self.n_sack = 0
+
+    def close(self) -> None:
+        """Drop the columns held and delete the spill files."""
+        self.drop_columns()
+        for spill in (self.spill, self.sack_spill):
+            if spill is not None:
+                spill.close()
+
     def columns(self) -> dict[str, np.ndarray]:
         return {name: col[: self.n] for (name, _), col in zip(PACKET_COLUMNS, self.cols, strict=True)}
 
     def sack_table(self) -> np.ndarray:
         return self.sack[: self.n_sack] if self.n_sack else np.zeros((1, 8), np.int64)
 
+    def group(self, c_lo: int, c_hi: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The spilled packets of connections ``c_lo..c_hi-1`` (capture order; ``conn`` made local)."""
+        assert self.spill is not None and self.sack_spill is not None
+        size = int(self.conn_packets[c_lo:c_hi].sum())
+        out = {name: populated(size, dt) for name, dt in PACKET_COLUMNS}
+        sack_parts: list[np.ndarray] = []
+        n_sack = 0
+        step = max(1 << 16, min(SPILL_READ_ROWS, (self.row_limit or SPILL_READ_ROWS) // 4))
+        buf = {name: np.empty(min(step, self.spill.rows), dt) for name, dt in PACKET_COLUMNS}
+        pos = 0
+        for lo in range(0, self.spill.rows, step):
+            hi = min(lo + step, self.spill.rows)
+            conn = self.spill.read("conn", lo, hi, buf["conn"])
+            take = np.flatnonzero((conn >= c_lo) & (conn < c_hi))
+            if not len(take):
+                continue
+            k = len(take)
+            for name, _ in PACKET_COLUMNS:
+                col = conn if name == "conn" else self.spill.read(name, lo, hi, buf[name])
+                out[name][pos: pos + k] = col[take]
+            idx = out["sack_idx"][pos: pos + k]
+            has = idx >= 0
+            if has.any():
+                first, last = int(idx[has].min()), int(idx[has].max()) + 1
+                block = np.stack([self.sack_spill.read(name, first, last) for name in SACK_COLUMNS], axis=1)
+                sack_parts.append(block[idx[has] - first])
+                idx[has] = np.arange(n_sack, n_sack + int(has.sum()), dtype=idx.dtype)
+                n_sack += int(has.sum())
+            pos += k
+        out["conn"] -= c_lo
+        sack = np.concatenate(sack_parts) if sack_parts else np.zeros((1, 8), np.int64)
+        return out, sack
+
 
 def _decode_chunks(src: ByteSource, info: ScanInfo, reasons: np.ndarray, demux: Demux, chunk_bytes: int,
-                   progress: ProgressFn | None) -> _PacketStore:
+                   store: _PacketStore, progress: ProgressFn | None) -> None:
     """Decode and demultiplex every chunk into the compact packet columns."""
-    store = _PacketStore()
     for batch in iter_records(src, info, chunk_bytes=chunk_bytes):
         _check_linktypes(batch)
         n = len(batch)
-        if store.n == 0 and n:  # first chunk: estimate the whole capture from its density
+        if len(store.cols[0]) == 0 and n:  # first chunk: estimate the whole capture from its density
             done = max(1, src.compressed_position())
-            store.reserve(int(n * max(1.0, src.compressed_size / done) * 1.05) + 1024)
+            estimate = int(n * max(1.0, src.compressed_size / done) * 1.05) + 1024
+            store.reserve(estimate if store.row_limit is None else min(estimate, store.row_limit + n))
         store.reserve(n)
         store.reserve_sack(n)
+        first = store.n
         i = 0
         while i < n:
             i, store.n, store.n_sack = decode_demux(  # type: ignore[call-arg]
@@ -111,9 +232,62 @@ def _decode_chunks(src: ByteSource, info: ScanInfo, reasons: np.ndarray, demux: 
                 store.n, store.n_sack, reasons, *demux.tables(), *store.cols, store.sack)
             if i < n:
                 demux.grow()
+        store.added(first, demux.n_conns)
         if progress is not None:
             progress(min(src.compressed_position(), src.compressed_size), src.compressed_size)
-    return store
+
+
+def _connection_groups(conn_packets: np.ndarray, row_limit: int) -> list[tuple[int, int]]:
+    """Contiguous connection ranges of at most ``row_limit`` packets (a larger connection alone)."""
+    groups: list[tuple[int, int]] = []
+    lo = 0
+    total = 0
+    for c, k in enumerate(conn_packets.tolist()):
+        if c > lo and total + k > row_limit:
+            groups.append((lo, c))
+            lo, total = c, 0
+        total += k
+    groups.append((lo, len(conn_packets)))
+    return groups
+
+
+def _time_ordered(pk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Packets stably sorted by timestamp (equal timestamps keep file order)."""
+    by_time = np.argsort(pk["ts"], kind="stable")
+    return {name: col[by_time] for name, col in pk.items()}
+
+
+class _Tables:
+    """Output columns of the groups analysed so far: in memory (one group) or appended to spills."""
+
+    def __init__(self, spill_dir: str | Path | None, spilled: bool) -> None:
+        self.parts: dict[str, list[dict[str, np.ndarray]]] = {"acks": [], "segments": [], "episodes": []}
+        self.spills: dict[str, ColumnSpill] | None = None
+        if spilled:
+            self.spills = {
+                "acks": ColumnSpill(ACK_COLUMNS, spill_dir, "acks"),
+                "segments": ColumnSpill(SEGMENT_COLUMNS, spill_dir, "segments"),
+                "episodes": ColumnSpill(EPISODE_COLUMNS, spill_dir, "episodes"),
+            }
+
+    def add(self, name: str, cols: dict[str, np.ndarray]) -> None:
+        if self.spills is not None:
+            self.spills[name].append(cols)
+        else:
+            self.parts[name].append(cols)
+
+    def columns(self, name: str) -> dict[str, np.ndarray]:
+        if self.spills is not None:
+            return self.spills[name].mapped()
+        parts = self.parts[name]
+        if len(parts) == 1:
+            return parts[0]
+        return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+    def close(self) -> None:
+        if self.spills is not None:
+            for spill in self.spills.values():
+                spill.close()
 
 
 def ingest_capture(
@@ -121,64 +295,79 @@ def ingest_capture(
     *,
     chunk_bytes: int = CHUNK_BYTES,
     max_decompressed_bytes: int | None = None,
+    memory_budget: int | None = DEFAULT_MEMORY_BUDGET,
+    spill_dir: str | Path | None = None,
+    threads: int | None = None,
     progress: ProgressFn | None = None,
 ) -> CaptureIngest:
-    """Read a pcap/pcapng(.gz) capture and extract every TCP flow. Raises :class:`IngestError`."""
+    """Read a pcap/pcapng(.gz) capture and extract every TCP flow. Raises :class:`IngestError`.
+
+    ``memory_budget`` (bytes, None = unlimited) bounds the working set: beyond it the packet columns
+    are kept in temporary files under ``spill_dir`` (the system's temporary directory by default),
+    connections are analysed in groups that fit the budget, and the returned tables are memory-mapped
+    from files (read-only, reclaimable by the kernel) instead of held in RAM. ``threads`` (default:
+    the usable cores) analyse disjoint connection ranges in parallel; the result does not depend on it.
+    """
     path = Path(path)
     info = ScanInfo()
     reasons = np.zeros(len(REASONS), np.int64)
     demux = Demux()
-    with ByteSource(path, max_decompressed_bytes=max_decompressed_bytes) as src:
-        store = _decode_chunks(src, info, reasons, demux, chunk_bytes, progress)
-    pk = store.columns()
-    sack_tab = store.sack_table()
-    n = len(pk["ts"])
-    ts = pk["ts"]
-    reorders = int(np.count_nonzero(ts[1:] < ts[:-1])) if n > 1 else 0
-    if reorders:  # analyse in timestamp order (stable: equal timestamps keep file order)
-        by_time = np.argsort(ts, kind="stable")
-        pk = {name: col[by_time] for name, col in pk.items()}
-        ts = pk["ts"]
-    order = populated(n, np.int64)
-    bounds = order_by_connection(pk["conn"], demux.n_conns, order)
-
-    n_ackrows, n_data = tf.count_rows(pk["conn"], pk["dir"], pk["flags"], pk["plen"], demux.n_conns)
-    A_i = populated((tf.AI_NCOL, n_ackrows + 1), np.int64)
-    A_f = populated((tf.AF_NCOL, n_ackrows + 1), np.float64)
-    S_i = populated((tf.SI_NCOL, n_data + 1), np.int64)
-    S_f = populated((tf.SF_NCOL, n_data + 1), np.float64)
-    E_i = np.empty((tf.EI_NCOL, max(1024, n_data // 64)), np.int64)
-    F_i = np.empty((2 * demux.n_conns + 1, tf.FI_NCOL), np.int64)
-    F_f = np.empty((2 * demux.n_conns + 1, tf.FF_NCOL), np.float64)
-    state = np.zeros(5, np.int64)
-    while True:
-        c = tf.analyze_all(bounds, order, ts, pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"],
-                           pk["plen"], pk["mss"], pk["wscale"], pk["sackok"], pk["tsval"], pk["tsecr"],
-                           pk["trunc"], pk["sack_idx"], pk["nsack"], sack_tab, A_i, A_f, S_i, S_f, E_i, F_i,
-                           F_f, state)
-        if c >= len(bounds) - 1:
-            break
-        need = int(state[3] + bounds[c + 1] - bounds[c])
-        grown = np.empty((tf.EI_NCOL, max(2 * E_i.shape[1], need)), np.int64)
-        grown[:, : E_i.shape[1]] = E_i
-        E_i = grown
-    _, na, ns, ne, nf = (int(x) for x in state)
-    del pk, order, ts, store
-
-    flows = [_summary(f, F_i[f], F_f[f], A_f, S_i, demux) for f in range(nf)]
-    first_pkt = np.array([s.start_t for s in flows], np.float64)
-    acks = _acks_frame(A_i[:, :na], A_f[:, :na])
-    segments = _segments_frame(S_i[:, :ns], S_f[:, :ns])
-    episodes = _episodes_frame(E_i[:, :ne], first_pkt)
+    row_limit = None if memory_budget is None else max(1024, memory_budget // BYTES_PER_PACKET)
+    n_threads = threads or default_threads()
+    store = _PacketStore(row_limit, spill_dir)
+    tables: _Tables | None = None
+    try:
+        with ByteSource(path, max_decompressed_bytes=max_decompressed_bytes) as src:
+            _decode_chunks(src, info, reasons, demux, chunk_bytes, store, progress)
+        n_conns = demux.n_conns
+        n_packets = int(store.conn_packets[:n_conns].sum())
+        spilled = store.spill is not None
+        if spilled:
+            if store.n:
+                store.flush()
+            store.drop_columns()
+        tables = _Tables(spill_dir, spilled)
+        flows: list[FlowSummary] = []
+        first_pkt = np.zeros(0, np.float64)
+        groups = [(0, n_conns)]
+        if spilled and row_limit is not None:
+            groups = _connection_groups(store.conn_packets[:n_conns], row_limit)
+        for c_lo, c_hi in groups:
+            if spilled:
+                pk, sack_tab = store.group(c_lo, c_hi)
+            else:
+                pk, sack_tab = store.columns(), store.sack_table()
+            if store.reorders:  # analyse in timestamp order
+                pk = _time_ordered(pk)
+            g = analyze_group(pk, sack_tab, c_hi - c_lo, c_lo, n_threads)
+            del pk, sack_tab
+            if not spilled:
+                store.drop_columns()
+            base = len(flows)
+            flows += [_summary(base + f, g.F_i[f], g.F_f[f], g.A_f, g.S_i, demux) for f in range(g.n_flows)]
+            first_pkt = np.array([s.start_t for s in flows], np.float64)
+            tables.add("acks", ack_columns(g.A_i, g.A_f, base))
+            tables.add("segments", segment_columns(g.S_i, g.S_f, base))
+            tables.add("episodes", episode_columns(g.E_i, first_pkt, base))
+            del g
+        store.close()
+        acks = acks_frame(tables.columns("acks"))
+        segments = segments_frame(tables.columns("segments"))
+        episodes = episodes_frame(tables.columns("episodes"))
+    finally:
+        store.close()
+        if tables is not None:
+            tables.close()
     skipped = {name: int(reasons[i]) for i, name in enumerate(REASONS) if reasons[i]}
     stats = CaptureStats(
         file=str(path), format=info.format, gzipped=info.gzipped, linktypes=sorted(info.linktypes),
-        snaplen=info.snaplen, records=info.records, tcp_packets=n, skipped=skipped,
-        connections=demux.n_conns, flows=nf, timestamp_reorders=reorders, truncated_at=info.truncated_at,
-        skipped_blocks=info.skipped_blocks, warnings=list(info.warnings),
+        snaplen=info.snaplen, records=info.records, tcp_packets=n_packets, skipped=skipped,
+        connections=n_conns, flows=len(flows), timestamp_reorders=store.reorders,
+        truncated_at=info.truncated_at, skipped_blocks=info.skipped_blocks, warnings=list(info.warnings),
+        connection_groups=len(groups), spilled=spilled,
     )
-    if reorders:
-        stats.warnings.append(f"{reorders} packets had timestamps earlier than the packet before them; "
+    if store.reorders:
+        stats.warnings.append(f"{store.reorders} packets had timestamps earlier than the packet before them; "
                               "packets were analysed in timestamp order")
     return CaptureIngest(stats, flows, acks, segments, episodes)
 
@@ -235,75 +424,3 @@ def _summary(f: int, fi: np.ndarray, ff: np.ndarray, A_f: np.ndarray, S_i: np.nd
         syn_seen=bool(fi[tf.FI_SYN] != tf._NONE), options_truncated_packets=int(fi[tf.FI_OPT_TRUNC]),
         vantage=vantage, vantage_evidence=evidence,
     )
-
-
-SEGMENT_KINDS = pl.Enum(["new", "retransmission", "keepalive", "zero_window_probe"])
-EPISODE_KINDS = pl.Enum(["fast_retransmit", "timeout"])
-
-
-def _rel(t_ns: np.ndarray, flow: np.ndarray, first_pkt: np.ndarray) -> np.ndarray:
-    return t_ns / 1e9 - first_pkt[flow] if len(flow) else np.empty(0, np.float64)
-
-
-def _enum(codes: np.ndarray, dtype: pl.Enum) -> pl.Series:
-    """Category codes → an Enum column (a vectorised gather from the categories)."""
-    return pl.Series(dtype.categories, dtype=dtype).gather(codes)
-
-
-def _acks_frame(A_i: np.ndarray, A_f: np.ndarray) -> pl.DataFrame:
-    return pl.DataFrame({
-        "flow_id": A_i[tf.AI_FLOW],
-        "t_ns": A_i[tf.AI_T],
-        "t": A_f[tf.AF_T],
-        "t_rel": A_f[tf.AF_TREL],
-        "acked": A_i[tf.AI_ACKED],
-        "dup": A_i[tf.AI_DUP],
-        "d": A_i[tf.AI_D],
-        "rtt": A_f[tf.AF_RTT],
-        "srtt": A_f[tf.AF_SRTT],
-        "rttmin": A_f[tf.AF_RTTMIN],
-        "flight": A_i[tf.AI_FLIGHT],
-        "tsval": A_i[tf.AI_TSVAL],
-        "ack": A_i[tf.AI_ACK],
-        "win": A_i[tf.AI_WIN],
-        "sacked": A_i[tf.AI_SACKED],
-    }).with_columns(
-        pl.col("flow_id").cast(pl.Int32),
-        pl.col("dup").cast(pl.Boolean),
-        pl.col("win").cast(pl.Int32),
-        pl.col("rtt", "srtt", "rttmin").fill_nan(None),
-        pl.when(pl.col("tsval") >= 0).then(pl.col("tsval")).alias("tsval"),
-    )
-
-
-def _segments_frame(S_i: np.ndarray, S_f: np.ndarray) -> pl.DataFrame:
-    kind = S_i[tf.SI_KIND]
-    return pl.DataFrame({
-        "flow_id": S_i[tf.SI_FLOW],
-        "t_ns": S_i[tf.SI_T],
-        "t": S_f[tf.SF_T],
-        "t_rel": S_f[tf.SF_TREL],
-        "seq": S_i[tf.SI_SEQ],
-        "len": S_i[tf.SI_LEN],
-        "retransmission": kind == tf.SEG_RETX,
-        "kind": _enum(kind, SEGMENT_KINDS),
-    }).with_columns(pl.col("flow_id").cast(pl.Int32))
-
-
-def _episodes_frame(E_i: np.ndarray, first_pkt: np.ndarray) -> pl.DataFrame:
-    end = E_i[tf.EI_END]
-    flow = E_i[tf.EI_FLOW]
-    return pl.DataFrame({
-        "flow_id": flow.astype(np.int32),
-        "start_t": E_i[tf.EI_START] / 1e9,
-        "start_t_rel": _rel(E_i[tf.EI_START], flow, first_pkt),
-        "end_t": pl.Series(np.where(end >= 0, end / 1e9, np.nan)).fill_nan(None),
-        "kind": _enum(E_i[tf.EI_KIND], EPISODE_KINDS),
-        "dupacks_before": E_i[tf.EI_DUPACKS],
-        "silence_s": E_i[tf.EI_SILENCE_NS] / 1e9,
-        "recover_seq": E_i[tf.EI_RECOVER],
-        "first_retx_seq": E_i[tf.EI_SEQ],
-        "retransmissions": E_i[tf.EI_RETX],
-        "spurious": E_i[tf.EI_SPURIOUS].astype(bool),
-        "decision_ack_row": E_i[tf.EI_ACKROW],
-    })

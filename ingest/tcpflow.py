@@ -601,7 +601,7 @@ def analyze_flow(
     return na, ns, ne
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def analyze_all(
     bounds: np.ndarray, order: np.ndarray,
     ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
@@ -609,19 +609,21 @@ def analyze_all(
     tsval: np.ndarray, tsecr: np.ndarray, trunc: np.ndarray, sack_idx: np.ndarray, sack_n: np.ndarray,
     sack_tab: np.ndarray,
     A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, S_f: np.ndarray, E_i: np.ndarray, F_i: np.ndarray,
-    F_f: np.ndarray, state: np.ndarray,
+    F_f: np.ndarray, state: np.ndarray, c_end: int, conn_base: int,
 ) -> int:
-    """Analyse both directions of every connection from connection ``state[0]`` on.
+    """Analyse both directions of connections ``state[0]`` to ``c_end - 1``.
 
-    ``order[bounds[c]:bounds[c + 1]]`` are the packets of connection ``c`` in capture order. Outputs
-    are column-major (``A_i[AI_T, row]``) so that every column is one contiguous array.
+    ``order[bounds[c]:bounds[c + 1]]`` are the packets of connection ``c`` in capture order; ``F_i``
+    records it as connection ``conn_base + c``. Outputs are column-major (``A_i[AI_T, row]``) so that
+    every column is one contiguous array.
 
-    ``state`` holds (next connection, ack rows, segment rows, episode rows, flows). Returns the next
-    connection to analyse: ``len(bounds) - 1`` when done, earlier when the episode table ``E_i`` might
-    overflow (the caller grows it and calls again).
+    ``state`` holds (next connection, ack rows, segment rows, episode rows, flows): the rows and flow
+    numbers to write next. Returns the next connection to analyse: ``c_end`` when done, earlier when
+    the episode table ``E_i`` might overflow (the caller grows it and calls again). Releases the GIL,
+    so that disjoint connection ranges (their row offsets from :func:`count_rows`) run in threads.
     """
     n = 0
-    for c in range(len(bounds) - 1):
+    for c in range(state[0], c_end):
         n = max(n, bounds[c + 1] - bounds[c])
     seg_s = np.empty(n + 1, np.int64)
     seg_e = np.empty(n + 1, np.int64)
@@ -635,7 +637,7 @@ def analyze_all(
     sb_l = np.empty(_SB_CAP + 1, np.int64)
     sb_r = np.empty(_SB_CAP + 1, np.int64)
     c0, na, ns, ne, nf = state[0], state[1], state[2], state[3], state[4]
-    for c in range(c0, len(bounds) - 1):
+    for c in range(c0, c_end):
         lo = bounds[c]
         hi = bounds[c + 1]
         if ne + (hi - lo) > E_i.shape[1]:  # at most one episode per packet of the connection
@@ -648,28 +650,43 @@ def analyze_all(
                 tsv_t, scratch, sb_l, sb_r, A_i, A_f, na, S_i, S_f, ns, E_i, ne, F_i, F_f,
             )
             if ns2 > ns:  # the direction carried payload: it is a flow
-                F_i[nf, FI_CONN] = c
+                F_i[nf, FI_CONN] = conn_base + c
                 nf += 1
             na, ns, ne = na2, ns2, ne2
-    c = len(bounds) - 1
-    state[0], state[1], state[2], state[3], state[4] = c, na, ns, ne, nf
-    return c
+    state[0], state[1], state[2], state[3], state[4] = c_end, na, ns, ne, nf
+    return c_end
 
 
 @njit(cache=True)
 def count_rows(
-    conn: np.ndarray, dirs: np.ndarray, flags: np.ndarray, plen: np.ndarray, n_conns: int
-) -> tuple[int, int]:
-    """Exact numbers of ACK rows and data segments ``analyze_all`` will write (to size its outputs)."""
-    payload = np.zeros(2 * n_conns, np.bool_)
-    segs = 0
-    for p in range(len(conn)):
-        if plen[p] > 0 and (flags[p] & SYN) == 0:
-            payload[2 * conn[p] + dirs[p]] = True
-            segs += 1
-    rows = 0
-    for p in range(len(conn)):
-        f = flags[p]
-        if (f & ACK) != 0 and (f & (SYN | RST)) == 0 and payload[2 * conn[p] + 1 - dirs[p]]:
-            rows += 1
-    return rows, segs
+    bounds: np.ndarray, order: np.ndarray, dirs: np.ndarray, flags: np.ndarray, plen: np.ndarray
+) -> np.ndarray:
+    """Per connection: the ACK rows, data segments and flows ``analyze_all`` will write.
+
+    Returns an ``(n_conns, 3)`` array, so that prefix sums give each connection's first output rows
+    (to size the outputs, and to let threads analyse disjoint connection ranges).
+    """
+    n_conns = len(bounds) - 1
+    out = np.zeros((n_conns, 3), np.int64)
+    for c in range(n_conns):
+        payload0 = False
+        payload1 = False
+        segs = 0
+        for i in range(bounds[c], bounds[c + 1]):
+            p = order[i]
+            if plen[p] > 0 and (flags[p] & SYN) == 0:
+                segs += 1
+                if dirs[p] == 0:
+                    payload0 = True
+                else:
+                    payload1 = True
+        rows = 0
+        for i in range(bounds[c], bounds[c + 1]):
+            p = order[i]
+            f = flags[p]
+            if (f & ACK) != 0 and (f & (SYN | RST)) == 0 and (payload1 if dirs[p] == 0 else payload0):
+                rows += 1
+        out[c, 0] = rows
+        out[c, 1] = segs
+        out[c, 2] = np.int64(payload0) + np.int64(payload1)
+    return out

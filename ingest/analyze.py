@@ -1,0 +1,117 @@
+"""Flow analysis of a group of connections, on several cores.
+
+The packets of a group (every connection of a capture that fits the memory budget, else a range of
+connections) are ordered by connection (a counting sort), their output rows counted per connection,
+and the connections split into contiguous ranges of about equal packet counts, one per thread.
+``tcpflow.analyze_all`` releases the GIL; each range writes its ACK and segment rows at offsets known
+from the counts, so the result is identical to one sequential pass — only the episode tables, whose
+sizes are not known in advance, are per range and concatenated in range order.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+from ingest import tcpflow as tf
+from ingest.fastpath import order_by_connection
+from ingest.memory import populated
+
+#: Below this many packets a group is analysed in the calling thread (threads cost more than they save).
+PARALLEL_MIN_PACKETS = 200_000
+
+
+def default_threads() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class GroupAnalysis:
+    """Outputs of one group: column-major row tables trimmed to the rows written, per-flow results."""
+
+    A_i: np.ndarray
+    A_f: np.ndarray
+    S_i: np.ndarray
+    S_f: np.ndarray
+    E_i: np.ndarray
+    F_i: np.ndarray  # one row per flow of the group, in flow order
+    F_f: np.ndarray
+
+    @property
+    def n_flows(self) -> int:
+        return len(self.F_i)
+
+
+def analyze_group(pk: dict[str, np.ndarray], sack_tab: np.ndarray, n_conns: int, conn_base: int,
+                  threads: int = 1) -> GroupAnalysis:
+    """Analyse connections ``0..n_conns-1`` of the packet columns ``pk`` (``pk["conn"]`` local to the group).
+
+    Flow numbers in the outputs start at 0 for the group; ``F_i[:, FI_CONN]`` is ``conn_base + c``.
+    """
+    n = len(pk["ts"])
+    order = populated(n, np.int64)
+    bounds = order_by_connection(pk["conn"], n_conns, order)
+    counts = tf.count_rows(bounds, order, pk["dir"], pk["flags"], pk["plen"])
+    offsets = np.zeros((n_conns + 1, 3), np.int64)
+    np.cumsum(counts, axis=0, out=offsets[1:])
+    n_ack, n_seg, n_flows = (int(x) for x in offsets[-1])
+    A_i = populated((tf.AI_NCOL, n_ack + 1), np.int64)
+    A_f = populated((tf.AF_NCOL, n_ack + 1), np.float64)
+    S_i = populated((tf.SI_NCOL, n_seg + 1), np.int64)
+    S_f = populated((tf.SF_NCOL, n_seg + 1), np.float64)
+    F_i = np.empty((n_flows + 1, tf.FI_NCOL), np.int64)
+    F_f = np.empty((n_flows + 1, tf.FF_NCOL), np.float64)
+
+    cuts = _split(bounds, threads if n >= PARALLEL_MIN_PACKETS else 1)
+
+    def run(lo: int, hi: int) -> np.ndarray:
+        state = np.array([lo, offsets[lo, 0], offsets[lo, 1], 0, offsets[lo, 2]], np.int64)
+        E_i = np.empty((tf.EI_NCOL, max(1024, int(offsets[hi, 1] - offsets[lo, 1]) // 64)), np.int64)
+        while True:
+            c = tf.analyze_all(bounds, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"],
+                               pk["plen"], pk["mss"], pk["wscale"], pk["sackok"], pk["tsval"], pk["tsecr"],
+                               pk["trunc"], pk["sack_idx"], pk["nsack"], sack_tab, A_i, A_f, S_i, S_f, E_i,
+                               F_i, F_f, state, hi, conn_base)
+            if c >= hi:
+                return E_i[:, : int(state[3])]
+            need = int(state[3] + bounds[c + 1] - bounds[c])
+            grown = np.empty((tf.EI_NCOL, max(2 * E_i.shape[1], need)), np.int64)
+            grown[:, : E_i.shape[1]] = E_i
+            E_i = grown
+
+    ranges = list(pairwise(cuts))
+    if len(ranges) == 1:
+        parts = [run(*ranges[0])]
+    else:
+        with ThreadPoolExecutor(len(ranges), thread_name_prefix="ingest-analyze") as pool:
+            parts = list(pool.map(lambda r: run(*r), ranges))
+    # episode rows were numbered per range: shift each range's flows' first-episode row
+    ep_base = 0
+    for (lo, hi), part in zip(ranges, parts, strict=True):
+        if ep_base:
+            F_i[offsets[lo, 2]: offsets[hi, 2], tf.FI_EP_LO] += ep_base
+        ep_base += part.shape[1]
+    E_i = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+    return GroupAnalysis(A_i[:, :n_ack], A_f[:, :n_ack], S_i[:, :n_seg], S_f[:, :n_seg], E_i,
+                         F_i[:n_flows], F_f[:n_flows])
+
+
+def _split(bounds: np.ndarray, parts: int) -> list[int]:
+    """Connection indices cutting ``0..n_conns`` into at most ``parts`` ranges of similar packet counts."""
+    n_conns = len(bounds) - 1
+    total = int(bounds[-1])
+    cuts = [0]
+    for k in range(1, parts):
+        c = int(np.searchsorted(bounds, total * k / parts))
+        if cuts[-1] < c < n_conns:
+            cuts.append(c)
+    cuts.append(n_conns)
+    return cuts
