@@ -50,9 +50,10 @@ class GroupAnalysis:
         return len(self.F_i)
 
 
-def analyze_group(pk: dict[str, np.ndarray], sack_tab: np.ndarray, n_conns: int, conn_base: int,
+def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, n_conns: int, conn_base: int,
                   threads: int = 1) -> GroupAnalysis:
-    """Analyse connections ``0..n_conns-1`` of the packet columns ``pk`` (``pk["conn"]`` local to the group).
+    """Analyse connections ``0..n_conns-1`` of the packet columns ``pk`` (``pk["conn"]`` local to the group)
+    with ``opt_tab``, the options side table ``pk["opt_idx"]`` points into.
 
     Flow numbers in the outputs start at 0 for the group; ``F_i[:, FI_CONN]`` is ``conn_base + c``.
     """
@@ -77,8 +78,7 @@ def analyze_group(pk: dict[str, np.ndarray], sack_tab: np.ndarray, n_conns: int,
         E_i = np.empty((tf.EI_NCOL, max(1024, int(offsets[hi, 1] - offsets[lo, 1]) // 64)), np.int64)
         while True:
             c = tf.analyze_all(bounds, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"],
-                               pk["plen"], pk["mss"], pk["wscale"], pk["sackok"], pk["tsval"], pk["tsecr"],
-                               pk["trunc"], pk["sack_idx"], pk["nsack"], sack_tab, A_i, A_f, S_i, S_f, E_i,
+                               pk["plen"], pk["tsval"], pk["tsecr"], pk["opt_idx"], opt_tab, A_i, A_f, S_i, S_f, E_i,
                                F_i, F_f, state, hi, conn_base)
             if c >= hi:
                 return E_i[:, : int(state[3])]

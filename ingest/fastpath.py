@@ -1,10 +1,17 @@
 """The compiled per-packet path: decode and demultiplex in one pass, then order packets by connection.
 
 ``decode_demux`` decodes each record (``decode._decode_one``, the function the dpkt equivalence tests
-check), assigns its connection and direction (``demux.assign_one``) and keeps only the compact
-columns the flow analysis reads — about 70 bytes a TCP packet; nothing of the payload survives the
-chunk. ``order_by_connection`` is a stable counting sort: packets of one connection stay in capture
-order, and no column is copied.
+check), assigns its connection and direction (see ``ingest.demux``) and keeps only the compact
+columns the flow analysis reads — 41 bytes a TCP packet; nothing of the payload survives the chunk:
+
+* 32-bit fields stay 32-bit (``seq``, ``ack``, ``tsval``, ``tsecr``); whether the packet carried the
+  timestamps option, and whether its options were cut by the snaplen, are bits of ``flags`` above the
+  nine TCP flag bits (``P_HAS_TS``, ``P_OPT_TRUNC``);
+* the rare options — MSS, window scale, SACK-permitted (SYNs) and SACK blocks — go to a side table of
+  ``OPT_NCOL`` int64 columns, referenced by ``opt_idx`` (-1: none).
+
+``order_by_connection`` is a stable counting sort: packets of one connection stay in capture order,
+and no column is copied.
 """
 
 from __future__ import annotations
@@ -41,26 +48,31 @@ from ingest.demux import _mix
 
 #: (name, dtype) of the compact per-packet columns, in ``decode_demux``'s argument order.
 PACKET_COLUMNS = (
-    ("ts", np.int64), ("conn", np.int32), ("dir", np.int8), ("seq", np.int64), ("ack", np.int64),
-    ("flags", np.int16), ("win", np.int32), ("plen", np.int64), ("mss", np.int32), ("wscale", np.int8),
-    ("sackok", np.int8), ("tsval", np.int64), ("tsecr", np.int64), ("trunc", np.int8), ("nsack", np.int8),
-    ("sack_idx", np.int32),
+    ("ts", np.int64), ("conn", np.int32), ("dir", np.int8), ("seq", np.uint32), ("ack", np.uint32),
+    ("flags", np.int16), ("win", np.uint16), ("plen", np.int32), ("tsval", np.uint32), ("tsecr", np.uint32),
+    ("opt_idx", np.int32),
 )
+#: ``flags`` bits above the TCP flags: the timestamps option was present; the options were cut short.
+P_HAS_TS = 0x200
+P_OPT_TRUNC = 0x400
+#: Columns of the options side table: MSS (-1 absent), window scale (-1 absent), SACK-permitted,
+#: number of SACK blocks, then the blocks' left and right edges.
+O_MSS, O_WSCALE, O_SACKOK, O_NSACK, O_SACK0 = range(5)
+OPT_NCOL = O_SACK0 + 8
 
 
 @njit(cache=True)
 def decode_demux(
     buf: np.ndarray, offset: np.ndarray, caplen: np.ndarray, origlen: np.ndarray, ts_ns: np.ndarray,
-    linktype: np.ndarray, start: int, m: int, nsack: int, reasons: np.ndarray,
+    linktype: np.ndarray, start: int, m: int, nopt: int, reasons: np.ndarray,
     ht_keys: np.ndarray, ht_vals: np.ndarray, slot_key: np.ndarray, slot_conn: np.ndarray,
     slot_isn: np.ndarray, slot_syn: np.ndarray,
     counts: np.ndarray, conn_slot: np.ndarray, conn_src_side: np.ndarray,
     o_ts: np.ndarray, o_conn: np.ndarray, o_dir: np.ndarray, o_seq: np.ndarray, o_ack: np.ndarray,
-    o_flags: np.ndarray, o_win: np.ndarray, o_plen: np.ndarray, o_mss: np.ndarray, o_ws: np.ndarray,
-    o_sackok: np.ndarray, o_tsval: np.ndarray, o_tsecr: np.ndarray, o_trunc: np.ndarray,
-    o_nsack: np.ndarray, o_sack_idx: np.ndarray, o_sack: np.ndarray,
+    o_flags: np.ndarray, o_win: np.ndarray, o_plen: np.ndarray, o_tsval: np.ndarray, o_tsecr: np.ndarray,
+    o_opt_idx: np.ndarray, o_opt: np.ndarray,
 ) -> tuple[int, int, int]:
-    """Decode records ``start..`` into row ``m..`` of the columns; return (next record, rows, sack rows).
+    """Decode records ``start..`` into row ``m..`` of the columns; return (next record, rows, option rows).
 
     Returns early (next record < number of records) when the connection tables are full.
     """
@@ -115,7 +127,7 @@ def decode_demux(
         n_conns = counts[1]
         if slot < 0:
             if n_slots >= len(slot_conn) or n_conns >= len(conn_slot) or 2 * (n_slots + 1) > len(ht_keys):
-                return i, m, nsack  # tables full: the caller grows them and calls again
+                return i, m, nopt  # tables full: the caller grows them and calls again
             slot = n_slots
             counts[0] = n_slots + 1
             ht_keys[idx] = key
@@ -130,7 +142,7 @@ def decode_demux(
             new_conn = True
         elif is_syn and (slot_syn[slot] == 0 or slot_isn[slot] != row[C_SEQ]):
             if n_conns >= len(conn_slot):
-                return i, m, nsack
+                return i, m, nopt
             new_conn = True
         if new_conn:
             c = n_conns
@@ -150,26 +162,32 @@ def decode_demux(
         o_dir[m] = d
         o_seq[m] = row[C_SEQ]
         o_ack[m] = row[C_ACK]
-        o_flags[m] = row[C_FLAGS]
         o_win[m] = row[C_WIN]
         o_plen[m] = row[C_PLEN]
-        o_mss[m] = row[C_MSS]
-        o_ws[m] = row[C_WSCALE]
-        o_sackok[m] = row[C_SACKOK]
-        o_tsval[m] = row[C_TSVAL]
-        o_tsecr[m] = row[C_TSECR]
-        o_trunc[m] = row[C_TRUNC]
-        nb = row[C_NSACK]
-        o_nsack[m] = nb
-        if nb > 0:
-            for k in range(8):
-                o_sack[nsack, k] = row[C_SACK0 + k]
-            o_sack_idx[m] = nsack
-            nsack += 1
+        pflags = row[C_FLAGS]
+        if row[C_TSVAL] >= 0:
+            pflags |= P_HAS_TS
+            o_tsval[m] = row[C_TSVAL]
+            o_tsecr[m] = row[C_TSECR]
         else:
-            o_sack_idx[m] = -1
+            o_tsval[m] = 0
+            o_tsecr[m] = 0
+        if row[C_TRUNC] != 0:
+            pflags |= P_OPT_TRUNC
+        o_flags[m] = pflags
+        if row[C_MSS] >= 0 or row[C_WSCALE] >= 0 or row[C_SACKOK] != 0 or row[C_NSACK] > 0:
+            o_opt[nopt, O_MSS] = row[C_MSS]
+            o_opt[nopt, O_WSCALE] = row[C_WSCALE]
+            o_opt[nopt, O_SACKOK] = row[C_SACKOK]
+            o_opt[nopt, O_NSACK] = row[C_NSACK]
+            for k in range(8):
+                o_opt[nopt, O_SACK0 + k] = row[C_SACK0 + k]
+            o_opt_idx[m] = nopt
+            nopt += 1
+        else:
+            o_opt_idx[m] = -1
         m += 1
-    return len(offset), m, nsack
+    return len(offset), m, nopt
 
 
 @njit(cache=True)

@@ -33,7 +33,7 @@ from ingest.decode import (
 )
 from ingest.demux import Demux
 from ingest.errors import UnsupportedLinkTypeError
-from ingest.fastpath import PACKET_COLUMNS, decode_demux
+from ingest.fastpath import OPT_NCOL, PACKET_COLUMNS, decode_demux
 from ingest.frames import (
     ACK_COLUMNS,
     EPISODE_COLUMNS,
@@ -82,13 +82,13 @@ def _check_linktypes(batch: RecordBatch) -> None:
 #: Default memory budget of one ingest (bytes): a capture whose working set is estimated above it is
 #: analysed in connection groups with its packet columns and output tables on disk.
 DEFAULT_MEMORY_BUDGET = 1 << 30
-#: Working-set estimate per TCP packet held in memory: its compact columns (71 B), the connection
-#: order (8 B) and the analysis rows it produces (120 B an ACK row, 64 B a segment row; a bulk
+#: Working-set estimate per TCP packet held in memory: its compact columns (41 B), the connection
+#: order (8 B) and the analysis rows it produces (120 B an ACK row, 56 B a segment row; a bulk
 #: transfer has about one ACK per two segments).
-BYTES_PER_PACKET = 170
+BYTES_PER_PACKET = 140
 #: Rows per block when packet columns are read back from the spill.
 SPILL_READ_ROWS = 1 << 20
-SACK_COLUMNS = tuple(f"{side}{k}" for k in range(4) for side in ("l", "r"))
+OPT_COLUMNS = tuple(f"opt{k}" for k in range(OPT_NCOL))
 
 
 class _PacketStore:
@@ -100,13 +100,13 @@ class _PacketStore:
 
     def __init__(self, row_limit: int | None, spill_dir: str | Path | None) -> None:
         self.cols = [np.empty(0, dt) for _, dt in PACKET_COLUMNS]
-        self.sack = np.empty((0, 8), np.int64)
+        self.opt = np.empty((0, OPT_NCOL), np.int64)
         self.n = 0
-        self.n_sack = 0
+        self.n_opt = 0
         self.row_limit = row_limit
         self.spill_dir = spill_dir
         self.spill: ColumnSpill | None = None
-        self.sack_spill: ColumnSpill | None = None
+        self.opt_spill: ColumnSpill | None = None
         self.conn_packets = np.zeros(0, np.int64)
         self.reorders = 0
         self._last_ts = np.iinfo(np.int64).min
@@ -122,11 +122,11 @@ class _PacketStore:
             grown[: self.n] = col[: self.n]
             self.cols[k] = grown
 
-    def reserve_sack(self, rows: int) -> None:
-        if self.n_sack + rows > len(self.sack):
-            grown = np.empty((max(self.n_sack + rows, 2 * len(self.sack)), 8), np.int64)
-            grown[: self.n_sack] = self.sack[: self.n_sack]
-            self.sack = grown
+    def reserve_opt(self, rows: int) -> None:
+        if self.n_opt + rows > len(self.opt):
+            grown = np.empty((max(self.n_opt + rows, 2 * len(self.opt)), OPT_NCOL), np.int64)
+            grown[: self.n_opt] = self.opt[: self.n_opt]
+            self.opt = grown
 
     def added(self, lo: int, n_conns: int) -> None:
         """Account rows ``lo..n`` just decoded: connection packet counts, backward timestamp steps."""
@@ -148,43 +148,43 @@ class _PacketStore:
         """Move the rows held to the spill (created on first use)."""
         if self.spill is None:
             self.spill = ColumnSpill(dict(PACKET_COLUMNS), self.spill_dir, "packets")
-            self.sack_spill = ColumnSpill({name: np.dtype(np.int64) for name in SACK_COLUMNS}, self.spill_dir,
-                                          "sack")
-        assert self.sack_spill is not None
+            self.opt_spill = ColumnSpill({name: np.dtype(np.int64) for name in OPT_COLUMNS}, self.spill_dir,
+                                         "options")
+        assert self.opt_spill is not None
         cols = self.columns()
-        sack_idx = cols["sack_idx"]
-        cols["sack_idx"] = np.where(sack_idx >= 0, sack_idx + self.sack_spill.rows, -1).astype(np.int32)
+        opt_idx = cols["opt_idx"]
+        cols["opt_idx"] = np.where(opt_idx >= 0, opt_idx + self.opt_spill.rows, -1).astype(np.int32)
         self.spill.append(cols)
-        self.sack_spill.append({name: self.sack[: self.n_sack, k] for k, name in enumerate(SACK_COLUMNS)})
+        self.opt_spill.append({name: self.opt[: self.n_opt, k] for k, name in enumerate(OPT_COLUMNS)})
         self.n = 0
-        self.n_sack = 0
+        self.n_opt = 0
 
     def drop_columns(self) -> None:
         """Free the in-memory columns (after the last flush, or once analysed)."""
         self.cols = [np.empty(0, dt) for _, dt in PACKET_COLUMNS]
-        self.sack = np.empty((0, 8), np.int64)
-        self.n = self.n_sack = 0
+        self.opt = np.empty((0, OPT_NCOL), np.int64)
+        self.n = self.n_opt = 0
 
     def close(self) -> None:
         """Drop the columns held and delete the spill files."""
         self.drop_columns()
-        for spill in (self.spill, self.sack_spill):
+        for spill in (self.spill, self.opt_spill):
             if spill is not None:
                 spill.close()
 
     def columns(self) -> dict[str, np.ndarray]:
         return {name: col[: self.n] for (name, _), col in zip(PACKET_COLUMNS, self.cols, strict=True)}
 
-    def sack_table(self) -> np.ndarray:
-        return self.sack[: self.n_sack] if self.n_sack else np.zeros((1, 8), np.int64)
+    def opt_table(self) -> np.ndarray:
+        return self.opt[: self.n_opt] if self.n_opt else np.zeros((1, OPT_NCOL), np.int64)
 
     def group(self, c_lo: int, c_hi: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The spilled packets of connections ``c_lo..c_hi-1`` (capture order; ``conn`` made local)."""
-        assert self.spill is not None and self.sack_spill is not None
+        assert self.spill is not None and self.opt_spill is not None
         size = int(self.conn_packets[c_lo:c_hi].sum())
         out = {name: populated(size, dt) for name, dt in PACKET_COLUMNS}
-        sack_parts: list[np.ndarray] = []
-        n_sack = 0
+        opt_parts: list[np.ndarray] = []
+        n_opt = 0
         step = max(1 << 16, min(SPILL_READ_ROWS, (self.row_limit or SPILL_READ_ROWS) // 4))
         buf = {name: np.empty(min(step, self.spill.rows), dt) for name, dt in PACKET_COLUMNS}
         pos = 0
@@ -198,18 +198,18 @@ class _PacketStore:
             for name, _ in PACKET_COLUMNS:
                 col = conn if name == "conn" else self.spill.read(name, lo, hi, buf[name])
                 out[name][pos: pos + k] = col[take]
-            idx = out["sack_idx"][pos: pos + k]
+            idx = out["opt_idx"][pos: pos + k]
             has = idx >= 0
             if has.any():
                 first, last = int(idx[has].min()), int(idx[has].max()) + 1
-                block = np.stack([self.sack_spill.read(name, first, last) for name in SACK_COLUMNS], axis=1)
-                sack_parts.append(block[idx[has] - first])
-                idx[has] = np.arange(n_sack, n_sack + int(has.sum()), dtype=idx.dtype)
-                n_sack += int(has.sum())
+                block = np.stack([self.opt_spill.read(name, first, last) for name in OPT_COLUMNS], axis=1)
+                opt_parts.append(block[idx[has] - first])
+                idx[has] = np.arange(n_opt, n_opt + int(has.sum()), dtype=idx.dtype)
+                n_opt += int(has.sum())
             pos += k
         out["conn"] -= c_lo
-        sack = np.concatenate(sack_parts) if sack_parts else np.zeros((1, 8), np.int64)
-        return out, sack
+        opt = np.concatenate(opt_parts) if opt_parts else np.zeros((1, OPT_NCOL), np.int64)
+        return out, opt
 
 
 def _decode_chunks(src: ByteSource, info: ScanInfo, reasons: np.ndarray, demux: Demux, chunk_bytes: int,
@@ -223,13 +223,13 @@ def _decode_chunks(src: ByteSource, info: ScanInfo, reasons: np.ndarray, demux: 
             estimate = int(n * max(1.0, src.compressed_size / done) * 1.05) + 1024
             store.reserve(estimate if store.row_limit is None else min(estimate, store.row_limit + n))
         store.reserve(n)
-        store.reserve_sack(n)
+        store.reserve_opt(n)
         first = store.n
         i = 0
         while i < n:
-            i, store.n, store.n_sack = decode_demux(  # type: ignore[call-arg]
+            i, store.n, store.n_opt = decode_demux(  # type: ignore[call-arg]
                 batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype, i,
-                store.n, store.n_sack, reasons, *demux.tables(), *store.cols, store.sack)
+                store.n, store.n_opt, reasons, *demux.tables(), *store.cols, store.opt)
             if i < n:
                 demux.grow()
         store.added(first, demux.n_conns)
@@ -334,13 +334,13 @@ def ingest_capture(
             groups = _connection_groups(store.conn_packets[:n_conns], row_limit)
         for c_lo, c_hi in groups:
             if spilled:
-                pk, sack_tab = store.group(c_lo, c_hi)
+                pk, opt_tab = store.group(c_lo, c_hi)
             else:
-                pk, sack_tab = store.columns(), store.sack_table()
+                pk, opt_tab = store.columns(), store.opt_table()
             if store.reorders:  # analyse in timestamp order
                 pk = _time_ordered(pk)
-            g = analyze_group(pk, sack_tab, c_hi - c_lo, c_lo, n_threads)
-            del pk, sack_tab
+            g = analyze_group(pk, opt_tab, c_hi - c_lo, c_lo, n_threads)
+            del pk, opt_tab
             if not spilled:
                 store.drop_columns()
             base = len(flows)

@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 from ingest.decode import ACK, FIN, RST, SYN
+from ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
 
 # ACK-row integer columns
 AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED = range(10)
@@ -34,8 +35,8 @@ AI_NCOL = 10
 AF_RTT, AF_SRTT, AF_RTTMIN, AF_T, AF_TREL = range(5)
 AF_NCOL = 5
 # data-segment columns
-SI_FLOW, SI_T, SI_SEQ, SI_LEN, SI_KIND, SI_TSVAL = range(6)
-SI_NCOL = 6
+SI_FLOW, SI_T, SI_SEQ, SI_LEN, SI_KIND = range(5)
+SI_NCOL = 5
 # data-segment float columns
 SF_T, SF_TREL = range(2)
 SF_NCOL = 2
@@ -158,9 +159,8 @@ def _sb_prune(sb_l: np.ndarray, sb_r: np.ndarray, n: int, a: int) -> int:
 def analyze_flow(
     lo: int, hi: int, d: int, flow: int, order: np.ndarray,
     ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
-    win: np.ndarray, plen: np.ndarray, mssopt: np.ndarray, wsopt: np.ndarray, sackok: np.ndarray,
-    tsval: np.ndarray, tsecr: np.ndarray, trunc: np.ndarray, sack_idx: np.ndarray, sack_n: np.ndarray,
-    sack_tab: np.ndarray,
+    win: np.ndarray, plen: np.ndarray, tsval: np.ndarray, tsecr: np.ndarray, opt_idx: np.ndarray,
+    opt_tab: np.ndarray,
     seg_s: np.ndarray, seg_e: np.ndarray, seg_t0: np.ndarray, seg_t1: np.ndarray, seg_rx: np.ndarray,
     seg_ep: np.ndarray, tsv_v: np.ndarray, tsv_t: np.ndarray, scratch: np.ndarray,
     sb_l: np.ndarray, sb_r: np.ndarray,
@@ -188,38 +188,42 @@ def analyze_flow(
     for i in range(lo, hi):
         p = order[i]
         f = flags[p]
-        if trunc[p]:
+        if (f & P_OPT_TRUNC) != 0:
             opt_trunc += 1
+        k = opt_idx[p]
         if (f & SYN) != 0:
+            mss_o = opt_tab[k, O_MSS] if k >= 0 else -1
+            ws_o = opt_tab[k, O_WSCALE] if k >= 0 else -1
+            sack_ok = k >= 0 and opt_tab[k, O_SACKOK] != 0
             if dirs[p] == d:
                 if not syn_seen:
                     syn_seen = True
-                    isn = seq[p]
-                syn_mss_s = mssopt[p]
-                syn_ts_s = tsval[p] >= 0
-                syn_ws_s = wsopt[p] >= 0
-                syn_sack_s = sackok[p] != 0
+                    isn = np.int64(seq[p])
+                syn_mss_s = mss_o
+                syn_ts_s = (f & P_HAS_TS) != 0
+                syn_ws_s = ws_o >= 0
+                syn_sack_s = sack_ok
             else:
-                syn_mss_r = mssopt[p]
-                syn_ts_r = tsval[p] >= 0
-                syn_ws_r = wsopt[p] >= 0
-                syn_sack_r = sackok[p] != 0
+                syn_mss_r = mss_o
+                syn_ts_r = (f & P_HAS_TS) != 0
+                syn_ws_r = ws_o >= 0
+                syn_sack_r = sack_ok
             continue
         if dirs[p] == d:
-            if tsval[p] >= 0:
+            if (f & P_HAS_TS) != 0:
                 ts_seen = True
             if plen[p] > 0:
                 scratch[nl] = plen[p]
                 nl += 1
                 if not ref_found:
                     ref_found = True
-                    ref_raw = seq[p]
+                    ref_raw = np.int64(seq[p])
         else:
-            if sack_n[p] > 0:
+            if k >= 0 and opt_tab[k, O_NSACK] > 0:
                 sack_seen = True
             if not ref_found and (f & ACK) != 0:
                 ref_found = True
-                ref_raw = ack[p]
+                ref_raw = np.int64(ack[p])
     if nl == 0:
         return na, ns, ne
     t_first = ts[order[lo]]
@@ -302,10 +306,10 @@ def analyze_flow(
                 continue
             if sender_client and hsack_t == _NONE and synack_t != _NONE:
                 hsack_t = t  # the client's ACK that completes the handshake
-            s = _unwrap(seq[p], s_ref_raw, s_ref_val)
-            s_ref_raw = seq[p]
+            s = _unwrap(np.int64(seq[p]), s_ref_raw, s_ref_val)
+            s_ref_raw = np.int64(seq[p])
             s_ref_val = s
-            L = plen[p]
+            L = np.int64(plen[p])
             if L > 0:
                 if not max_known:
                     snd_max = s
@@ -391,13 +395,14 @@ def analyze_flow(
                     seg_ep[nseg] = -1
                     nseg += 1
                     snd_max = s + L
-                if tsval[p] >= 0:
+                if (f & P_HAS_TS) != 0:
+                    tv_raw = np.int64(tsval[p])
                     if not tsv_found:
                         tsv_found = True
-                        tsv_ref_raw = tsval[p]
+                        tsv_ref_raw = tv_raw
                         tsv_ref_val = 0
-                    tv = _unwrap(tsval[p], tsv_ref_raw, tsv_ref_val)
-                    tsv_ref_raw = tsval[p]
+                    tv = _unwrap(tv_raw, tsv_ref_raw, tsv_ref_val)
+                    tsv_ref_raw = tv_raw
                     tsv_ref_val = tv
                     if ntsv == 0 or tv > tsv_v[ntsv - 1]:
                         tsv_v[ntsv] = tv
@@ -408,7 +413,6 @@ def analyze_flow(
                 S_i[SI_SEQ, ns] = s
                 S_i[SI_LEN, ns] = L
                 S_i[SI_KIND, ns] = kind
-                S_i[SI_TSVAL, ns] = tsval[p]
                 S_f[SF_T, ns] = t / 1e9
                 S_f[SF_TREL, ns] = (t - t_first) / 1e9
                 ns += 1
@@ -432,7 +436,7 @@ def analyze_flow(
             continue
         if (f & ACK) == 0 or (f & RST) != 0:
             continue
-        a_raw = ack[p]
+        a_raw = np.int64(ack[p])
         a_full = _unwrap(a_raw, s_ref_raw, s_ref_val)
         s_ref_raw = a_raw
         s_ref_val = a_full
@@ -468,18 +472,18 @@ def analyze_flow(
         else:
             dlv = 0
         # SACK blocks: D-SACK detection, scoreboard
-        k = sack_idx[p]
-        nb = sack_n[p]
+        k = opt_idx[p]
+        nb = opt_tab[k, O_NSACK] if k >= 0 else 0
         for b in range(nb):
-            l_b = _unwrap(sack_tab[k, 2 * b], a_raw, a_full)
-            r_b = _unwrap(sack_tab[k, 2 * b + 1], a_raw, a_full)
+            l_b = _unwrap(opt_tab[k, O_SACK0 + 2 * b], a_raw, a_full)
+            r_b = _unwrap(opt_tab[k, O_SACK0 + 2 * b + 1], a_raw, a_full)
             is_dsack = False
             if b == 0:
                 if r_b <= a_full:
                     is_dsack = True
                 elif nb > 1:
-                    l_1 = _unwrap(sack_tab[k, 2], a_raw, a_full)
-                    r_1 = _unwrap(sack_tab[k, 3], a_raw, a_full)
+                    l_1 = _unwrap(opt_tab[k, O_SACK0 + 2], a_raw, a_full)
+                    r_1 = _unwrap(opt_tab[k, O_SACK0 + 3], a_raw, a_full)
                     if l_1 <= l_b and r_b <= r_1:
                         is_dsack = True
             if is_dsack:
@@ -506,8 +510,8 @@ def analyze_flow(
             una_ptr = j
             if cand >= 0 and not karn_bad and rtt < 0:
                 rtt = (t - seg_t0[cand]) / 1e9
-            if rtt < 0 and tsecr[p] >= 0 and ntsv > 0:
-                te = _unwrap(tsecr[p], tsv_ref_raw, tsv_ref_val)
+            if rtt < 0 and (f & P_HAS_TS) != 0 and ntsv > 0:
+                te = _unwrap(np.int64(tsecr[p]), tsv_ref_raw, tsv_ref_val)
                 jt = np.searchsorted(tsv_v[:ntsv], te)
                 if jt < ntsv and tsv_v[jt] == te:
                     rtt = (t - tsv_t[jt]) / 1e9
@@ -539,7 +543,7 @@ def analyze_flow(
         flight = snd_max - a - sacked
         if flight < 0:
             flight = 0
-        last_win = win[p]
+        last_win = np.int64(win[p])
         rcv_win_zero = win[p] == 0
         last_ack_t = t
         last_ack_row_t = t
@@ -549,7 +553,7 @@ def analyze_flow(
         A_i[AI_DUP, na] = 1 if dup else 0
         A_i[AI_D, na] = dlv
         A_i[AI_FLIGHT, na] = flight
-        A_i[AI_TSVAL, na] = tsval[p]
+        A_i[AI_TSVAL, na] = np.int64(tsval[p]) if (f & P_HAS_TS) != 0 else -1
         A_i[AI_ACK, na] = a
         A_i[AI_WIN, na] = win[p]
         A_i[AI_SACKED, na] = sacked
@@ -605,9 +609,8 @@ def analyze_flow(
 def analyze_all(
     bounds: np.ndarray, order: np.ndarray,
     ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
-    win: np.ndarray, plen: np.ndarray, mssopt: np.ndarray, wsopt: np.ndarray, sackok: np.ndarray,
-    tsval: np.ndarray, tsecr: np.ndarray, trunc: np.ndarray, sack_idx: np.ndarray, sack_n: np.ndarray,
-    sack_tab: np.ndarray,
+    win: np.ndarray, plen: np.ndarray, tsval: np.ndarray, tsecr: np.ndarray, opt_idx: np.ndarray,
+    opt_tab: np.ndarray,
     A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, S_f: np.ndarray, E_i: np.ndarray, F_i: np.ndarray,
     F_f: np.ndarray, state: np.ndarray, c_end: int, conn_base: int,
 ) -> int:
@@ -645,8 +648,8 @@ def analyze_all(
             return c
         for d in range(2):
             na2, ns2, ne2 = analyze_flow(
-                lo, hi, d, nf, order, ts, dirs, seq, ack, flags, win, plen, mssopt, wsopt, sackok, tsval, tsecr,
-                trunc, sack_idx, sack_n, sack_tab, seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v,
+                lo, hi, d, nf, order, ts, dirs, seq, ack, flags, win, plen, tsval, tsecr, opt_idx, opt_tab,
+                seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v,
                 tsv_t, scratch, sb_l, sb_r, A_i, A_f, na, S_i, S_f, ns, E_i, ne, F_i, F_f,
             )
             if ns2 > ns:  # the direction carried payload: it is a flow

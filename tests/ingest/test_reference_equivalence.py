@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ingest.decode import C_TS, COLUMNS, REASONS
-from ingest.pipeline import decode_batch
+from ingest.decode import C_TS, COLUMNS, REASONS, C
+from ingest.demux import Demux
+from ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
+from ingest.pipeline import _decode_chunks, _PacketStore, decode_batch
 from ingest.records import ScanInfo, iter_records
 from ingest.reference import reference_decode
 from ingest.source import ByteSource
@@ -42,6 +44,65 @@ def test_shared_capture_decodes_identically(path):
     assert assert_equivalent(path) > 0
 
 
+def fast_packets(path):
+    """The compact columns the ingest fast path keeps (decode + demultiplex), in capture order, as the
+    reference decoder's columns: endpoints from the connection and direction, options from the side table."""
+    store = _PacketStore(None, None)
+    demux = Demux()
+    reasons = np.zeros(len(REASONS), np.int64)
+    with ByteSource(path) as src:
+        _decode_chunks(src, ScanInfo(), reasons, demux, 1 << 20, store, None)
+    pk, opt = store.columns(), store.opt_table()
+    n = len(pk["ts"])
+    out = np.zeros((n, len(COLUMNS)), np.int64)
+    ends = np.array([[*a, *b] for a, b in (demux.endpoints(c) for c in range(demux.n_conns))], np.int64)
+    e = ends[pk["conn"]].reshape(n, 2, 3)
+    d = pk["dir"].astype(np.int64)
+    src, dst = e[np.arange(n), d], e[np.arange(n), 1 - d]
+    for k, name in enumerate(("hi", "lo")):
+        out[:, C[f"src_{name}"]] = src[:, k]
+        out[:, C[f"dst_{name}"]] = dst[:, k]
+    out[:, C["sport"]], out[:, C["dport"]] = src[:, 2], dst[:, 2]
+    out[:, C["ts_ns"]] = pk["ts"]
+    for name in ("seq", "ack", "win", "plen"):
+        out[:, C[name]] = pk[name]
+    flags = pk["flags"].astype(np.int64)
+    out[:, C["flags"]] = flags & 0x1FF
+    has_ts = (flags & P_HAS_TS) != 0
+    out[:, C["tsval"]] = np.where(has_ts, pk["tsval"].astype(np.int64), -1)
+    out[:, C["tsecr"]] = np.where(has_ts, pk["tsecr"].astype(np.int64), -1)
+    out[:, C["opt_trunc"]] = (flags & P_OPT_TRUNC) != 0
+    k = pk["opt_idx"]
+    has_opt = k >= 0
+    row = opt[np.where(has_opt, k, 0)]
+    out[:, C["mss"]] = np.where(has_opt, row[:, O_MSS], -1)
+    out[:, C["wscale"]] = np.where(has_opt, row[:, O_WSCALE], -1)
+    out[:, C["sackok"]] = np.where(has_opt, row[:, O_SACKOK], 0)
+    out[:, C["nsack"]] = np.where(has_opt, row[:, O_NSACK], 0)
+    for j in range(8):
+        out[:, C["sack_l0"] + j] = np.where(has_opt, row[:, O_SACK0 + j], 0)
+    return out, {REASONS[i]: int(c) for i, c in enumerate(reasons) if c}
+
+
+def assert_fast_equivalent(path):
+    """What the analysis reads — the fast path's compact columns, connections and directions — carries every
+    field of the dpkt reference decoder, packet by packet (``index`` and ``af`` are not kept)."""
+    fast, fast_reasons = fast_packets(path)
+    ref, ref_reasons = reference_decode(path)
+    assert fast_reasons == ref_reasons
+    assert fast.shape == ref.shape
+    assert np.abs(fast[:, C_TS] - ref[:, C_TS]).max(initial=0) <= 1000
+    others = [i for i, name in enumerate(COLUMNS) if name not in ("ts_ns", "index", "af")]
+    mismatch = np.argwhere(fast[:, others] != ref[:, others])
+    assert len(mismatch) == 0, [(int(r), COLUMNS[others[c]]) for r, c in mismatch[:5]]
+    return len(fast)
+
+
+@pytest.mark.parametrize("path", shared_captures(), ids=lambda p: p.name)
+def test_fast_path_columns_equal_the_reference(path):
+    assert assert_fast_equivalent(path) > 0
+
+
 def test_odd_packets_decode_identically(tmp_capture):
     v6s, v6r = bytes(15) + b"\1", bytes(15) + b"\2"
     tcp = g.tcp_header(1, 2, 3, 4, g.ACK, options=g.opt_sack([(5, 6), (7, 8), (9, 10), (11, 12)]))
@@ -54,5 +115,6 @@ def test_odd_packets_decode_identically(tmp_capture):
         g.ether(b"\0" * 30, ethertype=0x0806),
     ]
     recs = [g.Rec(1_700_000_000_000_000_000 + i * 1000, f) for i, f in enumerate(frames)]
-    assert assert_equivalent(tmp_capture(g.pcap(recs))) == 4
-    assert assert_equivalent(tmp_capture(g.pcapng(recs), "x.pcapng")) == 4
+    for path in (tmp_capture(g.pcap(recs)), tmp_capture(g.pcapng(recs), "x.pcapng")):
+        assert assert_equivalent(path) == 4
+        assert assert_fast_equivalent(path) == 4
