@@ -26,17 +26,22 @@ def fast_decode(path):
     return np.concatenate(parts), {REASONS[i]: int(c) for i, c in enumerate(reasons) if c}
 
 
-def assert_equivalent(path):
-    fast, fast_reasons = fast_decode(path)
+def assert_same_fields(path, decoded, not_kept=()):
+    """``decoded`` (matrix, skip reasons) equals the dpkt reference's decoding of ``path``."""
+    fast, fast_reasons = decoded
     ref, ref_reasons = reference_decode(path)
     assert fast_reasons == ref_reasons
     assert fast.shape == ref.shape
     # dpkt hands out float seconds (~0.24 µs resolution at today's epoch); everything else is exact
     assert np.abs(fast[:, C_TS] - ref[:, C_TS]).max(initial=0) <= 1000
-    others = [i for i in range(len(COLUMNS)) if i != C_TS]
+    others = [i for i, name in enumerate(COLUMNS) if i != C_TS and name not in not_kept]
     mismatch = np.argwhere(fast[:, others] != ref[:, others])
     assert len(mismatch) == 0, [(int(r), COLUMNS[others[c]]) for r, c in mismatch[:5]]
     return len(fast)
+
+
+def assert_equivalent(path):
+    return assert_same_fields(path, fast_decode(path))
 
 
 @pytest.mark.parametrize("path", shared_captures(), ids=lambda p: p.name)
@@ -87,15 +92,7 @@ def fast_packets(path):
 def assert_fast_equivalent(path):
     """What the analysis reads — the fast path's compact columns, connections and directions — carries every
     field of the dpkt reference decoder, packet by packet (``index`` and ``af`` are not kept)."""
-    fast, fast_reasons = fast_packets(path)
-    ref, ref_reasons = reference_decode(path)
-    assert fast_reasons == ref_reasons
-    assert fast.shape == ref.shape
-    assert np.abs(fast[:, C_TS] - ref[:, C_TS]).max(initial=0) <= 1000
-    others = [i for i, name in enumerate(COLUMNS) if name not in ("ts_ns", "index", "af")]
-    mismatch = np.argwhere(fast[:, others] != ref[:, others])
-    assert len(mismatch) == 0, [(int(r), COLUMNS[others[c]]) for r, c in mismatch[:5]]
-    return len(fast)
+    return assert_same_fields(path, fast_packets(path), not_kept=("index", "af"))
 
 
 @pytest.mark.parametrize("path", shared_captures(), ids=lambda p: p.name)
