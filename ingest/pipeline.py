@@ -251,6 +251,10 @@ def _connection_groups(conn_packets: np.ndarray, row_limit: int) -> list[tuple[i
     return groups
 
 
+def memory_budget_mib(budget: int | None) -> str:
+    return "unlimited" if budget is None else str(budget >> 20)
+
+
 def _time_ordered(pk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Packets stably sorted by timestamp (equal timestamps keep file order)."""
     by_time = np.argsort(pk["ts"], kind="stable")
@@ -332,6 +336,12 @@ def ingest_capture(
         groups = [(0, n_conns)]
         if spilled and row_limit is not None:
             groups = _connection_groups(store.conn_packets[:n_conns], row_limit)
+            for c_lo, c_hi in groups:
+                size = int(store.conn_packets[c_lo:c_hi].sum())
+                if size > row_limit:  # one connection (a group of one) beyond the budget is analysed whole
+                    info.warnings.append(
+                        f"connection {c_lo} alone holds {size} packets, about {size * BYTES_PER_PACKET >> 20} MiB "
+                        f"to analyse, beyond the memory budget of {memory_budget_mib(memory_budget)} MiB")
         for c_lo, c_hi in groups:
             if spilled:
                 pk, opt_tab = store.group(c_lo, c_hi)

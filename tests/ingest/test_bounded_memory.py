@@ -20,10 +20,11 @@ def assert_same(got: CaptureIngest, ref: CaptureIngest) -> None:
     assert [f.to_dict() for f in got.flows] == [f.to_dict() for f in ref.flows]
     for name in ("acks", "segments", "episodes"):
         assert_frame_equal(getattr(got, name), getattr(ref, name))
-    skip = {"connection_groups", "spilled"}
+    skip = {"connection_groups", "spilled", "warnings"}
     assert {k: v for k, v in got.stats.to_dict().items() if k not in skip} == {
         k: v for k, v in ref.stats.to_dict().items() if k not in skip
     }
+    assert [w for w in got.stats.warnings if "memory budget" not in w] == ref.stats.warnings
 
 
 @pytest.fixture
@@ -71,3 +72,13 @@ def test_budget_above_the_working_set_stays_in_memory(tmp_path: Path) -> None:
     cap = ingest_capture(path, memory_budget=1 << 30, spill_dir=tmp_path)
     assert not cap.stats.spilled and cap.stats.connection_groups == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_connection_beyond_the_budget_is_analysed_whole_with_a_warning(tmp_path: Path) -> None:
+    path = next(p for p in shared_captures() if p.name.startswith("s04"))
+    ref = ingest_capture(path, memory_budget=None)
+    bounded = ingest_capture(path, memory_budget=1, spill_dir=tmp_path)
+    assert_same(bounded, ref)
+    big = max(ref.flows, key=lambda f: f.packets)
+    assert any(f"connection {big.connection} alone holds {big.packets} packets" in w
+               for w in bounded.stats.warnings), bounded.stats.warnings
