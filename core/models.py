@@ -140,6 +140,7 @@ class Result(Base):
     version: Mapped[str] = mapped_column(String(40))
     scores: Mapped[dict[str, Any]] = mapped_column(JSON)
     series_key: Mapped[str] = mapped_column(String(500))
+    window: Mapped[list[float] | None] = mapped_column(JSON, nullable=True)  # score window, s since first packet
 
 
 class DecisionRow(Base):

@@ -237,7 +237,7 @@ def replay_task(task_id: str) -> None:
             series_parts.append(rep.series.with_columns(pl.lit(fid, pl.Int32).alias("flow_id")))
             result_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": e.name,
                              "parameters": dict(e.params), "version": VERSION, "scores": rep.scores[e.name],
-                             "series_key": series_key} for e in ests]
+                             "series_key": series_key, "window": list(rep.window)} for e in ests]
             decision_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": row["estimator"],
                                "episode": row["episode"], "data": _jsonable(row)}
                               for row in rep.decisions.iter_rows(named=True)]

@@ -54,8 +54,10 @@ def document(session: Session, run: Run) -> dict[str, Any]:
         cap = session.get(Capture, rc.capture_id)
         assert cap is not None
         results: dict[int, dict[str, Any]] = {}
+        windows: dict[int, list[float] | None] = {}
         for r in session.scalars(select(Result).where(Result.run_id == run.id, Result.capture_id == cap.id)):
             results.setdefault(r.flow_id, {})[r.estimator] = r.scores
+            windows[r.flow_id] = r.window
         skipped = rc.skipped or {}
         flows = []
         for f in _flow_rows(session, cap.id):
@@ -65,6 +67,7 @@ def document(session: Session, run: Run) -> dict[str, Any]:
             doc["skipped_reason"] = skipped.get(str(f.flow_id))
             doc["scores"] = {e["name"]: results[f.flow_id][e["name"]] for e in run.estimators} \
                 if f.flow_id in results else {}
+            doc["score_window_rel_s"] = windows.get(f.flow_id)
             flows.append(doc)
         captures.append({"capture_id": cap.id, "file": cap.name, "status": rc.status, "error": rc.error,
                          "stats": cap.stats, "truth": cap.truth, "truth_source": "upload" if cap.truth else None,

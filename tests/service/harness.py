@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from fastapi.testclient import TestClient
 
 from core import config, db, queue, storage
@@ -86,9 +88,19 @@ def cli_document(path: Path, *extra: str) -> dict:
 
 
 def same_scores(service_doc: dict, cli_doc: dict) -> None:
-    """Per flow and per capture, the service's scores equal the CLI's exactly."""
+    """Per flow and per capture, the service's document equals the CLI's exactly."""
     (a,) = service_doc["captures"]
     (b,) = cli_doc["captures"]
     assert {f["flow_id"]: f["scores"] for f in a["flows"]} == {f["flow_id"]: f["scores"] for f in b["flows"]}
     assert a["scores"] == b["scores"]
     assert [f["replayed"] for f in a["flows"]] == [f["replayed"] for f in b["flows"]]
+    # the rest of each flow's document too: summary, skip reason, score window
+    assert [{k: f[k] for k in g} for f, g in zip(a["flows"], b["flows"], strict=True)] == b["flows"]
+
+
+def fresh_database(server_url: str) -> str:
+    """A new, empty database on the test PostgreSQL server; its URL."""
+    name = f"ackreplay_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"create database {name}")
+    return server_url.rsplit("/", 1)[0] + f"/{name}"

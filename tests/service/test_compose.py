@@ -15,8 +15,9 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, SHARED
+from tests.service.harness import fresh_database
 from tests.service.http import wait_ready
-from tests.service.test_e2e_celery import fresh_database, stop
+from tests.service.test_e2e_celery import stop
 
 pytestmark = pytest.mark.services
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

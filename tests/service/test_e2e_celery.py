@@ -9,26 +9,25 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from tests.conftest import ROOT, SHARED
-from tests.service.harness import cli_document, client, configured, same_scores, upload, wait_run
+from tests.service.harness import (
+    cli_document,
+    client,
+    configured,
+    fresh_database,
+    same_scores,
+    upload,
+    wait_run,
+)
 from tests.services import stop_server
 
 pytestmark = pytest.mark.services
 S03 = SHARED / "generated" / "s03_cubic_2f_10M_rtt60_buf1bdp.pcapng"
-
-
-def fresh_database(server_url: str) -> str:
-    name = f"ackreplay_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f"create database {name}")
-    return server_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
