@@ -216,15 +216,32 @@ def capture_scores(flow_scores: Sequence[tuple[int, dict[str, dict[str, Any]]]],
     return scores
 
 
+def flow_rows(frame: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
+    """A lookup of one flow's rows in a table of many flows (column ``flow_id``).
+
+    Ingest writes each table in flow order, so a flow's rows are one zero-copy slice found by binary
+    search; a table in any other order is partitioned once instead.
+    """
+    ids = frame["flow_id"].to_numpy()
+    if len(ids) > 1 and bool(np.any(ids[1:] < ids[:-1])):
+        parts = frame.partition_by("flow_id", as_dict=True)
+        return lambda fid: parts.get((fid,), frame.clear())
+
+    def rows(fid: int) -> pl.DataFrame:
+        lo = int(np.searchsorted(ids, fid, side="left"))
+        hi = int(np.searchsorted(ids, fid, side="right"))
+        return frame.slice(lo, hi - lo)
+
+    return rows
+
+
 def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                    allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None) -> CaptureReplay:
     """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``)."""
-    tables = {name: getattr(cap, name).partition_by("flow_id", as_dict=True)
-              for name in ("acks", "segments", "episodes")}  # one pass over each table, not one per flow
+    tables = {name: flow_rows(getattr(cap, name)) for name in ("acks", "segments", "episodes")}
 
     def part(name: str, fid: int) -> pl.DataFrame:
-        frame = tables[name].get((fid,))
-        return frame if frame is not None else getattr(cap, name).clear()
+        return tables[name](fid)
 
     deliveries = [part("acks", fid).filter(pl.col("acked") > 0)["t"].to_numpy()
                   for fid in bulk_flow_ids(cap.flows, truth)]

@@ -1,0 +1,26 @@
+"""One flow's rows out of a table of many: zero-copy slices of ingest's flow-ordered tables, and the
+same rows from a table in any order."""
+
+from __future__ import annotations
+
+import polars as pl
+from polars.testing import assert_frame_equal
+
+from estimators.replay import flow_rows
+from ingest import ingest_capture
+from tests.conftest import shared_captures
+
+
+def test_flow_rows_of_sorted_and_shuffled_tables() -> None:
+    cap = ingest_capture(next(p for p in shared_captures() if p.name.startswith("s09")))
+    ids = [f.flow_id for f in cap.flows] + [999]
+    for name in ("acks", "segments", "episodes"):
+        table = getattr(cap, name)
+        by_slice = flow_rows(table)
+        by_partition = flow_rows(table.sample(fraction=1.0, shuffle=True, seed=1).with_row_index("i")
+                                 .sort("i", descending=True).drop("i"))
+        for fid in ids:
+            want = table.filter(pl.col("flow_id") == fid)
+            assert_frame_equal(by_slice(fid), want)
+            assert_frame_equal(by_partition(fid).sort(want.columns), want.sort(want.columns))
+        assert len(by_slice(999)) == 0
