@@ -22,6 +22,7 @@ from tests.service.http import wait_ready
 S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
 SAMPLE = ROOT / "samples" / "sample.pcap"
 ARTIFACTS = ROOT / "test-artifacts"
+EXE = str(Path(sys.executable).with_name("ackreplay"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 
@@ -32,17 +33,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[str]:
-    data = tmp_path_factory.mktemp("dashboard-data")
+def serve(data: Path, **settings: str) -> tuple[str, subprocess.Popen[bytes], dict[str, str]]:
+    """``ackreplay serve`` (embedded: SQLite, local store, in-process worker) on a free loopback port."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     env["ACKREPLAY_DATA_DIR"] = str(data)
-    exe = str(Path(sys.executable).with_name("ackreplay"))
-    proc = subprocess.Popen([exe, "serve", "--port", str(port)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+    env.update(settings)
+    proc = subprocess.Popen([EXE, "serve", "--port", str(port)], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=open(data / "serve.log", "wb"))  # noqa: SIM115
     base = f"http://127.0.0.1:{port}"
     wait_ready(base, log=data / "serve.log")
+    return base, proc, env
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[str]:
+    base, proc, _ = serve(tmp_path_factory.mktemp("dashboard-data"))
     yield base
     proc.terminate()
     proc.wait(timeout=30)
@@ -165,3 +171,36 @@ def test_drag_and_drop_upload_and_narrow_window(server, browser):
         expect(page.get_by_label(label)).to_be_visible()
     shot(page, "dashboard-narrow.png")
     context.close()
+
+
+def test_token_required_until_entered_then_kept(tmp_path, browser):
+    """With ACKREPLAY_AUTH=required the dashboard says the token is missing, works once it is entered
+    (uploads included), keeps it across reloads, and shows a wrong one as an error."""
+    base, proc, env = serve(tmp_path, ACKREPLAY_AUTH="required")
+    try:
+        token = subprocess.run([EXE, "token", "create", "alice"], env=env, cwd=ROOT, capture_output=True,
+                               text=True, check=True).stdout.strip()
+        context = browser.new_context(viewport={"width": 1366, "height": 900})
+        page = context.new_page()
+        page.goto(f"{base}/dashboard/#/captures")
+        expect(page.locator("#view [role=alert]")).to_contain_text("token_required")
+        page.get_by_label("API token").fill("not-a-token")
+        page.get_by_label("API token").press("Enter")  # a change event, as when the field is left
+        expect(page.locator("#view [role=alert]")).to_contain_text("invalid_token")
+        page.get_by_label("API token").fill(token)
+        page.get_by_label("API token").press("Enter")
+        expect(page.locator("h1")).to_have_text("Captures")
+        page.set_input_files("#file-input", str(SAMPLE))
+        page.click("#up-send")
+        page.wait_for_url("**/#/captures/*", timeout=60_000)
+        expect(page.locator("#run-status")).to_contain_text("succeeded", timeout=180_000)
+        page.reload()
+        expect(page.get_by_label("API token")).to_have_value(token)
+        page.goto(f"{base}/dashboard/#/captures")
+        expect(page.locator("#captures-table")).to_contain_text("sample.pcap")
+        # the same API without the token: still refused
+        assert httpx.get(f"{base}/api/v1/captures").status_code == 401
+        context.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
