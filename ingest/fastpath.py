@@ -61,7 +61,7 @@ O_MSS, O_WSCALE, O_SACKOK, O_NSACK, O_SACK0 = range(5)
 OPT_NCOL = O_SACK0 + 8
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def decode_demux(
     buf: np.ndarray, offset: np.ndarray, caplen: np.ndarray, origlen: np.ndarray, ts_ns: np.ndarray,
     linktype: np.ndarray, start: int, m: int, nopt: int, reasons: np.ndarray,

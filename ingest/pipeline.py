@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,7 @@ from ingest.frames import (
 )
 from ingest.memory import populated
 from ingest.model import CaptureIngest, CaptureStats, FlowSummary
-from ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records
+from ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records, prefetch
 from ingest.source import ByteSource
 from ingest.spill import ColumnSpill
 from ingest.vantage import classify_vantage
@@ -215,26 +216,33 @@ class _PacketStore:
 def _decode_chunks(src: ByteSource, info: ScanInfo, reasons: np.ndarray, demux: Demux, chunk_bytes: int,
                    store: _PacketStore, progress: ProgressFn | None) -> None:
     """Decode and demultiplex every chunk into the compact packet columns."""
-    for batch in iter_records(src, info, chunk_bytes=chunk_bytes):
-        _check_linktypes(batch)
-        n = len(batch)
-        if len(store.cols[0]) == 0 and n:  # first chunk: estimate the whole capture from its density
-            done = max(1, src.compressed_position())
-            estimate = int(n * max(1.0, src.compressed_size / done) * 1.05) + 1024
-            store.reserve(estimate if store.row_limit is None else min(estimate, store.row_limit + n))
-        store.reserve(n)
-        store.reserve_opt(n)
-        first = store.n
-        i = 0
-        while i < n:
-            i, store.n, store.n_opt = decode_demux(  # type: ignore[call-arg]
-                batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype, i,
-                store.n, store.n_opt, reasons, *demux.tables(), *store.cols, store.opt)
-            if i < n:
-                demux.grow()
-        store.added(first, demux.n_conns)
-        if progress is not None:
-            progress(min(src.compressed_position(), src.compressed_size), src.compressed_size)
+    with closing(prefetch(iter_records(src, info, chunk_bytes=chunk_bytes, buffers=3))) as batches:
+        for batch in batches:
+            _decode_one_batch(batch, src, reasons, demux, store)
+            if progress is not None:
+                progress(min(batch.source_position, src.compressed_size), src.compressed_size)
+
+
+def _decode_one_batch(batch: RecordBatch, src: ByteSource, reasons: np.ndarray, demux: Demux,
+                      store: _PacketStore) -> None:
+    """Decode and demultiplex one batch of records into the store."""
+    _check_linktypes(batch)
+    n = len(batch)
+    if len(store.cols[0]) == 0 and n:  # first chunk: estimate the whole capture from its density
+        done = max(1, batch.source_position)
+        estimate = int(n * max(1.0, src.compressed_size / done) * 1.05) + 1024
+        store.reserve(estimate if store.row_limit is None else min(estimate, store.row_limit + n))
+    store.reserve(n)
+    store.reserve_opt(n)
+    first = store.n
+    i = 0
+    while i < n:
+        i, store.n, store.n_opt = decode_demux(  # type: ignore[call-arg]
+            batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype, i,
+            store.n, store.n_opt, reasons, *demux.tables(), *store.cols, store.opt)
+        if i < n:
+            demux.grow()
+    store.added(first, demux.n_conns)
 
 
 def _connection_groups(conn_packets: np.ndarray, row_limit: int) -> list[tuple[int, int]]:

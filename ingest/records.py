@@ -18,9 +18,12 @@ its header) raises :class:`CorruptCaptureError` naming the offset.
 
 from __future__ import annotations
 
+import queue
 import struct
-from collections.abc import Iterator
+import threading
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -63,6 +66,7 @@ class RecordBatch:
     ts_ns: np.ndarray  # int64: epoch nanoseconds
     linktype: np.ndarray  # int32
     first_index: int  # index of the first record in the whole capture
+    source_position: int = 0  # bytes of the file consumed when the batch was scanned (progress, estimates)
 
     def __len__(self) -> int:
         return len(self.offset)
@@ -107,7 +111,7 @@ def _u32(buf: np.ndarray, p: int, big: bool) -> int:
     )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scan_pcap(
     buf: np.ndarray,
     pos: int,
@@ -159,7 +163,7 @@ def _ts_to_ns(ts: int, kind: int, exp: int, offset_ns: int) -> int:
     return np.int64(np.float64(ts) / 2.0**exp * 1e9) + offset_ns
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scan_pcapng(
     buf: np.ndarray,
     pos: int,
@@ -247,33 +251,39 @@ def _alloc(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 class _Chunker:
-    """A reusable read buffer: ``buf`` is the filled part; the unread tail moves to the front on refill.
+    """Reusable read buffers: ``buf`` is the filled part of the current one; a refill moves the unread
+    tail to the front of the next buffer of the ring (the same one when there is one) and reads after it.
 
-    A new buffer is allocated only when a record needs more room than the current one has.
+    A buffer is reallocated only when a record needs more room than it has. With a ring of three, the
+    batches of one buffer stay intact while the next two are filled (see :func:`prefetch`).
     """
 
-    def __init__(self, src: ByteSource, chunk_bytes: int) -> None:
+    def __init__(self, src: ByteSource, chunk_bytes: int, buffers: int = 1) -> None:
         self.src = src
         self.chunk_bytes = chunk_bytes
         self.base = 0  # absolute offset of buf[0]
-        self.store = bytearray(chunk_bytes)
-        self.buf = memoryview(self.store)[:0]
+        self.stores = [bytearray(chunk_bytes)] + [bytearray(0) for _ in range(buffers - 1)]
+        self.current = 0
+        self.buf = memoryview(self.stores[0])[:0]
         self.eof = False
 
     def fill(self, pos: int, need: int = 0) -> int:
         """Drop bytes before ``pos``, read until the buffer is full (or ``need`` bytes); return new pos."""
         tail = len(self.buf) - pos
         size = max(self.chunk_bytes, need)
-        if size > len(self.store):
+        nxt = (self.current + 1) % len(self.stores)
+        store = self.stores[nxt]
+        if size > len(store):
             store = bytearray(size)
             store[:tail] = self.buf[pos:]
-            self.store = store
+            self.stores[nxt] = store
         elif tail:
-            self.store[:tail] = self.buf[pos:]
+            store[:tail] = self.buf[pos:]
+        self.current = nxt
         self.base += pos
-        view = memoryview(self.store)
+        view = memoryview(store)
         got = self.src.readinto(view[tail:])
-        if tail + got < len(self.store):
+        if tail + got < len(store):
             self.eof = True
         self.buf = view[: tail + got]
         return 0
@@ -283,11 +293,15 @@ class _Chunker:
 
 
 def iter_records(
-    src: ByteSource, info: ScanInfo, *, chunk_bytes: int = CHUNK_BYTES
+    src: ByteSource, info: ScanInfo, *, chunk_bytes: int = CHUNK_BYTES, buffers: int = 1
 ) -> Iterator[RecordBatch]:
-    """Yield the capture's packet records chunk by chunk, filling ``info`` as it goes."""
+    """Yield the capture's packet records chunk by chunk, filling ``info`` as it goes.
+
+    A batch's ``buf`` is overwritten by a later refill: with ``buffers=1`` by the next one, with a ring
+    of ``buffers`` by the one ``buffers`` refills later (at most one refill happens between batches).
+    """
     info.gzipped = src.gzipped
-    ch = _Chunker(src, chunk_bytes)
+    ch = _Chunker(src, chunk_bytes, buffers)
     ch.fill(0)
     if not ch.buf:
         if src.truncated_stream:
@@ -335,7 +349,7 @@ def _iter_pcap(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
         n, pos, status = _scan_pcap(arr, pos, big, frac_ns, max_cap, off, caplen, orig, ts)
         if n:
             yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], np.full(n, linktype, np.int32),
-                              info.records)
+                              info.records, ch.src.compressed_position())
             info.records += n
         if status == _BAD_LENGTH:
             cap_bad = struct.unpack(order + "I", ch.buf[pos + 8 : pos + 12])[0]
@@ -411,7 +425,8 @@ def _iter_pcapng(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
             off, caplen, orig, ts, lt,
         )
         if n:
-            yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], lt[:n], info.records)
+            yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], lt[:n], info.records,
+                              ch.src.compressed_position())
             info.records += n
         if status == _BAD_LENGTH:
             raise CorruptCaptureError("pcapng block has an impossible length", ch.base + pos)
@@ -469,3 +484,51 @@ def _iter_pcapng(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
             if pos + 8 <= len(ch.buf):
                 need = max(need, struct.unpack(order + "I", ch.buf[pos + 4 : pos + 8])[0])
             pos = ch.fill(pos, need)
+
+
+_DONE = object()
+
+
+def prefetch(batches: Iterator[RecordBatch]) -> Generator[RecordBatch, None, None]:
+    """Run ``batches`` (``iter_records(..., buffers=3)``) one batch ahead in a thread.
+
+    Reading, decompressing and scanning the next chunk then overlap the caller's work on this one (file
+    reads, zlib and the compiled scan release the GIL). Safe with a ring of three buffers: the thread
+    hands over batch k+1 only once the caller has taken it, so while it fills the buffer after k+1's
+    the caller holds at most batch k+1 and the queue nothing older. Errors are raised in the caller;
+    a caller that stops early stops the thread.
+    """
+    q: queue.Queue[Any] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for batch in batches:
+                if not put(batch):
+                    return
+            put(_DONE)
+        except BaseException as exc:  # handed to the caller, raised there
+            put(exc)
+
+    worker = threading.Thread(target=produce, name="ingest-read", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = q.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
