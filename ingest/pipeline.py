@@ -1,8 +1,10 @@
 """Ingest pipeline: a capture file → :class:`CaptureIngest` (flows, ACK streams, segments, episodes).
 
 Streaming: the file is read in chunks; each chunk is decoded and demultiplexed at once and only a
-compact set of per-packet columns (about 70 bytes a TCP packet) is kept, so memory grows with the
-number of TCP packets, not with the file size (payload bytes are never held beyond one chunk).
+compact set of per-packet columns (41 bytes a TCP packet) is kept, so memory grows with the
+number of TCP packets, not with the file size (payload bytes are never held beyond one chunk). A
+thread reads and scans the next chunk while this one is decoded (``records.prefetch``); flows are
+analysed on all usable cores (``ingest.analyze``).
 
 Bounded: when the packets' working set (columns, order, output rows: about ``BYTES_PER_PACKET``) would
 exceed the memory budget, full packet columns go to temporary files, connections are analysed in
