@@ -23,6 +23,7 @@ from ingest.memory import populated
 
 #: Below this many packets a group is analysed in the calling thread (threads cost more than they save).
 PARALLEL_MIN_PACKETS = 200_000
+RANGES_PER_THREAD = 4
 
 
 def default_threads() -> int:
@@ -64,14 +65,16 @@ def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, n_conns: int, 
     offsets = np.zeros((n_conns + 1, 3), np.int64)
     np.cumsum(counts, axis=0, out=offsets[1:])
     n_ack, n_seg, n_flows = (int(x) for x in offsets[-1])
-    A_i = populated((tf.AI_NCOL, n_ack + 1), np.int64)
-    A_f = populated((tf.AF_NCOL, n_ack + 1), np.float64)
-    S_i = populated((tf.SI_NCOL, n_seg + 1), np.int64)
-    S_f = populated((tf.SF_NCOL, n_seg + 1), np.float64)
+    # outputs are not pre-populated: the analysis threads take their first-touch page faults in parallel
+    A_i = np.empty((tf.AI_NCOL, n_ack + 1), np.int64)
+    A_f = np.empty((tf.AF_NCOL, n_ack + 1), np.float64)
+    S_i = np.empty((tf.SI_NCOL, n_seg + 1), np.int64)
+    S_f = np.empty((tf.SF_NCOL, n_seg + 1), np.float64)
     F_i = np.empty((n_flows + 1, tf.FI_NCOL), np.int64)
     F_f = np.empty((n_flows + 1, tf.FF_NCOL), np.float64)
 
-    cuts = _split(bounds, threads if n >= PARALLEL_MIN_PACKETS else 1)
+    # several ranges a thread, taken in turn, so that a slow range does not leave a core idle
+    cuts = _split(bounds, RANGES_PER_THREAD * threads if threads > 1 and n >= PARALLEL_MIN_PACKETS else 1)
 
     def run(lo: int, hi: int) -> np.ndarray:
         state = np.array([lo, offsets[lo, 0], offsets[lo, 1], 0, offsets[lo, 2]], np.int64)
@@ -91,7 +94,7 @@ def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, n_conns: int, 
     if len(ranges) == 1:
         parts = [run(*ranges[0])]
     else:
-        with ThreadPoolExecutor(len(ranges), thread_name_prefix="ingest-analyze") as pool:
+        with ThreadPoolExecutor(threads, thread_name_prefix="ingest-analyze") as pool:
             parts = list(pool.map(lambda r: run(*r), ranges))
     # episode rows were numbered per range: shift each range's flows' first-episode row
     ep_base = 0
