@@ -48,7 +48,7 @@ from ingest.frames import (
     segment_columns,
     segments_frame,
 )
-from ingest.memory import populated
+from ingest.memory import lazy, populate_in_background, populated
 from ingest.model import CaptureIngest, CaptureStats, FlowSummary
 from ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records, prefetch
 from ingest.source import ByteSource
@@ -121,9 +121,10 @@ class _PacketStore:
         if self.row_limit is not None:
             cap = max(self.n + rows, min(cap, self.row_limit + rows))
         for k, col in enumerate(self.cols):
-            grown = populated(cap, col.dtype)
+            grown = lazy(cap, col.dtype)
             grown[: self.n] = col[: self.n]
             self.cols[k] = grown
+        populate_in_background(self.cols, self.n)  # mapped in on the other core while decoding fills them
 
     def reserve_opt(self, rows: int) -> None:
         if self.n_opt + rows > len(self.opt):
