@@ -3,6 +3,8 @@
 Entry point: :func:`ingest_capture`. See ``docs/ingest.md`` for the columns and the decisions made.
 """
 
+from pathlib import Path
+
 from ingest.errors import (
     CaptureReadError,
     CorruptCaptureError,
@@ -14,6 +16,9 @@ from ingest.errors import (
 )
 from ingest.model import CaptureIngest, CaptureStats, FlowData, FlowSummary
 from ingest.pipeline import ingest_capture
+from jitcache import guard
+
+guard(Path(__file__).parent)  # numba loads cached code at first call: drop it if sources changed
 
 __all__ = [
     "CaptureIngest",

@@ -1,0 +1,49 @@
+"""The numba cache guard drops a package's cached compiled code when any of its sources changes
+(numba itself only notices a change to the function's own file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jitcache import guard
+
+
+def _package(tmp_path: Path) -> Path:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "decode.py").write_text("def f():\n    return 1\n")
+    (pkg / "fastpath.py").write_text("from pkg.decode import f\n")
+    return pkg
+
+
+def _cached(cache: Path) -> list[str]:
+    cache.mkdir(parents=True, exist_ok=True)
+    names = ["fastpath.decode_demux-64.py311.1.nbc", "fastpath.decode_demux-64.py311.nbi", "other.g-1.py311.nbi"]
+    for n in names:
+        (cache / n).write_bytes(b"x")
+    return names
+
+
+@pytest.mark.parametrize("numba_cache_dir", [False, True])
+def test_guard_drops_cached_code_when_any_source_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          numba_cache_dir: bool) -> None:
+    pkg = _package(tmp_path)
+    if numba_cache_dir:
+        root = tmp_path / "numba-cache"
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(root))
+        cache = root / pkg.resolve().relative_to(pkg.resolve().anchor)
+    else:
+        monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+        cache = pkg / "__pycache__"
+    _cached(cache)
+    guard(pkg)  # no record of the sources yet: the package's entries go, other packages' stay
+    assert sorted(p.name for p in cache.iterdir()) == ["ackreplay-jit-sources.sha256", "other.g-1.py311.nbi"]
+    _cached(cache)
+    guard(pkg)  # sources unchanged: the cache is kept
+    assert len(list(cache.glob("fastpath.*"))) == 2
+    (pkg / "decode.py").write_text("def f():\n    return 2\n")  # a callee changes, the caller's file does not
+    guard(pkg)
+    assert list(cache.glob("fastpath.*")) == []
+    assert (cache / "other.g-1.py311.nbi").exists()
