@@ -83,8 +83,8 @@ def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, n_conns: int, 
             c = tf.analyze_all(bounds, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"],
                                pk["plen"], pk["tsval"], pk["tsecr"], pk["opt_idx"], opt_tab, A_i, A_f, S_i, S_f, E_i,
                                F_i, F_f, state, hi, conn_base)
-            if c >= hi:
-                return E_i[:, : int(state[3])]
+            if c >= hi:  # a copy of the rows used: the table was sized for one episode per packet
+                return E_i[:, : int(state[3])].copy()
             need = int(state[3] + bounds[c + 1] - bounds[c])
             grown = np.empty((tf.EI_NCOL, max(2 * E_i.shape[1], need)), np.int64)
             grown[:, : E_i.shape[1]] = E_i

@@ -86,9 +86,10 @@ def _check_linktypes(batch: RecordBatch) -> None:
 #: analysed in connection groups with its packet columns and output tables on disk.
 DEFAULT_MEMORY_BUDGET = 1 << 30
 #: Working-set estimate per TCP packet held in memory: its compact columns (41 B), the connection
-#: order (8 B) and the analysis rows it produces (120 B an ACK row, 56 B a segment row; a bulk
-#: transfer has about one ACK per two segments).
-BYTES_PER_PACKET = 140
+#: order (8 B), the analysis rows it produces (120 B an ACK row, 56 B a segment row; a bulk
+#: transfer has about one ACK per two segments) and the table columns made from them — measured
+#: as the peak RSS above the interpreter's of a 2 GB capture analysed in groups (``bench.ingest``).
+BYTES_PER_PACKET = 190
 #: Rows per block when packet columns are read back from the spill.
 SPILL_READ_ROWS = 1 << 20
 OPT_COLUMNS = tuple(f"opt{k}" for k in range(OPT_NCOL))
