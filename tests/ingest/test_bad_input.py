@@ -6,6 +6,7 @@ import os
 import struct
 import subprocess
 import sys
+import threading
 import zlib
 
 import pytest
@@ -16,6 +17,7 @@ from ingest import (
     DecompressedTooLargeError,
     EmptyCaptureError,
     UnknownFormatError,
+    UnsupportedLinkTypeError,
     ingest_capture,
 )
 from tests import pcapgen as g
@@ -147,3 +149,22 @@ def test_cli_reports_bad_input_without_traceback(tmp_capture, name):
     assert proc.returncode == 3, proc.stderr
     assert f"error [{code}]" in proc.stderr and str(path) in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def _readers() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("ingest-read")]
+
+
+def test_errors_on_either_side_of_the_read_ahead_thread_stop_it(tmp_capture):
+    """A corrupt record found by the reading thread is raised in the caller; an unsupported link type
+    found by the caller (while the thread reads ahead) stops the thread. Neither leaves it running."""
+    many = b"".join([conversation()[24:]] * 400)  # several chunks
+    header = conversation()[:24]
+    bad_late = header + many + struct.pack("<IIII", 1, 0, 0x80000000, 0x80000000)
+    with pytest.raises(CorruptCaptureError, match="announces a 2147483648-byte packet"):
+        ingest_capture(tmp_capture(bad_late), chunk_bytes=1 << 16)
+    assert _readers() == []
+    odd_link = g.pcap([g.Rec(i, b"\0" * 60) for i in range(20_000)], linktype=147)
+    with pytest.raises(UnsupportedLinkTypeError):
+        ingest_capture(tmp_capture(odd_link, "odd.pcap"), chunk_bytes=1 << 16)
+    assert _readers() == []

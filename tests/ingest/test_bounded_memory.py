@@ -3,6 +3,7 @@ analysis give exactly the in-memory, single-threaded result on every capture."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import dpkt
@@ -82,3 +83,16 @@ def test_connection_beyond_the_budget_is_analysed_whole_with_a_warning(tmp_path:
     big = max(ref.flows, key=lambda f: f.packets)
     assert any(f"connection {big.connection} alone holds {big.packets} packets" in w
                for w in bounded.stats.warnings), bounded.stats.warnings
+
+
+def test_spilled_gzip_capture_equals_in_memory(tmp_path: Path) -> None:
+    src = next(p for p in shared_captures() if p.name.startswith("s03"))
+    gz = tmp_path / "s03.pcapng.gz"
+    gz.write_bytes(gzip.compress(src.read_bytes(), compresslevel=1))
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    ref = ingest_capture(gz, memory_budget=None)
+    bounded = ingest_capture(gz, memory_budget=1, chunk_bytes=1 << 16, spill_dir=spill)
+    assert bounded.stats.spilled and bounded.stats.gzipped
+    assert_same(bounded, ref)
+    assert list(spill.iterdir()) == []
