@@ -518,7 +518,8 @@ def analyze_flow(
             if rtt <= 0:
                 rtt = -1.0
             snd_una = a
-            nsb = _sb_prune(sb_l, sb_r, nsb, a)
+            if nsb > 0:  # a call with array arguments costs reference counting: skip it when empty
+                nsb = _sb_prune(sb_l, sb_r, nsb, a)
             dup_since_adv = 0
             last_adv_t = t
             if ep_open and a >= E_i[EI_RECOVER, ep_row]:
