@@ -11,10 +11,13 @@ group to disk (``ingest.spill``) and build the tables once at the end from memor
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 
 from ingest import tcpflow as tf
+from ingest.spill import ColumnSpill
 
 SEGMENT_KINDS = pl.Enum(["new", "retransmission", "keepalive", "zero_window_probe"])
 EPISODE_KINDS = pl.Enum(["fast_retransmit", "timeout"])
@@ -122,3 +125,36 @@ def episodes_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
     data: dict[str, np.ndarray | pl.Series] = {name: cols[name] for name in EPISODE_COLUMNS}
     data["kind"] = _enum(cols["kind"], EPISODE_KINDS)
     return pl.DataFrame(data).with_columns(pl.col("end_t").fill_nan(None))
+
+
+class TableSink:
+    """Output columns of the groups analysed so far: in memory (one group) or appended to spills."""
+
+    def __init__(self, spill_dir: str | Path | None, spilled: bool) -> None:
+        self.parts: dict[str, list[dict[str, np.ndarray]]] = {"acks": [], "segments": [], "episodes": []}
+        self.spills: dict[str, ColumnSpill] | None = None
+        if spilled:
+            self.spills = {
+                "acks": ColumnSpill(ACK_COLUMNS, spill_dir, "acks"),
+                "segments": ColumnSpill(SEGMENT_COLUMNS, spill_dir, "segments"),
+                "episodes": ColumnSpill(EPISODE_COLUMNS, spill_dir, "episodes"),
+            }
+
+    def add(self, name: str, cols: dict[str, np.ndarray]) -> None:
+        if self.spills is not None:
+            self.spills[name].append(cols)
+        else:
+            self.parts[name].append(cols)
+
+    def columns(self, name: str) -> dict[str, np.ndarray]:
+        if self.spills is not None:
+            return self.spills[name].mapped()
+        parts = self.parts[name]
+        if len(parts) == 1:
+            return parts[0]
+        return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+    def close(self) -> None:
+        if self.spills is not None:
+            for spill in self.spills.values():
+                spill.close()

@@ -252,10 +252,12 @@ def _alloc(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 class _Chunker:
     """Reusable read buffers: ``buf`` is the filled part of the current one; a refill moves the unread
-    tail to the front of the next buffer of the ring (the same one when there is one) and reads after it.
+    tail to the front of another buffer of the ring (the same one when there is one) and reads after it.
 
-    A buffer is reallocated only when a record needs more room than it has. With a ring of three, the
-    batches of one buffer stay intact while the next two are filled (see :func:`prefetch`).
+    A buffer is reallocated only when a record needs more room than it has. With a ring, a refill never
+    writes into the buffers of the last two batches handed out (:meth:`pin`), however many refills
+    happen between batches (a record larger than the chunk takes two): with four buffers one is always
+    free (see :func:`prefetch`).
     """
 
     def __init__(self, src: ByteSource, chunk_bytes: int, buffers: int = 1) -> None:
@@ -264,14 +266,22 @@ class _Chunker:
         self.base = 0  # absolute offset of buf[0]
         self.stores = [bytearray(chunk_bytes)] + [bytearray(0) for _ in range(buffers - 1)]
         self.current = 0
+        self.pinned: list[int] = []  # buffers of the last two batches handed out
         self.buf = memoryview(self.stores[0])[:0]
         self.eof = False
+
+    def pin(self) -> None:
+        """The current buffer backs a batch about to be handed out: keep it until two later batches."""
+        if len(self.stores) > 1:
+            self.pinned = [*self.pinned, self.current][-2:]
 
     def fill(self, pos: int, need: int = 0) -> int:
         """Drop bytes before ``pos``, read until the buffer is full (or ``need`` bytes); return new pos."""
         tail = len(self.buf) - pos
         size = max(self.chunk_bytes, need)
-        nxt = (self.current + 1) % len(self.stores)
+        ring = len(self.stores)
+        nxt = next((k for k in ((self.current + d) % ring for d in range(1, ring)) if k not in self.pinned),
+                   self.current)
         store = self.stores[nxt]
         if size > len(store):
             store = bytearray(size)
@@ -297,8 +307,8 @@ def iter_records(
 ) -> Iterator[RecordBatch]:
     """Yield the capture's packet records chunk by chunk, filling ``info`` as it goes.
 
-    A batch's ``buf`` is overwritten by a later refill: with ``buffers=1`` by the next one, with a ring
-    of ``buffers`` by the one ``buffers`` refills later (at most one refill happens between batches).
+    A batch's ``buf`` is overwritten by a later refill: with ``buffers=1`` by the next one; with a ring of
+    ``buffers`` ≥ 4, only after two more batches have been handed out.
     """
     info.gzipped = src.gzipped
     ch = _Chunker(src, chunk_bytes, buffers)
@@ -348,6 +358,7 @@ def _iter_pcap(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
         off, caplen, orig, ts = _alloc(cap_n)
         n, pos, status = _scan_pcap(arr, pos, big, frac_ns, max_cap, off, caplen, orig, ts)
         if n:
+            ch.pin()
             yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], np.full(n, linktype, np.int32),
                               info.records, ch.src.compressed_position())
             info.records += n
@@ -425,6 +436,7 @@ def _iter_pcapng(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
             off, caplen, orig, ts, lt,
         )
         if n:
+            ch.pin()
             yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], lt[:n], info.records,
                               ch.src.compressed_position())
             info.records += n
@@ -490,13 +502,13 @@ _DONE = object()
 
 
 def prefetch(batches: Iterator[RecordBatch]) -> Generator[RecordBatch, None, None]:
-    """Run ``batches`` (``iter_records(..., buffers=3)``) one batch ahead in a thread.
+    """Run ``batches`` (``iter_records(..., buffers=4)``) one batch ahead in a thread.
 
     Reading, decompressing and scanning the next chunk then overlap the caller's work on this one (file
-    reads, zlib and the compiled scan release the GIL). Safe with a ring of three buffers: the thread
-    hands over batch k+1 only once the caller has taken it, so while it fills the buffer after k+1's
-    the caller holds at most batch k+1 and the queue nothing older. Errors are raised in the caller;
-    a caller that stops early stops the thread.
+    reads, zlib and the compiled scan release the GIL). Safe with the ring: while the thread works on
+    batch k+2, the caller holds batch k (or k+1) and the queue at most k+1 — the last two batches handed
+    out, whose buffers a refill never touches. Errors are raised in the caller; a caller that stops
+    early stops the thread.
     """
     q: queue.Queue[Any] = queue.Queue(maxsize=1)
     stop = threading.Event()

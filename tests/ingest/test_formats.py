@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from dpkt.pcap import Reader
 
 from ingest import UnsupportedLinkTypeError, ingest_capture
 from ingest.decode import COLUMNS, NCOL, REASONS
@@ -153,3 +156,37 @@ def test_chunk_boundaries_do_not_change_results(tmp_capture):
         part = ingest_capture(path, chunk_bytes=chunk)
         assert part.acks.equals(whole.acks) and part.segments.equals(whole.segments)
     assert len(COLUMNS) == NCOL
+
+
+def _records(batch) -> list[bytes]:
+    buf = bytes(batch.buf)
+    return [buf[o: o + c] for o, c in zip(batch.offset.tolist(), batch.caplen.tolist(), strict=True)]
+
+
+@pytest.mark.parametrize("chunk", [64, 100, 1000, 4099])
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+def test_read_buffer_ring_keeps_the_last_batches_intact(tmp_capture, chunk, fmt):
+    """With a ring of buffers (the read-ahead thread's), a batch's bytes stay intact until two later
+    batches have been handed out, however many refills a batch takes (records larger than the chunk)."""
+    conv = g.Conv()
+    conv.handshake(0, 10)
+    for i in range(200):
+        conv.send(11 + i, i * 1000, 1000 + 7 * (i % 5))
+        conv.ack(21 + i, (i + 1) * 1000)
+    data = conv.pcap()
+    if fmt == "pcapng":
+
+        data = g.pcapng([g.Rec(int(ts * 1e9), bytes(b)) for ts, b in Reader(io.BytesIO(data))])  # same records
+    path = tmp_capture(data, f"x.{fmt}")
+    with ByteSource(path) as src:
+        expected = [r for b in iter_records(src, ScanInfo(), chunk_bytes=chunk) for r in _records(b)]
+    seen: list[bytes] = []
+    held: list = []
+    with ByteSource(path) as src:
+        for batch in iter_records(src, ScanInfo(), chunk_bytes=chunk, buffers=4):
+            held = [*held, (len(seen), batch)][-3:]
+            seen += _records(batch)
+            for start, b in held:  # this batch and the two before it
+                recs = _records(b)
+                assert recs == expected[start: start + len(recs)]
+    assert seen == expected

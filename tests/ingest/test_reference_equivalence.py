@@ -8,7 +8,8 @@ import pytest
 from ingest.decode import C_TS, COLUMNS, REASONS, C
 from ingest.demux import Demux
 from ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
-from ingest.pipeline import _decode_chunks, _PacketStore, decode_batch
+from ingest.packets import PacketStore
+from ingest.pipeline import _decode_chunks, decode_batch
 from ingest.records import ScanInfo, iter_records
 from ingest.reference import reference_decode
 from ingest.source import ByteSource
@@ -52,7 +53,7 @@ def test_shared_capture_decodes_identically(path):
 def fast_packets(path):
     """The compact columns the ingest fast path keeps (decode + demultiplex), in capture order, as the
     reference decoder's columns: endpoints from the connection and direction, options from the side table."""
-    store = _PacketStore(None, None)
+    store = PacketStore(None, None)
     demux = Demux()
     reasons = np.zeros(len(REASONS), np.int64)
     with ByteSource(path) as src:

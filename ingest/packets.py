@@ -1,0 +1,143 @@
+"""The compact packet columns of a capture being ingested: held in memory, or spilled to files.
+
+``PacketStore`` receives the fast path's columns (``fastpath.PACKET_COLUMNS``) chunk by chunk. Without a
+row limit it grows by doubling; with one (the memory budget) it moves full columns to a
+:class:`~ingest.spill.ColumnSpill` and later reads back one contiguous range of connections at a time
+(:meth:`PacketStore.group`). It also counts each connection's packets and the backward timestamp steps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ingest.fastpath import OPT_NCOL, PACKET_COLUMNS
+from ingest.memory import lazy, populate_in_background, populated
+from ingest.spill import ColumnSpill
+
+#: Rows per block when packet columns are read back from the spill.
+SPILL_READ_ROWS = 1 << 20
+OPT_COLUMNS = tuple(f"opt{k}" for k in range(OPT_NCOL))
+
+
+class PacketStore:
+    """The compact packet columns, preallocated from a size estimate and grown by doubling.
+
+    With a row limit (the memory budget), full columns are moved to a :class:`ColumnSpill` instead of
+    growing past it; ``conn_packets`` counts each connection's packets either way.
+    """
+
+    def __init__(self, row_limit: int | None, spill_dir: str | Path | None) -> None:
+        self.cols = [np.empty(0, dt) for _, dt in PACKET_COLUMNS]
+        self.opt = np.empty((0, OPT_NCOL), np.int64)
+        self.n = 0
+        self.n_opt = 0
+        self.row_limit = row_limit
+        self.spill_dir = spill_dir
+        self.spill: ColumnSpill | None = None
+        self.opt_spill: ColumnSpill | None = None
+        self.conn_packets = np.zeros(0, np.int64)
+        self.reorders = 0
+        self._last_ts = np.iinfo(np.int64).min
+
+    def reserve(self, rows: int) -> None:
+        if self.n + rows <= len(self.cols[0]):
+            return
+        cap = max(self.n + rows, 2 * len(self.cols[0]))
+        if self.row_limit is not None:
+            cap = max(self.n + rows, min(cap, self.row_limit + rows))
+        for k, col in enumerate(self.cols):
+            grown = lazy(cap, col.dtype)
+            grown[: self.n] = col[: self.n]
+            self.cols[k] = grown
+        populate_in_background(self.cols, self.n)  # mapped in on the other core while decoding fills them
+
+    def reserve_opt(self, rows: int) -> None:
+        if self.n_opt + rows > len(self.opt):
+            grown = np.empty((max(self.n_opt + rows, 2 * len(self.opt)), OPT_NCOL), np.int64)
+            grown[: self.n_opt] = self.opt[: self.n_opt]
+            self.opt = grown
+
+    def added(self, lo: int, n_conns: int) -> None:
+        """Account rows ``lo..n`` just decoded: connection packet counts, backward timestamp steps."""
+        if self.n == lo:
+            return
+        conn = self.cols[1][lo: self.n]
+        counts = np.bincount(conn, minlength=n_conns)
+        if len(self.conn_packets) < n_conns:
+            self.conn_packets = np.concatenate([self.conn_packets, np.zeros(n_conns - len(self.conn_packets),
+                                                                            np.int64)])
+        self.conn_packets[: len(counts)] += counts
+        ts = self.cols[0][lo: self.n]
+        self.reorders += int(np.count_nonzero(np.diff(ts) < 0)) + int(int(ts[0]) < self._last_ts)
+        self._last_ts = int(ts[-1])
+        if self.row_limit is not None and self.n >= self.row_limit:
+            self.flush()
+
+    def flush(self) -> None:
+        """Move the rows held to the spill (created on first use)."""
+        if self.spill is None:
+            self.spill = ColumnSpill(dict(PACKET_COLUMNS), self.spill_dir, "packets")
+            self.opt_spill = ColumnSpill({name: np.dtype(np.int64) for name in OPT_COLUMNS}, self.spill_dir,
+                                         "options")
+        assert self.opt_spill is not None
+        cols = self.columns()
+        opt_idx = cols["opt_idx"]
+        cols["opt_idx"] = np.where(opt_idx >= 0, opt_idx + self.opt_spill.rows, -1).astype(np.int32)
+        self.spill.append(cols)
+        self.opt_spill.append({name: self.opt[: self.n_opt, k] for k, name in enumerate(OPT_COLUMNS)})
+        self.n = 0
+        self.n_opt = 0
+
+    def drop_columns(self) -> None:
+        """Free the in-memory columns (after the last flush, or once analysed)."""
+        self.cols = [np.empty(0, dt) for _, dt in PACKET_COLUMNS]
+        self.opt = np.empty((0, OPT_NCOL), np.int64)
+        self.n = self.n_opt = 0
+
+    def close(self) -> None:
+        """Drop the columns held and delete the spill files."""
+        self.drop_columns()
+        for spill in (self.spill, self.opt_spill):
+            if spill is not None:
+                spill.close()
+
+    def columns(self) -> dict[str, np.ndarray]:
+        return {name: col[: self.n] for (name, _), col in zip(PACKET_COLUMNS, self.cols, strict=True)}
+
+    def opt_table(self) -> np.ndarray:
+        return self.opt[: self.n_opt] if self.n_opt else np.zeros((1, OPT_NCOL), np.int64)
+
+    def group(self, c_lo: int, c_hi: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The spilled packets of connections ``c_lo..c_hi-1`` (capture order; ``conn`` made local)."""
+        assert self.spill is not None and self.opt_spill is not None
+        size = int(self.conn_packets[c_lo:c_hi].sum())
+        out = {name: populated(size, dt) for name, dt in PACKET_COLUMNS}
+        opt_parts: list[np.ndarray] = []
+        n_opt = 0
+        step = max(1 << 16, min(SPILL_READ_ROWS, (self.row_limit or SPILL_READ_ROWS) // 4))
+        buf = {name: np.empty(min(step, self.spill.rows), dt) for name, dt in PACKET_COLUMNS}
+        pos = 0
+        for lo in range(0, self.spill.rows, step):
+            hi = min(lo + step, self.spill.rows)
+            conn = self.spill.read("conn", lo, hi, buf["conn"])
+            take = np.flatnonzero((conn >= c_lo) & (conn < c_hi))
+            if not len(take):
+                continue
+            k = len(take)
+            for name, _ in PACKET_COLUMNS:
+                col = conn if name == "conn" else self.spill.read(name, lo, hi, buf[name])
+                out[name][pos: pos + k] = col[take]
+            idx = out["opt_idx"][pos: pos + k]
+            has = idx >= 0
+            if has.any():
+                first, last = int(idx[has].min()), int(idx[has].max()) + 1
+                block = np.stack([self.opt_spill.read(name, first, last) for name in OPT_COLUMNS], axis=1)
+                opt_parts.append(block[idx[has] - first])
+                idx[has] = np.arange(n_opt, n_opt + int(has.sum()), dtype=idx.dtype)
+                n_opt += int(has.sum())
+            pos += k
+        out["conn"] -= c_lo
+        opt = np.concatenate(opt_parts) if opt_parts else np.zeros((1, OPT_NCOL), np.int64)
+        return out, opt
