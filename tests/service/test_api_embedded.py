@@ -51,6 +51,18 @@ def test_upload_run_and_exactly_the_cli_scores(api):
     same_scores(doc, cli_document(S09, "--truth", TRUTH))
 
 
+def test_ingest_within_a_small_memory_budget_gives_the_same_document(tmp_path):
+    """A worker with a 1 MiB ingest budget spills the capture and analyses it in connection groups; the
+    run's document still equals the CLI's (in memory) exactly."""
+    with configured({"ACKREPLAY_DATA_DIR": str(tmp_path / "data"), "ACKREPLAY_INGEST_MEMORY_BUDGET_MB": "1"}):
+        c = client()
+        body = upload(c, S09, truth=TRUTH).json()
+        assert wait_run(c, body["run_id"])["status"] == "succeeded"
+        capture = c.get(f"/api/v1/captures/{body['capture']['id']}").json()
+        assert capture["stats"]["spilled"] and capture["stats"]["connection_groups"] > 1
+        same_scores(c.get(f"/api/v1/runs/{body['run_id']}/document").json(), cli_document(S09, "--truth", TRUTH))
+
+
 def test_same_bytes_again_return_the_existing_capture(api):
     first = upload(api, SAMPLE).json()
     again = upload(api, SAMPLE)
