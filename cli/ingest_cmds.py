@@ -67,8 +67,9 @@ def flows(
             continue
         st = cap.stats
         skipped = ", ".join(f"{k} {v}" for k, v in st.skipped.items()) or "none"
+        grouped = f"; analysed in {st.connection_groups} connection groups (memory budget)" if st.spilled else ""
         print(f"{path}: {st.format}{' (gzip)' if st.gzipped else ''}, {st.records} packets, "
-              f"{st.tcp_packets} TCP, {st.connections} connections, {st.flows} flows; skipped: {skipped}")
+              f"{st.tcp_packets} TCP, {st.connections} connections, {st.flows} flows; skipped: {skipped}{grouped}")
         print(flows_table(cap) if cap.flows else "(no TCP flow carried data)")
         print()
     if as_json:

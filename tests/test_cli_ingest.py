@@ -34,6 +34,17 @@ def test_flows_table():
     assert "10.201.1.1:40002  10.201.2.1:5202" in res.stdout
 
 
+def test_flows_within_a_memory_budget_same_flows_and_says_so():
+    whole = runner.invoke(app, ["flows", str(S03), "--json"])
+    bounded = runner.invoke(app, ["flows", str(S03), "--json", "--memory-budget", "1"])
+    assert bounded.exit_code == 0 and json.loads(bounded.stdout) == json.loads(whole.stdout)
+    assert "beyond the memory budget of 1 MiB" in bounded.stderr
+    table = runner.invoke(app, ["flows", str(S03), "--memory-budget", "1"])
+    assert "analysed in 4 connection groups (memory budget)" in table.stdout
+    bad = runner.invoke(app, ["flows", str(S03), "--memory-budget", "0"])
+    assert bad.exit_code == 2 and "memory-budget" in bad.stderr
+
+
 def test_acks_exports_parquet_and_csv(tmp_path):
     for suffix in ("parquet", "csv"):
         out = tmp_path / f"acks.{suffix}"
