@@ -96,12 +96,6 @@ def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, n_conns: int, 
     else:
         with ThreadPoolExecutor(threads, thread_name_prefix="ingest-analyze") as pool:
             parts = list(pool.map(lambda r: run(*r), ranges))
-    # episode rows were numbered per range: shift each range's flows' first-episode row
-    ep_base = 0
-    for (lo, hi), part in zip(ranges, parts, strict=True):
-        if ep_base:
-            F_i[offsets[lo, 2]: offsets[hi, 2], tf.FI_EP_LO] += ep_base
-        ep_base += part.shape[1]
     E_i = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
     return GroupAnalysis(A_i[:, :n_ack], A_f[:, :n_ack], S_i[:, :n_seg], S_f[:, :n_seg], E_i,
                          F_i[:n_flows], F_f[:n_flows])

@@ -107,7 +107,7 @@ class PacketStore:
         return {name: col[: self.n] for (name, _), col in zip(PACKET_COLUMNS, self.cols, strict=True)}
 
     def opt_table(self) -> np.ndarray:
-        return self.opt[: self.n_opt] if self.n_opt else np.zeros((1, OPT_NCOL), np.int64)
+        return _options(self.opt[: self.n_opt])
 
     def group(self, c_lo: int, c_hi: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The spilled packets of connections ``c_lo..c_hi-1`` (capture order; ``conn`` made local)."""
@@ -139,5 +139,10 @@ class PacketStore:
                 n_opt += int(has.sum())
             pos += k
         out["conn"] -= c_lo
-        opt = np.concatenate(opt_parts) if opt_parts else np.zeros((1, OPT_NCOL), np.int64)
-        return out, opt
+        return out, _options(np.concatenate(opt_parts) if opt_parts else self.opt[:0])
+
+
+def _options(rows: np.ndarray) -> np.ndarray:
+    """An options table for the analysis: the rows, or one row of zeros when there are none (no packet
+    points into it, and the compiled code is given a non-empty array)."""
+    return rows if len(rows) else np.zeros((1, OPT_NCOL), np.int64)

@@ -52,6 +52,7 @@ from ingest.summary import flow_summary
 
 ProgressFn = Callable[[int, int], None]
 
+
 def decode_batch(batch: RecordBatch, reasons: np.ndarray) -> tuple[np.ndarray, int]:
     """Decode one batch of records into the full decoded matrix (``decode.COLUMNS``; tests, tools)."""
     _check_linktypes(batch)
@@ -77,6 +78,8 @@ DEFAULT_MEMORY_BUDGET = 1 << 30
 #: transfer has about one ACK per two segments) and the table columns made from them — measured
 #: as the peak RSS above the interpreter's of a 2 GB capture analysed in groups (``bench.ingest``).
 BYTES_PER_PACKET = 190
+
+
 def _decode_chunks(src: ByteSource, info: ScanInfo, reasons: np.ndarray, demux: Demux, chunk_bytes: int,
                    store: PacketStore, progress: ProgressFn | None) -> None:
     """Decode and demultiplex every chunk into the compact packet columns."""
@@ -121,10 +124,6 @@ def _connection_groups(conn_packets: np.ndarray, row_limit: int) -> list[tuple[i
         total += k
     groups.append((lo, len(conn_packets)))
     return groups
-
-
-def memory_budget_mib(budget: int | None) -> str:
-    return "unlimited" if budget is None else str(budget >> 20)
 
 
 def _time_ordered(pk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -173,14 +172,14 @@ def ingest_capture(
         flows: list[FlowSummary] = []
         first_pkt = np.zeros(0, np.float64)
         groups = [(0, n_conns)]
-        if spilled and row_limit is not None:
+        if spilled and row_limit is not None and memory_budget is not None:
             groups = _connection_groups(store.conn_packets[:n_conns], row_limit)
             for c_lo, c_hi in groups:
                 size = int(store.conn_packets[c_lo:c_hi].sum())
                 if size > row_limit:  # one connection (a group of one) beyond the budget is analysed whole
                     info.warnings.append(
                         f"connection {c_lo} alone holds {size} packets, about {size * BYTES_PER_PACKET >> 20} MiB "
-                        f"to analyse, beyond the memory budget of {memory_budget_mib(memory_budget)} MiB")
+                        f"to analyse, beyond the memory budget of {memory_budget >> 20} MiB")
         for c_lo, c_hi in groups:
             if spilled:
                 pk, opt_tab = store.group(c_lo, c_hi)
@@ -194,12 +193,11 @@ def ingest_capture(
                 store.drop_columns()
             base = len(flows)
             flows += [flow_summary(base + f, g.F_i[f], g.F_f[f], g.A_f, g.S_i, demux) for f in range(g.n_flows)]
-            first_pkt = np.array([s.start_t for s in flows], np.float64)
+            first_pkt = np.concatenate([first_pkt, [s.start_t for s in flows[base:]]])
             tables.add("acks", ack_columns(g.A_i, g.A_f, base))
             tables.add("segments", segment_columns(g.S_i, g.S_f, base))
             tables.add("episodes", episode_columns(g.E_i, first_pkt, base))
             del g
-        store.close()
         acks = acks_frame(tables.columns("acks"))
         segments = segments_frame(tables.columns("segments"))
         episodes = episodes_frame(tables.columns("episodes"))

@@ -23,6 +23,17 @@ DEFAULT_MIN_DECOMPRESSED_LIMIT = 1 << 30
 DEFAULT_DECOMPRESSION_RATIO = 100
 
 
+def read_fully(raw: io.BufferedIOBase | io.RawIOBase, view: memoryview) -> int:
+    """Fill ``view`` from ``raw`` as far as the file allows (``readinto`` may return less); bytes read."""
+    got = 0
+    while got < len(view):
+        n = raw.readinto(view[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
 class _GzipReader:
     """Streaming gzip decoder (all members) that keeps what it decoded when the stream is cut short.
 
@@ -124,12 +135,7 @@ class ByteSource:
     def readinto(self, view: memoryview) -> int:
         """Fill ``view`` as far as the source allows; return the number of bytes written."""
         if self._gz is None:
-            got = 0
-            while got < len(view):
-                n = self._raw.readinto(view[got:])
-                if not n:
-                    break
-                got += n
+            got = read_fully(self._raw, view)
             self.position += got
             return got
         data = self.read(len(view))

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ingest.source import read_fully
+
 
 class ColumnSpill:
     """Append-only column files in a private temporary directory."""
@@ -40,7 +42,7 @@ class ColumnSpill:
                 n = len(col)
             elif len(col) != n:
                 raise ValueError(f"column {name} has {len(col)} rows, expected {n}")
-            self._files[name].write(col.tobytes() if not col.flags.c_contiguous else col.data.cast("B"))
+            self._files[name].write(col.data.cast("B"))
         self.rows += max(n, 0)
 
     def _flush(self) -> None:
@@ -56,12 +58,8 @@ class ColumnSpill:
         with open(self.dir / f"{name}.bin", "rb", buffering=0) as f:
             f.seek(lo * dt.itemsize)
             view = arr.data.cast("B")
-            got = 0
-            while got < len(view):
-                k = f.readinto(view[got:])
-                if not k:
-                    raise OSError(f"spill file {name}.bin ends early")
-                got += k
+            if read_fully(f, view) < len(view):
+                raise OSError(f"spill file {name}.bin ends early")
         return arr
 
     def mapped(self) -> dict[str, np.ndarray]:
@@ -81,10 +79,4 @@ class ColumnSpill:
             if not f.closed:
                 f.close()
         shutil.rmtree(self.dir, ignore_errors=True)
-
-    def __enter__(self) -> ColumnSpill:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
