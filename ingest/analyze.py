@@ -1,8 +1,9 @@
 """Flow analysis of a group of connections, on several cores.
 
 The packets of a group (every connection of a capture that fits the memory budget, else a range of
-connections) are ordered by connection (a counting sort), their output rows counted per connection,
-and the connections split into contiguous ranges of about equal packet counts, one per thread.
+connections) are ordered by connection (a counting sort), their output rows known per connection from
+the demultiplexer's counts (``demux.CS_*``), and the connections split into contiguous ranges of
+about equal packet counts, several per thread.
 ``tcpflow.analyze_all`` releases the GIL; each range writes its ACK and segment rows at offsets known
 from the counts, so the result is identical to one sequential pass — only the episode tables, whose
 sizes are not known in advance, are per range and concatenated in range order.
@@ -18,6 +19,7 @@ from itertools import pairwise
 import numpy as np
 
 from ingest import tcpflow as tf
+from ingest.demux import CS_ACKS0, CS_ACKS1, CS_PACKETS, CS_PAYLOAD0, CS_PAYLOAD1, CS_SEGMENTS
 from ingest.fastpath import order_by_connection
 from ingest.memory import populated
 
@@ -51,17 +53,33 @@ class GroupAnalysis:
         return len(self.F_i)
 
 
-def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, n_conns: int, conn_base: int,
+def output_rows(stats: np.ndarray) -> np.ndarray:
+    """Per connection (rows of ``demux.conn_stats``): the ACK rows, data segments and flows
+    ``tcpflow.analyze_all`` writes — an ACK row for each pure ACK of a direction whose opposite direction
+    carried payload, a segment row for each data segment, a flow for each direction with payload."""
+    counts = np.empty((len(stats), 3), np.int64)
+    counts[:, 0] = stats[:, CS_ACKS0] * stats[:, CS_PAYLOAD1] + stats[:, CS_ACKS1] * stats[:, CS_PAYLOAD0]
+    counts[:, 1] = stats[:, CS_SEGMENTS]
+    counts[:, 2] = stats[:, CS_PAYLOAD0] + stats[:, CS_PAYLOAD1]
+    return counts
+
+
+def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, stats: np.ndarray, conn_base: int,
                   threads: int = 1) -> GroupAnalysis:
-    """Analyse connections ``0..n_conns-1`` of the packet columns ``pk`` (``pk["conn"]`` local to the group)
-    with ``opt_tab``, the options side table ``pk["opt_idx"]`` points into.
+    """Analyse the connections of the packet columns ``pk`` (``pk["conn"]`` local to the group) with
+    ``opt_tab``, the options side table ``pk["opt_idx"]`` points into; ``stats`` holds the connections'
+    ``demux.conn_stats`` rows.
 
     Flow numbers in the outputs start at 0 for the group; ``F_i[:, FI_CONN]`` is ``conn_base + c``.
     """
     n = len(pk["ts"])
-    order = populated(n, np.int64)
-    bounds = order_by_connection(pk["conn"], n_conns, order)
-    counts = tf.count_rows(bounds, order, pk["dir"], pk["flags"], pk["plen"])
+    n_conns = len(stats)
+    bounds = np.zeros(n_conns + 1, np.int64)
+    np.cumsum(stats[:, CS_PACKETS], out=bounds[1:])
+    assert bounds[-1] == n, "connection packet counts do not add up to the packets"
+    order = populated(n, np.int32 if n < 1 << 31 else np.int64)
+    order_by_connection(pk["conn"], bounds, order)
+    counts = output_rows(stats)
     offsets = np.zeros((n_conns + 1, 3), np.int64)
     np.cumsum(counts, axis=0, out=offsets[1:])
     n_ack, n_seg, n_flows = (int(x) for x in offsets[-1])

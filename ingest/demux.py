@@ -5,7 +5,7 @@ one key — a full comparison, not an XOR of the fields, which collides). A SYN 
 initial sequence number differs from the SYN that opened the current connection on that key — or any
 SYN on a key that has carried packets without one — starts a new connection: port reuse.
 
-The per-packet assignment runs inside the compiled decode loop (``fastpath.decode_demux``): a call
+The per-packet assignment is one compiled loop over a decoded batch (``fastpath.demux_rows``): a call
 per packet would cost more than the work (numba counts references of every array argument).
 
 Direction 0 of a connection is the side that sent its SYN, or, for a connection already open when the
@@ -19,6 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+#: Columns of ``Demux.conn_stats``, counted per connection as packets are assigned (order-independent,
+#: so they hold for the time-sorted and the grouped analysis alike): packets; data segments (payload,
+#: not SYN); whether direction 0 / 1 carried payload; pure ACKs (ACK without SYN or RST) of direction
+#: 0 / 1. They size the analysis outputs (``ingest.analyze``) without a pass over the packets.
+CS_PACKETS, CS_SEGMENTS, CS_PAYLOAD0, CS_PAYLOAD1, CS_ACKS0, CS_ACKS1 = range(6)
+CS_NCOL = 6
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -55,6 +62,7 @@ class Demux:
         self.slot_syn = np.zeros(capacity, np.int8)
         self.conn_slot = np.zeros(capacity, np.int64)
         self.conn_src_side = np.zeros(capacity, np.int8)
+        self.conn_stats = np.zeros((capacity, CS_NCOL), np.int64)
         self.counts = np.zeros(2, np.int64)
 
     @property
@@ -73,15 +81,20 @@ class Demux:
         self.slot_syn = bigger(self.slot_syn)
         self.conn_slot = bigger(self.conn_slot)
         self.conn_src_side = bigger(self.conn_src_side)
+        self.conn_stats = bigger(self.conn_stats)
         keys = np.full(2 * len(self.ht_keys), -1, np.int64)
         vals = np.zeros(2 * len(self.ht_keys), np.int64)
         _rehash(self.ht_keys, self.ht_vals, keys, vals)
         self.ht_keys, self.ht_vals = keys, vals
 
     def tables(self) -> tuple:
-        """The state the compiled code updates, in ``assign_one``'s argument order."""
+        """The state the compiled code updates, in ``fastpath.demux_rows``'s argument order."""
         return (self.ht_keys, self.ht_vals, self.slot_key, self.slot_conn, self.slot_isn, self.slot_syn, self.counts,
-                self.conn_slot, self.conn_src_side)
+                self.conn_slot, self.conn_src_side, self.conn_stats)
+
+    def stats(self, c_lo: int = 0, c_hi: int | None = None) -> np.ndarray:
+        """``conn_stats`` of connections ``c_lo..c_hi-1`` (default: all)."""
+        return self.conn_stats[c_lo: self.n_conns if c_hi is None else c_hi]
 
     def endpoints(self, conn: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(source, destination) endpoints of direction 0, as (addr_hi, addr_lo, port)."""

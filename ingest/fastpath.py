@@ -1,8 +1,10 @@
-"""The compiled per-packet path: decode and demultiplex in one pass, then order packets by connection.
+"""The compiled per-packet path: decode, demultiplex, then order packets by connection.
 
-``decode_demux`` decodes each record (``decode._decode_one``, the function the dpkt equivalence tests
-check), assigns its connection and direction (see ``ingest.demux``) and keeps only the compact
-columns the flow analysis reads — 41 bytes a TCP packet; nothing of the payload survives the chunk:
+``decode_span`` decodes a span of records (``decode._decode_one``, the function the dpkt equivalence
+tests check) into the compact columns the flow analysis reads — 41 bytes a TCP packet; nothing of the
+payload survives the chunk — and each packet's endpoint pair into a per-batch scratch table;
+``demux_rows`` then assigns connections and directions in capture order (see ``ingest.demux``).
+Spans are independent, so ``ingest.batches`` decodes two at once; ``close_gap`` joins their rows.
 
 * 32-bit fields stay 32-bit (``seq``, ``ack``, ``tsval``, ``tsecr``); whether the packet carried the
   timestamps option, and whether its options were cut by the snaplen, are bits of ``flags`` above the
@@ -41,12 +43,13 @@ from ingest.decode import (
     C_WIN,
     C_WSCALE,
     NCOL,
+    RST,
     SYN,
     _decode_one,
 )
-from ingest.demux import _mix
+from ingest.demux import CS_ACKS0, CS_PACKETS, CS_PAYLOAD0, CS_SEGMENTS, _mix
 
-#: (name, dtype) of the compact per-packet columns, in ``decode_demux``'s argument order.
+#: (name, dtype) of the compact per-packet columns (``PacketStore.cols`` holds them in this order).
 PACKET_COLUMNS = (
     ("ts", np.int64), ("conn", np.int32), ("dir", np.int8), ("seq", np.uint32), ("ack", np.uint32),
     ("flags", np.int16), ("win", np.uint16), ("plen", np.int32), ("tsval", np.uint32), ("tsecr", np.uint32),
@@ -61,28 +64,34 @@ O_MSS, O_WSCALE, O_SACKOK, O_NSACK, O_SACK0 = range(5)
 OPT_NCOL = O_SACK0 + 8
 
 
-@njit(cache=True, nogil=True)
-def decode_demux(
-    buf: np.ndarray, offset: np.ndarray, caplen: np.ndarray, origlen: np.ndarray, ts_ns: np.ndarray,
-    linktype: np.ndarray, start: int, m: int, nopt: int, reasons: np.ndarray,
-    ht_keys: np.ndarray, ht_vals: np.ndarray, slot_key: np.ndarray, slot_conn: np.ndarray,
-    slot_isn: np.ndarray, slot_syn: np.ndarray,
-    counts: np.ndarray, conn_slot: np.ndarray, conn_src_side: np.ndarray,
-    o_ts: np.ndarray, o_conn: np.ndarray, o_dir: np.ndarray, o_seq: np.ndarray, o_ack: np.ndarray,
-    o_flags: np.ndarray, o_win: np.ndarray, o_plen: np.ndarray, o_tsval: np.ndarray, o_tsecr: np.ndarray,
-    o_opt_idx: np.ndarray, o_opt: np.ndarray,
-) -> tuple[int, int, int]:
-    """Decode records ``start..`` into row ``m..`` of the columns; return (next record, rows, option rows).
+#: Columns of the per-batch scratch table the decode leaves for the demultiplexer (``SCRATCH_NCOL``
+#: int64 a row): the endpoint pair in canonical order (address halves and ports), its hash key, and
+#: which side of the pair sent the packet.
+T_A_HI, T_A_LO, T_A_P, T_B_HI, T_B_LO, T_B_P, T_KEY, T_SIDE = range(8)
+SCRATCH_NCOL = 8
 
-    Returns early (next record < number of records) when the connection tables are full.
+
+@njit(cache=True, nogil=True)
+def decode_span(
+    buf: np.ndarray, offset: np.ndarray, caplen: np.ndarray, origlen: np.ndarray, ts_ns: np.ndarray,
+    linktype: np.ndarray, lo: int, hi: int, m: int, t0: int, nopt: int, reasons: np.ndarray,
+    o_ts: np.ndarray, o_seq: np.ndarray, o_ack: np.ndarray, o_flags: np.ndarray, o_win: np.ndarray,
+    o_plen: np.ndarray, o_tsval: np.ndarray, o_tsecr: np.ndarray, o_opt_idx: np.ndarray, o_opt: np.ndarray,
+    scratch: np.ndarray,
+) -> tuple[int, int]:
+    """Decode records ``lo..hi-1`` into rows ``m..`` of the columns, and each row's endpoint pair into
+    ``scratch[row - t0]``; return (rows end, option rows end).
+
+    Everything but the connection and direction: those need the capture-order state of
+    :func:`demux_rows`. Disjoint record spans with disjoint output rows may run in parallel.
     """
     row = np.empty(NCOL, np.int64)
-    for i in range(start, len(offset)):
+    for i in range(lo, hi):
         r = _decode_one(buf, offset[i], caplen[i], origlen[i], linktype[i], row)
         if r >= 0:
             reasons[r] += 1
             continue
-        # ---- connection and direction (see ingest.demux)
+        # ---- the endpoint pair in canonical order, compared as unsigned (hi, lo, port), and its hash
         a_hi = row[C_SRC_HI]
         a_lo = row[C_SRC_LO]
         a_p = row[C_SPORT]
@@ -90,7 +99,6 @@ def decode_demux(
         b_lo = row[C_DST_LO]
         b_p = row[C_DPORT]
         side = 0
-        # canonical order: compare (hi, lo, port) as unsigned
         ua_hi = np.uint64(a_hi)
         ub_hi = np.uint64(b_hi)
         ua_lo = np.uint64(a_lo)
@@ -106,60 +114,17 @@ def decode_demux(
         h = _mix(h, b_hi)
         h = _mix(h, b_lo)
         h = _mix(h, (a_p << 16) | b_p)
-        key = np.int64(h >> np.uint64(1))
-        mask = len(ht_keys) - 1
-        idx = key & mask
-        slot = -1
-        while ht_keys[idx] != -1:
-            if ht_keys[idx] == key:
-                s = ht_vals[idx]
-                if (
-                    slot_key[s, 0] == a_hi and slot_key[s, 1] == a_lo and slot_key[s, 2] == a_p
-                    and slot_key[s, 3] == b_hi and slot_key[s, 4] == b_lo and slot_key[s, 5] == b_p
-                ):
-                    slot = s
-                    break
-            idx = (idx + 1) & mask
-        flags = row[C_FLAGS]
-        is_syn = (flags & SYN) != 0 and (flags & ACK) == 0
-        new_conn = False
-        n_slots = counts[0]
-        n_conns = counts[1]
-        if slot < 0:
-            if n_slots >= len(slot_conn) or n_conns >= len(conn_slot) or 2 * (n_slots + 1) > len(ht_keys):
-                return i, m, nopt  # tables full: the caller grows them and calls again
-            slot = n_slots
-            counts[0] = n_slots + 1
-            ht_keys[idx] = key
-            ht_vals[idx] = slot
-            slot_key[slot, 0] = a_hi
-            slot_key[slot, 1] = a_lo
-            slot_key[slot, 2] = a_p
-            slot_key[slot, 3] = b_hi
-            slot_key[slot, 4] = b_lo
-            slot_key[slot, 5] = b_p
-            slot_syn[slot] = 0
-            new_conn = True
-        elif is_syn and (slot_syn[slot] == 0 or slot_isn[slot] != row[C_SEQ]):
-            if n_conns >= len(conn_slot):
-                return i, m, nopt
-            new_conn = True
-        if new_conn:
-            c = n_conns
-            counts[1] = n_conns + 1
-            slot_conn[slot] = c
-            conn_slot[c] = slot
-            conn_src_side[c] = side
-            slot_syn[slot] = 0
-        c = slot_conn[slot]
-        if is_syn and slot_syn[slot] == 0:
-            slot_syn[slot] = 1
-            slot_isn[slot] = row[C_SEQ]
-            conn_src_side[c] = side
-        d = 0 if side == conn_src_side[c] else 1
+        t = m - t0
+        scratch[t, T_A_HI] = a_hi
+        scratch[t, T_A_LO] = a_lo
+        scratch[t, T_A_P] = a_p
+        scratch[t, T_B_HI] = b_hi
+        scratch[t, T_B_LO] = b_lo
+        scratch[t, T_B_P] = b_p
+        scratch[t, T_KEY] = np.int64(h >> np.uint64(1))
+        scratch[t, T_SIDE] = side
+        # ---- the compact columns
         o_ts[m] = ts_ns[i]
-        o_conn[m] = c
-        o_dir[m] = d
         o_seq[m] = row[C_SEQ]
         o_ack[m] = row[C_ACK]
         o_win[m] = row[C_WIN]
@@ -187,20 +152,135 @@ def decode_demux(
         else:
             o_opt_idx[m] = -1
         m += 1
-    return len(offset), m, nopt
+    return m, nopt
+
+
+@njit(cache=True, nogil=True)
+def close_gap(
+    src: int, dst: int, rows: int, t0: int, opt_src: int, opt_dst: int, opt_rows: int,
+    o_ts: np.ndarray, o_seq: np.ndarray, o_ack: np.ndarray, o_flags: np.ndarray, o_win: np.ndarray,
+    o_plen: np.ndarray, o_tsval: np.ndarray, o_tsecr: np.ndarray, o_opt_idx: np.ndarray, o_opt: np.ndarray,
+    scratch: np.ndarray,
+) -> None:
+    """Move the rows ``src..src+rows-1`` a later span decoded down to ``dst`` (and its option rows from
+    ``opt_src`` to ``opt_dst``, re-pointing ``opt_idx``): the spans become one contiguous run."""
+    shift = opt_src - opt_dst
+    if src == dst:  # no gap between the rows: only the option rows move
+        for k in range(src, src + rows):
+            if o_opt_idx[k] >= 0:
+                o_opt_idx[k] -= shift
+        rows = 0
+    for k in range(rows):
+        a = src + k
+        b = dst + k
+        o_ts[b] = o_ts[a]
+        o_seq[b] = o_seq[a]
+        o_ack[b] = o_ack[a]
+        o_flags[b] = o_flags[a]
+        o_win[b] = o_win[a]
+        o_plen[b] = o_plen[a]
+        o_tsval[b] = o_tsval[a]
+        o_tsecr[b] = o_tsecr[a]
+        o_opt_idx[b] = o_opt_idx[a] - shift if o_opt_idx[a] >= 0 else -1
+        for j in range(SCRATCH_NCOL):
+            scratch[b - t0, j] = scratch[a - t0, j]
+    for k in range(opt_rows):
+        for j in range(OPT_NCOL):
+            o_opt[opt_dst + k, j] = o_opt[opt_src + k, j]
+
+
+@njit(cache=True, nogil=True)
+def demux_rows(
+    lo: int, hi: int, t0: int, scratch: np.ndarray, o_flags: np.ndarray, o_seq: np.ndarray,
+    ht_keys: np.ndarray, ht_vals: np.ndarray, slot_key: np.ndarray, slot_conn: np.ndarray,
+    slot_isn: np.ndarray, slot_syn: np.ndarray,
+    counts: np.ndarray, conn_slot: np.ndarray, conn_src_side: np.ndarray, conn_stats: np.ndarray,
+    o_plen: np.ndarray, o_conn: np.ndarray, o_dir: np.ndarray,
+) -> int:
+    """Assign rows ``lo..hi-1``, in capture order, their connection and direction (see ``ingest.demux``)
+    from the endpoint pairs :func:`decode_span` left in ``scratch``, and count them in ``conn_stats``
+    (``demux.CS_*``); return the row reached.
+
+    Returns early (before ``hi``) when the connection tables are full: the caller grows them and calls
+    again from there.
+    """
+    mask = len(ht_keys) - 1
+    for m in range(lo, hi):
+        t = m - t0
+        key = scratch[t, T_KEY]
+        a_hi = scratch[t, T_A_HI]
+        a_lo = scratch[t, T_A_LO]
+        a_p = scratch[t, T_A_P]
+        b_hi = scratch[t, T_B_HI]
+        b_lo = scratch[t, T_B_LO]
+        b_p = scratch[t, T_B_P]
+        side = scratch[t, T_SIDE]
+        idx = key & mask
+        slot = -1
+        while ht_keys[idx] != -1:
+            if ht_keys[idx] == key:
+                s = ht_vals[idx]
+                if (
+                    slot_key[s, 0] == a_hi and slot_key[s, 1] == a_lo and slot_key[s, 2] == a_p
+                    and slot_key[s, 3] == b_hi and slot_key[s, 4] == b_lo and slot_key[s, 5] == b_p
+                ):
+                    slot = s
+                    break
+            idx = (idx + 1) & mask
+        flags = o_flags[m]
+        seq = np.int64(o_seq[m])
+        is_syn = (flags & SYN) != 0 and (flags & ACK) == 0
+        new_conn = False
+        n_slots = counts[0]
+        n_conns = counts[1]
+        if slot < 0:
+            if n_slots >= len(slot_conn) or n_conns >= len(conn_slot) or 2 * (n_slots + 1) > len(ht_keys):
+                return m  # tables full: the caller grows them and calls again
+            slot = n_slots
+            counts[0] = n_slots + 1
+            ht_keys[idx] = key
+            ht_vals[idx] = slot
+            slot_key[slot, 0] = a_hi
+            slot_key[slot, 1] = a_lo
+            slot_key[slot, 2] = a_p
+            slot_key[slot, 3] = b_hi
+            slot_key[slot, 4] = b_lo
+            slot_key[slot, 5] = b_p
+            slot_syn[slot] = 0
+            new_conn = True
+        elif is_syn and (slot_syn[slot] == 0 or slot_isn[slot] != seq):
+            if n_conns >= len(conn_slot):
+                return m
+            new_conn = True
+        if new_conn:
+            c = n_conns
+            counts[1] = n_conns + 1
+            slot_conn[slot] = c
+            conn_slot[c] = slot
+            conn_src_side[c] = side
+            slot_syn[slot] = 0
+        c = slot_conn[slot]
+        if is_syn and slot_syn[slot] == 0:
+            slot_syn[slot] = 1
+            slot_isn[slot] = seq
+            conn_src_side[c] = side
+        d = 0 if side == conn_src_side[c] else 1
+        o_conn[m] = c
+        o_dir[m] = d
+        conn_stats[c, CS_PACKETS] += 1
+        if o_plen[m] > 0 and (flags & SYN) == 0:
+            conn_stats[c, CS_SEGMENTS] += 1
+            conn_stats[c, CS_PAYLOAD0 + d] = 1
+        if (flags & ACK) != 0 and (flags & (SYN | RST)) == 0:
+            conn_stats[c, CS_ACKS0 + d] += 1
+    return hi
 
 
 @njit(cache=True)
-def order_by_connection(conn: np.ndarray, n_conns: int, order: np.ndarray) -> np.ndarray:
-    """Stable counting sort into ``order`` (packet indices grouped by connection); return the bounds."""
-    bounds = np.zeros(n_conns + 1, np.int64)
-    for i in range(len(conn)):
-        bounds[conn[i] + 1] += 1
-    for c in range(n_conns):
-        bounds[c + 1] += bounds[c]
+def order_by_connection(conn: np.ndarray, bounds: np.ndarray, order: np.ndarray) -> None:
+    """Stable counting sort into ``order`` (packet indices grouped by connection), given the bounds."""
     fill = bounds[:-1].copy()
     for i in range(len(conn)):
         c = conn[i]
         order[fill[c]] = i
         fill[c] += 1
-    return bounds

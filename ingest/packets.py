@@ -3,7 +3,8 @@
 ``PacketStore`` receives the fast path's columns (``fastpath.PACKET_COLUMNS``) chunk by chunk. Without a
 row limit it grows by doubling; with one (the memory budget) it moves full columns to a
 :class:`~ingest.spill.ColumnSpill` and later reads back one contiguous range of connections at a time
-(:meth:`PacketStore.group`). It also counts each connection's packets and the backward timestamp steps.
+(:meth:`PacketStore.group`, given each connection's packet count). It also counts the backward
+timestamp steps.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ class PacketStore:
     """The compact packet columns, preallocated from a size estimate and grown by doubling.
 
     With a row limit (the memory budget), full columns are moved to a :class:`ColumnSpill` instead of
-    growing past it; ``conn_packets`` counts each connection's packets either way.
+    growing past it.
     """
 
     def __init__(self, row_limit: int | None, spill_dir: str | Path | None) -> None:
@@ -37,7 +38,6 @@ class PacketStore:
         self.spill_dir = spill_dir
         self.spill: ColumnSpill | None = None
         self.opt_spill: ColumnSpill | None = None
-        self.conn_packets = np.zeros(0, np.int64)
         self.reorders = 0
         self._last_ts = np.iinfo(np.int64).min
 
@@ -59,16 +59,10 @@ class PacketStore:
             grown[: self.n_opt] = self.opt[: self.n_opt]
             self.opt = grown
 
-    def added(self, lo: int, n_conns: int) -> None:
-        """Account rows ``lo..n`` just decoded: connection packet counts, backward timestamp steps."""
+    def added(self, lo: int) -> None:
+        """Account rows ``lo..n`` just decoded: backward timestamp steps; spill when full."""
         if self.n == lo:
             return
-        conn = self.cols[1][lo: self.n]
-        counts = np.bincount(conn, minlength=n_conns)
-        if len(self.conn_packets) < n_conns:
-            self.conn_packets = np.concatenate([self.conn_packets, np.zeros(n_conns - len(self.conn_packets),
-                                                                            np.int64)])
-        self.conn_packets[: len(counts)] += counts
         ts = self.cols[0][lo: self.n]
         self.reorders += int(np.count_nonzero(np.diff(ts) < 0)) + int(int(ts[0]) < self._last_ts)
         self._last_ts = int(ts[-1])
@@ -109,10 +103,9 @@ class PacketStore:
     def opt_table(self) -> np.ndarray:
         return _options(self.opt[: self.n_opt])
 
-    def group(self, c_lo: int, c_hi: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """The spilled packets of connections ``c_lo..c_hi-1`` (capture order; ``conn`` made local)."""
+    def group(self, c_lo: int, c_hi: int, size: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The ``size`` spilled packets of connections ``c_lo..c_hi-1`` (capture order; ``conn`` made local)."""
         assert self.spill is not None and self.opt_spill is not None
-        size = int(self.conn_packets[c_lo:c_hi].sum())
         out = {name: populated(size, dt) for name, dt in PACKET_COLUMNS}
         opt_parts: list[np.ndarray] = []
         n_opt = 0

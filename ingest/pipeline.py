@@ -26,15 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from ingest.analyze import analyze_group, default_threads
-from ingest.decode import (
-    NCOL,
-    REASONS,
-    SUPPORTED_LINKTYPES,
-    decode_records,
-)
-from ingest.demux import Demux
-from ingest.errors import UnsupportedLinkTypeError
-from ingest.fastpath import decode_demux
+from ingest.batches import BatchDecoder, check_linktypes
+from ingest.decode import NCOL, REASONS, decode_records
+from ingest.demux import CS_PACKETS, Demux
 from ingest.frames import (
     TableSink,
     ack_columns,
@@ -55,19 +49,11 @@ ProgressFn = Callable[[int, int], None]
 
 def decode_batch(batch: RecordBatch, reasons: np.ndarray) -> tuple[np.ndarray, int]:
     """Decode one batch of records into the full decoded matrix (``decode.COLUMNS``; tests, tools)."""
-    _check_linktypes(batch)
+    check_linktypes(batch)
     out = np.empty((len(batch), NCOL), np.int64)
     m = decode_records(batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype,
                        batch.first_index, out, reasons)
     return out, m
-
-
-def _check_linktypes(batch: RecordBatch) -> None:
-    lt = batch.linktype
-    if len(lt) and (lt[0] != lt[-1] or int(lt[0]) not in SUPPORTED_LINKTYPES):
-        bad = set(np.unique(lt).tolist()) - SUPPORTED_LINKTYPES
-        if bad:
-            raise UnsupportedLinkTypeError(min(bad))
 
 
 #: Default memory budget of one ingest (bytes): a capture whose working set is estimated above it is
@@ -80,36 +66,14 @@ DEFAULT_MEMORY_BUDGET = 1 << 30
 BYTES_PER_PACKET = 190
 
 
-def _decode_chunks(src: ByteSource, info: ScanInfo, reasons: np.ndarray, demux: Demux, chunk_bytes: int,
-                   store: PacketStore, progress: ProgressFn | None) -> None:
+def _decode_chunks(src: ByteSource, info: ScanInfo, decoder: BatchDecoder, chunk_bytes: int,
+                   progress: ProgressFn | None) -> None:
     """Decode and demultiplex every chunk into the compact packet columns."""
     with closing(prefetch(iter_records(src, info, chunk_bytes=chunk_bytes, buffers=4))) as batches:
         for batch in batches:
-            _decode_one_batch(batch, src, reasons, demux, store)
+            decoder.decode(batch, src.compressed_size)
             if progress is not None:
                 progress(min(batch.source_position, src.compressed_size), src.compressed_size)
-
-
-def _decode_one_batch(batch: RecordBatch, src: ByteSource, reasons: np.ndarray, demux: Demux,
-                      store: PacketStore) -> None:
-    """Decode and demultiplex one batch of records into the store."""
-    _check_linktypes(batch)
-    n = len(batch)
-    if len(store.cols[0]) == 0 and n:  # first chunk: estimate the whole capture from its density
-        done = max(1, batch.source_position)
-        estimate = int(n * max(1.0, src.compressed_size / done) * 1.05) + 1024
-        store.reserve(estimate if store.row_limit is None else min(estimate, store.row_limit + n))
-    store.reserve(n)
-    store.reserve_opt(n)
-    first = store.n
-    i = 0
-    while i < n:
-        i, store.n, store.n_opt = decode_demux(  # type: ignore[call-arg]
-            batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype, i,
-            store.n, store.n_opt, reasons, *demux.tables(), *store.cols, store.opt)
-        if i < n:
-            demux.grow()
-    store.added(first, demux.n_conns)
 
 
 def _connection_groups(conn_packets: np.ndarray, row_limit: int) -> list[tuple[int, int]]:
@@ -158,11 +122,14 @@ def ingest_capture(
     n_threads = threads or default_threads()
     store = PacketStore(row_limit, spill_dir)
     tables: TableSink | None = None
+    decoder = BatchDecoder(demux, store, reasons, n_threads)
     try:
         with ByteSource(path, max_decompressed_bytes=max_decompressed_bytes) as src:
-            _decode_chunks(src, info, reasons, demux, chunk_bytes, store, progress)
+            _decode_chunks(src, info, decoder, chunk_bytes, progress)
+        decoder.close()
         n_conns = demux.n_conns
-        n_packets = int(store.conn_packets[:n_conns].sum())
+        conn_packets = demux.stats()[:, CS_PACKETS]
+        n_packets = int(conn_packets.sum())
         spilled = store.spill is not None
         if spilled:
             if store.n:
@@ -173,21 +140,21 @@ def ingest_capture(
         first_pkt = np.zeros(0, np.float64)
         groups = [(0, n_conns)]
         if spilled and row_limit is not None and memory_budget is not None:
-            groups = _connection_groups(store.conn_packets[:n_conns], row_limit)
+            groups = _connection_groups(conn_packets, row_limit)
             for c_lo, c_hi in groups:
-                size = int(store.conn_packets[c_lo:c_hi].sum())
+                size = int(conn_packets[c_lo:c_hi].sum())
                 if size > row_limit:  # one connection (a group of one) beyond the budget is analysed whole
                     info.warnings.append(
                         f"connection {c_lo} alone holds {size} packets, about {size * BYTES_PER_PACKET >> 20} MiB "
                         f"to analyse, beyond the memory budget of {memory_budget >> 20} MiB")
         for c_lo, c_hi in groups:
             if spilled:
-                pk, opt_tab = store.group(c_lo, c_hi)
+                pk, opt_tab = store.group(c_lo, c_hi, int(conn_packets[c_lo:c_hi].sum()))
             else:
                 pk, opt_tab = store.columns(), store.opt_table()
             if store.reorders:  # analyse in timestamp order
                 pk = _time_ordered(pk)
-            g = analyze_group(pk, opt_tab, c_hi - c_lo, c_lo, n_threads)
+            g = analyze_group(pk, opt_tab, demux.stats(c_lo, c_hi), c_lo, n_threads)
             del pk, opt_tab
             if not spilled:
                 store.drop_columns()
@@ -202,6 +169,7 @@ def ingest_capture(
         segments = segments_frame(tables.columns("segments"))
         episodes = episodes_frame(tables.columns("episodes"))
     finally:
+        decoder.close()
         store.close()
         if tables is not None:
             tables.close()

@@ -623,7 +623,7 @@ def analyze_all(
     ``state`` holds (next connection, ack rows, segment rows, episode rows, flows): the rows and flow
     numbers to write next. Returns the next connection to analyse: ``c_end`` when done, earlier when
     the episode table ``E_i`` might overflow (the caller grows it and calls again). Releases the GIL,
-    so that disjoint connection ranges (their row offsets from :func:`count_rows`) run in threads.
+    so that disjoint connection ranges (their row offsets from ``analyze.output_rows``) run in threads.
     """
     n = 0
     for c in range(state[0], c_end):
@@ -658,38 +658,3 @@ def analyze_all(
             na, ns, ne = na2, ns2, ne2
     state[0], state[1], state[2], state[3], state[4] = c_end, na, ns, ne, nf
     return c_end
-
-
-@njit(cache=True)
-def count_rows(
-    bounds: np.ndarray, order: np.ndarray, dirs: np.ndarray, flags: np.ndarray, plen: np.ndarray
-) -> np.ndarray:
-    """Per connection: the ACK rows, data segments and flows ``analyze_all`` will write.
-
-    Returns an ``(n_conns, 3)`` array, so that prefix sums give each connection's first output rows
-    (to size the outputs, and to let threads analyse disjoint connection ranges).
-    """
-    n_conns = len(bounds) - 1
-    out = np.zeros((n_conns, 3), np.int64)
-    for c in range(n_conns):
-        payload0 = False
-        payload1 = False
-        segs = 0
-        for i in range(bounds[c], bounds[c + 1]):
-            p = order[i]
-            if plen[p] > 0 and (flags[p] & SYN) == 0:
-                segs += 1
-                if dirs[p] == 0:
-                    payload0 = True
-                else:
-                    payload1 = True
-        rows = 0
-        for i in range(bounds[c], bounds[c + 1]):
-            p = order[i]
-            f = flags[p]
-            if (f & ACK) != 0 and (f & (SYN | RST)) == 0 and (payload1 if dirs[p] == 0 else payload0):
-                rows += 1
-        out[c, 0] = rows
-        out[c, 1] = segs
-        out[c, 2] = np.int64(payload0) + np.int64(payload1)
-    return out

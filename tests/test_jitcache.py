@@ -20,7 +20,7 @@ def _package(tmp_path: Path) -> Path:
 
 def _cached(cache: Path) -> list[str]:
     cache.mkdir(parents=True, exist_ok=True)
-    names = ["fastpath.decode_demux-64.py311.1.nbc", "fastpath.decode_demux-64.py311.nbi", "other.g-1.py311.nbi"]
+    names = ["fastpath.decode_span-64.py311.1.nbc", "fastpath.decode_span-64.py311.nbi", "other.g-1.py311.nbi"]
     for n in names:
         (cache / n).write_bytes(b"x")
     return names

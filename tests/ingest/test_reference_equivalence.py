@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ingest.batches import BatchDecoder
 from ingest.decode import C_TS, COLUMNS, REASONS, C
 from ingest.demux import Demux
 from ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
 from ingest.packets import PacketStore
-from ingest.pipeline import _decode_chunks, decode_batch
+from ingest.pipeline import _decode_chunks, decode_batch, ingest_capture
 from ingest.records import ScanInfo, iter_records
 from ingest.reference import reference_decode
 from ingest.source import ByteSource
@@ -50,14 +51,23 @@ def test_shared_capture_decodes_identically(path):
     assert assert_equivalent(path) > 0
 
 
-def fast_packets(path):
-    """The compact columns the ingest fast path keeps (decode + demultiplex), in capture order, as the
-    reference decoder's columns: endpoints from the connection and direction, options from the side table."""
+def fast_columns(path, threads=1, chunk_bytes=1 << 20):
+    """The compact columns of the ingest fast path (decode and demultiplex) and its connection tables.
+    With 2 threads every batch is decoded as two spans at once (the split the pipeline makes of large ones)."""
     store = PacketStore(None, None)
     demux = Demux()
     reasons = np.zeros(len(REASONS), np.int64)
+    decoder = BatchDecoder(demux, store, reasons, threads, split_min_records=2)
     with ByteSource(path) as src:
-        _decode_chunks(src, ScanInfo(), reasons, demux, 1 << 20, store, None)
+        _decode_chunks(src, ScanInfo(), decoder, chunk_bytes, None)
+    decoder.close()
+    return store, demux, reasons
+
+
+def fast_packets(path, threads=1):
+    """The compact columns the ingest fast path keeps, in capture order, as the reference
+    decoder's columns: endpoints from the connection and direction, options from the side table."""
+    store, demux, reasons = fast_columns(path, threads)
     pk, opt = store.columns(), store.opt_table()
     n = len(pk["ts"])
     out = np.zeros((n, len(COLUMNS)), np.int64)
@@ -90,15 +100,16 @@ def fast_packets(path):
     return out, {REASONS[i]: int(c) for i, c in enumerate(reasons) if c}
 
 
-def assert_fast_equivalent(path):
+def assert_fast_equivalent(path, threads=1):
     """What the analysis reads — the fast path's compact columns, connections and directions — carries every
     field of the dpkt reference decoder, packet by packet (``index`` and ``af`` are not kept)."""
-    return assert_same_fields(path, fast_packets(path), not_kept=("index", "af"))
+    return assert_same_fields(path, fast_packets(path, threads), not_kept=("index", "af"))
 
 
+@pytest.mark.parametrize("threads", [1, 2], ids=["one_span", "two_spans"])
 @pytest.mark.parametrize("path", shared_captures(), ids=lambda p: p.name)
-def test_fast_path_columns_equal_the_reference(path):
-    assert assert_fast_equivalent(path) > 0
+def test_fast_path_columns_equal_the_reference(path, threads):
+    assert assert_fast_equivalent(path, threads) > 0
 
 
 def test_odd_packets_decode_identically(tmp_capture):
@@ -112,7 +123,40 @@ def test_odd_packets_decode_identically(tmp_capture):
         g.ether(g.ipv4("1.2.3.4", "5.6.7.8", b"\0" * 8, proto=17)),
         g.ether(b"\0" * 30, ethertype=0x0806),
     ]
-    recs = [g.Rec(1_700_000_000_000_000_000 + i * 1000, f) for i, f in enumerate(frames)]
-    for path in (tmp_capture(g.pcap(recs)), tmp_capture(g.pcapng(recs), "x.pcapng")):
-        assert assert_equivalent(path) == 4
-        assert assert_fast_equivalent(path) == 4
+    # reversed, the first of two spans holds the non-TCP records: the second span's rows and option
+    # rows move down to close the gap they leave
+    for order in (frames, frames[::-1]):
+        recs = [g.Rec(1_700_000_000_000_000_000 + i * 1000, f) for i, f in enumerate(order)]
+        for path in (tmp_capture(g.pcap(recs)), tmp_capture(g.pcapng(recs), "x.pcapng")):
+            assert assert_equivalent(path) == 4
+            assert assert_fast_equivalent(path) == 4
+            assert assert_fast_equivalent(path, threads=2) == 4
+
+
+def test_thousands_of_connections_grow_the_tables_mid_batch(tmp_capture):
+    """3000 connections in one batch (the tables start at 1024), half of them reused with a new ISN,
+    non-TCP records between them: both decode paths give the reference's fields, connection by connection."""
+    recs = []
+    t = 1_700_000_000_000_000_000
+    for rnd, isn in enumerate((1000, 900_000)):  # the second round reuses every port pair
+        for k in range(3000 if rnd == 0 else 1500):
+            a, b = f"10.{k >> 8}.{k & 255}.1", "10.200.0.1"
+            sport = 20_000 + k
+            for frame in (
+                g.ipv4(a, b, g.tcp_header(sport, 80, isn, 0, g.SYN, options=g.opt_mss(1460))),
+                g.ipv4(b, a, g.tcp_header(80, sport, 5, isn + 1, g.SYN | g.ACK)),
+                g.ipv4(a, b, g.tcp_header(sport, 80, isn + 1, 6, g.ACK | g.PSH) + b"x" * 100),
+                g.ipv4(b, a, g.tcp_header(80, sport, 6, isn + 101, g.ACK, options=g.opt_sack([(1, 2)]))),
+            ):
+                recs.append(g.Rec(t, g.ether(frame)))
+                t += 1000
+            if k % 7 == 0:
+                recs.append(g.Rec(t, g.ether(g.ipv4(a, b, b"\0" * 8, proto=17))))
+    path = tmp_capture(g.pcap(recs))
+    for threads in (1, 2):
+        assert assert_fast_equivalent(path, threads) == 4 * 4500
+        _, demux, _ = fast_columns(path, threads)
+        assert demux.n_conns == 4500
+        assert demux.stats()[:, 0].tolist() == [4] * 4500
+    c = ingest_capture(path)
+    assert (c.stats.connections, len(c.flows), len(c.segments), len(c.acks)) == (4500, 4500, 4500, 4500)
