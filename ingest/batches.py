@@ -65,24 +65,27 @@ class BatchDecoder:
         if self._pool is None or n < self.split_min_records:
             end, store.n_opt = self._span(batch, 0, n, first, first, store.n_opt, self.reasons)
         else:
-            end = self._two_spans(batch, n, first)
+            end, store.n_opt = self._two_spans(batch, n, first, store.n_opt)
         self._demux(first, end, first)
         store.n = end
         store.added(first)
 
+    def _decoded(self) -> tuple[np.ndarray, ...]:
+        """The columns ``decode_span`` and ``close_gap`` write, in their argument order."""
+        c = self.store.named()
+        return (c["ts"], c["seq"], c["ack"], c["flags"], c["win"], c["plen"], c["tsval"], c["tsecr"], c["opt_idx"],
+                self.store.opt, self.scratch)
+
     def _span(self, batch: RecordBatch, lo: int, hi: int, m: int, t0: int, nopt: int,
               reasons: np.ndarray) -> tuple[int, int]:
-        c = self.store.cols
-        return decode_span(
-            batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype, lo, hi, m, t0,
-            nopt, reasons, c[0], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], self.store.opt,
-            self.scratch)
+        """Decode records ``lo..hi-1`` into rows ``m..``; (rows end, option rows end)."""
+        return decode_span(batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype,
+                           lo, hi, m, t0, nopt, reasons, *self._decoded())
 
-    def _two_spans(self, batch: RecordBatch, n: int, first: int) -> int:
+    def _two_spans(self, batch: RecordBatch, n: int, first: int, nopt: int) -> tuple[int, int]:
         """Records ``0..n/2`` here and the rest in the helper thread, then close the gap between them."""
         assert self._pool is not None
         mid = n // 2
-        nopt = self.store.n_opt
         reasons_b = np.zeros(len(REASONS), np.int64)
         later: Future[tuple[int, int]] = self._pool.submit(
             self._span, batch, mid, n, first + mid, first, nopt + mid, reasons_b)
@@ -92,22 +95,21 @@ class BatchDecoder:
             end_b, opt_b = later.result()
         self.reasons += reasons_b
         rows_b, opt_rows_b = end_b - (first + mid), opt_b - (nopt + mid)
-        c = self.store.cols
-        close_gap(first + mid, end_a, rows_b, first, nopt + mid, opt_a, opt_rows_b, c[0], c[3], c[4], c[5], c[6],
-                  c[7], c[8], c[9], c[10], self.store.opt, self.scratch)
-        self.store.n_opt = opt_a + opt_rows_b
-        return end_a + rows_b
+        close_gap(first + mid, end_a, rows_b, first, nopt + mid, opt_a, opt_rows_b, *self._decoded())
+        return end_a + rows_b, opt_a + opt_rows_b
 
     def _demux(self, lo: int, hi: int, t0: int) -> None:
-        c = self.store.cols
+        """Connections and directions of rows ``lo..hi-1``, growing the tables as often as needed."""
+        c = self.store.named()
         while lo < hi:
             lo = demux_rows(  # type: ignore[call-arg]
-                lo, hi, t0, self.scratch, c[5], c[3], *self.demux.tables(), c[7], c[1], c[2])
+                lo, hi, t0, self.scratch, c["flags"], c["seq"], *self.demux.tables(), c["plen"], c["conn"], c["dir"])
             if lo < hi:
                 self.demux.grow()
 
 
 def check_linktypes(batch: RecordBatch) -> None:
+    """Raise :class:`UnsupportedLinkTypeError` when a batch holds a link type the decoder does not know."""
     lt = batch.linktype
     if len(lt) and (lt[0] != lt[-1] or int(lt[0]) not in SUPPORTED_LINKTYPES):
         bad = set(np.unique(lt).tolist()) - SUPPORTED_LINKTYPES

@@ -97,6 +97,10 @@ class PacketStore:
             if spill is not None:
                 spill.close()
 
+    def named(self) -> dict[str, np.ndarray]:
+        """The columns by name, at their full capacity (for the decoder to write into)."""
+        return {name: col for (name, _), col in zip(PACKET_COLUMNS, self.cols, strict=True)}
+
     def columns(self) -> dict[str, np.ndarray]:
         return {name: col[: self.n] for (name, _), col in zip(PACKET_COLUMNS, self.cols, strict=True)}
 
