@@ -20,7 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from ingest.decode import REASONS, SUPPORTED_LINKTYPES
+from ingest.decode import NCOL, REASONS, SUPPORTED_LINKTYPES
 from ingest.demux import Demux
 from ingest.errors import UnsupportedLinkTypeError
 from ingest.fastpath import SCRATCH_NCOL, close_gap, decode_span, demux_rows
@@ -80,7 +80,7 @@ class BatchDecoder:
               reasons: np.ndarray) -> tuple[int, int]:
         """Decode records ``lo..hi-1`` into rows ``m..``; (rows end, option rows end)."""
         return decode_span(batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype,
-                           lo, hi, m, t0, nopt, reasons, *self._decoded())
+                           lo, hi, m, t0, nopt, reasons, *self._decoded(), np.empty(NCOL, np.int64))
 
     def _two_spans(self, batch: RecordBatch, n: int, first: int, nopt: int) -> tuple[int, int]:
         """Records ``0..n/2`` here and the rest in the helper thread, then close the gap between them."""
@@ -102,7 +102,7 @@ class BatchDecoder:
         """Connections and directions of rows ``lo..hi-1``, growing the tables as often as needed."""
         c = self.store.named()
         while lo < hi:
-            lo = demux_rows(  # type: ignore[call-arg]
+            lo = demux_rows(
                 lo, hi, t0, self.scratch, c["flags"], c["seq"], *self.demux.tables(), c["plen"], c["conn"], c["dir"])
             if lo < hi:
                 self.demux.grow()

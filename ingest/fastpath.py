@@ -42,7 +42,6 @@ from ingest.decode import (
     C_TSVAL,
     C_WIN,
     C_WSCALE,
-    NCOL,
     RST,
     SYN,
     _decode_one,
@@ -64,6 +63,15 @@ O_MSS, O_WSCALE, O_SACKOK, O_NSACK, O_SACK0 = range(5)
 OPT_NCOL = O_SACK0 + 8
 
 
+#: The per-packet kernels' decorator: cached, releasing the GIL, and compiled without numba's reference-
+#: counting runtime (``_nrt=False``, numba's own switch, used by its test suite). These kernels allocate
+#: nothing (the caller passes every array, the decoder's ``row`` included); with the runtime, every
+#: inlined helper taking an array (``decode._decode_one``, ``_be32``, …) costs an incref/decref pair — a
+#: function call and an atomic operation — per packet, which the reference-count pruner does not remove
+#: across the decoder's many exits: 39 against 12 ns a packet for the decode alone. An allocation
+#: added to such a kernel fails to compile ("Only accept returning of array passed into the function").
+kernel = njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+
 #: Columns of the per-batch scratch table the decode leaves for the demultiplexer (``SCRATCH_NCOL``
 #: int64 a row): the endpoint pair in canonical order (address halves and ports), its hash key, and
 #: which side of the pair sent the packet.
@@ -71,21 +79,21 @@ T_A_HI, T_A_LO, T_A_P, T_B_HI, T_B_LO, T_B_P, T_KEY, T_SIDE = range(8)
 SCRATCH_NCOL = 8
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def decode_span(
     buf: np.ndarray, offset: np.ndarray, caplen: np.ndarray, origlen: np.ndarray, ts_ns: np.ndarray,
     linktype: np.ndarray, lo: int, hi: int, m: int, t0: int, nopt: int, reasons: np.ndarray,
     o_ts: np.ndarray, o_seq: np.ndarray, o_ack: np.ndarray, o_flags: np.ndarray, o_win: np.ndarray,
     o_plen: np.ndarray, o_tsval: np.ndarray, o_tsecr: np.ndarray, o_opt_idx: np.ndarray, o_opt: np.ndarray,
-    scratch: np.ndarray,
+    scratch: np.ndarray, row: np.ndarray,
 ) -> tuple[int, int]:
     """Decode records ``lo..hi-1`` into rows ``m..`` of the columns, and each row's endpoint pair into
-    ``scratch[row - t0]``; return (rows end, option rows end).
+    ``scratch[row - t0]``; return (rows end, option rows end). ``row`` is the decoder's work array
+    (``decode.NCOL`` int64), one per thread.
 
     Everything but the connection and direction: those need the capture-order state of
     :func:`demux_rows`. Disjoint record spans with disjoint output rows may run in parallel.
     """
-    row = np.empty(NCOL, np.int64)
     for i in range(lo, hi):
         r = _decode_one(buf, offset[i], caplen[i], origlen[i], linktype[i], row)
         if r >= 0:
@@ -155,7 +163,7 @@ def decode_span(
     return m, nopt
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def close_gap(
     src: int, dst: int, rows: int, t0: int, opt_src: int, opt_dst: int, opt_rows: int,
     o_ts: np.ndarray, o_seq: np.ndarray, o_ack: np.ndarray, o_flags: np.ndarray, o_win: np.ndarray,
@@ -189,7 +197,7 @@ def close_gap(
             o_opt[opt_dst + k, j] = o_opt[opt_src + k, j]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def demux_rows(
     lo: int, hi: int, t0: int, scratch: np.ndarray, o_flags: np.ndarray, o_seq: np.ndarray,
     ht_keys: np.ndarray, ht_vals: np.ndarray, slot_key: np.ndarray, slot_conn: np.ndarray,
