@@ -27,6 +27,7 @@ from numba import njit
 
 from ingest.decode import ACK, FIN, RST, SYN
 from ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
+from ingest.prefetch import AHEAD, prefetch
 
 # ACK-row integer columns
 AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED = range(10)
@@ -186,6 +187,14 @@ def analyze_flow(
     ts_seen = False
     opt_trunc = 0
     for i in range(lo, hi):
+        if i + AHEAD < hi:
+            q = order[i + AHEAD]
+            prefetch(flags, q)
+            prefetch(opt_idx, q)
+            prefetch(dirs, q)
+            prefetch(seq, q)
+            prefetch(plen, q)
+            prefetch(ack, q)
         p = order[i]
         f = flags[p]
         if (f & P_OPT_TRUNC) != 0:
@@ -288,6 +297,18 @@ def analyze_flow(
     seg_lo = ns
     ep_lo = ne
     for i in range(lo, hi):
+        if i + AHEAD < hi:
+            q = order[i + AHEAD]
+            prefetch(ts, q)
+            prefetch(flags, q)
+            prefetch(dirs, q)
+            prefetch(seq, q)
+            prefetch(ack, q)
+            prefetch(win, q)
+            prefetch(plen, q)
+            prefetch(tsval, q)
+            prefetch(tsecr, q)
+            prefetch(opt_idx, q)
         p = order[i]
         t = ts[p]
         f = flags[p]
