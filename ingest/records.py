@@ -43,8 +43,9 @@ PCAPNG_BOM = 0x1A2B3C4D
 #: Largest record accepted regardless of the declared snaplen (Wireshark's WTAP_MAX_PACKET_SIZE is
 #: 256 KiB; BIG TCP super-segments reach 512 KiB). A header announcing more is corrupt.
 MAX_RECORD_BYTES = 1 << 20
-#: Bytes read from the source per chunk.
-CHUNK_BYTES = 16 << 20
+#: Bytes read from the source per chunk: the ring of four stays small enough for the caches (4 MiB
+#: chunks ingested 3 M packets ~7 % faster than 16 MiB ones; 1 MiB no faster than 4).
+CHUNK_BYTES = 4 << 20
 
 # scan status codes returned by the compiled loops
 _OK = 0  # output arrays full; call again
