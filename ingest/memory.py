@@ -84,3 +84,12 @@ def populate_in_background(columns: Sequence[np.ndarray], start: int, block_rows
                     return  # not supported (old kernel): pages fault in on first write
 
     threading.Thread(target=run, name="ingest-populate", daemon=True).start()
+
+
+def release_in_background(arrays: list[np.ndarray]) -> None:
+    """Drop the caller's references to ``arrays`` (the list is emptied) and let a thread drop the last
+    ones: unmapping a few hundred MB takes milliseconds (without the GIL), which the calling thread need
+    not wait for. Arrays still referred to elsewhere simply stay alive."""
+    held = arrays.copy()
+    arrays.clear()
+    threading.Thread(target=held.clear, name="ingest-release", daemon=True).start()

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ingest.fastpath import OPT_NCOL, PACKET_COLUMNS
-from ingest.memory import lazy, populate_in_background, populated
+from ingest.memory import lazy, populate_in_background, populated, release_in_background
 from ingest.spill import ColumnSpill
 
 #: Rows per block when packet columns are read back from the spill.
@@ -84,8 +84,11 @@ class PacketStore:
         self.n = 0
         self.n_opt = 0
 
-    def drop_columns(self) -> None:
-        """Free the in-memory columns (after the last flush, or once analysed)."""
+    def drop_columns(self, background: bool = False) -> None:
+        """Free the in-memory columns (after the last flush, or once analysed); with ``background``,
+        unmapped by a thread."""
+        if background:
+            release_in_background(self.cols)
         self.cols = [np.empty(0, dt) for _, dt in PACKET_COLUMNS]
         self.opt = np.empty((0, OPT_NCOL), np.int64)
         self.n = self.n_opt = 0

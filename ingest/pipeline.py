@@ -20,10 +20,12 @@ the number of backward steps is reported in the statistics.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 from ingest.analyze import analyze_group, default_threads
 from ingest.batches import BatchDecoder, check_linktypes
@@ -90,6 +92,11 @@ def _connection_groups(conn_packets: np.ndarray, row_limit: int) -> list[tuple[i
     return groups
 
 
+def _large_tables(tables: TableSink) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The ACK-stream and segment tables of the columns gathered so far."""
+    return acks_frame(tables.columns("acks")), segments_frame(tables.columns("segments"))
+
+
 def _time_ordered(pk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Packets stably sorted by timestamp (equal timestamps keep file order)."""
     by_time = np.argsort(pk["ts"], kind="stable")
@@ -123,6 +130,8 @@ def ingest_capture(
     store = PacketStore(row_limit, spill_dir)
     tables: TableSink | None = None
     decoder = BatchDecoder(demux, store, reasons, n_threads)
+    helper = ThreadPoolExecutor(1, thread_name_prefix="ingest-tables")
+    large: Future[tuple[pl.DataFrame, pl.DataFrame]] | None = None
     try:
         with ByteSource(path, max_decompressed_bytes=max_decompressed_bytes) as src:
             _decode_chunks(src, info, decoder, chunk_bytes, progress)
@@ -157,18 +166,20 @@ def ingest_capture(
             g = analyze_group(pk, opt_tab, demux.stats(c_lo, c_hi), c_lo, n_threads)
             del pk, opt_tab
             if not spilled:
-                store.drop_columns()
+                store.drop_columns(background=True)
             base = len(flows)
-            flows += [flow_summary(base + f, g.F_i[f], g.F_f[f], g.A_f, g.S_i, demux) for f in range(g.n_flows)]
-            first_pkt = np.concatenate([first_pkt, [s.start_t for s in flows[base:]]])
             tables.add("acks", ack_columns(g.A_i, g.A_f, base))
             tables.add("segments", segment_columns(g.S_i, g.S_f, base))
+            if not spilled:  # the two large tables are built on the other core while the flows are summarised
+                large = helper.submit(_large_tables, tables)
+            flows += [flow_summary(base + f, g.F_i[f], g.F_f[f], g.A_f, g.S_i, demux) for f in range(g.n_flows)]
+            first_pkt = np.concatenate([first_pkt, [s.start_t for s in flows[base:]]])
             tables.add("episodes", episode_columns(g.E_i, first_pkt, base))
             del g
-        acks = acks_frame(tables.columns("acks"))
-        segments = segments_frame(tables.columns("segments"))
+        acks, segments = large.result() if large is not None else _large_tables(tables)
         episodes = episodes_frame(tables.columns("episodes"))
     finally:
+        helper.shutdown()
         decoder.close()
         store.close()
         if tables is not None:
