@@ -228,8 +228,9 @@ def flow_rows(frame: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
         return lambda fid: parts.get((fid,), frame.clear())
 
     def rows(fid: int) -> pl.DataFrame:
-        lo = int(np.searchsorted(ids, fid, side="left"))
-        hi = int(np.searchsorted(ids, fid, side="right"))
+        key = ids.dtype.type(fid)  # the column's own type: a Python int would make numpy cast all of ``ids``
+        lo = int(np.searchsorted(ids, key, side="left"))
+        hi = int(np.searchsorted(ids, key, side="right"))
         return frame.slice(lo, hi - lo)
 
     return rows

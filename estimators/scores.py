@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 TOLERANCE = 0.10  # ±10 % for over/under shares and convergence
 CONVERGENCE_HOLD = 1.0  # s within tolerance to count as converged
@@ -65,17 +66,25 @@ def convergence(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float) -
     """Time from ``start`` to first enter, and stay for ``CONVERGENCE_HOLD`` s, within ±10 % of the reference."""
     with np.errstate(invalid="ignore", divide="ignore"):
         inside = (np.abs(est - ref) <= TOLERANCE * ref) & (ref > 0) & (t >= start)
-    run_start = None
+    k = _converged_at(np.asarray(t, np.float64), inside, CONVERGENCE_HOLD)
+    return None if k < 0 else float(t[k] - start)
+
+
+@njit(cache=True)
+def _converged_at(t: np.ndarray, inside: np.ndarray, hold: float) -> int:
+    """Index of the first event of the first run of ``inside`` events lasting ``hold`` s (each event's
+    value holding until the next event), or -1."""
+    run = -1
     for k in range(len(t)):
         if inside[k]:
-            if run_start is None:
-                run_start = t[k]
+            if run < 0:
+                run = k
             nxt = t[k + 1] if k + 1 < len(t) else t[k]
-            if nxt - run_start >= CONVERGENCE_HOLD:
-                return float(run_start - start)
+            if nxt - t[run] >= hold:
+                return run
         else:
-            run_start = None
-    return None
+            run = -1
+    return -1
 
 
 def series_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float, end: float,
