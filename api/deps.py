@@ -9,7 +9,7 @@ from fastapi import Depends, Header
 from sqlalchemy.orm import Session
 
 from core.config import Settings, get_settings
-from core.db import session_scope
+from core.db import API_SESSIONS, session_scope
 from core.models import Owner
 from core.owners import authenticate
 from core.storage import Store, get_store
@@ -20,7 +20,13 @@ def get_session() -> Iterator[Session]:
         yield session
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+#: At most ``API_SESSIONS`` request sessions at a time (more wait, without a thread, for a slot), each
+#: committed and closed as soon as the handler returns, before the response is serialised and sent.
+#: Without the limit, requests that had taken a connection (``get_owner``) then waited for a worker
+#: thread to run their handler, while the threads ran other requests' ``get_owner`` blocked on the
+#: exhausted pool: 1–2 s stalls under 50 clients, and with few threads a deadlock until the pool's 30 s
+#: timeout.
+SessionDep = Annotated[Session, Depends(get_session, scope="function", max_concurrency=API_SESSIONS)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 StoreDep = Annotated[Store, Depends(get_store)]
 

@@ -12,10 +12,17 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from core.config import get_settings
 
+#: Connections in one process's pool (either database). The API admits at most ``API_SESSIONS`` request
+#: sessions at a time (``api.deps``) so that a request never waits for a connection while it holds a
+#: worker thread; the rest serve the embedded worker and background sweeps.
+POOL_SIZE, POOL_OVERFLOW = 10, 20
+API_SESSIONS = POOL_SIZE + POOL_OVERFLOW - 4
+
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+                               pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
 
         @event.listens_for(engine, "connect")
         def _pragmas(conn: Any, _record: Any) -> None:
@@ -25,7 +32,7 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_OVERFLOW)
 
 
 @lru_cache
