@@ -1,4 +1,5 @@
-"""Large arrays with their pages mapped in up front, or by a helper thread while they are being filled.
+"""Large arrays with their pages mapped in up front, or by a helper thread while they are being filled
+(and unmapped by one).
 
 Writing to freshly allocated memory takes one page fault per 4 KiB page; on virtual machines without
 transparent huge pages that costs microseconds a page and dominated ingest time (measured: 1.06 s to
@@ -9,6 +10,8 @@ first-touch 500 MB through ``np.empty`` against 0.14 s for an ``mmap`` with ``MA
   the order they will be written, with ``madvise(MADV_POPULATE_WRITE)`` (Linux ≥ 5.14): that prefaults
   pages writable without writing to them, so it may race with the thread filling the arrays. Where
   it is not available the pages simply fault in on first write.
+* :func:`release_in_background` drops the last references to arrays from a thread, so that unmapping
+  them does not hold up the caller.
 
 Arrays below 1 MiB, and platforms without these calls, use ``np.empty``.
 """
