@@ -8,8 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
+from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
+from cli.inputs import label, regular_file
 from cli.render import num, table
+from cli.warmup import announce_cold
 from ingest import CaptureIngest, FlowSummary, ingest_capture
 from ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
@@ -32,10 +34,16 @@ def flow_json(s: FlowSummary) -> dict[str, Any]:
 
 
 def load(path: Path, memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB) -> CaptureIngest:
-    with ingest_errors(str(path)):
-        cap = ingest_capture(path, memory_budget=memory_budget_mb << 20)
+    """Ingest one capture argument (a file, ``-`` for standard input, or a pipe); bad input exits 3."""
+    announce_cold()
+    with ingest_errors(label(path)):
+        try:
+            with regular_file(path) as readable:
+                cap = ingest_capture(readable, memory_budget=memory_budget_mb << 20)
+        except OSError as exc:
+            fail(EXIT_BAD_INPUT, "unreadable_input", f"{label(path)}: {exc.strerror or exc}")
     for w in cap.stats.warnings:
-        warn(f"{path}: {w}")
+        warn(f"{label(path)}: {w}")
     return cap
 
 
@@ -54,7 +62,8 @@ def flows_table(cap: CaptureIngest) -> str:
 
 
 def flows(
-    files: Annotated[list[Path], typer.Argument(help="Capture files (pcap, pcapng, optionally gzipped).")],
+    files: Annotated[list[Path], typer.Argument(help="Capture files (pcap, pcapng, optionally gzipped); - reads "
+                                                      "standard input.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of flow objects.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
 ) -> None:
@@ -63,12 +72,12 @@ def flows(
     for path in files:
         cap = load(path, memory_budget)
         if as_json:
-            out += [{"file": str(path), **flow_json(s)} for s in cap.flows]
+            out += [{"file": label(path), **flow_json(s)} for s in cap.flows]
             continue
         st = cap.stats
         skipped = ", ".join(f"{k} {v}" for k, v in st.skipped.items()) or "none"
         grouped = f"; analysed in {st.connection_groups} connection groups (memory budget)" if st.spilled else ""
-        print(f"{path}: {st.format}{' (gzip)' if st.gzipped else ''}, {st.records} packets, "
+        print(f"{label(path)}: {st.format}{' (gzip)' if st.gzipped else ''}, {st.records} packets, "
               f"{st.tcp_packets} TCP, {st.connections} connections, {st.flows} flows; skipped: {skipped}{grouped}")
         print(flows_table(cap) if cap.flows else "(no TCP flow carried data)")
         print()

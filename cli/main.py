@@ -7,6 +7,7 @@ import typer
 from cli.ingest_cmds import acks, flows
 from cli.score_cmd import score
 from cli.service_cmds import migrate, serve, token_app, worker
+from cli.warmup import warmup
 
 app = typer.Typer(
     name="ackreplay",
@@ -21,6 +22,7 @@ app.command()(acks)
 app.command()(serve)
 app.command()(worker)
 app.command()(migrate)
+app.command()(warmup)
 app.add_typer(token_app, name="token")
 
 

@@ -14,8 +14,10 @@ import typer
 
 from cli.errors import EXIT_BAD_INPUT, EXIT_USAGE, fail, guarded, warn
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from cli.inputs import label, regular_file
 from cli.progress import Progress
 from cli.score_table import score_table
+from cli.warmup import announce_cold
 from core.scoring import ScoredCapture, build_estimators, capture_document, document, parse_params, score_file
 from estimators import EstimatorError
 from estimators.truth import Truth
@@ -34,7 +36,8 @@ def _clean(x: Any) -> Any:
 
 
 def score(
-    files: Annotated[list[Path], typer.Argument(help="Capture files (pcap, pcapng, optionally gzipped).")],
+    files: Annotated[list[Path], typer.Argument(help="Capture files (pcap, pcapng, optionally gzipped); - reads "
+                                                      "standard input (tcpdump -w - | ackreplay score -).")],
     estimators: Annotated[str | None, typer.Option("--estimators", "-e",
                           help="Comma-separated estimators (default: all).")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", "-p",
@@ -61,20 +64,27 @@ def score(
     except EstimatorError as exc:
         fail(EXIT_USAGE, exc.code, exc.message)
     scored: list[ScoredCapture] = []
+    announce_cold()
     for path in files:
-        bar = Progress(path.name)
+        name = label(path)
+        bar = Progress(Path(name).name)
         try:
-            sc = score_file(path, ests, truth=given, use_sidecar=not no_sidecar, allow_vantage=allow_vantage,
-                            progress=bar, memory_budget=memory_budget << 20)
+            with regular_file(path) as readable:
+                sc = score_file(readable, ests, truth=given, use_sidecar=not no_sidecar and readable == path,
+                                allow_vantage=allow_vantage, progress=bar, memory_budget=memory_budget << 20)
+            sc.path = Path(name)
         except IngestError as exc:
             bar.done()
-            fail(EXIT_BAD_INPUT, exc.code, f"{path}: {exc}")
+            fail(EXIT_BAD_INPUT, exc.code, f"{name}: {exc}")
         except EstimatorError as exc:
             bar.done()
-            fail(EXIT_BAD_INPUT, exc.code, f"{path}: {exc.message}")
+            fail(EXIT_BAD_INPUT, exc.code, f"{name}: {exc.message}")
+        except OSError as exc:
+            bar.done()
+            fail(EXIT_BAD_INPUT, "unreadable_input", f"{name}: {exc.strerror or exc}")
         bar.done()
         for w in sc.ingest.stats.warnings:
-            warn(f"{path}: {w}")
+            warn(f"{name}: {w}")
         scored.append(sc)
     doc = _clean(document(scored, ests))
     if fmt == "json":

@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 
 _STAMP = "ackreplay-jit-sources.sha256"
+#: Packages whose compiled code is not cached yet (or was just dropped): their kernels compile at first use.
+COLD: set[str] = set()
 
 
 def _fingerprint(package_dir: Path) -> str:
@@ -26,25 +28,33 @@ def _fingerprint(package_dir: Path) -> str:
 
 
 def _cache_dir(package_dir: Path) -> Path:
-    """Where numba keeps the package's cache: ``NUMBA_CACHE_DIR`` mirrors the source tree, else
-    ``__pycache__`` beside the sources."""
+    """Where numba keeps the package's cache: under ``NUMBA_CACHE_DIR``, a folder named after the source
+    folder and the SHA-1 of its absolute path (numba's ``_CacheLocator.get_suitable_cache_subpath``;
+    ``tests/test_jitcache.py`` checks the two agree), else ``__pycache__`` beside the sources."""
     base = os.environ.get("NUMBA_CACHE_DIR")
     if base:
-        return Path(base) / package_dir.resolve().relative_to(package_dir.resolve().anchor)
+        folder = os.path.abspath(package_dir)
+        digest = hashlib.sha1(folder.encode()).hexdigest()
+        return Path(os.path.abspath(base)) / f"{os.path.basename(folder)}_{digest}"
     return package_dir / "__pycache__"
 
 
-def guard(package_dir: str | Path) -> None:
-    """Drop the package's cached compiled code if any of its sources changed since it was cached."""
+def guard(package_dir: str | Path) -> bool:
+    """Drop the package's cached compiled code if any of its sources changed since it was cached.
+
+    Returns whether cached code is there to load (False: the kernels compile at first use, and the
+    package's name is added to :data:`COLD`)."""
     package_dir = Path(package_dir)
     cache = _cache_dir(package_dir)
     stamp = cache / _STAMP
     current = _fingerprint(package_dir)
     try:
-        if stamp.read_text() == current:
-            return
+        if stamp.read_text() == current and any(cache.glob("*.nbi")):
+            COLD.discard(package_dir.name)
+            return True
     except OSError:
         pass
+    COLD.add(package_dir.name)
     modules = {p.stem for p in package_dir.glob("*.py")}
     try:
         for entry in cache.glob("*.nb[ic]"):
@@ -53,4 +63,5 @@ def guard(package_dir: str | Path) -> None:
         cache.mkdir(parents=True, exist_ok=True)
         stamp.write_text(current)
     except OSError:  # a read-only installation: numba then uses its per-user cache, nothing to guard here
-        return
+        pass
+    return False

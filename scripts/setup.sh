@@ -17,3 +17,6 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
+# Compile the numba kernels now (cached on disk; about 20 s after an install, 1 s when already cached), so
+# that no first run sits compiling.
+.venv/bin/ackreplay warmup >/dev/null

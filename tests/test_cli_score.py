@@ -135,3 +135,32 @@ def test_bad_capture_exits_3_without_traceback(tmp_path):
                           timeout=300, cwd=ROOT)
     assert proc.returncode == 3 and "error [unknown_format]" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _cli(*args: str, stdin: bytes | None = None, shell: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    cmd = shell if shell is not None else [sys.executable, "-m", "cli.main", *args]
+    return subprocess.run(cmd, input=stdin, capture_output=True, timeout=300, cwd=ROOT, shell=shell is not None,
+                          executable="/bin/bash" if shell is not None else None)
+
+
+def test_score_reads_standard_input_and_pipes_as_the_file_itself():
+    """`-` reads standard input, and /dev/stdin fed by a pipe (not seekable) works too; the document is
+    the file's, named `stdin`."""
+    want = json.loads(_cli("score", str(SAMPLE), "-f", "json", "--no-sidecar").stdout)
+    piped = _cli("score", "-", "-f", "json", stdin=SAMPLE.read_bytes())
+    assert piped.returncode == 0, piped.stderr
+    doc = json.loads(piped.stdout)
+    assert doc["captures"][0]["file"] == "stdin"
+    assert doc["captures"][0]["flows"] == want["captures"][0]["flows"]
+    dev = _cli(shell=f"cat {SAMPLE} | {sys.executable} -m cli.main score /dev/stdin -f json --no-sidecar")
+    assert dev.returncode == 0, dev.stderr
+    assert json.loads(dev.stdout)["captures"][0]["flows"] == want["captures"][0]["flows"]
+    flows = _cli("flows", "-", "--json", stdin=SAMPLE.read_bytes())
+    assert flows.returncode == 0 and [f["file"] for f in json.loads(flows.stdout)] == ["stdin"] * 3
+
+
+@pytest.mark.parametrize(("data", "error"), [(b"", "empty_capture"), (b"hello, not a capture\n", "unknown_format")])
+def test_bad_standard_input_is_named_without_traceback(data, error):
+    proc = _cli("score", "-", stdin=data)
+    assert proc.returncode == 3 and f"error [{error}]: stdin:".encode() in proc.stderr
+    assert b"Traceback" not in proc.stderr

@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from numba.core.caching import _CacheLocator
 
+import jitcache
 from jitcache import guard
 
 
@@ -33,7 +35,7 @@ def test_guard_drops_cached_code_when_any_source_changes(tmp_path: Path, monkeyp
     if numba_cache_dir:
         root = tmp_path / "numba-cache"
         monkeypatch.setenv("NUMBA_CACHE_DIR", str(root))
-        cache = root / pkg.resolve().relative_to(pkg.resolve().anchor)
+        cache = root / _CacheLocator.get_suitable_cache_subpath(str(pkg / "decode.py"))  # where numba puts it
     else:
         monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
         cache = pkg / "__pycache__"
@@ -47,3 +49,14 @@ def test_guard_drops_cached_code_when_any_source_changes(tmp_path: Path, monkeyp
     guard(pkg)
     assert list(cache.glob("fastpath.*")) == []
     assert (cache / "other.g-1.py311.nbi").exists()
+
+
+def test_guard_reports_whether_compiled_code_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package without cached code is cold (its first run compiles, and the CLI says so); once numba has
+    written its index files and the sources are unchanged, it is warm."""
+    pkg = _package(tmp_path)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    assert guard(pkg) is False and "pkg" in jitcache.COLD
+    assert guard(pkg) is False  # the sources are recorded, but nothing is compiled yet
+    (pkg / "__pycache__" / "decode.f-1.py311.nbi").write_bytes(b"x")
+    assert guard(pkg) is True and "pkg" not in jitcache.COLD

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
-from alembic.config import Config
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 
-from core.migrate import ROOT, upgrade
+from core.migrate import config, upgrade
 from core.models import Base
 from tests.service.harness import fresh_database
 
@@ -39,9 +38,7 @@ def test_migrations_match_the_models_and_round_trip(kind: str, tmp_path: Path, r
     url = _url(kind, tmp_path, pg)
     upgrade(url)
     assert _differences(url) == []
-    cfg = Config(str(ROOT / "alembic.ini"))
-    cfg.set_main_option("script_location", str(ROOT / "migrations"))
-    cfg.attributes["url"] = url
+    cfg = config(url)
     command.downgrade(cfg, "base")
     assert len(_differences(url)) > 0  # the tables are gone
     command.upgrade(cfg, "head")

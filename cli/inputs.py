@@ -1,0 +1,62 @@
+"""Capture arguments as the shell gives them: a file, ``-`` for standard input, or a pipe or device
+(``/dev/stdin``, ``<(zcat …)``) that cannot be read twice or sought.
+
+Ingest reads a regular file (it seeks, reads ahead and may re-open it), so a stream is first copied to a
+temporary file in ``$TMPDIR``, which is removed as soon as the capture has been processed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+STDIN = "-"
+CHUNK = 1 << 20
+
+
+def is_stream(path: Path) -> bool:
+    """``-``, or a path that exists but is not a regular file (a FIFO, a character device, a socket)."""
+    if str(path) == STDIN:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False  # ingest reports the missing file with its own code
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def label(path: Path) -> str:
+    """How a capture argument is named in messages and documents (``stdin`` for ``-``)."""
+    return "stdin" if str(path) == STDIN else str(path)
+
+
+def _source(path: Path) -> BinaryIO:
+    if str(path) == STDIN:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise OSError("no capture on standard input (pipe one in: tcpdump -w - | ackreplay score -)")
+        return sys.stdin.buffer
+    return open(path, "rb")
+
+
+@contextlib.contextmanager
+def regular_file(path: Path) -> Iterator[Path]:
+    """A regular file holding the capture named by ``path``: the file itself, or a temporary copy of a stream."""
+    if not is_stream(path):
+        yield path
+        return
+    with contextlib.ExitStack() as stack:
+        src = _source(path)
+        if src is not sys.stdin.buffer:
+            stack.callback(src.close)
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ackreplay-stdin-")))
+        target = tmp / ("stdin" if str(path) == STDIN else path.name or "stream")
+        with open(target, "wb") as out:
+            shutil.copyfileobj(src, out, CHUNK)
+        yield target

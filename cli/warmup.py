@@ -1,0 +1,46 @@
+"""Compiled kernels: ``ackreplay warmup`` compiles them ahead, and a first run says that it is compiling.
+
+numba compiles the ingest and replay kernels at their first call and caches the machine code on disk
+(beside the sources, or under ``NUMBA_CACHE_DIR``); after an install or an upgrade that first call takes
+about 20–30 s on two cores. ``scripts/setup.sh`` and the Docker image run ``ackreplay warmup`` so that
+no user run pays it; any other first run prints one line on stderr instead of sitting silent.
+
+The warm-up capture, ``cli/data/warmup.pcap`` (71 kB), is the first 600 packets of the bundled
+``samples/sample.pcap`` (real Linux TCP, two connections, two fast-retransmit loss events): enough to
+reach every kernel that ``score`` runs, with ground truth so that the truth scores compile too.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+WARMUP_CAPTURE = Path(__file__).resolve().parent / "data" / "warmup.pcap"
+_announced = False
+
+
+def announce_cold() -> None:
+    """Say once per process, on stderr, that the kernels are compiling (only when they are not cached)."""
+    global _announced
+    import jitcache
+
+    if _announced or not jitcache.COLD:
+        return
+    _announced = True
+    print("ackreplay: compiling the ingest and replay kernels (once after an install or upgrade, about 20–30 s; "
+          "`ackreplay warmup` does it ahead)…", file=sys.stderr, flush=True)
+
+
+def warmup() -> None:
+    """Compile the ingest and replay kernels now and cache them (run once after installing or upgrading)."""
+    import jitcache
+    from core.scoring import build_estimators, score_file
+    from estimators.truth import Truth
+
+    cold = sorted(jitcache.COLD)
+    t0 = time.perf_counter()
+    score_file(WARMUP_CAPTURE, build_estimators(None, {}), truth=Truth.parse("bottleneck=10Mbit,shared_by=all"),
+               use_sidecar=False)
+    what = "compiled and cached" if cold else "already cached; loaded"
+    print(f"ackreplay: kernels {what} in {time.perf_counter() - t0:.1f} s")

@@ -1,0 +1,1 @@
+"""Alembic migrations (shipped in the package: ``ackreplay migrate`` runs them from here)."""
