@@ -1,6 +1,9 @@
-"""One error handler: every error renders as ``{"error": code, "detail": message}`` with its status."""
+"""One error handler: every error renders as ``{"error": code, "detail": message}`` with its status; and
+the registry of every code the API answers with, from which each route documents its error responses."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -8,7 +11,39 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, OperationalError
 from starlette.exceptions import HTTPException
 
+from api.schemas import ErrorOut
 from core.errors import ServiceError
+
+#: Every error code with its HTTP status (docs/service.md lists them with their meaning).
+CODES: dict[str, int] = {
+    "empty_upload": 400,
+    "token_required": 401, "invalid_token": 401,
+    "not_found": 404, "capture_not_found": 404, "flow_not_found": 404, "run_not_found": 404,
+    "results_not_found": 404, "batch_not_found": 404,
+    "method_not_allowed": 405,
+    "upload_too_large": 413, "quota_exceeded": 413, "archive_too_large": 413,
+    "unsupported_media_type": 415,
+    "invalid_request": 422, "invalid_truth": 422, "invalid_archive": 422, "no_captures": 422, "invalid_sort": 422,
+    "unknown_estimator": 422, "unknown_parameter": 422, "parameter_out_of_range": 422, "invalid_parameter": 422,
+    "database_unavailable": 503,
+}
+#: Codes any authenticated route may answer with.
+COMMON = ("token_required", "invalid_token", "invalid_request", "database_unavailable")
+STATUS_TEXT = {400: "Bad request", 401: "No or unknown API token", 404: "Not found (or another owner's)",
+               405: "Method not allowed", 413: "Too large", 415: "Not a capture", 422: "Invalid input",
+               503: "Database unreachable (Retry-After)"}
+
+
+def responses(*codes: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI error responses of a route: per status, the ``ErrorOut`` model and the codes it may carry."""
+    by_status: dict[int, list[str]] = {}
+    for code in (*COMMON, *codes):
+        by_status.setdefault(CODES[code], []).append(code)
+    return {status: {"model": ErrorOut,
+                     "description": f"{STATUS_TEXT[status]}. `error` is one of: "
+                                    + ", ".join(f"`{c}`" for c in sorted(set(names))),
+                     "content": {"application/json": {"example": {"error": names[0], "detail": "…"}}}}
+            for status, names in sorted(by_status.items())}
 
 
 def body(code: str, detail: object) -> dict[str, object]:
@@ -28,7 +63,7 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def _http(_: Request, exc: HTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return JSONResponse(body(code, exc.detail), status_code=exc.status_code)
+        return JSONResponse(body(code, exc.detail), status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(OperationalError)
     @app.exception_handler(DBAPIError)

@@ -1,56 +1,299 @@
-"""Response models (Pydantic) with examples for the OpenAPI description."""
+"""Response and request models (Pydantic) with examples: every JSON response of the API is one of these.
+
+Documents whose keys follow the estimators (scores per estimator, a flow's summary fields) are typed to
+the level their keys are fixed and keep further keys (``extra="allow"``), so that a new score or summary
+field reaches clients without a schema change.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+RUN_ID = "5b7e2c4d9a1f4e8b8c3d2e1f0a9b8c7d"
+CAPTURE_ID = "8c1d5e0f6a2b4c7d9e0f1a2b3c4d5e6f"
+BATCH_ID = "0f9e8d7c6b5a49382716a5b4c3d2e1f0"
+SCORES_EXAMPLE: dict[str, Any] = {"mean_bps": 2.63e6, "mean_signed_rel_error": 0.056, "mean_abs_rel_error": 0.144,
+                                  "cov": 0.2, "convergence_s": 5.24, "decisions": 39, "parameters": {}}
+
+
+class Open(BaseModel):
+    """A document that may carry more keys than the ones listed."""
+
+    model_config = ConfigDict(extra="allow")
+
 
 class ErrorOut(BaseModel):
-    error: str = Field(examples=["capture_not_found"])
-    detail: Any = Field(examples=["no capture 3f2a…"])
+    """Every error: a stable machine-readable code and a message (or, for 422 validation errors, the list
+    of the fields at fault)."""
+
+    error: str = Field(description="stable machine-readable code", examples=["capture_not_found"])
+    detail: Any = Field(description="what is wrong, for people", examples=["no capture 3f2a…"])
 
 
 class CaptureOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
-    id: str = Field(examples=["8c1d5e0f6a2b4c7d9e0f1a2b3c4d5e6f"])
+    id: str = Field(examples=[CAPTURE_ID])
     name: str = Field(examples=["s04_cubic_1f_10M_rtt50_buf4bdp_loss1pct.pcap"])
-    sha256: str
-    size_bytes: int
-    format: str = Field(examples=["pcap"])
+    sha256: str = Field(examples=["9a3f0c…"])
+    size_bytes: int = Field(examples=[894468])
+    format: str = Field(description="pcap | pcapng | gzip (sniffed from the bytes)", examples=["pcap"])
     tags: list[str] = Field(examples=[["lab", "random-loss"]])
     truth: dict[str, Any] | None = Field(examples=[{"bottleneck_bps": 10e6, "shared_by": "all"}])
-    status: str = Field(examples=["ingested"])
-    error_code: str | None = None
-    error: str | None = None
-    stats: dict[str, Any] | None = None
+    status: str = Field(description="uploaded | ingested | failed", examples=["ingested"])
+    error_code: str | None = Field(None, examples=[None])
+    error: str | None = Field(None, examples=[None])
+    stats: dict[str, Any] | None = Field(None, description="ingest statistics (packets, flows, skipped, …)",
+                                         examples=[{"records": 7403, "flows": 3, "format": "pcap"}])
     created_at: datetime
 
 
 class UploadOut(BaseModel):
     capture: CaptureOut
     created: bool = Field(description="false when the same bytes were uploaded before by the same owner")
-    run_id: str | None = Field(None, description="the default run started for a new capture")
-    run_url: str | None = None
+    run_id: str | None = Field(None, description="the default run started for a new capture", examples=[RUN_ID])
+    run_url: str | None = Field(None, examples=[f"/api/v1/runs/{RUN_ID}"])
 
 
-class Page(BaseModel):
-    items: list[Any]
-    total: int
-    limit: int
-    offset: int
+class CapturePage(BaseModel):
+    items: list[CaptureOut]
+    total: int = Field(examples=[1])
+    limit: int = Field(examples=[50])
+    offset: int = Field(examples=[0])
+
+
+class FlowOut(Open):
+    """One flow as ingest saw it (``ackreplay flows --json``; every field in docs/ingest.md)."""
+
+    flow_id: int = Field(examples=[2])
+    sender: str = Field(examples=["10.201.1.1:40001"])
+    receiver: str = Field(examples=["10.201.2.1:5201"])
+    bytes: int = Field(examples=[2394112])
+    goodput_bps: float = Field(examples=[2.558e6])
+    rttmin_s: float | None = Field(examples=[0.0502])
+    mss: int = Field(examples=[1448])
+    loss_events: int = Field(examples=[39])
+    vantage: str = Field(description="sender | receiver | unknown", examples=["sender"])
+
+
+class EstimatorSpec(BaseModel):
+    name: str = Field(examples=["abse"])
+    parameters: dict[str, Any] = Field(default_factory=dict, examples=[{"N": 12}])
 
 
 class RunIn(BaseModel):
-    captures: list[str] = Field(min_length=1, examples=[["8c1d5e0f6a2b4c7d9e0f1a2b3c4d5e6f"]])
-    estimators: list[str | dict[str, Any]] | None = Field(
+    captures: list[str] = Field(min_length=1, examples=[[CAPTURE_ID]])
+    estimators: list[str | EstimatorSpec] | None = Field(
         None, examples=[["be", {"name": "abse", "parameters": {"N": 12}}]],
         description="names or {name, parameters}; default: every estimator with default parameters")
 
 
 class RunCreated(BaseModel):
-    run_id: str
-    url: str
-    status: str
+    run_id: str = Field(examples=[RUN_ID])
+    url: str = Field(examples=[f"/api/v1/runs/{RUN_ID}"])
+    status: str = Field(examples=["queued"])
+
+
+class Progress(BaseModel):
+    tasks_done: int = Field(examples=[3])
+    tasks_total: int = Field(examples=[3])
+
+
+class Timings(BaseModel):
+    ingest: float = Field(description="seconds spent ingesting", examples=[0.41])
+    replay: float = Field(description="seconds spent replaying", examples=[0.93])
+
+
+class RunCaptureStatus(BaseModel):
+    capture_id: str = Field(examples=[CAPTURE_ID])
+    status: str = Field(description="queued | replaying | succeeded | failed", examples=["succeeded"])
+    error_code: str | None = Field(None, examples=[None])
+    error: str | None = Field(None, examples=[None])
+    skipped_flows: dict[str, str] = Field(description="flow id → why it was not replayed",
+                                          examples=[{"1": "vantage receiver"}])
+
+
+class RunStatusOut(BaseModel):
+    id: str = Field(examples=[RUN_ID])
+    status: str = Field(description="queued | running | succeeded | failed", examples=["succeeded"])
+    is_default: bool
+    estimators: list[EstimatorSpec]
+    version: str = Field(examples=["0.1.0"])
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    error: str | None = Field(None, examples=[None])
+    progress: Progress
+    timings_s: Timings
+    captures: list[RunCaptureStatus]
+
+
+class RunSummaryOut(BaseModel):
+    id: str = Field(examples=[RUN_ID])
+    status: str = Field(examples=["succeeded"])
+    is_default: bool
+    batch_id: str | None = Field(None, examples=[None])
+    created_at: datetime
+    captures: list[str] = Field(examples=[[CAPTURE_ID]])
+    estimators: list[str] = Field(examples=[["be", "re", "abse"]])
+
+
+class CaptureDocument(Open):
+    capture_id: str = Field(examples=[CAPTURE_ID])
+    file: str = Field(examples=["sample.pcap"])
+    status: str = Field(examples=["succeeded"])
+    error: str | None = None
+    stats: dict[str, Any] | None = None
+    truth: dict[str, Any] | None = None
+    truth_source: str | None = Field(None, examples=["upload"])
+    flows: list[dict[str, Any]] = Field(description="each flow's summary, `replayed`, `skipped_reason`, `scores` "
+                                                    "per estimator and `score_window_rel_s`")
+    scores: dict[str, Any] = Field(description="capture-level scores (fairness, means over bulk flows)")
+
+
+class RunDocumentOut(BaseModel):
+    """The run as ``ackreplay score --format json`` prints the same captures (docs/estimators.md)."""
+
+    ackreplay_version: str = Field(examples=["0.1.0"])
+    run_id: str = Field(examples=[RUN_ID])
+    estimators: list[dict[str, Any]] = Field(examples=[[{"name": "re", "parameters": {}, "version": "0.1.0"}]])
+    captures: list[CaptureDocument]
+
+
+class ScoreRow(Open):
+    """One (capture, flow, estimator) with its scores (ESTIMATORS.md §5; every key in docs/estimators.md)."""
+
+    capture_id: str = Field(examples=[CAPTURE_ID])
+    flow_id: int = Field(examples=[2])
+    estimator: str = Field(examples=["re"])
+    version: str = Field(examples=["0.1.0"])
+    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [
+        {"capture_id": CAPTURE_ID, "flow_id": 2, "estimator": "re", "version": "0.1.0", **SCORES_EXAMPLE}]})
+
+
+class ScorePage(BaseModel):
+    items: list[ScoreRow]
+    total: int = Field(examples=[9])
+    limit: int = Field(examples=[500])
+    offset: int = Field(examples=[0])
+
+
+class SeriesOut(BaseModel):
+    """Estimates over time (JSON form of the series endpoint)."""
+
+    columns: list[str] = Field(examples=[["t", "t_rel", "achieved_bps", "re_bps"]])
+    rows: int = Field(examples=[2000])
+    data: list[dict[str, float | None]] = Field(
+        examples=[[{"t": 1763800000.12, "t_rel": 0.12, "achieved_bps": 2.4e6, "re_bps": 2.6e6}]])
+
+
+class DecisionOut(Open):
+    """One estimator's decision at one loss event (every column in docs/estimators.md)."""
+
+    episode: int = Field(examples=[0])
+    kind: str = Field(description="fast_retransmit | timeout", examples=["fast_retransmit"])
+    t_rel: float = Field(examples=[1.93])
+    estimator: str = Field(examples=["abse"])
+    ssthresh_segments: float | None = Field(examples=[21.4])
+    ideal_segments: float | None = Field(examples=[19.0])
+    newreno_ssthresh_segments: float | None = Field(examples=[17.0])
+
+
+class FlowRef(BaseModel):
+    run_id: str = Field(examples=[RUN_ID])
+    capture_id: str = Field(examples=[CAPTURE_ID])
+    flow_id: int = Field(examples=[2])
+
+
+class BoardEntry(BaseModel):
+    mean: float | None = Field(examples=[0.144])
+    flows: int = Field(examples=[12])
+    wins: int = Field(examples=[5])
+    won_flows: list[FlowRef]
+    rank: int | None = Field(None, description="absent when the estimator has no value for this score",
+                             examples=[1])
+
+
+class ScoreBoard(BaseModel):
+    better: Literal["min", "max", "zero", "one"] = Field(
+        description="min: smaller is better; max: larger; zero: closer to 0; one: closer to 1", examples=["min"])
+    estimators: dict[str, BoardEntry]
+
+
+class LeaderboardOut(BaseModel):
+    flows: int = Field(description="bulk flows compared", examples=[12])
+    estimators: list[str] = Field(examples=[["abse", "be", "re"]])
+    scores: dict[str, ScoreBoard] = Field(description="per score")
+
+
+class Placing(BaseModel):
+    estimator: str = Field(examples=["re"])
+    mean_rank: float = Field(examples=[2.4])
+    place: int = Field(examples=[1])
+
+
+class ScoreboardOut(LeaderboardOut):
+    ranking: list[Placing] = Field(description="overall: mean rank over the scores")
+    batch_id: str = Field(examples=[BATCH_ID])
+    run_id: str = Field(examples=[RUN_ID])
+    status: str = Field(examples=["succeeded"])
+    captures: int = Field(examples=[20])
+
+
+class Rejected(BaseModel):
+    name: str = Field(examples=["notes.txt"])
+    error: str = Field(examples=["unsupported_media_type"])
+    detail: Any = Field(examples=["not a pcap, pcapng or gzip file (starts with 68656c6c)"])
+
+
+class BatchCreated(BaseModel):
+    batch_id: str = Field(examples=[BATCH_ID])
+    run_id: str | None = Field(examples=[RUN_ID])
+    url: str = Field(examples=[f"/api/v1/batches/{BATCH_ID}"])
+    captures: list[str] = Field(examples=[[CAPTURE_ID]])
+    rejected: list[Rejected]
+
+
+class BatchOut(BaseModel):
+    id: str = Field(examples=[BATCH_ID])
+    name: str = Field(examples=["lab-sweep.zip"])
+    captures: list[str] = Field(examples=[[CAPTURE_ID]])
+    rejected: list[Rejected]
+    run: RunStatusOut | None
+
+
+class ParameterInfo(Open):
+    name: str = Field(examples=["N"])
+    type: str = Field(examples=["float"])
+    default: Any = Field(examples=[10.0])
+    description: str = Field(examples=["τ scale factor N (eq. (6))"])
+
+
+class EstimatorInfo(Open):
+    name: str = Field(examples=["abse"])
+    title: str = Field(examples=["ABSE (adaptive bandwidth share estimation)"])
+    citation: str = Field(examples=["Seed 000 §3.1.2, §3.2, eqs. (1)-(6)"])
+    description: str
+    has_series: bool
+    parameters: list[ParameterInfo]
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class ReadyOut(BaseModel):
+    status: Literal["ready", "not_ready"] = Field(examples=["ready"])
+    checks: dict[str, str] = Field(examples=[{"database": "ok", "broker": "embedded", "storage": "ok"}])
+
+
+class QuotaOut(BaseModel):
+    """The caller's storage: bytes of stored captures against its quota."""
+
+    owner: str = Field(examples=["alice"])
+    used_bytes: int = Field(examples=[894468])
+    captures: int = Field(examples=[1])
+    limit_bytes: int | None = Field(description="null: unlimited", examples=[10_737_418_240])
+    remaining_bytes: int | None = Field(description="null: unlimited", examples=[10_736_523_772])

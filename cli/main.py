@@ -6,7 +6,7 @@ import typer
 
 from cli.ingest_cmds import acks, flows
 from cli.score_cmd import score
-from cli.service_cmds import migrate, serve, token_app, worker
+from cli.service_cmds import migrate, quota_app, serve, token_app, worker
 from cli.warmup import warmup
 
 app = typer.Typer(
@@ -24,6 +24,7 @@ app.command()(worker)
 app.command()(migrate)
 app.command()(warmup)
 app.add_typer(token_app, name="token")
+app.add_typer(quota_app, name="quota")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -9,6 +10,7 @@ import typer
 from core.config import get_settings
 
 token_app = typer.Typer(help="API tokens.", no_args_is_help=True)
+quota_app = typer.Typer(help="Per-owner storage quotas.", no_args_is_help=True)
 
 
 def migrate() -> None:
@@ -25,15 +27,35 @@ def serve(
     no_migrate: Annotated[bool, typer.Option("--no-migrate", help="Do not apply migrations first.")] = False,
     workers: Annotated[int, typer.Option(help="API processes (each embedded one runs its own worker thread).")]
     = 1,
+    open_: Annotated[bool, typer.Option("--open", help="Serve without tokens even on a non-loopback address "
+                                        "(anyone who can reach it may upload, read and delete).")] = False,
 ) -> None:
-    """Run the REST API (and, without REDIS_URL, an in-process worker): everything on one machine."""
+    """Run the REST API (and, without REDIS_URL, an in-process worker): everything on one machine.
+
+    Without a token the service runs open (single user) only on a loopback address; on any other address
+    it requires API tokens unless --open (or ACKREPLAY_AUTH=open) says otherwise."""
+    import logging
+    import os
+
     import uvicorn
 
     from core.db import session_scope
     from core.migrate import upgrade
+    from core.owners import open_mode_allowed
     from core.pipeline import requeue_unfinished
 
     settings = get_settings()
+    mode, warning = open_mode_allowed(host, settings.auth, open_)
+    if mode != settings.auth:
+        os.environ["ACKREPLAY_AUTH"] = mode  # the API processes read it (also those uvicorn spawns)
+        get_settings.cache_clear()
+        settings = get_settings()
+        if mode == "required":
+            print(f"ackreplay: {host} is not a loopback address: API tokens are required "
+                  "(`ackreplay token create NAME`; --open to serve without them)")
+    if warning:
+        logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
+        logging.getLogger("ackreplay.serve").warning(warning)
     if not no_migrate:
         upgrade()
     if settings.embedded_worker:
@@ -63,13 +85,69 @@ def worker(
 
 
 @token_app.command("create")
-def token_create(name: Annotated[str, typer.Argument(help="Owner name (created if new).")]) -> None:
-    """Create an API token for an owner; it is printed once and stored hashed."""
+def token_create(
+    name: Annotated[str, typer.Argument(help="Owner name (created if new).")],
+    no_adopt: Annotated[bool, typer.Option("--no-adopt", help="The first token: leave what was uploaded in open "
+                                           "mode to the owner `local` instead of giving it to NAME.")] = False,
+) -> None:
+    """Create an API token for an owner; it is printed once (on stdout) and stored hashed.
+
+    The first token ever created adopts what was uploaded in open mode: its owner takes over the open-mode
+    owner `local` with every capture, run and batch (unless --no-adopt)."""
     from core.db import session_scope
     from core.migrate import upgrade
-    from core.owners import create_token
+    from core.owners import adopt_open_owner, create_token
 
     upgrade()
     with session_scope() as session:
+        adopted = None if no_adopt else adopt_open_owner(session, name)
         _, plain = create_token(session, name)
+    if adopted is not None:
+        print(f"ackreplay: {name} adopted what was uploaded in open mode ({adopted} captures)", file=sys.stderr)
     print(plain)
+
+
+@quota_app.command("set")
+def quota_set(
+    name: Annotated[str, typer.Argument(help="Owner name.")],
+    size: Annotated[str, typer.Argument(help="Bytes of stored captures (e.g. 20GB, 512MiB); `default` for the "
+                                        "service's ACKREPLAY_QUOTA_BYTES.")],
+) -> None:
+    """Set an owner's storage quota (uploads past it answer 413 quota_exceeded)."""
+    from core.db import session_scope
+    from core.migrate import upgrade
+    from core.owners import get_or_create_owner
+    from estimators import EstimatorError
+    from estimators.truth import parse_size
+
+    try:
+        limit = None if size == "default" else parse_size(size)
+    except EstimatorError:
+        print(f"ackreplay: error [invalid_size]: cannot read {size!r} as a size (e.g. 20GB, 512MiB, default)",
+              file=sys.stderr)
+        raise typer.Exit(2) from None
+    upgrade()
+    with session_scope() as session:
+        get_or_create_owner(session, name).quota_bytes = limit
+    quota_show(name)
+
+
+@quota_app.command("show")
+def quota_show(name: Annotated[str, typer.Argument(help="Owner name.")]) -> None:
+    """An owner's storage: bytes of stored captures against its quota."""
+    from sqlalchemy import select
+
+    from core import quotas
+    from core.db import session_scope
+    from core.migrate import upgrade
+    from core.models import Owner
+
+    upgrade()
+    with session_scope() as session:
+        owner = session.scalar(select(Owner).where(Owner.name == name))
+        if owner is None:
+            print(f"ackreplay: error [unknown_owner]: no owner {name!r}", file=sys.stderr)
+            raise typer.Exit(4)
+        u = quotas.usage(session, owner)
+    limit = "unlimited" if u.limit_bytes is None else f"{u.limit_bytes} bytes"
+    print(f"{name}: {u.used_bytes} bytes in {u.captures} captures; quota {limit}")

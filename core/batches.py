@@ -18,28 +18,71 @@ from core.errors import NotFound, ServiceError
 from core.models import Batch, Capture, Owner, Run
 from core.owners import owned
 from core.pipeline import estimator_spec, start_run
+from core.quotas import QuotaExceeded
 from core.results import leaderboard
 from core.storage import Store
 
 MAX_MEMBERS = 10_000
 
 
+class BatchRejected(ServiceError):
+    """An error that rejects the whole batch (not one member): nothing of it is kept."""
+
+    status = 413
+
+
+class _Budget:
+    """The decompressed bytes all members of one archive may still yield (``max_archive_bytes``)."""
+
+    def __init__(self, name: str, limit: int) -> None:
+        self.name, self.limit, self.used = name, limit, 0
+
+    def take(self, n: int) -> None:
+        self.used += n
+        if self.used > self.limit:
+            raise BatchRejected(f"{self.name}: the archive's members decompress to more than {self.limit} bytes",
+                                code="archive_too_large")
+
+
+class _Metered:
+    """A member's stream that charges every byte read to the archive's budget (checked while streaming:
+    a zip or tar bomb is stopped at the limit, not after it has been written out)."""
+
+    def __init__(self, src: IO[bytes], budget: _Budget) -> None:
+        self.src, self.budget = src, budget
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.src.read(n)
+        self.budget.take(len(data))
+        return data
+
+
 def _is_tar(head: bytes) -> bool:
     return len(head) >= 262 and head[257:262] == b"ustar"
 
 
-def expand(src: IO[bytes], name: str) -> Iterator[tuple[str, IO[bytes]]]:
-    """The captures inside an upload: the upload itself, or the files of a zip/tar(.gz) archive."""
+def expand(src: IO[bytes], name: str, *, max_bytes: int) -> Iterator[tuple[str, IO[bytes]]]:
+    """The captures inside an upload: the upload itself, or the files of a zip/tar(.gz) archive, whose
+    members together may decompress to at most ``max_bytes`` (:class:`BatchRejected` beyond)."""
     head = src.read(1024)
     src.seek(0)
+    budget = _Budget(name, max_bytes)
     if head[:4] == b"PK\x03\x04":
-        with zipfile.ZipFile(src) as zf:
+        try:
+            zf = zipfile.ZipFile(src)
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise ServiceError(f"{name}: broken zip archive ({exc})", code="invalid_archive", status=422) from exc
+        with zf:
             members = [i for i in zf.infolist() if not i.is_dir()]
             if len(members) > MAX_MEMBERS:
-                raise ServiceError(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large", status=413)
+                raise BatchRejected(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large")
             for info in members:
-                with zf.open(info) as zmember:
-                    yield info.filename, zmember
+                try:
+                    with zf.open(info) as zmember:
+                        yield info.filename, _Metered(zmember, budget)  # type: ignore[misc]
+                except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
+                    raise ServiceError(f"{name}: broken zip member {info.filename} ({exc})",
+                                       code="invalid_archive", status=422) from exc
         return
     inner = head
     if head[:2] == b"\x1f\x8b":
@@ -56,11 +99,10 @@ def expand(src: IO[bytes], name: str) -> Iterator[tuple[str, IO[bytes]]]:
                         continue
                     count += 1
                     if count > MAX_MEMBERS:
-                        raise ServiceError(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large",
-                                           status=413)
+                        raise BatchRejected(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large")
                     fh = tf.extractfile(entry)
                     if fh is not None:
-                        yield entry.name, fh
+                        yield entry.name, _Metered(fh, budget)  # type: ignore[misc]
         except tarfile.TarError as exc:
             raise ServiceError(f"{name}: broken tar archive ({exc})", code="invalid_archive", status=422) from exc
         return
@@ -68,25 +110,36 @@ def expand(src: IO[bytes], name: str) -> Iterator[tuple[str, IO[bytes]]]:
 
 
 def create(session: Session, store: Store, owner: Owner, uploads: list[tuple[str, IO[bytes]]], *, name: str,
-           truth: dict[str, Any] | None, tags: list[str], limit: int,
+           truth: dict[str, Any] | None, tags: list[str], limit: int, max_archive_bytes: int,
            estimators: list[Any] | None = None) -> Batch:
+    """Store every capture of the uploads and start one run over them. A member that is not a capture is
+    listed in ``rejected``; an archive past ``max_archive_bytes`` or a batch past the owner's quota rejects
+    the whole batch (413), and the captures it had stored so far are removed again."""
     batch = Batch(owner_id=owner.id, name=name)
     session.add(batch)
     session.flush()
     captures: list[Capture] = []
     seen: set[str] = set()
     rejected: list[dict[str, Any]] = []
-    for upload_name, fh in uploads:
-        for member_name, member in expand(fh, upload_name):
-            try:
-                up = cap_svc.create_from_stream(session, store, owner, member, name=member_name, tags=tags,
-                                                truth=truth, limit=limit, batch_id=batch.id)
-            except ServiceError as exc:
-                rejected.append({"name": member_name, "error": exc.code, "detail": exc.detail})
-                continue
-            if up.capture.id not in seen:
-                seen.add(up.capture.id)
-                captures.append(up.capture)
+    try:
+        for upload_name, fh in uploads:
+            for member_name, member in expand(fh, upload_name, max_bytes=max_archive_bytes):
+                try:
+                    up = cap_svc.create_from_stream(session, store, owner, member, name=member_name, tags=tags,
+                                                    truth=truth, limit=limit, batch_id=batch.id)
+                except (BatchRejected, QuotaExceeded):
+                    raise
+                except ServiceError as exc:
+                    rejected.append({"name": member_name, "error": exc.code, "detail": exc.detail})
+                    continue
+                if up.capture.id not in seen:
+                    seen.add(up.capture.id)
+                    captures.append(up.capture)
+    except (BatchRejected, QuotaExceeded):
+        for cap in captures:  # the transaction rolls the rows back; the stored objects go here
+            if cap.batch_id == batch.id:
+                store.delete(f"captures/{cap.id}")
+        raise
     if not captures:
         raise ServiceError("the batch holds no capture (" + "; ".join(f"{r['name']}: {r['error']}"
                            for r in rejected) + ")", code="no_captures", status=422)

@@ -9,6 +9,7 @@ from typing import IO, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from core import quotas
 from core.errors import NotFound, ServiceError
 from core.models import Capture, Flow, Owner, RunCapture, new_id
 from core.owners import owned
@@ -49,11 +50,18 @@ class Upload:
 def create_from_stream(session: Session, store: Store, owner: Owner, src: IO[bytes], *, name: str,
                        tags: list[str], truth: dict[str, Any] | None, limit: int,
                        batch_id: str | None = None) -> Upload:
-    """Store an upload; the same bytes uploaded again by the same owner return the existing capture."""
+    """Store an upload; the same bytes uploaded again by the same owner return the existing capture.
+
+    Held to ``limit`` (413 ``upload_too_large``) and to the owner's storage quota (413 ``quota_exceeded``:
+    the stream may not grow past what is left, and the total is checked again under the owner's lock)."""
     tmp = f"uploads/{new_id()}"
+    before = quotas.usage(session, owner)
+    left = before.remaining_bytes
     try:
-        size, sha, head = store.write_stream(tmp, src, limit=limit)
+        size, sha, head = store.write_stream(tmp, src, limit=limit if left is None else min(limit, left))
     except TooLarge as exc:
+        if left is not None and left < limit:
+            raise quotas.exceeded(owner, before, exc.limit + 1) from exc
         raise ServiceError(str(exc), code="upload_too_large", status=413) from exc
     if size == 0:
         store.delete(tmp)
@@ -67,6 +75,11 @@ def create_from_stream(session: Session, store: Store, owner: Owner, src: IO[byt
     if existing is not None:
         store.delete(tmp)
         return Upload(existing, False)
+    try:
+        quotas.check_locked(session, owner, size)
+    except quotas.QuotaExceeded:
+        store.delete(tmp)
+        raise
     cap = Capture(owner_id=owner.id, sha256=sha, name=name, size_bytes=size, format=kind, tags=tags,
                   truth=truth, batch_id=batch_id, storage_key="")
     session.add(cap)

@@ -29,6 +29,12 @@ class Settings(BaseSettings):
     ingest_memory_budget_mb: int = Field(
         1024, ge=1, description="working-set budget of one capture's ingest; larger captures spill to temporary "
                                 "files and are analysed in connection groups")
+    quota_bytes: int | None = Field(
+        None, ge=0, description="default storage quota of an owner: total bytes of its stored captures (413 "
+                                "quota_exceeded beyond; none: unlimited); `ackreplay quota set` overrides it per owner")
+    max_archive_bytes: int = Field(
+        8 << 30, ge=1, description="total decompressed bytes of the members of one uploaded archive (checked while "
+                                   "streaming; 413 archive_too_large beyond)")
     auth: Literal["auto", "required", "open"] = Field(
         "auto", description="auto: open until the first API token exists; required; open (single user)")
     replay_batch_flows: int = Field(16, description="flows replayed per task")

@@ -31,6 +31,8 @@ class Owner(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     name: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    #: Storage quota (bytes of stored captures); None: the service's default (``ACKREPLAY_QUOTA_BYTES``).
+    quota_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class ApiToken(Base):

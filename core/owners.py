@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import secrets
 from typing import TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core.errors import NotFound, Unauthorized
-from core.models import ApiToken, Owner
+from core.models import ApiToken, Capture, Owner
 
 LOCAL_OWNER = "local"
 TOKEN_PREFIX = "ar_"
@@ -47,6 +48,52 @@ def create_token(session: Session, owner_name: str, token_name: str | None = Non
     session.add(row)
     session.flush()
     return row, plain
+
+
+def adopt_open_owner(session: Session, owner_name: str) -> int | None:
+    """Before the first API token exists, hand everything uploaded in open mode to ``owner_name``.
+
+    In open mode (no token yet) every request acts as the owner ``local``. The first token would otherwise
+    hide that data: once a token exists, tokenless requests are refused and ``local``'s rows belong to no
+    token. So when no token has ever been created, ``owner_name`` does not exist yet and ``local`` does,
+    ``local`` is renamed ``owner_name`` (its id, and so every capture, run and batch, stays). Returns the
+    number of captures adopted, or None when nothing was adopted.
+    """
+    if owner_name == LOCAL_OWNER or session.scalar(select(ApiToken.id).limit(1)) is not None:
+        return None
+    local = session.scalar(select(Owner).where(Owner.name == LOCAL_OWNER))
+    if local is None or session.scalar(select(Owner.id).where(Owner.name == owner_name)) is not None:
+        return None
+    local.name = owner_name
+    session.flush()
+    return int(session.scalar(select(func.count(Capture.id)).where(Capture.owner_id == local.id)) or 0)
+
+
+def open_mode_allowed(host: str, auth: str, explicit_open: bool) -> tuple[str, str | None]:
+    """The authentication mode a server bound to ``host`` runs in, and a warning to log.
+
+    Open mode (tokenless requests act as ``local``) is for one user on one machine: ``auto`` becomes
+    ``required`` on any bind other than loopback, unless the operator asks for open mode explicitly
+    (``serve --open`` or ``ACKREPLAY_AUTH=open``), which is then logged as a warning.
+    """
+    loopback = is_loopback(host)
+    if explicit_open or auth == "open":
+        if loopback:
+            return "open", None
+        return "open", (f"open mode on {host}: anyone who can reach this address can upload, read and delete "
+                        "captures without a token")
+    if auth == "auto" and not loopback:
+        return "required", None
+    return auth, None
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def any_token(session: Session) -> bool:

@@ -7,20 +7,24 @@ import json
 from typing import Annotated, Any
 
 import polars as pl
-from fastapi import APIRouter, File, Form, Query, Request, UploadFile
+from fastapi import APIRouter, File, Form, Path, Query, Request, UploadFile
 from fastapi.responses import Response
 
 from api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
+from api.errors import responses
 from api.metrics import UPLOADS
-from api.schemas import CaptureOut, ErrorOut, Page, UploadOut
+from api.schemas import CAPTURE_ID, CaptureOut, CapturePage, FlowOut, UploadOut
 from core import captures as svc
 from core.errors import ServiceError
 from core.pipeline import estimator_spec, read_tables, start_run
 
 router = APIRouter(prefix="/captures", tags=["captures"])
-ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorOut}, 401: {"model": ErrorOut}, 404: {"model": ErrorOut}, 413: {"model": ErrorOut},
-    415: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}}
+CaptureId = Annotated[str, Path(description="a capture's id", examples=[CAPTURE_ID])]
+FlowId = Annotated[int, Path(description="a flow's id within its capture (`ackreplay flows`)", examples=[2])]
+TABLE_FORMATS = {"application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
+                 "text/csv": {"schema": {"type": "string"}, "example": "t,acked,dup,d,rtt\n"}}
+UPLOAD_ERRORS = responses("empty_upload", "upload_too_large", "quota_exceeded", "unsupported_media_type",
+                          "invalid_truth")
 
 
 def _truth_field(value: str | None) -> dict[str, Any] | None:
@@ -35,7 +39,9 @@ def _truth_field(value: str | None) -> dict[str, Any] | None:
     return svc.parse_truth(text)
 
 
-@router.post("", status_code=201, response_model=UploadOut, responses=ERRORS,
+@router.post("", status_code=201, response_model=UploadOut,
+             responses={200: {"model": UploadOut, "description": "the same bytes were uploaded before (no new run)"},
+                        **UPLOAD_ERRORS},
              summary="Upload a capture (pcap, pcapng, gzip); starts the default run")
 def upload(request: Request, session: SessionDep, owner: OwnerDep, store: StoreDep, settings: SettingsDep,
            response: Response,
@@ -64,40 +70,51 @@ def upload(request: Request, session: SessionDep, owner: OwnerDep, store: StoreD
                      run_url=f"/api/v1/runs/{run_id}" if run_id else None)
 
 
-@router.get("", response_model=Page, summary="List captures (paginated; filter by tag and status)")
-def list_captures(session: SessionDep, owner: OwnerDep, tag: str | None = None, status: str | None = None,
-                  limit: Annotated[int, Query(ge=1, le=500)] = 50, offset: Annotated[int, Query(ge=0)] = 0) -> Page:
+@router.get("", response_model=CapturePage, responses=responses(),
+            summary="List captures (paginated; filter by tag and status)")
+def list_captures(session: SessionDep, owner: OwnerDep,
+                  tag: Annotated[str | None, Query(description="only captures with this tag", examples=["lab"])]
+                  = None,
+                  status: Annotated[str | None, Query(description="uploaded | ingested | failed",
+                                                      examples=["ingested"])] = None,
+                  limit: Annotated[int, Query(ge=1, le=500, examples=[50])] = 50,
+                  offset: Annotated[int, Query(ge=0, examples=[0])] = 0) -> CapturePage:
     rows, total = svc.listing(session, owner, tag=tag, status=status, limit=limit, offset=offset)
-    return Page(items=[CaptureOut.model_validate(r).model_dump(mode="json") for r in rows], total=total,
-                limit=limit, offset=offset)
+    return CapturePage(items=[CaptureOut.model_validate(r) for r in rows], total=total, limit=limit, offset=offset)
 
 
-@router.get("/{capture_id}", response_model=CaptureOut, responses=ERRORS, summary="One capture")
-def get_capture(capture_id: str, session: SessionDep, owner: OwnerDep) -> CaptureOut:
+@router.get("/{capture_id}", response_model=CaptureOut, responses=responses("capture_not_found"),
+            summary="One capture")
+def get_capture(capture_id: CaptureId, session: SessionDep, owner: OwnerDep) -> CaptureOut:
     return CaptureOut.model_validate(svc.get(session, owner, capture_id))
 
 
-@router.delete("/{capture_id}", status_code=204, responses=ERRORS, summary="Delete a capture, its files and results")
-def delete_capture(capture_id: str, session: SessionDep, owner: OwnerDep, store: StoreDep) -> Response:
+@router.delete("/{capture_id}", status_code=204, response_class=Response, responses=responses("capture_not_found"),
+               summary="Delete a capture, its files and results (frees its bytes of the quota)")
+def delete_capture(capture_id: CaptureId, session: SessionDep, owner: OwnerDep, store: StoreDep) -> Response:
     svc.delete(session, store, svc.get(session, owner, capture_id))
     return Response(status_code=204)
 
 
-@router.get("/{capture_id}/flows", responses=ERRORS, summary="The capture's flows with their ingest summary")
-def list_flows(capture_id: str, session: SessionDep, owner: OwnerDep) -> list[dict[str, Any]]:
+@router.get("/{capture_id}/flows", response_model=list[FlowOut], responses=responses("capture_not_found"),
+            summary="The capture's flows with their ingest summary")
+def list_flows(capture_id: CaptureId, session: SessionDep, owner: OwnerDep) -> list[dict[str, Any]]:
     cap = svc.get(session, owner, capture_id)
     return [f.summary for f in svc.flows(session, cap)]
 
 
-@router.get("/{capture_id}/flows/{flow_id}", responses=ERRORS, summary="One flow's ingest summary")
-def get_flow(capture_id: str, flow_id: int, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
+@router.get("/{capture_id}/flows/{flow_id}", response_model=FlowOut,
+            responses=responses("capture_not_found", "flow_not_found"), summary="One flow's ingest summary")
+def get_flow(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
     return svc.flow(session, svc.get(session, owner, capture_id), flow_id).summary
 
 
-@router.get("/{capture_id}/flows/{flow_id}/acks", responses=ERRORS,
+@router.get("/{capture_id}/flows/{flow_id}/acks", response_class=Response,
+            responses={200: {"content": TABLE_FORMATS, "description": "the ACK stream (docs/ingest.md columns)"},
+                       **responses("capture_not_found", "flow_not_found")},
             summary="Download one flow's ACK stream (Parquet or CSV)")
-def download_acks(capture_id: str, flow_id: int, session: SessionDep, owner: OwnerDep, store: StoreDep,
-                  format: Annotated[str, Query(pattern="^(parquet|csv)$")] = "parquet") -> Response:
+def download_acks(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep, store: StoreDep,
+                  format: Annotated[str, Query(pattern="^(parquet|csv)$", examples=["csv"])] = "parquet") -> Response:
     f = svc.flow(session, svc.get(session, owner, capture_id), flow_id)
     return table_response(read_tables(store, f.tables_key, [flow_id])["acks"].drop("flow_id"), format)
 

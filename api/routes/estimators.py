@@ -7,10 +7,11 @@ from typing import Any
 from fastapi import APIRouter
 
 import estimators as E
+from api.schemas import EstimatorInfo
 
 router = APIRouter(tags=["estimators"])
 
 
-@router.get("/estimators", summary="Every estimator with its parameter schema")
+@router.get("/estimators", response_model=list[EstimatorInfo], summary="Every estimator with its parameter schema")
 def catalogue() -> list[dict[str, Any]]:
     return E.catalogue()

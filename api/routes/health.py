@@ -10,18 +10,20 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
 from api.deps import SettingsDep, StoreDep
+from api.schemas import HealthOut, ReadyOut
 from core.db import get_engine
 from core.queue import celery_client
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/health", summary="Liveness")
+@router.get("/health", response_model=HealthOut, summary="Liveness")
 def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/ready", summary="Readiness: database, broker and storage")
+@router.get("/ready", response_model=ReadyOut, responses={503: {"model": ReadyOut, "description": "not ready"}},
+            summary="Readiness: database, broker and storage")
 def ready(settings: SettingsDep, store: StoreDep) -> JSONResponse:
     checks: dict[str, Any] = {}
     try:

@@ -5,66 +5,99 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
 from api.deps import OwnerDep, SessionDep, StoreDep
+from api.errors import responses
 from api.metrics import RUNS
-from api.routes.captures import ERRORS, table_response
-from api.schemas import Page, RunCreated, RunIn
+from api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, table_response
+from api.schemas import (
+    RUN_ID,
+    DecisionOut,
+    LeaderboardOut,
+    RunCreated,
+    RunDocumentOut,
+    RunIn,
+    RunStatusOut,
+    RunSummaryOut,
+    ScorePage,
+    SeriesOut,
+)
 from core import captures as cap_svc
 from core import results
 from core.pipeline import estimator_spec, start_run
 
 router = APIRouter(tags=["runs"])
+RunId = Annotated[str, Path(description="a run's id", examples=[RUN_ID])]
+ESTIMATOR_ERRORS = ("unknown_estimator", "unknown_parameter", "parameter_out_of_range", "invalid_parameter")
+RESULT_ERRORS = responses("run_not_found", "results_not_found")
 
 
-@router.post("/runs", status_code=202, response_model=RunCreated, responses=ERRORS,
+@router.post("/runs", status_code=202, response_model=RunCreated,
+             responses=responses("capture_not_found", *ESTIMATOR_ERRORS),
              summary="Start a run: captures × estimators (with parameters)")
 def create_run(body: RunIn, session: SessionDep, owner: OwnerDep) -> RunCreated:
     caps = [cap_svc.get(session, owner, cid) for cid in body.captures]
-    run = start_run(session, owner, caps, estimator_spec(body.estimators))
+    items = [e if isinstance(e, str) else e.model_dump() for e in body.estimators] if body.estimators else None
+    run = start_run(session, owner, caps, estimator_spec(items))
     RUNS.inc()
     return RunCreated(run_id=run.id, url=f"/api/v1/runs/{run.id}", status=run.status)
 
 
-@router.get("/runs", responses=ERRORS, summary="The caller's runs, newest first")
-def list_runs(session: SessionDep, owner: OwnerDep, capture: str | None = None,
-              limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[dict[str, Any]]:
+@router.get("/runs", response_model=list[RunSummaryOut], responses=responses(),
+            summary="The caller's runs, newest first")
+def list_runs(session: SessionDep, owner: OwnerDep,
+              capture: Annotated[str | None, Query(description="only runs that include this capture",
+                                                   examples=["8c1d5e0f6a2b4c7d9e0f1a2b3c4d5e6f"])] = None,
+              limit: Annotated[int, Query(ge=1, le=500, examples=[100])] = 100) -> list[dict[str, Any]]:
     return results.list_runs(session, owner, capture_id=capture, limit=limit)
 
 
-@router.get("/runs/{run_id}", responses=ERRORS, summary="Status, progress, timings and errors of a run")
-def get_run(run_id: str, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
+@router.get("/runs/{run_id}", response_model=RunStatusOut, responses=responses("run_not_found"),
+            summary="Status, progress, timings and errors of a run")
+def get_run(run_id: RunId, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
     return results.status(session, results.get_run(session, owner, run_id))
 
 
-@router.get("/runs/{run_id}/document", responses=ERRORS,
+@router.get("/runs/{run_id}/document", response_model=RunDocumentOut, responses=responses("run_not_found"),
             summary="The run as `ackreplay score --format json` prints it")
-def run_document(run_id: str, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
+def run_document(run_id: RunId, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
     return results.document(session, results.get_run(session, owner, run_id))
 
 
-@router.get("/runs/{run_id}/scores", response_model=Page, responses=ERRORS,
+@router.get("/runs/{run_id}/scores", response_model=ScorePage, responses=responses("run_not_found", "invalid_sort"),
             summary="Scores per flow and estimator; filter and sort")
-def run_scores(run_id: str, session: SessionDep, owner: OwnerDep, capture: str | None = None,
-               estimator: str | None = None, flow: int | None = None, sort: str | None = None,
-               order: Annotated[str, Query(pattern="^(asc|desc)$")] = "asc",
-               limit: Annotated[int, Query(ge=1, le=5000)] = 500, offset: Annotated[int, Query(ge=0)] = 0) -> Page:
+def run_scores(run_id: RunId, session: SessionDep, owner: OwnerDep,
+               capture: Annotated[str | None, Query(description="only this capture's flows",
+                                                    examples=["8c1d5e0f6a2b4c7d9e0f1a2b3c4d5e6f"])] = None,
+               estimator: Annotated[str | None, Query(description="only this estimator", examples=["re"])] = None,
+               flow: Annotated[int | None, Query(description="only this flow id", examples=[2])] = None,
+               sort: Annotated[str | None, Query(description="a score to sort by",
+                                                 examples=["mean_abs_rel_error"])] = None,
+               order: Annotated[str, Query(pattern="^(asc|desc)$", examples=["asc"])] = "asc",
+               limit: Annotated[int, Query(ge=1, le=5000, examples=[500])] = 500,
+               offset: Annotated[int, Query(ge=0, examples=[0])] = 0) -> ScorePage:
     run = results.get_run(session, owner, run_id)
     rows, total = results.score_rows(session, run, capture_id=capture, estimator=estimator, flow_id=flow, sort=sort,
                                      descending=order == "desc", limit=limit, offset=offset)
-    return Page(items=rows, total=total, limit=limit, offset=offset)
+    return ScorePage.model_validate({"items": rows, "total": total, "limit": limit, "offset": offset})
 
 
-@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/series", responses=ERRORS,
+@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/series", response_class=Response,
+            responses={200: {"content": {"application/json": {"schema": SeriesOut.model_json_schema(
+                ref_template="#/components/schemas/{model}")}, **TABLE_FORMATS},
+                "description": "JSON (downsampled) or full-resolution Parquet/CSV"},
+                **responses("run_not_found", "results_not_found", "unknown_estimator")},
             summary="Estimates over time (JSON downsampled to `points`, or full-resolution Parquet/CSV)",
             description="JSON: `{columns, rows, data: [{t, t_rel, achieved_bps, [truth_bps], <estimator>_bps…}]}`; "
                         "rates in bits/s, times in s (epoch and since the flow's first packet).")
-def run_series(run_id: str, capture_id: str, flow_id: int, session: SessionDep, owner: OwnerDep, store: StoreDep,
-               estimators: Annotated[str | None, Query(description="comma-separated; default all")] = None,
-               points: Annotated[int | None, Query(ge=2, le=200_000)] = 2000,
-               format: Annotated[str, Query(pattern="^(json|parquet|csv)$")] = "json") -> Any:
+def run_series(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep,
+               store: StoreDep,
+               estimators: Annotated[str | None, Query(description="comma-separated; default all",
+                                                       examples=["re,abse"])] = None,
+               points: Annotated[int | None, Query(ge=2, le=200_000, examples=[2000])] = 2000,
+               format: Annotated[str, Query(pattern="^(json|parquet|csv)$", examples=["json"])] = "json") -> Any:
     run = results.get_run(session, owner, run_id)
     names = [e.strip() for e in estimators.split(",") if e.strip()] if estimators else None
     frame = results.series(session, store, run, capture_id, flow_id, estimators=names,
@@ -75,15 +108,18 @@ def run_series(run_id: str, capture_id: str, flow_id: int, session: SessionDep, 
     return table_response(frame, format)
 
 
-@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/decisions", responses=ERRORS,
-            summary="Every estimator's decision at every loss event of the flow")
-def run_decisions(run_id: str, capture_id: str, flow_id: int, session: SessionDep,
+@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/decisions", response_model=list[DecisionOut],
+            responses=RESULT_ERRORS, summary="Every estimator's decision at every loss event of the flow")
+def run_decisions(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
                   owner: OwnerDep) -> list[dict[str, Any]]:
     return results.decisions(session, results.get_run(session, owner, run_id), capture_id, flow_id)
 
 
-@router.get("/leaderboard", responses=ERRORS, summary="Per score: each estimator's mean, rank and wins over runs")
+@router.get("/leaderboard", response_model=LeaderboardOut, response_model_exclude_unset=True,
+            responses=responses("run_not_found"),
+            summary="Per score: each estimator's mean, rank and wins over runs")
 def leaderboard(session: SessionDep, owner: OwnerDep,
-                runs: Annotated[str, Query(description="comma-separated run ids")]) -> dict[str, Any]:
+                runs: Annotated[str, Query(description="comma-separated run ids", examples=[RUN_ID])],
+                ) -> dict[str, Any]:
     chosen = [results.get_run(session, owner, r.strip()) for r in runs.split(",") if r.strip()]
     return results.leaderboard(session, chosen)

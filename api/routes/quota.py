@@ -1,0 +1,20 @@
+"""The caller's storage quota: bytes of stored captures against its limit."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.deps import OwnerDep, SessionDep
+from api.errors import responses
+from api.schemas import QuotaOut
+from core import quotas
+
+router = APIRouter(tags=["quota"])
+
+
+@router.get("/quota", response_model=QuotaOut, responses=responses(),
+            summary="The caller's storage: bytes of stored captures and the quota (deleting captures frees it)")
+def get_quota(session: SessionDep, owner: OwnerDep) -> QuotaOut:
+    u = quotas.usage(session, owner)
+    return QuotaOut(owner=owner.name, used_bytes=u.used_bytes, captures=u.captures, limit_bytes=u.limit_bytes,
+                    remaining_bytes=u.remaining_bytes)
