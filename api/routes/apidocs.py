@@ -24,6 +24,11 @@ ASSETS = {
 }
 
 
+@router.get("/favicon.ico")
+def favicon() -> FileResponse:
+    return FileResponse(VENDOR / "favicon.png", media_type="image/png", headers={"Cache-Control": "max-age=86400"})
+
+
 @router.get("/docs")
 def docs_redirect() -> RedirectResponse:
     return RedirectResponse("/api/v1/docs")

@@ -204,3 +204,62 @@ def test_token_required_until_entered_then_kept(tmp_path, browser):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+MARKUP = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+
+
+def test_markup_in_names_tags_and_errors_is_shown_as_text_and_never_runs(server, browser):
+    """A capture whose name and tags hold markup, and an API error whose text holds markup, are displayed
+    literally: no element is created from them and nothing runs (one escaping renderer, and a CSP that
+    would block inline code anyway)."""
+    with open(SAMPLE, "rb") as fh:
+        body = httpx.post(f"{server}/api/v1/captures", files={"file": ("x.pcap", fh)},
+                          data={"name": f"evil {MARKUP}", "tags": f"t{MARKUP}"}, timeout=60).json()
+    cid = body["capture"]["id"]
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    violations: list[str] = []
+    page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
+    page.goto(f"{server}/dashboard/#/captures")
+    expect(page.locator("#captures-table")).to_contain_text(f"evil {MARKUP}")
+    page.goto(f"{server}/dashboard/#/captures/{cid}")
+    expect(page.locator("h1")).to_have_text(f"evil {MARKUP}")
+    expect(page.locator("#run-status")).to_contain_text("succeeded", timeout=180_000)
+    # an error text with markup, as an API error would carry it
+    page.route("**/api/v1/captures?*", lambda route: route.fulfill(
+        status=400, content_type="application/json", body='{"error": "bad_request", "detail": "%s"}'
+        % MARKUP.replace('"', '\\"')))
+    page.goto(f"{server}/dashboard/#/compare")
+    page.goto(f"{server}/dashboard/#/captures")
+    expect(page.locator("#view [role=alert]")).to_contain_text(f"bad_request: {MARKUP}")
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("document.querySelectorAll('#view img, #view script').length") == 0
+    assert violations == []  # nothing even tried to run
+    context.close()
+
+
+def test_security_headers_and_api_docs_offline(server, browser):
+    """Every page carries the CSP and the other headers; the API docs (at /docs and /api/v1/docs) and the
+    dashboard load every file from this server, with no request to any other host and no CSP violation."""
+    for path in ("/dashboard/", "/api/v1/docs", "/api/v1/captures", "/api/v1/openapi.json"):
+        r = httpx.get(f"{server}{path}", follow_redirects=True)
+        assert r.headers["content-security-policy"].startswith("default-src 'self'; script-src 'self';"), path
+        assert r.headers["x-content-type-options"] == "nosniff" and r.headers["referrer-policy"] == "no-referrer"
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    outside: list[str] = []
+    problems: list[str] = []
+    page.on("request", lambda req: None if req.url.startswith(server) or req.url.startswith("data:")
+            else outside.append(req.url))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    for start in ("/docs", "/api/v1/docs"):
+        page.goto(f"{server}{start}")
+        assert page.url == f"{server}/api/v1/docs"
+        expect(page.locator(".opblock-summary-path").first).to_be_visible(timeout=30_000)
+        assert page.locator(".opblock").count() >= 20  # every operation is listed
+    page.goto(f"{server}/dashboard/#/compare")
+    page.wait_for_selector("h1")
+    assert outside == [] and problems == [], (outside, problems)
+    context.close()

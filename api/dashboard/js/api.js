@@ -1,8 +1,10 @@
 // Same-origin calls to /api/v1, with the API token (if one is set) as a bearer token.
 const BASE = "/api/v1";
 
-export function token() { return localStorage.getItem("ackreplay-token") || ""; }
-export function setToken(value) { value ? localStorage.setItem("ackreplay-token", value) : localStorage.removeItem("ackreplay-token"); }
+// The token lives in sessionStorage: it survives reloads of the tab but not the browser session, and is not
+// shared with other tabs or left on disk.
+export function token() { return sessionStorage.getItem("ackreplay-token") || ""; }
+export function setToken(value) { value ? sessionStorage.setItem("ackreplay-token", value) : sessionStorage.removeItem("ackreplay-token"); }
 
 function headers() { const t = token(); return t ? { Authorization: `Bearer ${t}` } : {}; }
 
@@ -31,8 +33,9 @@ export function upload(form, onProgress) {
     for (const [k, v] of Object.entries(headers())) xhr.setRequestHeader(k, v);
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
     xhr.onload = () => {
-      const body = JSON.parse(xhr.responseText || "{}");
-      xhr.status < 300 ? resolve(body) : reject(new Error(`${body.error}: ${body.detail}`));
+      let body = {};
+      try { body = JSON.parse(xhr.responseText || "{}"); } catch { body = { error: "http_" + xhr.status, detail: xhr.statusText }; }
+      xhr.status < 300 ? resolve(body) : reject(new Error(`${body.error}: ${typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail)}`));
     };
     xhr.onerror = () => reject(new Error("network error"));
     xhr.send(form);

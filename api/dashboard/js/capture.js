@@ -1,6 +1,6 @@
 // One capture: its flows (sortable) and the live progress of its runs.
 import { get } from "./api.js";
-import { download, esc, mbit, num, query, setQuery, sortableTable, toCsv } from "./util.js";
+import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
 
 const FLOW_COLUMNS = [
   { key: "flow_id", label: "flow" },
@@ -19,17 +19,19 @@ export async function captureView(view, id, alive) {
   if (!alive()) return;
   const q = query();
   const run = runs.find((r) => r.id === q.get("run")) || runs[0];
-  view.innerHTML = `
-    <h1>${esc(cap.name)}</h1>
-    <p class="muted">${esc(cap.format)}, ${(cap.size_bytes / 1e6).toFixed(2)} MB, status <span id="capture-status" class="status-${esc(cap.status)}">${esc(cap.status)}</span>
-      ${cap.truth ? ` · ground truth ${esc(JSON.stringify(cap.truth))}` : ""}${cap.error ? ` · <span class="error">${esc(cap.error_code)}: ${esc(cap.error)}</span>` : ""}</p>
+  render(view, html`
+    <h1>${cap.name}</h1>
+    <p class="muted">${cap.format}, ${(cap.size_bytes / 1e6).toFixed(2)} MB, status <span id="capture-status" class="status-${cap.status}">${cap.status}</span>
+      ${cap.truth ? ` · ground truth ${JSON.stringify(cap.truth)}` : ""}${cap.error ? html` · <span class="error">${cap.error_code}: ${cap.error}</span>` : ""}</p>
     <section class="card" aria-labelledby="run-title">
       <h2 id="run-title">Run</h2>
-      <div class="toolbar"><label>Run <select id="run-select">${runs.map((r) => `<option value="${r.id}"${r.id === run?.id ? " selected" : ""}>${esc(r.created_at.slice(0, 19))} · ${r.estimators.length} estimators${r.is_default ? " (default)" : ""}</option>`).join("")}</select></label>
+      <div class="toolbar"><label>Run <select id="run-select">${runs.map((r) => r.id === run?.id
+        ? html`<option value="${r.id}" selected>${r.created_at.slice(0, 19)} · ${r.estimators.length} estimators${r.is_default ? " (default)" : ""}</option>`
+        : html`<option value="${r.id}">${r.created_at.slice(0, 19)} · ${r.estimators.length} estimators${r.is_default ? " (default)" : ""}</option>`)}</select></label>
         <a id="compare-link" href="#/compare?runs=${run?.id || ""}">compare estimators on this run</a></div>
       <progress id="run-progress" value="0" max="1"></progress> <span id="run-status" role="status"></span>
     </section>
-    <section><h2>Flows</h2><div class="toolbar"><button class="secondary" id="export-flows">Export CSV</button></div><div id="flows"></div></section>`;
+    <section><h2>Flows</h2><div class="toolbar"><button class="secondary" id="export-flows">Export CSV</button></div><div id="flows"></div></section>`);
   document.getElementById("run-select").addEventListener("change", (e) => { setQuery({ run: e.target.value }); captureView(view, id, alive); });
   await follow(run, alive);
   if (!alive()) return;
@@ -58,7 +60,7 @@ async function follow(run, alive) {
     const { tasks_done: done, tasks_total: total } = s.progress;
     bar.value = total ? done / total : 0;
     const errors = s.captures.filter((c) => c.error).map((c) => `${c.error_code}: ${c.error}`).join("; ");
-    text.innerHTML = `<span class="status-${esc(s.status)}">${esc(s.status)}</span> — ${done}/${total} tasks${errors ? ` · <span class="error">${esc(errors)}</span>` : ""}`;
+    render(text, html`<span class="status-${s.status}">${s.status}</span> — ${done}/${total} tasks${errors ? html` · <span class="error">${errors}</span>` : ""}`);
     if (s.status === "succeeded" || s.status === "failed") return;
     await new Promise((r) => setTimeout(r, 400));
   }

@@ -1,11 +1,11 @@
 // Captures: the list with status, and an upload form (drag and drop, progress, ground truth, tags).
 import { get, upload } from "./api.js";
-import { esc, sortableTable } from "./util.js";
+import { html, render, sortableTable } from "./util.js";
 
 export async function capturesView(view, alive) {
   const page = await get("/captures", { limit: 500 });
   if (!alive()) return;
-  view.innerHTML = `
+  render(view, html`
     <h1>Captures</h1>
     <section class="card" aria-labelledby="upload-title">
       <h2 id="upload-title">Upload a capture</h2>
@@ -21,14 +21,14 @@ export async function capturesView(view, alive) {
       <div class="toolbar"><button id="up-send" disabled>Upload</button><span id="upload-status" class="muted" role="status"></span></div>
       <progress id="upload-progress" value="0" max="1" hidden></progress>
     </section>
-    <section><h2>All captures (${page.total})</h2><div id="captures-list"></div></section>`;
+    <section><h2>All captures (${page.total})</h2><div id="captures-list"></div></section>`);
   const cols = [
     { key: "name", label: "name", text: true },
-    { key: "status", label: "status", text: true, fmt: (v) => `<span class="status-${esc(v)}">${esc(v)}</span>` },
+    { key: "status", label: "status", text: true, fmt: (v) => html`<span class="status-${v}">${v}</span>` },
     { key: "size_bytes", label: "size MB", fmt: (v) => (v / 1e6).toFixed(2) },
     { key: "format", label: "format", text: true },
-    { key: "tags", label: "tags", text: true, fmt: (v) => esc((v || []).join(", ")) },
-    { key: "created_at", label: "uploaded", text: true, fmt: (v) => esc(String(v).replace("T", " ").slice(0, 19)) },
+    { key: "tags", label: "tags", text: true, fmt: (v) => (v || []).join(", ") },
+    { key: "created_at", label: "uploaded", text: true, fmt: (v) => String(v).replace("T", " ").slice(0, 19) },
   ];
   document.getElementById("captures-list").append(
     sortableTable("captures-table", cols, page.items, { link: (r) => `#/captures/${r.id}`, sortKey: "created_at", desc: true }));

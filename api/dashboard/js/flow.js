@@ -2,7 +2,7 @@
 // toggled on and off, loss events marked), each estimator's ssthresh at every loss against the ideal and
 // NewReno's, and the score table. Toggles and zoom live in the URL.
 import { blob, get } from "./api.js";
-import { download, esc, mbit, num, query, setQuery, sortableTable, toCsv } from "./util.js";
+import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
 
 const CONFIG = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
 const LEGEND = { orientation: "h", y: 1.02, yanchor: "bottom", x: 0 };
@@ -17,18 +17,19 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   const names = series.columns.filter((c) => c.endsWith("_bps") && !["achieved_bps", "truth_bps"].includes(c)).map((c) => c.slice(0, -4));
   const q = query();
   const shown = new Set(q.get("est") ? q.get("est").split(",") : names.filter((n) => n !== "newreno"));
-  view.innerHTML = `
+  render(view, html`
     <p><a href="#/captures/${captureId}?run=${runId}">← capture</a></p>
-    <h1>Flow ${flowId}: ${esc(flow.sender)} → ${esc(flow.receiver)}</h1>
+    <h1>Flow ${flowId}: ${flow.sender} → ${flow.receiver}</h1>
     <p class="muted">goodput ${mbit(flow.goodput_bps)} Mbit/s · RTTmin ${num(flow.rttmin_s, 2, 1e3)} ms · ${flow.loss_events} loss events
-      (${flow.fast_retransmit_events} fast retransmit, ${flow.timeout_events} timeout) · vantage ${esc(flow.vantage)}</p>
-    <fieldset class="card"><legend>Estimators shown</legend><div class="toggles" id="toggles">${names.map((n) =>
-      `<label><input type="checkbox" value="${n}"${shown.has(n) ? " checked" : ""}> ${esc(n)}</label>`).join("")}</div></fieldset>
+      (${flow.fast_retransmit_events} fast retransmit, ${flow.timeout_events} timeout) · vantage ${flow.vantage}</p>
+    <fieldset class="card"><legend>Estimators shown</legend><div class="toggles" id="toggles">${names.map((n) => shown.has(n)
+      ? html`<label><input type="checkbox" value="${n}" checked> ${n}</label>`
+      : html`<label><input type="checkbox" value="${n}"> ${n}</label>`)}</div></fieldset>
     <section class="card"><div class="toolbar"><button class="secondary" id="png-estimates">PNG</button><button class="secondary" id="csv-series">CSV (full resolution)</button></div>
       <div id="estimates" class="plot" role="img" aria-label="estimates over time"></div></section>
     <section class="card"><div class="toolbar"><button class="secondary" id="png-decisions">PNG</button><button class="secondary" id="csv-decisions">CSV</button></div>
       <div id="decisions" class="plot" role="img" aria-label="ssthresh at each loss event"></div></section>
-    <section><h2>Scores</h2><div class="toolbar"><button class="secondary" id="csv-scores">CSV</button></div><div id="scores"></div></section>`;
+    <section><h2>Scores</h2><div class="toolbar"><button class="secondary" id="csv-scores">CSV</button></div><div id="scores"></div></section>`);
 
   const rows = series.data;
   const x = rows.map((r) => r.t_rel);
@@ -53,7 +54,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     Plotly.restyle(plot, { visible: box.checked ? true : "legendonly" }, [idx]);
     setQuery(state());
   }));
-  plot.on("plotly_legendclick", (ev) => { const n = ev.data[ev.curveNumber].name; const box = document.querySelector(`#toggles input[value="${n}"]`);
+  plot.on("plotly_legendclick", (ev) => { const n = ev.data[ev.curveNumber].name; const box = [...document.querySelectorAll("#toggles input")].find((b) => b.value === n);
     if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change")); } return false; });
 
   const byEst = new Map();

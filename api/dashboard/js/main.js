@@ -5,6 +5,7 @@ import { capturesView } from "./captures.js";
 import { captureView } from "./capture.js";
 import { flowView } from "./flow.js";
 import { compareView } from "./compare.js";
+import { html, render } from "./util.js";
 
 const routes = [
   [/^#\/captures\/([0-9a-f]+)$/, captureView],
@@ -23,9 +24,9 @@ async function route() {
   for (const [re, fn] of routes) {
     const m = path.match(re);
     if (m) {
-      view.innerHTML = '<p class="muted">Loading…</p>';
+      render(view, html`<p class="muted">Loading…</p>`);
       try { await fn(view, ...m.slice(1), () => ticket === current); }
-      catch (e) { if (ticket === current) view.innerHTML = `<p class="error" role="alert">${String(e.message || e)}</p>`; }
+      catch (e) { if (ticket === current) render(view, html`<p class="error" role="alert">${String(e.message || e)}</p>`); }
       return;
     }
   }

@@ -1,5 +1,21 @@
-// Small helpers: escaping, formatting, sortable tables, CSV and file downloads, URL state.
+// Small helpers: the one way markup is built (html`…`, escaping every value), formatting, sortable tables,
+// CSV and file downloads, URL state.
 export const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+
+// Markup is only ever written through html`…` and render(): every interpolated value is escaped unless it
+// is itself an html`…` fragment (or an array of them), so data (names, tags, error text) can never become
+// markup. render() refuses anything that is not a fragment; no view assigns innerHTML itself.
+const FRAGMENT = Symbol("html");
+const piece = (v) => (v && v[FRAGMENT] !== undefined ? v[FRAGMENT] : Array.isArray(v) ? v.map(piece).join("") : esc(v));
+export function html(strings, ...values) {
+  let out = strings[0];
+  values.forEach((v, i) => { out += piece(v) + strings[i + 1]; });
+  return { [FRAGMENT]: out };
+}
+export function render(el, fragment) {
+  if (!fragment || fragment[FRAGMENT] === undefined) throw new TypeError("render() takes an html`…` fragment");
+  el.innerHTML = fragment[FRAGMENT];
+}
 export const num = (x, d = 2, scale = 1) => (x === null || x === undefined || Number.isNaN(x) ? "–" : (x * scale).toFixed(d));
 export const mbit = (bps) => num(bps, 3, 1e-6);
 
@@ -22,30 +38,31 @@ export function toCsv(columns, rows) {
   return [columns.map((c) => cell(c.label)).join(","), ...rows.map((r) => columns.map((c) => cell(r[c.key])).join(","))].join("\n") + "\n";
 }
 
-// A table whose headers sort it; columns: [{key, label, fmt?, text?}]; rows: objects; link(row) → href or null.
+// A table whose headers sort it; columns: [{key, label, fmt?, text?}] (fmt returns text or an html`…` fragment);
+// rows: objects; link(row) → href or null.
 export function sortableTable(id, columns, rows, { link = null, sortKey = null, desc = false, onSort = null } = {}) {
   const wrap = document.createElement("div");
   wrap.className = "table-wrap";
   let state = { key: sortKey, desc };
-  const render = () => {
+  const draw = () => {
     const sorted = [...rows];
     if (state.key) sorted.sort((a, b) => {
       const x = a[state.key], y = b[state.key];
       const c = typeof x === "number" && typeof y === "number" ? x - y : String(x ?? "").localeCompare(String(y ?? ""));
       return state.desc ? -c : c;
     });
-    wrap.innerHTML = `<table id="${id}"><thead><tr>${columns.map((c) => `<th data-key="${c.key}" class="${c.text ? "text" : ""}" scope="col"${state.key === c.key ? ` aria-sort="${state.desc ? "descending" : "ascending"}"` : ""}>${esc(c.label)}</th>`).join("")}</tr></thead><tbody>${sorted.map((r) => `<tr>${columns.map((c, i) => {
-      const v = c.fmt ? c.fmt(r[c.key], r) : esc(r[c.key]);
+    render(wrap, html`<table id="${id}"><thead><tr>${columns.map((c) => html`<th data-key="${c.key}" class="${c.text ? "text" : ""}" scope="col" aria-sort="${state.key === c.key ? (state.desc ? "descending" : "ascending") : "none"}">${c.label}</th>`)}</tr></thead><tbody>${sorted.map((r) => html`<tr>${columns.map((c, i) => {
+      const v = c.fmt ? c.fmt(r[c.key], r) : r[c.key];
       const href = i === 0 && link ? link(r) : null;
-      return `<td class="${c.text ? "text" : ""}">${href ? `<a href="${href}">${v}</a>` : v}</td>`;
-    }).join("")}</tr>`).join("")}</tbody></table>`;
+      return html`<td class="${c.text ? "text" : ""}">${href ? html`<a href="${href}">${v}</a>` : v}</td>`;
+    })}</tr>`)}</tbody></table>`);
     wrap.querySelectorAll("th[data-key]").forEach((th) => th.addEventListener("click", () => {
       const key = th.dataset.key;
       state = { key, desc: state.key === key ? !state.desc : false };
       onSort && onSort(state);
-      render();
+      draw();
     }));
   };
-  render();
+  draw();
   return wrap;
 }
