@@ -4,6 +4,7 @@ browser download), against ``ackreplay serve`` on a loopback port. Screenshots g
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -228,8 +229,7 @@ def test_markup_in_names_tags_and_errors_is_shown_as_text_and_never_runs(server,
     expect(page.locator("#run-status")).to_contain_text("succeeded", timeout=180_000)
     # an error text with markup, as an API error would carry it
     page.route("**/api/v1/captures?*", lambda route: route.fulfill(
-        status=400, content_type="application/json", body='{"error": "bad_request", "detail": "%s"}'
-        % MARKUP.replace('"', '\\"')))
+        status=400, content_type="application/json", body=json.dumps({"error": "bad_request", "detail": MARKUP})))
     page.goto(f"{server}/dashboard/#/compare")
     page.goto(f"{server}/dashboard/#/captures")
     expect(page.locator("#view [role=alert]")).to_contain_text(f"bad_request: {MARKUP}")
