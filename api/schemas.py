@@ -7,11 +7,14 @@ field reaches clients without a schema change.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+#: A time in UTC with its offset (RFC 3339). SQLite hands timestamps back without their zone (found by the
+#: schema fuzz test: "2026-11-23T08:55:38" is no `date-time`); they were stored in UTC.
+Timestamp = Annotated[datetime, AfterValidator(lambda d: d if d.tzinfo else d.replace(tzinfo=UTC))]
 RUN_ID = "5b7e2c4d9a1f4e8b8c3d2e1f0a9b8c7d"
 CAPTURE_ID = "8c1d5e0f6a2b4c7d9e0f1a2b3c4d5e6f"
 BATCH_ID = "0f9e8d7c6b5a49382716a5b4c3d2e1f0"
@@ -47,7 +50,7 @@ class CaptureOut(BaseModel):
     error: str | None = Field(None, examples=[None])
     stats: dict[str, Any] | None = Field(None, description="ingest statistics (packets, flows, skipped, …)",
                                          examples=[{"records": 7403, "flows": 3, "format": "pcap"}])
-    created_at: datetime
+    created_at: Timestamp
 
 
 class UploadOut(BaseModel):
@@ -121,9 +124,9 @@ class RunStatusOut(BaseModel):
     is_default: bool
     estimators: list[EstimatorSpec]
     version: str = Field(examples=["0.1.0"])
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
+    created_at: Timestamp
+    started_at: Timestamp | None
+    finished_at: Timestamp | None
     error: str | None = Field(None, examples=[None])
     progress: Progress
     timings_s: Timings
@@ -135,7 +138,7 @@ class RunSummaryOut(BaseModel):
     status: str = Field(examples=["succeeded"])
     is_default: bool
     batch_id: str | None = Field(None, examples=[None])
-    created_at: datetime
+    created_at: Timestamp
     captures: list[str] = Field(examples=[[CAPTURE_ID]])
     estimators: list[str] = Field(examples=[["be", "re", "abse"]])
 

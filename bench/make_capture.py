@@ -1,8 +1,9 @@
 """Write a large synthetic pcap for benchmarks: many concurrent bulk TCP flows, vectorised (numpy).
 
 Each flow repeats "data, data, ACK" units (MSS 1448, timestamps option, snaplen 128 as tcpdump -s 128
-writes them); every 400th unit of a flow retransmits an older segment, and some flows start just
-below the 32-bit sequence wrap. Usage: ``python -m bench.make_capture OUT.pcap [--packets N]``.
+writes them); every 400th unit of a flow (``--loss-every`` segments, default 800) retransmits an older
+segment, and some flows start just below the 32-bit sequence wrap. Usage:
+``python -m bench.make_capture OUT.pcap [--packets N] [--flows F] [--loss-every SEGMENTS]``.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def _frames(n: int, caplen: int, origlen: int) -> np.ndarray:
     return f
 
 
-def generate(path: Path, packets: int, flows: int = 64, seed: int = 7) -> int:
+def generate(path: Path, packets: int, flows: int = 64, seed: int = 7, loss_every: int = 800) -> int:
     rng = np.random.default_rng(seed)
     units = packets // 3
     k = np.arange(units, dtype=np.int64)
@@ -58,7 +59,8 @@ def generate(path: Path, packets: int, flows: int = 64, seed: int = 7) -> int:
     isn[: flows // 4] = 2**32 - 50 * MSS  # a quarter of the flows wrap early
     t_us = 1_700_000_000_000_000 + k * 30
     seq1 = isn[flow] + 2 * j * MSS
-    retx = (j % 400 == 399)
+    period = max(2, loss_every // 2)  # units (two data segments each) between retransmissions
+    retx = (j % period == period - 1)
     seq1 = np.where(retx, isn[flow] + 2 * (j - 50) * MSS, seq1)
     seq2 = isn[flow] + (2 * j + 1) * MSS
     ack = isn[flow] + np.maximum(0, 2 * (j - 10) + 2) * MSS
@@ -104,8 +106,9 @@ def main() -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("--packets", type=int, default=3_000_000)
     ap.add_argument("--flows", type=int, default=64)
+    ap.add_argument("--loss-every", type=int, default=800, help="data segments between retransmissions")
     args = ap.parse_args()
-    n = generate(args.out, args.packets, args.flows)
+    n = generate(args.out, args.packets, args.flows, loss_every=args.loss_every)
     print(f"wrote {n} packets to {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
 
 
@@ -113,7 +116,7 @@ if __name__ == "__main__":
     main()
 
 
-def ensure(path: Path, packets: int, flows: int = 64) -> None:
+def ensure(path: Path, packets: int, flows: int = 64, loss_every: int = 800) -> None:
     """Create the capture if missing, in a child process: a benchmark process that grew while writing it
     would inflate the peak RSS the kernel reports for the children it forks later."""
     if path.exists():
@@ -122,4 +125,4 @@ def ensure(path: Path, packets: int, flows: int = 64) -> None:
     import sys
 
     subprocess.run([sys.executable, "-m", "bench.make_capture", str(path), "--packets", str(packets), "--flows",
-                    str(flows)], check=True, cwd=Path(__file__).resolve().parents[1])
+                    str(flows), "--loss-every", str(loss_every)], check=True, cwd=Path(__file__).resolve().parents[1])

@@ -4,6 +4,9 @@ same file, and p50/p99 latency of the scores and series endpoints under 50 concu
 Starts ``ackreplay serve`` (embedded: SQLite, local store, in-process worker) on a loopback port in a
 temporary directory; every request goes to 127.0.0.1 and the load loop is bounded (``--requests`` per
 client). Usage: ``python -m bench.service [--packets N] [--clients 50] [--requests 20]``.
+
+``--soak SECONDS`` instead runs the soak of ``bench.soak``: ``--clients`` clients mixing uploads, runs and
+reads for that long, with errors, p50/p99 and the API processes' memory at start and end.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -69,7 +74,11 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--requests", type=int, default=20, help="requests per client and endpoint")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="API processes")
+    ap.add_argument("--soak", type=float, default=None, metavar="SECONDS", help="run the soak for this long instead")
     args = ap.parse_args()
+    if args.soak:
+        soak_only(args)
+        return
     OUT.mkdir(parents=True, exist_ok=True)
     cap = OUT / f"service-{args.packets}.pcap"
     ensure(cap, args.packets)
@@ -77,12 +86,50 @@ def main() -> None:
     measure([exe, "score", str(cap), "-f", "csv"])  # warm numba's cache
     cli = measure([exe, "score", str(cap), "-f", "csv"])
 
+    with served(args.workers) as (base, _server):
+        t0 = time.perf_counter()
+        with open(cap, "rb") as fh:
+            body = httpx.post(f"{base}/captures", files={"file": (cap.name, fh)}, timeout=600).json()
+        t_upload = time.perf_counter() - t0
+        run_id = body["run_id"]
+        while (run := httpx.get(f"{base}/runs/{run_id}", timeout=30).json())["status"] not in ("succeeded",
+                                                                                             "failed"):
+            time.sleep(0.05)
+        t_total = time.perf_counter() - t0
+        assert run["status"] == "succeeded", run
+        cid = body["capture"]["id"]
+        flow = httpx.get(f"{base}/runs/{run_id}/scores", params={"limit": 1}, timeout=30).json()["items"][0]
+        scores_url = f"{base}/runs/{run_id}/scores?flow={flow['flow_id']}"
+        series_url = f"{base}/runs/{run_id}/captures/{cid}/flows/{flow['flow_id']}/series?points=2000"
+        for url in (scores_url, series_url):  # warm every API process before timing
+            asyncio.run(load(url, args.clients, 2))
+        lat_scores = asyncio.run(load(scores_url, args.clients, args.requests))
+        lat_series = asyncio.run(load(series_url, args.clients, args.requests))
+
+    size = cap.stat().st_size / 1e6
+    print(f"capture {cap.name}: {size:.0f} MB")
+    print(f"ackreplay score (process, embedded): {cli.seconds:.2f} s")
+    print(f"service upload-to-results: {t_total:.2f} s (upload {t_upload:.2f} s; ingest "
+          f"{run['timings_s']['ingest']:.2f} s, replay {run['timings_s']['replay']:.2f} s)")
+    print(f"ratio service / CLI: {t_total / cli.seconds:.2f} (target <= 1.5)")
+    for name, lat in (("scores", lat_scores), ("series (2000 points)", lat_series)):
+        print(f"GET {name}: {len(lat)} requests from {args.clients} concurrent clients, {args.workers} API "
+              "processes: "
+              f"p50 {1e3 * statistics.median(lat):.1f} ms, p99 {1e3 * percentile(lat, 0.99):.1f} ms")
+    print(f"transport errors retried: {len(FAILURES)} {sorted(set(FAILURES))}")
+
+
+@contextmanager
+def served(workers: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``ackreplay serve`` (embedded: SQLite, local store, in-process worker) with ``workers`` API processes on
+    a free loopback port, in a temporary data directory; its API base URL once it is ready."""
+    exe = str(Path(sys.executable).with_name("ackreplay"))
     port = free_port()
     with tempfile.TemporaryDirectory() as data:
         env = {**os.environ, "ACKREPLAY_DATA_DIR": data}
         for k in ("DATABASE_URL", "REDIS_URL"):
             env.pop(k, None)
-        server = subprocess.Popen([exe, "serve", "--port", str(port), "--workers", str(args.workers)], env=env,
+        server = subprocess.Popen([exe, "serve", "--port", str(port), "--workers", str(workers)], env=env,
                                   cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base = f"http://127.0.0.1:{port}/api/v1"
         try:
@@ -96,39 +143,18 @@ def main() -> None:
                 if time.monotonic() > deadline:
                     raise SystemExit("the server did not start")
                 time.sleep(0.2)
-            t0 = time.perf_counter()
-            with open(cap, "rb") as fh:
-                body = httpx.post(f"{base}/captures", files={"file": (cap.name, fh)}, timeout=600).json()
-            t_upload = time.perf_counter() - t0
-            run_id = body["run_id"]
-            while (run := httpx.get(f"{base}/runs/{run_id}", timeout=30).json())["status"] not in ("succeeded",
-                                                                                                 "failed"):
-                time.sleep(0.05)
-            t_total = time.perf_counter() - t0
-            assert run["status"] == "succeeded", run
-            cid = body["capture"]["id"]
-            flow = httpx.get(f"{base}/runs/{run_id}/scores", params={"limit": 1}, timeout=30).json()["items"][0]
-            scores_url = f"{base}/runs/{run_id}/scores?flow={flow['flow_id']}"
-            series_url = f"{base}/runs/{run_id}/captures/{cid}/flows/{flow['flow_id']}/series?points=2000"
-            for url in (scores_url, series_url):  # warm every API process before timing
-                asyncio.run(load(url, args.clients, 2))
-            lat_scores = asyncio.run(load(scores_url, args.clients, args.requests))
-            lat_series = asyncio.run(load(series_url, args.clients, args.requests))
+            yield base, server
         finally:
             server.terminate()
             server.wait(timeout=30)
 
-    size = cap.stat().st_size / 1e6
-    print(f"capture {cap.name}: {size:.0f} MB")
-    print(f"ackreplay score (process, embedded): {cli.seconds:.2f} s")
-    print(f"service upload-to-results: {t_total:.2f} s (upload {t_upload:.2f} s; ingest "
-          f"{run['timings_s']['ingest']:.2f} s, replay {run['timings_s']['replay']:.2f} s)")
-    print(f"ratio service / CLI: {t_total / cli.seconds:.2f} (target <= 1.5)")
-    for name, lat in (("scores", lat_scores), ("series (2000 points)", lat_series)):
-        print(f"GET {name}: {len(lat)} requests from {args.clients} concurrent clients, {args.workers} API "
-              "processes: "
-              f"p50 {1e3 * statistics.median(lat):.1f} ms, p99 {1e3 * percentile(lat, 0.99):.1f} ms")
-    print(f"transport errors retried: {len(FAILURES)} {sorted(set(FAILURES))}")
+
+def soak_only(args: argparse.Namespace) -> None:
+    from bench.soak import run_soak
+
+    with served(args.workers) as (base, server):
+        print(f"{args.workers} API processes (embedded: each runs its own worker thread), SQLite, local store")
+        print(run_soak(base, server.pid, args.clients, args.soak))
 
 
 if __name__ == "__main__":

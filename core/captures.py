@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import IO, Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from core import quotas
@@ -98,10 +98,12 @@ def listing(session: Session, owner: Owner, *, tag: str | None, status: str | No
     q = select(Capture).where(Capture.owner_id == owner.id)
     if status:
         q = q.where(Capture.status == status)
-    rows = list(session.scalars(q.order_by(Capture.created_at.desc(), Capture.id)))
-    if tag:
-        rows = [c for c in rows if tag in (c.tags or [])]
-    return rows[offset: offset + limit], len(rows)
+    q = q.order_by(Capture.created_at.desc(), Capture.id)
+    if tag:  # tags are a JSON list (no portable SQL containment): filter the owner's rows here
+        rows = [c for c in session.scalars(q) if tag in (c.tags or [])]
+        return rows[offset: offset + limit], len(rows)
+    total = session.scalar(select(func.count()).select_from(q.order_by(None).subquery())) or 0
+    return list(session.scalars(q.limit(limit).offset(offset))), int(total)
 
 
 def flows(session: Session, capture: Capture) -> list[Flow]:

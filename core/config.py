@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -22,7 +22,9 @@ class Settings(BaseSettings):
     database_url: str | None = Field(None, validation_alias=AliasChoices("ACKREPLAY_DATABASE_URL", "DATABASE_URL"))
     redis_url: str | None = Field(None, validation_alias=AliasChoices("ACKREPLAY_REDIS_URL", "REDIS_URL"))
     storage_url: str | None = Field(None, description="fsspec URL of the object store (default: data_dir/store)")
-    storage_options: dict[str, str] = Field(default_factory=dict, description="fsspec options (JSON)")
+    storage_options: dict[str, Any] = Field(
+        default_factory=dict, description="fsspec options (JSON), e.g. {\"endpoint_url\": \"http://minio:9000\"} "
+                                          "for an S3-compatible server")
     max_upload_bytes: int = Field(2 << 30, description="largest capture accepted (413 beyond)")
     max_decompressed_bytes: int | None = Field(
         None, description="gzip captures: stop decompressing past this (default: ingest's, ≥ 1 GiB)")

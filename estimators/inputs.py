@@ -7,7 +7,9 @@ the event carries the last row's other columns. Times are seconds since the flow
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -32,9 +34,56 @@ class FlowInputs:
     mss: int
     seg_t: np.ndarray  # float64 s: the sender's data segments (for tibet_tx)
     seg_len: np.ndarray  # int64 bytes
+    #: Per-event state derived once per flow and read at every loss event (never recomputed per event:
+    #: replay stays linear in ACK rows + loss events).
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.t)
+
+    def rtt_history(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per event: the latest RTT sample of any row so far, and the mean of all samples so far (NaN
+        before the first). One pass, computed once; the same arithmetic as a running ``total += r`` and
+        ``total / count`` (NaNs add 0.0, which leaves a float sum unchanged)."""
+        if "rtt_history" not in self._derived:
+            r = self.rtt_any
+            have = ~np.isnan(r)
+            count = np.cumsum(have)
+            total = np.cumsum(np.where(have, r, 0.0))
+            idx = np.maximum.accumulate(np.where(have, np.arange(len(r)), -1)) if len(r) else np.empty(0, np.int64)
+            latest = np.where(idx >= 0, r[np.maximum(idx, 0)], np.nan) if len(r) else np.empty(0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+            self._derived["rtt_history"] = (latest, mean)
+        result: tuple[np.ndarray, np.ndarray] = self._derived["rtt_history"]
+        return result
+
+    def rtt_min_since(self, event: int, after_t: float | None) -> float:
+        """The smallest RTT sample (any row) of the events up to ``event`` whose time is after ``after_t``
+        (all of them when None); NaN when there is none.
+
+        Loss events are decided in time order, so a cursor per reset time carries the running minimum from
+        one event to the next: amortised O(1) per event. An event before the cursor (out of order) is
+        answered from its own slice."""
+        if event < 0:
+            return math.nan
+        cur = self._derived.get("rtt_min_since")
+        if cur is None or cur[0] != after_t or event + 1 < cur[1]:
+            lo = 0 if after_t is None else int(np.searchsorted(self.t, after_t, side="right"))
+            if cur is not None and cur[0] == after_t:  # out of order: answer directly, keep the cursor
+                seg = self.rtt_any[lo: event + 1]
+                ok = seg[~np.isnan(seg)]
+                return float(ok.min()) if len(ok) else math.nan
+            cur = [after_t, lo, math.inf]
+        hi = event + 1
+        if hi > cur[1]:
+            seg = self.rtt_any[cur[1]: hi]
+            ok = seg[~np.isnan(seg)]
+            if len(ok):
+                cur[2] = min(cur[2], float(ok.min()))
+            cur[1] = hi
+        self._derived["rtt_min_since"] = cur
+        return cur[2] if math.isfinite(cur[2]) else math.nan
 
     @staticmethod
     def from_frames(acks: pl.DataFrame, segments: pl.DataFrame | None, mss: int) -> FlowInputs:

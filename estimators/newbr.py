@@ -144,9 +144,8 @@ class NewBR(Estimator):
         e = _at(estimate, ctx.event)
         if e is None:
             return Decision(None, None, None)
-        _, latest, avg, _ = rtt_state(inputs.rtt_any[: ctx.event + 1], inputs.rttmin[: ctx.event + 1],
-                                      self.params["beta"], self.params["gamma"])
-        rtt, rtt_avg, rmin = latest[-1], avg[-1], ctx.rttmin
+        latest, mean = inputs.rtt_history()  # the latest sample and the running mean: per flow, once
+        rtt, rtt_avg, rmin = float(latest[ctx.event]), float(mean[ctx.event]), ctx.rttmin
         if math.isnan(rtt) or math.isnan(rmin):
             return Decision(e, None, None)
         q = e * (rtt - rmin) / ctx.mss

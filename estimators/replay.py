@@ -166,8 +166,9 @@ def _real_sender(inp: FlowInputs, start: float, end: float | None, srtt: float) 
         k = int(np.searchsorted(inp.t, start + srtt, side="right")) - 1
         after = int(inp.flight[k]) if k >= 0 else None
     stop = end if end is not None else (float(inp.t[-1]) if len(inp.t) else start)
-    inside = (inp.t >= start) & (inp.t <= stop)
-    lowest = int(inp.flight[inside].min()) if inside.any() else None
+    lo = int(np.searchsorted(inp.t, start, side="left"))  # events in [start, stop]: t is sorted
+    hi = int(np.searchsorted(inp.t, stop, side="right"))
+    lowest = int(inp.flight[lo:hi].min()) if hi > lo else None
     return after, lowest
 
 

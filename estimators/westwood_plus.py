@@ -88,11 +88,9 @@ class WestwoodPlus(Estimator):
 
 
 def linux_rttmin(inputs: FlowInputs, ctx: LossContext) -> float:
-    """Linux's w->rtt_min at the decision: min of RTT samples since the last timeout's reset."""
+    """Linux's w->rtt_min at the decision: min of RTT samples since the last timeout's reset (a running
+    minimum carried from one loss event to the next, not a scan of the flow per event)."""
     if ctx.event < 0:
         return math.nan
-    samples = inputs.rtt_any[: ctx.event + 1]
-    if ctx.last_timeout_t is not None:  # CA_EVENT_LOSS: reset_rtt_min, the next sample restarts it
-        samples = samples[inputs.t[: ctx.event + 1] > ctx.last_timeout_t]
-    ok = samples[~np.isnan(samples)]
-    return float(ok.min()) if len(ok) else math.nan
+    # CA_EVENT_LOSS: reset_rtt_min, the next sample restarts it
+    return inputs.rtt_min_since(ctx.event, ctx.last_timeout_t)
