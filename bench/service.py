@@ -75,6 +75,8 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=20, help="requests per client and endpoint")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="API processes")
     ap.add_argument("--soak", type=float, default=None, metavar="SECONDS", help="run the soak for this long instead")
+    ap.add_argument("--warmup", type=float, default=None, metavar="SECONDS",
+                    help="soak: warm-up before memory is sampled (default: a tenth of the soak, at least 20 s)")
     args = ap.parse_args()
     if args.soak:
         soak_only(args)
@@ -154,7 +156,7 @@ def soak_only(args: argparse.Namespace) -> None:
 
     with served(args.workers) as (base, server):
         print(f"{args.workers} API processes (embedded: each runs its own worker thread), SQLite, local store")
-        print(run_soak(base, server.pid, args.clients, args.soak))
+        print(run_soak(base, server.pid, args.clients, args.soak, args.warmup))
 
 
 if __name__ == "__main__":

@@ -166,11 +166,12 @@ def report(tally: Tally, clients: int, seconds: float, rss_start: dict[int, floa
     return "\n".join(lines)
 
 
-def run_soak(base: str, server_pid: int, clients: int, seconds: float) -> str:
-    """Warm up (a tenth of the time, at least 20 s), then soak while a thread samples memory every 2 s."""
+def run_soak(base: str, server_pid: int, clients: int, seconds: float, warmup: float | None = None) -> str:
+    """Warm up (by default a tenth of the time, at least 20 s), then soak while a thread samples memory
+    every 2 s."""
     import threading
 
-    warm = max(20.0, seconds / 10)
+    warm = warmup if warmup is not None else max(20.0, seconds / 10)
     asyncio.run(soak(base, clients, warm, seed=7))
     samples: list[dict[int, float]] = []
     stop = threading.Event()

@@ -45,7 +45,6 @@ def serve(
     from core.pipeline import requeue_unfinished
 
     settings = get_settings()
-    limit_malloc_arenas()
     mode, warning = open_mode_allowed(host, settings.auth, open_)
     if mode != settings.auth:
         os.environ["ACKREPLAY_AUTH"] = mode  # the API processes read it (also those uvicorn spawns)
@@ -71,27 +70,6 @@ def serve(
     # see a reset on a request sent as the connection closes (the soak counted 18 such errors at 5 s).
     uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level="warning", workers=workers,
                 timeout_keep_alive=75)
-
-
-def limit_malloc_arenas(arenas: int = 2) -> None:
-    """Cap glibc's malloc arenas (default: 8 per core) for this process and the ones it starts.
-
-    The API runs its handlers on up to 40 threads, and each thread that allocates may get an arena of its
-    own whose freed memory is kept: resident memory then creeps up under sustained load although nothing
-    leaks (the soak in bench/service.py measured +14 % over 5 minutes in one API process). Two arenas keep
-    it flat at no measurable cost in latency. ``MALLOC_ARENA_MAX`` set by the operator wins."""
-    import ctypes
-    import ctypes.util
-    import os
-
-    os.environ.setdefault("MALLOC_ARENA_MAX", str(arenas))  # for the processes uvicorn spawns
-    libc_name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(libc_name) if libc_name else None
-        if libc is not None and hasattr(libc, "mallopt"):
-            libc.mallopt(-8, int(os.environ["MALLOC_ARENA_MAX"]))  # M_ARENA_MAX, for this process
-    except (OSError, ValueError):  # not glibc: nothing to tune
-        pass
 
 
 def worker(
