@@ -32,7 +32,8 @@ StoreDep = Annotated[Store, Depends(get_store)]
 
 
 def get_owner(session: SessionDep, settings: SettingsDep,
-              authorization: Annotated[str | None, Header(description="Bearer API token")] = None) -> Owner:
+              authorization: Annotated[str | None, Header(description="Bearer API token",
+                                                          examples=["Bearer ar_3q2+7wXb…"])] = None) -> Owner:
     token = None
     if authorization:
         scheme, _, value = authorization.partition(" ")

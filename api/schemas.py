@@ -284,7 +284,7 @@ class EstimatorInfo(Open):
 
 
 class HealthOut(BaseModel):
-    status: Literal["ok"] = "ok"
+    status: Literal["ok"] = Field("ok", examples=["ok"])
 
 
 class ReadyOut(BaseModel):

@@ -70,3 +70,15 @@ def test_each_service_command_runs_against_real_servers(postgres_server, redis_s
     finally:
         stop(api)
         stop(worker)
+
+
+def test_files_the_deployment_refers_to_exist():
+    """docker-compose.yml, the Dockerfile and the README point to docs and files that are there."""
+    import re
+
+    for name in ("docker-compose.yml", "Dockerfile", "README.md", "docs/deployment.md", "docs/service.md"):
+        text = (ROOT / name).read_text()
+        refs = set(re.findall(r"\b((?:docs|tests|bench|scripts)/[\w./-]+\.(?:md|py|sh|png))", text))
+        assert refs or name != "docker-compose.yml"
+        missing = sorted(r for r in refs if not (ROOT / r).exists())
+        assert not missing, f"{name} refers to missing files: {missing}"
