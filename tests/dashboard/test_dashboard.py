@@ -214,9 +214,10 @@ def test_markup_in_names_tags_and_errors_is_shown_as_text_and_never_runs(server,
     """A capture whose name and tags hold markup, and an API error whose text holds markup, are displayed
     literally: no element is created from them and nothing runs (one escaping renderer, and a CSP that
     would block inline code anyway)."""
-    with open(SAMPLE, "rb") as fh:
+    with open(ROOT / "cli" / "data" / "warmup.pcap", "rb") as fh:  # bytes no other test uploads (no dedup)
         body = httpx.post(f"{server}/api/v1/captures", files={"file": ("x.pcap", fh)},
                           data={"name": f"evil {MARKUP}", "tags": f"t{MARKUP}"}, timeout=60).json()
+    assert body["created"]
     cid = body["capture"]["id"]
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
