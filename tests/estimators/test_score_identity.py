@@ -1,11 +1,12 @@
 """`ackreplay score --format json` on every shared capture gives the same bytes as the code before the
 linear-cost rework of the loss decisions (per-event state derived once per flow instead of per loss event).
 
-``score_digests.json`` holds the SHA-256 of each capture's document (keys sorted, ``file`` replaced by the
-capture's name), with ground truth from the sidecars and ``--allow-vantage`` so that every flow of every
-capture is replayed. It was written by the code of commit 743c71f (before the rework); a change to any number changes
-a digest. To accept an intended change of results, regenerate it with ``python -m tests.estimators.
-test_score_identity`` and say why in the commit.
+``score_digests.json`` holds the SHA-256 of each capture's document (keys sorted, every path made relative
+to the shared captures), with ground truth from the sidecars and ``--allow-vantage`` so that every flow
+of every capture is replayed. It was written by the code of commit 743c71f (before the rework), and gives
+the same digests wherever the checkout sits; a change to any number changes a digest. To accept an
+intended change of results, regenerate it with ``python -m tests.estimators.test_score_identity`` and
+say why in the commit.
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ DIGESTS = Path(__file__).with_name("score_digests.json")
 def digest(capture: Path) -> str:
     res = CliRunner().invoke(app, ["score", str(capture), "--format", "json", "--allow-vantage"])
     assert res.exit_code == 0, res.stderr
-    doc = json.loads(res.stdout)
-    for c in doc["captures"]:
-        c["file"] = capture.relative_to(SHARED).as_posix()
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    # where the checkout sits must not matter: paths (the file, the truth sidecar) are made relative
+    text = json.dumps(json.loads(res.stdout), sort_keys=True).replace(str(SHARED), "SHARED")
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @pytest.mark.slow
