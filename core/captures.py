@@ -55,13 +55,13 @@ def create_from_stream(session: Session, store: Store, owner: Owner, src: IO[byt
     Held to ``limit`` (413 ``upload_too_large``) and to the owner's storage quota (413 ``quota_exceeded``:
     the stream may not grow past what is left, and the total is checked again under the owner's lock)."""
     tmp = f"uploads/{new_id()}"
-    before = quotas.usage(session, owner)
-    left = before.remaining_bytes
+    before = quotas.usage(session, owner) if quotas.limit_of(owner) is not None else None
+    left = before.remaining_bytes if before is not None else None
     try:
         size, sha, head = store.write_stream(tmp, src, limit=limit if left is None else min(limit, left))
     except TooLarge as exc:
-        if left is not None and left < limit:
-            raise quotas.exceeded(owner, before, exc.limit + 1) from exc
+        if before is not None and left is not None and left < limit:
+            raise quotas.exceeded(owner, before, f"more than {left}") from exc
         raise ServiceError(str(exc), code="upload_too_large", status=413) from exc
     if size == 0:
         store.delete(tmp)

@@ -47,15 +47,18 @@ def usage(session: Session, owner: Owner) -> Usage:
     return Usage(int(used), int(count), limit_of(owner))
 
 
-def exceeded(owner: Owner, usage_: Usage, adding: int) -> QuotaExceeded:
+def exceeded(owner: Owner, usage_: Usage, adding: str) -> QuotaExceeded:
     return QuotaExceeded(f"storing {adding} more bytes would exceed the storage quota of owner {owner.name!r}: "
                          f"{usage_.used_bytes} of {usage_.limit_bytes} bytes used (delete captures to free space)")
 
 
 def check_locked(session: Session, owner: Owner, adding: int) -> None:
     """Raise :class:`QuotaExceeded` unless ``adding`` more bytes fit; holds the owner's row lock until the
-    transaction ends (PostgreSQL; SQLite serialises writers anyway)."""
+    transaction ends (PostgreSQL; SQLite serialises writers anyway). An owner without a quota is not
+    locked: its uploads need not wait for each other."""
+    if limit_of(owner) is None:
+        return
     session.execute(select(Owner.id).where(Owner.id == owner.id).with_for_update())
     now = usage(session, owner)
     if now.limit_bytes is not None and now.used_bytes + adding > now.limit_bytes:
-        raise exceeded(owner, now, adding)
+        raise exceeded(owner, now, str(adding))

@@ -50,8 +50,8 @@ class FlowInputs:
             have = ~np.isnan(r)
             count = np.cumsum(have)
             total = np.cumsum(np.where(have, r, 0.0))
-            idx = np.maximum.accumulate(np.where(have, np.arange(len(r)), -1)) if len(r) else np.empty(0, np.int64)
-            latest = np.where(idx >= 0, r[np.maximum(idx, 0)], np.nan) if len(r) else np.empty(0)
+            idx = np.maximum.accumulate(np.where(have, np.arange(len(r)), -1))
+            latest = np.where(idx >= 0, r[np.maximum(idx, 0)], np.nan)
             with np.errstate(invalid="ignore", divide="ignore"):
                 mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
             self._derived["rtt_history"] = (latest, mean)
@@ -62,27 +62,21 @@ class FlowInputs:
         """The smallest RTT sample (any row) of the events up to ``event`` whose time is after ``after_t``
         (all of them when None); NaN when there is none.
 
-        Loss events are decided in time order, so a cursor per reset time carries the running minimum from
-        one event to the next: amortised O(1) per event. An event before the cursor (out of order) is
-        answered from its own slice."""
+        Loss events are decided in time order, so a cursor carries the running minimum from one event to
+        the next: amortised O(1) per event. A new reset time, or an event behind the cursor, starts the
+        cursor again from the reset."""
         if event < 0:
             return math.nan
         cur = self._derived.get("rtt_min_since")
         if cur is None or cur[0] != after_t or event + 1 < cur[1]:
             lo = 0 if after_t is None else int(np.searchsorted(self.t, after_t, side="right"))
-            if cur is not None and cur[0] == after_t:  # out of order: answer directly, keep the cursor
-                seg = self.rtt_any[lo: event + 1]
-                ok = seg[~np.isnan(seg)]
-                return float(ok.min()) if len(ok) else math.nan
-            cur = [after_t, lo, math.inf]
-        hi = event + 1
-        if hi > cur[1]:
-            seg = self.rtt_any[cur[1]: hi]
+            cur = self._derived["rtt_min_since"] = [after_t, lo, math.inf]
+        if event + 1 > cur[1]:
+            seg = self.rtt_any[cur[1]: event + 1]
             ok = seg[~np.isnan(seg)]
             if len(ok):
                 cur[2] = min(cur[2], float(ok.min()))
-            cur[1] = hi
-        self._derived["rtt_min_since"] = cur
+            cur[1] = event + 1
         return cur[2] if math.isfinite(cur[2]) else math.nan
 
     @staticmethod

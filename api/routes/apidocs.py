@@ -26,7 +26,7 @@ ASSETS = {
 
 @router.get("/favicon.ico")
 def favicon() -> FileResponse:
-    return FileResponse(VENDOR / "favicon.png", media_type="image/png", headers={"Cache-Control": "max-age=86400"})
+    return docs_asset("favicon.png")
 
 
 @router.get("/docs")
