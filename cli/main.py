@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
+import threading
+
 import typer
 
 from cli.ingest_cmds import acks, flows
@@ -27,5 +32,32 @@ app.add_typer(token_app, name="token")
 app.add_typer(quota_app, name="quota")
 
 
+def main() -> None:
+    """The ``ackreplay`` console script: run the command, then leave without tearing the interpreter down.
+
+    Tearing down numba's and Polars' modules at exit costs ~0.15 s, a fifth of a short command's time.
+    After the command returns (or exits with a code) the exit handlers run and the output is flushed as
+    in a normal exit; the process then ends with ``os._exit``. Only when no other thread is alive — a
+    command that left threads running (the service) exits the normal way.
+    """
+    try:
+        app()
+        code: int | str | None = 0
+    except SystemExit as exc:
+        code = exc.code
+    if threading.active_count() > 1:
+        sys.exit(code)
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (| head): nothing more to say
+            code = code or 1
+    os._exit(code or 0)
+
+
 if __name__ == "__main__":
-    app()
+    main()

@@ -7,9 +7,8 @@ import io
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import polars as pl
 import typer
 
 from cli.errors import EXIT_BAD_INPUT, EXIT_USAGE, fail, guarded, warn
@@ -18,10 +17,9 @@ from cli.inputs import label, regular_file
 from cli.progress import Progress
 from cli.score_table import score_table
 from cli.warmup import announce_cold
-from core.scoring import ScoredCapture, build_estimators, capture_document, document, parse_params, score_file
-from estimators import EstimatorError
-from estimators.truth import Truth
-from ingest import IngestError
+
+if TYPE_CHECKING:
+    from core.scoring import ScoredCapture
 
 
 def _clean(x: Any) -> Any:
@@ -55,6 +53,12 @@ def score(
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
 ) -> None:
     """Replay every TCP flow through the estimators and compare them (no server needed)."""
+    # imported here, not at the top, so that other commands (`flows`, `serve`…) start without them
+    from core.scoring import build_estimators, document, parse_params, score_file
+    from estimators import EstimatorError
+    from estimators.truth import Truth
+    from ingest import IngestError
+
     if fmt not in ("table", "json", "csv"):
         fail(EXIT_USAGE, "bad_format", f"--format must be table, json or csv, got {fmt!r}")
     try:
@@ -100,6 +104,8 @@ def score(
 
 
 def capture_text(sc: ScoredCapture, all_flows: bool = False) -> str:
+    from core.scoring import capture_document
+
     d = capture_document(sc)
     lines = [f"== {sc.path}" + (f"  (truth: {sc.truth_source})" if sc.truth_source else "")]
     with_truth = sc.truth is not None
@@ -149,6 +155,8 @@ def scores_csv(doc: dict[str, Any]) -> str:
 
 
 def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any]) -> None:
+    import polars as pl
+
     from cli.report import render
 
     out.mkdir(parents=True, exist_ok=True)

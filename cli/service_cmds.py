@@ -7,14 +7,13 @@ from typing import Annotated
 
 import typer
 
-from core.config import get_settings
-
 token_app = typer.Typer(help="API tokens.", no_args_is_help=True)
 quota_app = typer.Typer(help="Per-owner storage quotas.", no_args_is_help=True)
 
 
 def migrate() -> None:
     """Apply the database migrations (SQLite by default; PostgreSQL with DATABASE_URL)."""
+    from core.config import get_settings
     from core.migrate import upgrade
 
     upgrade()
@@ -39,6 +38,7 @@ def serve(
 
     import uvicorn
 
+    from core.config import get_settings
     from core.db import session_scope
     from core.migrate import upgrade
     from core.owners import open_mode_allowed
@@ -76,6 +76,8 @@ def worker(
     concurrency: Annotated[int, typer.Option(help="Worker processes (default: CPU count).")] = 0,
 ) -> None:
     """Run a Celery worker (needs REDIS_URL and DATABASE_URL)."""
+    from core.config import get_settings
+
     settings = get_settings()
     if settings.embedded_worker:
         print("ackreplay: error [no_broker]: `ackreplay worker` needs REDIS_URL (embedded `serve` has its own worker)")

@@ -20,7 +20,7 @@ from estimators.base import TIMEOUT, Estimator, LossContext
 from estimators.inputs import FlowInputs
 from estimators.newreno import newreno_ssthresh_segments
 from estimators.references import achieved_rate, truth_rate
-from estimators.scores import aggregate, decision_scores, jain, series_scores
+from estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
 from estimators.truth import Truth
 
 REFERENCE_WINDOW = 1.0  # W, s (ESTIMATORS.md §4)
@@ -67,8 +67,9 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame, segments: pl.Dat
     end = float(t[-1]) if len(t) else start
     decisions = _decisions(inp, episodes, estimators, series, achieved, truth_arr)
     scores: dict[str, dict[str, Any]] = {}
+    weights, scratch = time_weights(t, start, end), np.empty((4, len(t)))  # shared by every estimate
     for e in estimators:
-        s = series_scores(t, series[e.name], achieved, start, end, truth_arr)
+        s = series_scores(t, series[e.name], achieved, start, end, truth_arr, weights, scratch)
         rows = decisions.filter(pl.col("estimator") == e.name) if len(decisions) else decisions
         s.update(_decision_scores(rows, truth_arr is not None))
         if e.name == "newreno":  # "closer than NewReno" means nothing for NewReno itself

@@ -37,72 +37,254 @@ def _num(x: float) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
-    order = np.argsort(values)
-    v, w = values[order], weights[order]
-    cum = np.cumsum(w)
-    return float(v[np.searchsorted(cum, cum[-1] / 2)])
+# ---- compiled kernels: one pass per estimate, linear in the ACK rows (issue #11)
+#
+# The sums reproduce numpy's own summation exactly (pairwise, in blocks of 128 with eight partial sums,
+# as ``np.add.reduce`` does on a contiguous float64 array), so the scores are the same to the last bit as
+# the numpy expressions they replace (``tests/estimators/test_scores.py`` compares them on random data;
+# ``test_score_identity.py`` on every shared capture).
 
 
-def relative_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float) -> dict:
-    ok = (w > 0) & ~np.isnan(est) & ~np.isnan(ref) & (ref > 0)
-    out: dict[str, float | None] = dict.fromkeys(RELATIVE_SCORES)
-    if ok.any() and w[ok].sum() > 0:
-        ww = w[ok]
-        e, r = est[ok], ref[ok]
-        rel = (e - r) / r
-        total = ww.sum()
-        out["mean_signed_rel_error"] = _num(float((ww * rel).sum() / total))
-        out["mean_abs_rel_error"] = _num(float((ww * np.abs(rel)).sum() / total))
-        mean_r = float((ww * r).sum() / total)
-        out["nrmse"] = _num(math.sqrt(float((ww * (e - r) ** 2).sum() / total)) / mean_r)
-        out["over_share"] = _num(float(ww[rel > TOLERANCE].sum() / total))
-        out["under_share"] = _num(float(ww[rel < -TOLERANCE].sum() / total))
-    out["convergence_s"] = convergence(t, est, ref, start)
+@njit(cache=True)
+def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
+    """A leaf of numpy's pairwise sum: ``n`` ≤ 128 values, eight partial sums."""
+    if n < 8:
+        res = -0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    m = n - n % 8
+    while i < m:
+        j = lo + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def _pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:
+    """``a[lo:lo+n].sum()`` summed in numpy's order (``pairwise_sum`` in numpy's ``loops_utils.h``: halves
+    rounded down to a multiple of 8 until a block holds at most 128 values). Written with an explicit
+    stack: numba's cache cannot reload a recursive function (it crashes the next process)."""
+    s_lo = np.empty(128, np.int64)
+    s_n = np.empty(128, np.int64)
+    s_done = np.zeros(128, np.bool_)
+    vals = np.empty(128, np.float64)
+    sp, vp = 1, 0
+    s_lo[0], s_n[0], s_done[0] = lo, n, False
+    while sp > 0:
+        top = sp - 1
+        m = s_n[top]
+        if m <= 128:
+            vals[vp] = _block_sum(a, s_lo[top], m)
+            vp += 1
+            sp -= 1
+        elif s_done[top]:  # both halves summed: left + right
+            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
+            vp -= 1
+            sp -= 1
+        else:
+            half = m // 2
+            half -= half % 8
+            s_done[top] = True
+            s_lo[sp], s_n[sp], s_done[sp] = s_lo[top] + half, m - half, False  # right, summed second
+            s_lo[sp + 1], s_n[sp + 1], s_done[sp + 1] = s_lo[top], half, False  # left, summed first
+            sp += 2
+    return vals[0]
+
+
+@njit(cache=True)
+def _sum(a: np.ndarray, n: int) -> float:
+    """``a[:n].sum()`` as numpy computes it (0.0 when empty)."""
+    return 0.0 if n == 0 else _pairwise_sum(a, 0, n)
+
+
+@njit(cache=True)
+def _weighted_median(v: np.ndarray, w: np.ndarray, n: int) -> float:
+    """Weighted median of ``v[:n]`` (weights ``w[:n]`` > 0): the smallest value whose cumulative weight,
+    in ascending order of value, reaches half the total — by selection (expected linear time; no sort).
+    ``v`` and ``w`` are reordered in place."""
+    total = 0.0
+    for i in range(n):
+        total += w[i]
+    half = total / 2
+    lo, hi = 0, n
+    below = 0.0  # weight of the values known to lie below [lo, hi)
+    state = np.uint64(0x9E3779B97F4A7C15)
+    while hi - lo > 1:
+        # pivot: the median of three positions drawn from a fixed pseudo-random sequence (xorshift) —
+        # deterministic, and not defeated by the periodic patterns of an estimate over time
+        picks = np.empty(3, np.float64)
+        for j in range(3):
+            state ^= state << np.uint64(13)
+            state ^= state >> np.uint64(7)
+            state ^= state << np.uint64(17)
+            picks[j] = v[lo + np.int64(state % np.uint64(hi - lo))]
+        a, b, c = picks[0], picks[1], picks[2]
+        p = max(min(a, b), min(max(a, b), c))
+        # three-way partition of [lo, hi): < p | == p | > p
+        lt, i, gt = lo, lo, hi
+        w_lt = 0.0
+        w_eq = 0.0
+        while i < gt:
+            x = v[i]
+            if x < p:
+                v[i], v[lt] = v[lt], x
+                w[i], w[lt] = w[lt], w[i]
+                w_lt += w[lt]
+                lt += 1
+                i += 1
+            elif x > p:
+                gt -= 1
+                v[i], v[gt] = v[gt], x
+                w[i], w[gt] = w[gt], w[i]
+            else:
+                w_eq += w[i]
+                i += 1
+        if below + w_lt >= half:
+            hi = lt
+        elif below + w_lt + w_eq >= half:
+            return p
+        else:
+            below += w_lt + w_eq
+            lo = gt
+    return v[lo]
+
+
+@njit(cache=True)
+def _relative(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float,
+              tolerance: float, hold: float, buf: np.ndarray) -> np.ndarray:
+    """Every relative score of ``est`` against ``ref`` (``RELATIVE_SCORES`` order, NaN = none)."""
+    out = np.full(len(RELATIVE_SCORES), np.nan)
+    ww, e, r, prod = buf[0], buf[1], buf[2], buf[3]
+    m = 0
+    for i in range(len(t)):
+        if w[i] > 0 and not np.isnan(est[i]) and not np.isnan(ref[i]) and ref[i] > 0:
+            ww[m] = w[i]
+            e[m] = est[i]
+            r[m] = ref[i]
+            m += 1
+    total = _sum(ww, m)
+    if m > 0 and total > 0:
+        for i in range(m):
+            prod[i] = ww[i] * ((e[i] - r[i]) / r[i])
+        out[0] = _sum(prod, m) / total
+        for i in range(m):
+            prod[i] = ww[i] * abs((e[i] - r[i]) / r[i])
+        out[1] = _sum(prod, m) / total
+        for i in range(m):
+            prod[i] = ww[i] * r[i]
+        mean_r = _sum(prod, m) / total
+        for i in range(m):
+            d = e[i] - r[i]
+            prod[i] = ww[i] * (d * d)
+        out[2] = math.sqrt(_sum(prod, m) / total) / mean_r
+        k = 0
+        for i in range(m):
+            if (e[i] - r[i]) / r[i] > tolerance:
+                prod[k] = ww[i]
+                k += 1
+        out[3] = _sum(prod, k) / total
+        k = 0
+        for i in range(m):
+            if (e[i] - r[i]) / r[i] < -tolerance:
+                prod[k] = ww[i]
+                k += 1
+        out[4] = _sum(prod, k) / total
+    # convergence: the first run of events within ±tolerance lasting ``hold`` s
+    run = -1
+    n = len(t)
+    for k in range(n):
+        if abs(est[k] - ref[k]) <= tolerance * ref[k] and ref[k] > 0 and t[k] >= start:
+            if run < 0:
+                run = k
+            nxt = t[k + 1] if k + 1 < n else t[k]
+            if nxt - t[run] >= hold:
+                out[5] = t[run] - start
+                break
+        else:
+            run = -1
     return out
+
+
+@njit(cache=True)
+def _level(est: np.ndarray, w: np.ndarray, buf: np.ndarray) -> np.ndarray:
+    """Mean, weighted median and coefficient of variation of ``est`` over time (NaN = none)."""
+    out = np.full(3, np.nan)
+    ww, e, prod = buf[0], buf[1], buf[3]
+    m = 0
+    for i in range(len(est)):
+        if w[i] > 0 and not np.isnan(est[i]):
+            ww[m] = w[i]
+            e[m] = est[i]
+            m += 1
+    wsum = _sum(ww, m)
+    if m > 0 and wsum > 0:
+        for i in range(m):
+            prod[i] = ww[i] * e[i]
+        mean = _sum(prod, m) / wsum
+        for i in range(m):
+            d = e[i] - mean
+            prod[i] = ww[i] * (d * d)
+        var = _sum(prod, m) / wsum
+        out[0] = mean
+        out[2] = math.sqrt(var) / mean if mean > 0 else np.nan
+        out[1] = _weighted_median(e, ww, m)  # reorders e and ww: last
+    return out
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """The smallest value whose cumulative weight (values ascending) reaches half the total weight."""
+    v = np.array(values, np.float64)
+    return float(_weighted_median(v, np.array(weights, np.float64), len(v)))
+
+
+def _scratch(n: int) -> np.ndarray:
+    return np.empty((4, n), np.float64)
+
+
+def relative_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float,
+                    buf: np.ndarray | None = None) -> dict[str, float | None]:
+    """Relative errors, over/under shares and convergence of ``est`` against ``ref`` (§5)."""
+    f64 = np.float64
+    vals = _relative(np.asarray(t, f64), np.asarray(est, f64), np.asarray(ref, f64), np.asarray(w, f64),
+                     float(start), TOLERANCE, CONVERGENCE_HOLD, _scratch(len(t)) if buf is None else buf)
+    return {k: _num(float(v)) for k, v in zip(RELATIVE_SCORES, vals, strict=True)}
 
 
 def convergence(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float) -> float | None:
     """Time from ``start`` to first enter, and stay for ``CONVERGENCE_HOLD`` s, within ±10 % of the reference."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        inside = (np.abs(est - ref) <= TOLERANCE * ref) & (ref > 0) & (t >= start)
-    k = _converged_at(np.asarray(t, np.float64), inside, CONVERGENCE_HOLD)
-    return None if k < 0 else float(t[k] - start)
-
-
-@njit(cache=True)
-def _converged_at(t: np.ndarray, inside: np.ndarray, hold: float) -> int:
-    """Index of the first event of the first run of ``inside`` events lasting ``hold`` s (each event's
-    value holding until the next event), or -1."""
-    run = -1
-    for k in range(len(t)):
-        if inside[k]:
-            if run < 0:
-                run = k
-            nxt = t[k + 1] if k + 1 < len(t) else t[k]
-            if nxt - t[run] >= hold:
-                return run
-        else:
-            run = -1
-    return -1
+    return relative_scores(t, est, ref, np.zeros(len(t)), start)["convergence_s"]
 
 
 def series_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float, end: float,
-                  truth: np.ndarray | None) -> dict[str, Any]:
-    """Every §5 score over time of one estimate (bytes/s in, bits/s out)."""
-    w = time_weights(t, start, end)
-    ok = (w > 0) & ~np.isnan(est)
-    out: dict[str, Any] = {"mean_bps": None, "median_bps": None, "cov": None}
-    if ok.any() and w[ok].sum() > 0:
-        e, ww = est[ok], w[ok]
-        mean = float((ww * e).sum() / ww.sum())
-        out["mean_bps"] = _num(8 * mean)
-        out["median_bps"] = _num(8 * weighted_median(e, ww))
-        var = float((ww * (e - mean) ** 2).sum() / ww.sum())
-        out["cov"] = _num(math.sqrt(var) / mean) if mean > 0 else None
-    out.update(relative_scores(t, est, ref, w, start))
+                  truth: np.ndarray | None, w: np.ndarray | None = None,
+                  buf: np.ndarray | None = None) -> dict[str, Any]:
+    """Every §5 score over time of one estimate (bytes/s in, bits/s out). ``w`` (the time weights) and
+    ``buf`` (scratch, ``4 × len(t)``) may be passed to share them between estimates of one flow."""
+    t = np.asarray(t, np.float64)
+    est = np.asarray(est, np.float64)
+    w = time_weights(t, start, end) if w is None else w
+    buf = _scratch(len(t)) if buf is None else buf
+    mean, median, cov = _level(est, w, buf)
+    out: dict[str, Any] = {"mean_bps": _num(8 * mean), "median_bps": _num(8 * median), "cov": _num(cov)}
+    out.update(relative_scores(t, est, ref, w, start, buf))
     if truth is not None:
-        for k, v in relative_scores(t, est, truth, w, start).items():
+        for k, v in relative_scores(t, est, truth, w, start, buf).items():
             out[f"{k}_truth"] = v
     return out
 

@@ -1,11 +1,21 @@
-"""Convergence time (ESTIMATORS.md §5): the compiled run search against the definition, case by case."""
+"""Scores (ESTIMATORS.md §5): the compiled convergence search against the definition, case by case, and the
+compiled one-pass scores against the numpy expressions they replaced, to the last bit."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from estimators.scores import CONVERGENCE_HOLD, TOLERANCE, convergence
+from estimators.scores import (
+    CONVERGENCE_HOLD,
+    RELATIVE_SCORES,
+    TOLERANCE,
+    _num,
+    convergence,
+    series_scores,
+    time_weights,
+    weighted_median,
+)
 
 
 def by_definition(t, est, ref, start):
@@ -70,3 +80,70 @@ def test_random_series_agree_with_the_definition(seed):
     assert (got is None) == (want is None)
     if want is not None:
         assert got == pytest.approx(want, abs=0)
+
+
+# ---- the compiled scores against the numpy expressions they replaced (issue #11), bit for bit
+
+
+def numpy_weighted_median(values, weights):
+    order = np.argsort(values)
+    v, w = values[order], weights[order]
+    cum = np.cumsum(w)
+    return float(v[np.searchsorted(cum, cum[-1] / 2)])
+
+
+def numpy_series_scores(t, est, ref, start, end):
+    """The §5 scores as the numpy code before the compiled kernels computed them."""
+    w = time_weights(t, start, end)
+    ok = (w > 0) & ~np.isnan(est)
+    out = {"mean_bps": None, "median_bps": None, "cov": None}
+    if ok.any() and w[ok].sum() > 0:
+        e, ww = est[ok], w[ok]
+        mean = float((ww * e).sum() / ww.sum())
+        out["mean_bps"] = _num(8 * mean)
+        out["median_bps"] = _num(8 * numpy_weighted_median(e, ww))
+        var = float((ww * (e - mean) ** 2).sum() / ww.sum())
+        out["cov"] = _num(np.sqrt(var) / mean) if mean > 0 else None
+    ok = (w > 0) & ~np.isnan(est) & ~np.isnan(ref) & (ref > 0)
+    rel_out = dict.fromkeys(RELATIVE_SCORES)
+    if ok.any() and w[ok].sum() > 0:
+        ww, e, r = w[ok], est[ok], ref[ok]
+        rel = (e - r) / r
+        total = ww.sum()
+        rel_out["mean_signed_rel_error"] = _num(float((ww * rel).sum() / total))
+        rel_out["mean_abs_rel_error"] = _num(float((ww * np.abs(rel)).sum() / total))
+        mean_r = float((ww * r).sum() / total)
+        rel_out["nrmse"] = _num(float(np.sqrt(float((ww * (e - r) ** 2).sum() / total))) / mean_r)
+        rel_out["over_share"] = _num(float(ww[rel > TOLERANCE].sum() / total))
+        rel_out["under_share"] = _num(float(ww[rel < -TOLERANCE].sum() / total))
+    rel_out["convergence_s"] = by_definition(t, est, ref, start)
+    out.update(rel_out)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_scores_equal_the_numpy_expressions_to_the_last_bit(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([1, 5, 9, 130, 1000, 50_000]))
+    t = np.cumsum(rng.exponential(0.001, n)) * rng.choice([1, 1000])
+    t[rng.random(n) < 0.05] = t[0]  # repeated times: zero weights
+    t = np.sort(t)
+    ref = rng.uniform(1e5, 1e7, n)
+    ref[rng.random(n) < 0.1] = rng.choice([0.0, np.nan])
+    est = ref * rng.choice([rng.uniform(0.85, 1.15, n), rng.lognormal(0, 1, n)])
+    est[rng.random(n) < 0.05] = np.nan
+    if seed % 5 == 0:  # heavy ties: a handful of distinct values
+        est = np.round(est / 1e6) * 1e6
+    start, end = float(t[0] + (t[-1] - t[0]) * 0.1), float(t[-1])
+    got = series_scores(t, est, ref, start, end, None)
+    want = numpy_series_scores(t, est, ref, start, end)
+    assert got == want  # floats compared exactly: same bits or the test fails
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_weighted_median_by_selection_is_the_sorted_definition(seed):
+    rng = np.random.default_rng(1000 + seed)
+    n = int(rng.integers(1, 400))
+    v = rng.choice([rng.standard_normal(n), rng.integers(0, 5, n).astype(float)])
+    w = rng.choice([rng.uniform(0.1, 1, n), np.ones(n), rng.exponential(1, n)])
+    assert weighted_median(v, w) == numpy_weighted_median(v, w)
