@@ -8,11 +8,27 @@ the event carries the last row's other columns. Times are seconds since the flow
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import polars as pl
+
+#: How the ACK table's nullable columns are filled when turned into numpy arrays.
+ACK_FILL: dict[str, float | int] = {"rtt": math.nan, "srtt": math.nan, "rttmin": math.nan, "tsval": -1}
+#: The ACK and segment columns replay reads.
+ACK_COLUMNS = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval")
+SEGMENT_COLUMNS = ("t_rel", "len")
+
+
+def numpy_columns(frame: pl.DataFrame, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Whole-table columns as numpy arrays (nulls filled as in :data:`ACK_FILL`), converted once."""
+    out: dict[str, np.ndarray] = {}
+    for name in names:
+        c = frame[name]
+        out[name] = (c.fill_null(ACK_FILL[name]) if name in ACK_FILL else c).to_numpy()
+    return out
 
 
 @dataclass
@@ -80,9 +96,19 @@ class FlowInputs:
         return cur[2] if math.isfinite(cur[2]) else math.nan
 
     @staticmethod
-    def from_frames(acks: pl.DataFrame, segments: pl.DataFrame | None, mss: int) -> FlowInputs:
-        """Build from one flow's ``acks`` (and ``segments``) tables as ingest produces them."""
-        t_ns = acks["t_ns"].to_numpy()
+    def from_frames(acks: pl.DataFrame | Mapping[str, np.ndarray], segments: pl.DataFrame | Mapping[str, np.ndarray]
+                    | None, mss: int) -> FlowInputs:
+        """Build from one flow's ``acks`` (and ``segments``) tables as ingest produces them — Polars frames,
+        or the same columns as numpy arrays with nulls filled (:data:`ACK_FILL`), which is how
+        ``replay_capture`` hands each flow a zero-copy slice of the capture's columns (per-flow Polars
+        calls cost ~1 ms: on captures of thousands of small flows they were most of the time)."""
+        def col(name: str) -> np.ndarray:
+            c = acks[name]
+            if isinstance(c, np.ndarray):
+                return c
+            return (c.fill_null(ACK_FILL[name]) if name in ACK_FILL else c).to_numpy()
+
+        t_ns = col("t_ns")
         n = len(t_ns)
         if n:
             new_event = np.empty(n, bool)
@@ -94,16 +120,14 @@ class FlowInputs:
         last = np.flatnonzero(np.append(new_event[1:], True)) if n else np.empty(0, np.int64)
         starts = np.flatnonzero(new_event)
 
-        def summed(col: str) -> np.ndarray:
-            v = acks[col].to_numpy().astype(np.int64)
+        def summed(name: str) -> np.ndarray:
+            v = col(name).astype(np.int64)
             return np.add.reduceat(v, starts) if n else np.empty(0, np.int64)
 
-        def at_last(col: str, fill: float | None = None) -> np.ndarray:
-            s = acks[col]
-            arr = s.to_numpy() if fill is None else s.fill_null(fill).to_numpy()
-            return arr[last]
+        def at_last(name: str) -> np.ndarray:
+            return col(name)[last]
 
-        rtt_rows = acks["rtt"].fill_null(np.nan).to_numpy()
+        rtt_rows = col("rtt")
         # the last sample inside each event (used by the RTT filters: no sample is lost by merging)
         idx = np.where(~np.isnan(rtt_rows), np.arange(n), -1)
         latest = np.maximum.accumulate(idx) if n else idx
@@ -111,9 +135,9 @@ class FlowInputs:
         li = latest[last] if n else latest
         ok = li >= starts if n else np.zeros(0, bool)
         rtt_any[ok] = rtt_rows[li[ok]]
-        if segments is not None and len(segments):
-            seg_t = segments["t_rel"].to_numpy()
-            seg_len = segments["len"].to_numpy().astype(np.int64)
+        if segments is not None and len(segments["t_rel"]):
+            seg_t = np.asarray(segments["t_rel"])
+            seg_len = np.asarray(segments["len"]).astype(np.int64)
         else:
             seg_t = np.empty(0)
             seg_len = np.empty(0, np.int64)
@@ -123,11 +147,11 @@ class FlowInputs:
             d=summed("d"),
             acked=summed("acked"),
             dup=at_last("dup").astype(bool),
-            rtt=at_last("rtt", np.nan).astype(np.float64),
-            srtt=at_last("srtt", np.nan).astype(np.float64),
-            rttmin=at_last("rttmin", np.nan).astype(np.float64),
+            rtt=at_last("rtt").astype(np.float64),
+            srtt=at_last("srtt").astype(np.float64),
+            rttmin=at_last("rttmin").astype(np.float64),
             flight=at_last("flight").astype(np.int64),
-            tsval=at_last("tsval", -1).astype(np.int64),
+            tsval=at_last("tsval").astype(np.int64),
             rtt_any=rtt_any,
             row_event=row_event.astype(np.int64),
             mss=int(mss),

@@ -8,7 +8,7 @@ estimator name, its parameters and the package version.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,7 @@ import polars as pl
 
 from estimators import __version__
 from estimators.base import TIMEOUT, Estimator, LossContext
-from estimators.inputs import FlowInputs
+from estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from estimators.newreno import newreno_ssthresh_segments
 from estimators.references import achieved_rate, truth_rate
 from estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
@@ -50,59 +50,55 @@ def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
     return [{"name": e.name, "parameters": dict(e.params), "version": __version__} for e in estimators]
 
 
-def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame, segments: pl.DataFrame, episodes: pl.DataFrame,
+def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np.ndarray],
+                segments: pl.DataFrame | Mapping[str, np.ndarray], episodes: pl.DataFrame,
                 mss: int, estimators: Sequence[Estimator], *, truth: np.ndarray | Callable[[np.ndarray], np.ndarray]
                 | None = None) -> FlowReplay:
-    """Replay one flow. ``truth`` (bytes/s at each event, or a function of absolute event times) is
-    optional."""
+    """Replay one flow (its ``acks`` and ``segments``: frames, or numpy columns as ``FlowInputs.from_frames``
+    takes them). ``truth`` (bytes/s at each event, or a function of absolute event times) is optional."""
     inp = FlowInputs.from_frames(acks, segments, mss)
     t = inp.t
     achieved = achieved_rate(t, inp.acked, REFERENCE_WINDOW)
     truth_arr = truth(inp.t_abs) if callable(truth) else truth
     series = {e.name: e.series(inp) for e in estimators}
     # score window: one smoothed RTT after the first data segment, to the last ACK
-    first_data = float(segments["t_rel"][0]) if len(segments) else (float(t[0]) if len(t) else 0.0)
+    first_data = float(inp.seg_t[0]) if len(inp.seg_t) else (float(t[0]) if len(t) else 0.0)
     srtt_known = inp.srtt[~np.isnan(inp.srtt)]
     start = first_data + (float(srtt_known[0]) if len(srtt_known) else 0.0)
     end = float(t[-1]) if len(t) else start
-    decisions = _decisions(inp, episodes, estimators, series, achieved, truth_arr)
+    rows = _decisions(inp, episodes, estimators, series, achieved, truth_arr)
+    decisions = pl.DataFrame(rows, schema=DECISION_SCHEMA)
     scores: dict[str, dict[str, Any]] = {}
     weights, scratch = time_weights(t, start, end), np.empty((4, len(t)))  # shared by every estimate
     for e in estimators:
         s = series_scores(t, series[e.name], achieved, start, end, truth_arr, weights, scratch)
-        rows = decisions.filter(pl.col("estimator") == e.name) if len(decisions) else decisions
-        s.update(_decision_scores(rows, truth_arr is not None))
+        s.update(_decision_scores([r for r in rows if r["estimator"] == e.name], truth_arr is not None))
         if e.name == "newreno":  # "closer than NewReno" means nothing for NewReno itself
             for k in [k for k in s if k.startswith("closer_than_newreno_share")]:
                 s[k] = None
         s["parameters"] = dict(e.params)
         scores[e.name] = s
-    frame: dict[str, Any] = {"t": inp.t_abs, "t_rel": t, "achieved_bps": achieved * 8}
+    # bytes/s → bits/s and NaN → null in one parallel Polars pass (the arrays are wrapped without a copy)
+    frame: dict[str, Any] = {"t": inp.t_abs, "t_rel": t, "achieved_bps": achieved}
     if truth_arr is not None:
-        frame["truth_bps"] = truth_arr * 8
+        frame["truth_bps"] = truth_arr
     for e in estimators:
-        frame[f"{e.name}_bps"] = series[e.name] * 8
-    table = pl.DataFrame(frame).with_columns(pl.exclude("t", "t_rel").fill_nan(None))
+        frame[f"{e.name}_bps"] = series[e.name]
+    table = pl.DataFrame(frame).with_columns((pl.exclude("t", "t_rel") * 8).fill_nan(None))
     return FlowReplay(flow_id, vantage, table, decisions, scores, (start, end))
 
 
-def _decision_scores(rows: pl.DataFrame, with_truth: bool) -> dict[str, Any]:
-    if len(rows) == 0:
-        out = decision_scores([], [], [])
-        if with_truth:
-            out.update(decision_scores([], [], [], "_truth"))
-        return out
-    ss = rows["ssthresh_segments"].to_list()
+def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[str, Any]:
+    """The §5 decision scores of one estimator's rows."""
 
     def ratios(ideal_col: str) -> tuple[list[float | None], list[float | None], list[bool | None]]:
-        ideal = rows[ideal_col].to_list()
-        nr = rows["newreno_ssthresh_segments"].to_list()
         r, n, c = [], [], []
-        for s_, i_, nr_ in zip(ss, ideal, nr, strict=True):
+        for row in rows:
+            s_, i_, nr_ = row["ssthresh_segments"], row[ideal_col], row["newreno_ssthresh_segments"]
             ok = s_ is not None and i_ is not None and i_ > 0
             r.append(s_ / i_ if ok else None)
-            n.append(nr_ / i_ if i_ is not None and i_ > 0 else None)
-            c.append(abs(s_ - i_) < abs(nr_ - i_) if ok else None)
+            n.append(nr_ / i_ if i_ is not None and i_ > 0 and nr_ is not None else None)
+            c.append(abs(s_ - i_) < abs(nr_ - i_) if ok and nr_ is not None else None)
         return r, n, c
 
     out = decision_scores(*ratios("ideal_segments"))
@@ -112,7 +108,9 @@ def _decision_scores(rows: pl.DataFrame, with_truth: bool) -> dict[str, Any]:
 
 
 def _decisions(inp: FlowInputs, episodes: pl.DataFrame, estimators: Sequence[Estimator],
-               series: dict[str, np.ndarray], achieved: np.ndarray, truth: np.ndarray | None) -> pl.DataFrame:
+               series: dict[str, np.ndarray], achieved: np.ndarray, truth: np.ndarray | None
+               ) -> list[dict[str, Any]]:
+    """One row per (loss event, estimator): what it would have set, NewReno's, the ideal, the real sender."""
     rows: list[dict[str, Any]] = []
     mss = inp.mss
     t_first_abs = float(inp.t_abs[0] - inp.t[0]) if len(inp.t) else 0.0
@@ -150,14 +148,19 @@ def _decisions(inp: FlowInputs, episodes: pl.DataFrame, estimators: Sequence[Est
             })
         if ctx.kind == TIMEOUT:
             last_timeout = start
-    schema = {"episode": pl.Int64, "kind": pl.String, "t": pl.Float64, "t_rel": pl.Float64, "estimator": pl.String,
-              "estimate_bps": pl.Float64, "rttmin_s": pl.Float64, "ssthresh_segments": pl.Float64,
-              "ssthresh_bytes": pl.Float64, "cwnd_segments": pl.Float64, "cwnd_applied_t_rel": pl.Float64,
-              "note": pl.String, "newreno_ssthresh_segments": pl.Float64, "ideal_bytes": pl.Float64,
-              "ideal_segments": pl.Float64, "ideal_truth_bytes": pl.Float64, "ideal_truth_segments": pl.Float64,
-              "flight_before_bytes": pl.Int64, "flight_after_srtt_bytes": pl.Int64,
-              "lowest_flight_in_recovery_bytes": pl.Int64}
-    return pl.DataFrame(rows, schema=schema)
+    return rows
+
+
+#: Columns of the decisions table (one row per loss event and estimator).
+DECISION_SCHEMA = {
+    "episode": pl.Int64, "kind": pl.String, "t": pl.Float64, "t_rel": pl.Float64, "estimator": pl.String,
+    "estimate_bps": pl.Float64, "rttmin_s": pl.Float64, "ssthresh_segments": pl.Float64,
+    "ssthresh_bytes": pl.Float64, "cwnd_segments": pl.Float64, "cwnd_applied_t_rel": pl.Float64,
+    "note": pl.String, "newreno_ssthresh_segments": pl.Float64, "ideal_bytes": pl.Float64,
+    "ideal_segments": pl.Float64, "ideal_truth_bytes": pl.Float64, "ideal_truth_segments": pl.Float64,
+    "flight_before_bytes": pl.Int64, "flight_after_srtt_bytes": pl.Int64,
+    "lowest_flight_in_recovery_bytes": pl.Int64,
+}
 
 
 def _real_sender(inp: FlowInputs, start: float, end: float | None, srtt: float) -> tuple[int | None, int | None]:
@@ -238,16 +241,35 @@ def flow_rows(frame: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
     return rows
 
 
+def flow_columns(frame: pl.DataFrame, names: tuple[str, ...]) -> Callable[[int], dict[str, np.ndarray]]:
+    """A lookup of one flow's rows of a table of many flows as numpy columns (zero-copy slices when the
+    table is in flow order, as ingest writes it)."""
+    ids = frame["flow_id"].to_numpy()
+    if len(ids) > 1 and bool(np.any(ids[1:] < ids[:-1])):
+        order = np.argsort(ids, kind="stable")
+        frame, ids = frame[order], ids[order]
+    cols = numpy_columns(frame, names)
+
+    def rows(fid: int) -> dict[str, np.ndarray]:
+        key = ids.dtype.type(fid)
+        lo = int(np.searchsorted(ids, key, side="left"))
+        hi = int(np.searchsorted(ids, key, side="right"))
+        return {name: col[lo:hi] for name, col in cols.items()}
+
+    return rows
+
+
 def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                    allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None) -> CaptureReplay:
     """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``)."""
-    tables = {name: flow_rows(getattr(cap, name)) for name in ("acks", "segments", "episodes")}
-
-    def part(name: str, fid: int) -> pl.DataFrame:
-        return tables[name](fid)
-
-    deliveries = [part("acks", fid).filter(pl.col("acked") > 0)["t"].to_numpy()
-                  for fid in bulk_flow_ids(cap.flows, truth)]
+    episodes = flow_rows(cap.episodes)
+    # the ACK and segment columns as numpy arrays, converted once; each flow gets zero-copy slices
+    acks = flow_columns(cap.acks, ACK_COLUMNS)
+    segments = flow_columns(cap.segments, SEGMENT_COLUMNS)
+    deliveries = []
+    for fid in bulk_flow_ids(cap.flows, truth):
+        a = acks(fid)
+        deliveries.append(a["t"][a["acked"] > 0])
     todo, skipped = plan(cap.flows, allow_vantage=allow_vantage)
     by_id = {s.flow_id: s for s in cap.flows}
     flows: list[FlowReplay] = []
@@ -255,7 +277,7 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         if progress is not None:
             progress(n, len(todo))
         s = by_id[fid]
-        flows.append(replay_flow(fid, s.vantage, part("acks", fid), part("segments", fid), part("episodes", fid),
+        flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), episodes(fid),
                                  s.mss, estimators, truth=truth_function(truth, fid, deliveries)))
     if progress is not None:
         progress(len(todo), len(todo))

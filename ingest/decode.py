@@ -1,7 +1,11 @@
 """Compiled packet decoder: link layer → IPv4/IPv6 → TCP header fields, one row per TCP packet.
 
-Link types: Ethernet (1) with any stack of 802.1Q/802.1ad/QinQ tags, Linux cooked SLL (113) and SLL2
-(276), raw IP (12, 14, 101, 228, 229), BSD loopback NULL (0, host byte order) and LOOP (108).
+Link types (libpcap's LINKTYPE_ values): Ethernet (1) with any stack of 802.1Q/802.1ad/QinQ tags and
+PPPoE sessions, Linux cooked SLL (113) and SLL2 (276), raw IP (12, 14, 101, 228, 229), BSD loopback NULL
+(0, host byte order) and LOOP (108), PPP (9) and PPP with direction (204), PPP in HDLC-like framing or
+Cisco HDLC (50), PPPoE (51), Cisco HDLC (104) and with direction (205), Linux NFLOG (239: the packet is
+the payload TLV), IP over InfiniBand (242). Not decoded (a capture of them is named and refused):
+802.11 and radiotap (105, 127: Wi-Fi data is normally encrypted), USB, Bluetooth and the like.
 IPv6 extension headers (hop-by-hop, routing, destination options, fragment, AH) are skipped.
 
 Lengths come from the IP header, never from the captured length, so snaplen-truncated packets keep
@@ -16,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-SUPPORTED_LINKTYPES = frozenset({0, 1, 12, 14, 101, 108, 113, 228, 229, 276})
+SUPPORTED_LINKTYPES = frozenset({0, 1, 9, 12, 14, 50, 51, 101, 104, 108, 113, 204, 205, 228, 229, 239, 242, 276})
+#: PPP protocol numbers of IPv4 and IPv6 (RFC 1332, RFC 5072).
+PPP_IPV4, PPP_IPV6 = 0x0021, 0x0057
 
 # Output columns of the decoded matrix (int64 each; addresses are 64-bit halves, IPv4 mapped
 # into ::ffff:a.b.c.d).
@@ -119,6 +125,52 @@ def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple
         if v == 4 or v == 6:
             return p, np.int64(v)
         return -1, R_NON_IP
+    elif linktype == 9 or linktype == 204 or linktype == 51:
+        if linktype == 204:  # one direction byte first
+            p += 1
+        elif linktype == 51:  # PPPoE header: ver/type, code, session, length
+            p += 6
+        if p + 2 > end:
+            return -1, R_TRUNCATED
+        if b[p] == 0xFF and b[p + 1] == 0x03:  # HDLC-like framing: address, control
+            p += 2
+        return _ppp(b, p, end)
+    elif linktype == 50 or linktype == 104 or linktype == 205:
+        if linktype == 205:
+            p += 1
+        if p + 4 > end:
+            return -1, R_TRUNCATED
+        if linktype == 50 and b[p] == 0xFF and b[p + 1] == 0x03:  # PPP in HDLC-like framing
+            return _ppp(b, p + 2, end)
+        if (b[p] != 0x0F and b[p] != 0x8F) or b[p + 1] != 0:  # Cisco HDLC: address, control, ethertype
+            return -1, R_MALFORMED
+        ethertype = _be16(b, p + 2)
+        p += 4
+    elif linktype == 239:  # NFLOG: family, version, resource id; then TLVs (host byte order, 4-aligned)
+        if p + 4 > end:
+            return -1, R_TRUNCATED
+        p += 4
+        while True:
+            if p + 4 > end:
+                return -1, R_TRUNCATED
+            tlv_len = np.int64(b[p]) | (np.int64(b[p + 1]) << 8)
+            tlv_type = np.int64(b[p + 2]) | (np.int64(b[p + 3]) << 8)
+            if tlv_len < 4:
+                return -1, R_MALFORMED
+            if tlv_type == 9:  # NFULA_PAYLOAD: the packet from its network header
+                p += 4
+                if p + 1 > end:
+                    return -1, R_TRUNCATED
+                v = b[p] >> 4
+                if v == 4 or v == 6:
+                    return p, np.int64(v)
+                return -1, R_NON_IP
+            p += (tlv_len + 3) & ~3
+    elif linktype == 242:  # IPoIB (RFC 4391 §6): ethertype, reserved
+        if p + 4 > end:
+            return -1, R_TRUNCATED
+        ethertype = _be16(b, p)
+        p += 4
     else:
         return -1, R_UNSUPPORTED
     # Ethernet-like: skip VLAN tags (802.1Q 0x8100, 802.1ad 0x88a8, old QinQ 0x9100)
@@ -130,6 +182,28 @@ def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple
     if ethertype == 0x0800:
         return p, 4
     if ethertype == 0x86DD:
+        return p, 6
+    if ethertype == 0x8864:  # PPPoE session: 6-byte PPPoE header, then PPP
+        return _ppp(b, p + 6, end)
+    return -1, R_NON_IP
+
+
+@njit(cache=True)
+def _ppp(b: np.ndarray, p: int, end: int) -> tuple[int, int]:
+    """The PPP protocol field at ``p`` (one byte when compressed: odd first byte, RFC 1661 §6.5)."""
+    if p + 1 > end:
+        return -1, R_TRUNCATED
+    if b[p] & 1:
+        proto = np.int64(b[p])
+        p += 1
+    else:
+        if p + 2 > end:
+            return -1, R_TRUNCATED
+        proto = _be16(b, p)
+        p += 2
+    if proto == PPP_IPV4:
+        return p, 4
+    if proto == PPP_IPV6:
         return p, 6
     return -1, R_NON_IP
 

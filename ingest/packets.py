@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from ingest.fastpath import OPT_NCOL, PACKET_COLUMNS
 from ingest.memory import lazy, populate_in_background, populated, release_in_background
@@ -64,7 +65,7 @@ class PacketStore:
         if self.n == lo:
             return
         ts = self.cols[0][lo: self.n]
-        self.reorders += int(np.count_nonzero(np.diff(ts) < 0)) + int(int(ts[0]) < self._last_ts)
+        self.reorders += backward_steps(ts, self._last_ts)
         self._last_ts = int(ts[-1])
         if self.row_limit is not None and self.n >= self.row_limit:
             self.flush()
@@ -146,3 +147,15 @@ def _options(rows: np.ndarray) -> np.ndarray:
     """An options table for the analysis: the rows, or one row of zeros when there are none (no packet
     points into it, and the compiled code is given a non-empty array)."""
     return rows if len(rows) else np.zeros((1, OPT_NCOL), np.int64)
+
+
+@njit(cache=True, nogil=True)
+def backward_steps(ts: np.ndarray, before: int) -> int:
+    """How many timestamps are earlier than the one before them (``before``: the previous chunk's last)."""
+    n = 0
+    prev = before
+    for x in ts:
+        if x < prev:
+            n += 1
+        prev = x
+    return n

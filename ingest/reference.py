@@ -79,6 +79,8 @@ def _link(linktype: int, buf: bytes) -> tuple[int, bytes]:
         tags = getattr(eth, "vlan_tags", None) or []
         hdr = 14 + 4 * len(tags)
         etype = tags[-1].type if tags else eth.type  # with tags, the payload type is in the last tag
+        if etype == 0x8864:  # PPPoE session
+            return _ppp(buf[hdr + 6:])
         if etype not in (dpkt.ethernet.ETH_TYPE_IP, dpkt.ethernet.ETH_TYPE_IP6):
             raise _Skip(R_NON_IP)
         return (4 if etype == dpkt.ethernet.ETH_TYPE_IP else 6), buf[hdr:]
@@ -110,7 +112,64 @@ def _link(linktype: int, buf: bytes) -> tuple[int, bytes]:
         if v in (4, 6):
             return v, buf
         raise _Skip(R_NON_IP)
+    if linktype in (9, 204, 51):
+        rest = buf[1:] if linktype == 204 else buf[6:] if linktype == 51 else buf
+        if len(rest) < 2:
+            raise _Skip(R_TRUNCATED)
+        return _ppp(rest[2:] if rest[:2] == b"\xff\x03" else rest)
+    if linktype in (50, 104, 205):
+        rest = buf[1:] if linktype == 205 else buf
+        if len(rest) < 4:
+            raise _Skip(R_TRUNCATED)
+        if linktype == 50 and rest[:2] == b"\xff\x03":
+            return _ppp(rest[2:])
+        if rest[0] not in (0x0F, 0x8F) or rest[1] != 0:
+            raise _Skip(R_MALFORMED)
+        return _by_ethertype(struct.unpack(">H", rest[2:4])[0], rest[4:])
+    if linktype == 239:
+        return _nflog_payload(buf)
+    if linktype == 242:
+        if len(buf) < 4:
+            raise _Skip(R_TRUNCATED)
+        return _by_ethertype(struct.unpack(">H", buf[:2])[0], buf[4:])
     raise _Skip(R_UNSUPPORTED)
+
+
+def _ppp(rest: bytes) -> tuple[int, bytes]:
+    """PPP: a protocol field of one byte (compressed, odd) or two, then IPv4 (0x21) or IPv6 (0x57)."""
+    if not rest:
+        raise _Skip(R_TRUNCATED)
+    if rest[0] & 1:
+        proto, rest = rest[0], rest[1:]
+    elif len(rest) < 2:
+        raise _Skip(R_TRUNCATED)
+    else:
+        proto, rest = struct.unpack(">H", rest[:2])[0], rest[2:]
+    if proto == 0x21:
+        return 4, rest
+    if proto == 0x57:
+        return 6, rest
+    raise _Skip(R_NON_IP)
+
+
+def _nflog_payload(buf: bytes) -> tuple[int, bytes]:
+    """Linux NFLOG: a 4-byte header, then TLVs (length, type: little-endian here) padded to 4 bytes; the
+    packet is the NFULA_PAYLOAD (9) TLV's value."""
+    at = 4
+    while True:
+        if len(buf) < at + 4:
+            raise _Skip(R_TRUNCATED)
+        length, kind = struct.unpack("<HH", buf[at:at + 4])
+        if length < 4:
+            raise _Skip(R_MALFORMED)
+        if kind == 9:
+            rest = buf[at + 4:]
+            if not rest:
+                raise _Skip(R_TRUNCATED)
+            if rest[0] >> 4 in (4, 6):
+                return rest[0] >> 4, rest
+            raise _Skip(R_NON_IP)
+        at += (length + 3) & ~3
 
 
 def _by_ethertype(etype: int, rest: bytes) -> tuple[int, bytes]:
@@ -123,6 +182,8 @@ def _by_ethertype(etype: int, rest: bytes) -> tuple[int, bytes]:
         return 4, rest
     if etype == 0x86DD:
         return 6, rest
+    if etype == 0x8864:
+        return _ppp(rest[6:])
     raise _Skip(R_NON_IP)
 
 

@@ -16,6 +16,7 @@ from tests import pcapgen as g
 
 V6_S = bytes.fromhex("20010db8000000000000000000000001")
 V6_R = bytes.fromhex("20010db8000000000000000000000002")
+PPPOE = b"\x11\x00\x12\x34\x00\x00"  # version/type 1/1, code 0 (session data), session id, length
 
 
 def decoded(path):
@@ -77,13 +78,52 @@ def test_pcap_resolutions_and_byte_orders(tmp_capture, ns, big):
         (0, lambda ip: g.null_loopback(ip)),  # BSD loopback, little-endian host
         (0, lambda ip: g.null_loopback(ip, big_endian=True)),  # ... big-endian host
         (108, lambda ip: g.null_loopback(ip, big_endian=True)),  # OpenBSD LOOP (network order)
+        (9, lambda ip: b"\x00\x21" + ip),  # PPP (RFC 1661), no framing
+        (9, lambda ip: b"\xff\x03\x00\x21" + ip),  # PPP with HDLC address and control
+        (9, lambda ip: b"\x21" + ip),  # PPP, compressed protocol field
+        (204, lambda ip: b"\x01\xff\x03\x00\x21" + ip),  # PPP with a direction byte
+        (50, lambda ip: b"\xff\x03\x00\x21" + ip),  # PPP in HDLC-like framing (RFC 1662)
+        (50, lambda ip: b"\x0f\x00\x08\x00" + ip),  # ... or Cisco HDLC on the same link type
+        (104, lambda ip: b"\x8f\x00\x08\x00" + ip),  # Cisco HDLC
+        (205, lambda ip: b"\x00\x0f\x00\x08\x00" + ip),  # Cisco HDLC with a direction byte
+        (51, lambda ip: PPPOE + b"\x00\x21" + ip),  # PPPoE (session header, PPP)
+        (1, lambda ip: g.ether(PPPOE + b"\x00\x21" + ip, ethertype=0x8864)),  # PPPoE on Ethernet
+        (239, lambda ip: nflog(ip)),  # Linux NFLOG (iptables -j NFLOG, tcpdump -i nflog)
+        (242, lambda ip: b"\x08\x00\x00\x00" + ip),  # IP over InfiniBand
     ],
 )
 def test_link_types(tmp_capture, linktype, wrap):
+    """The compiled decoder reads each link type, and the pure-Python reference agrees field by field."""
+    from tests.ingest.test_reference_equivalence import assert_equivalent
+
     recs = [g.Rec(1_700_000_000_000_000_000 + i, wrap(p)) for i, p in enumerate(small_ip_packets())]
-    rows, reasons, _ = decoded(tmp_capture(g.pcap(recs, linktype=linktype)))
+    path = tmp_capture(g.pcap(recs, linktype=linktype))
+    rows, reasons, _ = decoded(path)
     assert reasons == {}
     check_same_fields(rows)
+    assert assert_equivalent(path) == 5
+
+
+
+def nflog(ip: bytes) -> bytes:
+    """An NFLOG record: family AF_INET, version 0, group 5; a prefix TLV (type 10, 7 bytes, padded to 8)
+    and a hardware-protocol TLV before the payload TLV (type 9); lengths and types little-endian."""
+    import struct
+
+    prefix = struct.pack("<HH", 4 + 7, 10) + b"drop-\x00\x00" + b"\x00"
+    proto = struct.pack("<HH", 4 + 4, 1) + b"\x08\x00\x03\x00"
+    payload = struct.pack("<HH", 4 + len(ip), 9) + ip
+    return b"\x02\x00\x00\x05" + prefix + proto + payload
+
+
+def test_ppp_without_ip_and_malformed_cisco_hdlc_are_counted_not_fatal(tmp_capture):
+    ip = small_ip_packets()[0]
+    recs = [g.Rec(1, b"\xc0\x21" + b"\x00" * 20),  # PPP LCP: not IP
+            g.Rec(2, b"\x00\x21" + ip)]
+    rows, reasons, _ = decoded(tmp_capture(g.pcap(recs, linktype=9)))
+    assert reasons == {"non_ip": 1} and len(rows) == 1
+    rows, reasons, _ = decoded(tmp_capture(g.pcap([g.Rec(1, b"\x42\x00\x08\x00" + ip)], linktype=104)))
+    assert reasons == {"malformed": 1} and rows == []
 
 
 def test_ipv6_with_extension_headers(tmp_capture):
