@@ -89,7 +89,10 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
 
 
 def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[str, Any]:
-    """The §5 decision scores of one estimator's rows."""
+    """The §5 decision scores of one estimator's rows. ``decisions`` counts every loss event at which it
+    set an ssthresh (it had an estimate), whether or not an ideal exists there (corrected §5, issue #10);
+    the ratios use the events that have one."""
+    decided = sum(1 for r in rows if r["ssthresh_segments"] is not None)
 
     def ratios(ideal_col: str) -> tuple[list[float | None], list[float | None], list[bool | None]]:
         r, n, c = [], [], []
@@ -102,6 +105,7 @@ def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[s
         return r, n, c
 
     out = decision_scores(*ratios("ideal_segments"))
+    out["decisions"] = decided
     if with_truth:
         out.update(decision_scores(*ratios("ideal_truth_segments"), "_truth"))
     return out

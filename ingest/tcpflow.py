@@ -17,7 +17,11 @@ Decisions this module makes where the reference leaves room (documented here and
   receiver advertises a zero window (zero-window probe) is not a retransmission.
 * A segment that overlaps the highest sequence sent is a retransmission of its old part; its new
   part is new data.
-* SACK scoreboard: at most 64 disjoint blocks are remembered (the lowest is dropped beyond that).
+* SACK scoreboard: every disjoint SACKed block above the cumulative ACK is kept (the arrays grow).
+* Karn (§1.1, issue #10): no seq/ack RTT sample spans bytes that were, or may have been, sent more than
+  once — bytes seen retransmitted, bytes whose transmission the capture does not show (it began
+  mid-connection, or missed them: they may have been sent again unseen), and a hole the receiver had
+  reported (duplicate ACKs or SACK blocks above the cumulative ACK: those bytes were sent again, seen or not).
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ FF_SRTT, FF_RTTMIN, FF_RTT_HS = range(3)
 FF_NCOL = 3
 MSS_SYN, MSS_SYN_TS, MSS_PAYLOAD, MSS_PAYLOAD_TSO, MSS_DEFAULT = 1, 2, 3, 4, 5
 
-_SB_CAP = 64
+_SB_CAP = 64  # initial scoreboard capacity (it grows)
 _NONE = -(1 << 62)
 _BIG = 1 << 62
 
@@ -73,8 +77,10 @@ def infer_mss(lens: np.ndarray) -> tuple[int, int]:
     are whole multiples of a smaller frequent size (TSO/GSO super-segments) — that smaller size.
 
     "Frequent" means at least 5 % of the data segments (and at least 2); "large" means ≥ 512 bytes.
-    A most-common size above 9000 bytes (no MTU carries it) with no frequent divisor falls back to the
-    largest frequent size ≤ 9000, else to 1460 (Ethernet), so the MSS never comes from a super-segment.
+    A most-common size with no frequent divisor is the MSS whatever its size up to 65535: loopback
+    (65483) and jumbo-frame links carry segments far above 9000 bytes (ESTIMATORS.md §1.1, issue #10).
+    A payload above 65535 (the MSS option is 16 bits; IPv4 cannot carry it) is a super-segment (GSO,
+    BIG TCP) and never the MSS: a flow of only such payloads falls back to 1460 (Ethernet).
     No payload at all gives the RFC 1122 default of 536.
     """
     n = len(lens)
@@ -94,37 +100,29 @@ def infer_mss(lens: np.ndarray) -> tuple[int, int]:
     thresh = max(2, n // 20)
     best = -1
     for i in range(k):
-        if uniq[i] >= 512 and (best < 0 or cnt[i] > cnt[best]):
+        if 512 <= uniq[i] <= 65535 and (best < 0 or cnt[i] > cnt[best]):
             best = i
     if best < 0:  # no large sizes: the most common size
-        best = 0
         for i in range(k):
-            if cnt[i] > cnt[best]:
+            if uniq[i] <= 65535 and (best < 0 or cnt[i] > cnt[best]):
                 best = i
+        if best < 0:
+            return 1460, MSS_DEFAULT  # only super-segments
         return uniq[best], MSS_PAYLOAD
     mode = uniq[best]
     for i in range(k):  # ascending: the smallest frequent divisor wins
         s = uniq[i]
         if s >= 512 and s < mode and cnt[i] >= thresh and mode % s == 0:
             return s, MSS_PAYLOAD_TSO
-    if mode > 9000:
-        for i in range(k - 1, -1, -1):
-            if uniq[i] <= 9000 and uniq[i] >= 512 and cnt[i] >= thresh:
-                return uniq[i], MSS_PAYLOAD_TSO
-        return 1460, MSS_DEFAULT  # only super-segments: assume an Ethernet MTU
     return mode, MSS_PAYLOAD
 
 
 @njit(cache=True)
 def _sb_add(sb_l: np.ndarray, sb_r: np.ndarray, n: int, left: int, r: int) -> int:
-    """Insert [left, r) into the sorted disjoint block list, merging; return the new count."""
+    """Insert [left, r) into the sorted disjoint block list, merging; return the new count. The arrays
+    must have room for one more block (:func:`_sb_room`)."""
     if r <= left:
         return n
-    if n == _SB_CAP:  # forget the lowest block
-        for i in range(1, n):
-            sb_l[i - 1] = sb_l[i]
-            sb_r[i - 1] = sb_r[i]
-        n -= 1
     i = n
     while i > 0 and sb_l[i - 1] > left:
         sb_l[i] = sb_l[i - 1]
@@ -143,6 +141,17 @@ def _sb_add(sb_l: np.ndarray, sb_r: np.ndarray, n: int, left: int, r: int) -> in
             sb_l[w] = sb_l[j]
             sb_r[w] = sb_r[j]
     return w + 1
+
+
+@njit(cache=True)
+def _sb_room(sb: np.ndarray, n: int) -> np.ndarray:
+    """``sb`` with room for more than ``n`` blocks: the scoreboard keeps every SACKed block, however
+    many are outstanding (it was capped at 64, which over-estimated flight by up to 40 %: issue #10)."""
+    if n + 1 < len(sb):
+        return sb
+    grown = np.empty(2 * len(sb), sb.dtype)
+    grown[:n] = sb[:n]
+    return grown
 
 
 @njit(cache=True)
@@ -356,8 +365,10 @@ def analyze_flow(
                         gap = max(0.2, 1.5 * srtt) if srtt > 0 else 0.2
                         jj = j
                         while jj < nseg and seg_s[jj] < e:
-                            if (seg_ep[jj] == ep_row and (t - seg_t1[jj]) >= gap * 1e9
-                                    and last_adv_t < seg_t1[jj]):
+                            # silence since the later of their previous transmission and the last ACK
+                            # that advanced (a partial ACK restarts the timer; corrected §1.2)
+                            since = max(seg_t1[jj], last_adv_t)
+                            if seg_ep[jj] == ep_row and (t - since) >= gap * 1e9:
                                 rto = True
                             jj += 1
                     if rto:
@@ -492,6 +503,8 @@ def analyze_flow(
                     accounted = 0
         else:
             dlv = 0
+        # a hole the receiver reported before this ACK: its bytes were (or will be) sent again
+        hole_reported = dup_since_adv > 0 or nsb > 0
         # SACK blocks: D-SACK detection, scoreboard
         k = opt_idx[p]
         nb = opt_tab[k, O_NSACK] if k >= 0 else 0
@@ -512,22 +525,29 @@ def analyze_flow(
                 if last_ep_row >= 0 and l_b < E_i[EI_RECOVER, last_ep_row] and r_b > E_i[EI_SEQ, last_ep_row]:
                     E_i[EI_SPURIOUS, last_ep_row] = 1
             else:
+                sb_l = _sb_room(sb_l, nsb)
+                sb_r = _sb_room(sb_r, nsb)
                 nsb = _sb_add(sb_l, sb_r, nsb, l_b, r_b)
         if adv:
-            # RTT from the newly acknowledged segments (Karn: none of them ever retransmitted)
+            # RTT from the newly acknowledged segments (Karn: none of their bytes was, or may have been,
+            # sent more than once — seen retransmitted, never seen sent, or reported missing)
             cand = -1
-            karn_bad = False
+            karn_bad = hole_reported
+            covered = snd_una  # the acknowledged bytes below this were seen sent
             j = una_ptr
             while j < nseg and seg_e[j] <= snd_una:
                 j += 1
             while j < nseg and seg_s[j] < a:
-                if seg_rx[j]:
+                if seg_rx[j] or seg_s[j] > covered:
                     karn_bad = True
+                covered = max(covered, seg_e[j])
                 if seg_e[j] <= a:
                     cand = j
                     j += 1
                 else:
                     break
+            if covered < a:
+                karn_bad = True
             una_ptr = j
             if cand >= 0 and not karn_bad and rtt < 0:
                 rtt = (t - seg_t0[cand]) / 1e9

@@ -244,3 +244,107 @@ def test_equal_timestamps_keep_file_order(tmp_capture):
     conv.ack(21, 2 * MSS)  # same instant: stays an ordered pair of rows
     _, f = run(tmp_capture, conv)
     assert f.acks.filter(pl.col("acked") > 0)["ack"].to_list() == [MSS, 2 * MSS]
+
+
+# ---- the independent audit's findings (issue #10), one scripted conversation each
+
+
+def test_rto_after_a_partial_ack_inside_fast_recovery_opens_a_timeout_episode(tmp_capture):
+    """Corrected §1.2: the silence runs from the later of the previous transmission and the last ACK that
+    advanced. Segments 1 and 3 are lost; SACK recovery resends both at once; the resent 3 is lost again;
+    the partial ACK for 1 arrives after 3 was resent (it restarts the timer, it does not rule the RTO out);
+    300 ms of silence later 3 goes again: an RTO (before the fix: never, since an ACK had advanced)."""
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    for i in range(8):
+        conv.send(11 + i, i * MSS, MSS)
+    base = conv.isn + 1
+    conv.ack(21, MSS)
+    for k in range(3):  # dupacks SACKing 2 and 4..
+        conv.ack(23 + k, MSS, opts=g.opt_sack([(base + 4 * MSS, base + (5 + k) * MSS),
+                                               (base + 2 * MSS, base + 3 * MSS)]))
+    conv.send(26, MSS, MSS)  # fast retransmit of 1
+    conv.send(26.5, 3 * MSS, MSS)  # and of 3 (SACK hole)
+    conv.ack(37, 3 * MSS, opts=g.opt_sack([(base + 4 * MSS, base + 8 * MSS)]))  # partial ACK, after 3 went
+    conv.send(340, 3 * MSS, MSS)  # 3 again, 303 ms after the partial ACK: RTO
+    conv.ack(350, 8 * MSS)
+    _, f = run(tmp_capture, conv)
+    assert f.episodes["kind"].to_list() == ["fast_retransmit", "timeout"]
+    second = f.episodes.row(1, named=True)
+    assert second["silence_s"] == pytest.approx(0.303)  # since the partial ACK at 37 ms
+
+
+def test_no_rtt_sample_spans_bytes_the_capture_never_saw_sent(tmp_capture):
+    """Karn when the first transmission is missing: the capture starts mid-connection with bytes 0..1000
+    outstanding (their transmission not captured); the ACK covering them and the next segment gives no
+    seq/ack sample. A later, clean ACK does."""
+    conv = g.Conv()
+    conv.send(0, MSS, MSS)  # the first packet seen: bytes 1000..2000 (0..1000 were sent before)
+    conv.ack(5, 0)  # the receiver's cumulative ACK is still at 0
+    conv.ack(30, 2 * MSS)  # covers 0..1000 (never seen sent) and 1000..2000 (sent at 0 ms)
+    conv.send(31, 2 * MSS, MSS)
+    conv.ack(61, 3 * MSS)
+    _, f = run(tmp_capture, conv)
+    assert f.acks["rtt"].to_list() == [None, None, pytest.approx(0.030)]
+
+
+def test_no_rtt_sample_spans_a_hole_the_receiver_reported(tmp_capture):
+    """Bytes the receiver reported missing (duplicate ACKs) were sent again, whether or not the capture
+    shows it (a tap that dropped it, an MPTCP reinjection): the ACK that fills the hole gives no seq/ack
+    sample — before the fix it gave one from the first transmission, 0.5 s here."""
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    for i in range(5):
+        conv.send(11 + i, i * MSS, MSS)
+    conv.ack(21, MSS)
+    for k in range(3):
+        conv.ack(22 + k, MSS)  # segment 1 missing; its retransmission is not in the capture
+    conv.ack(511, 5 * MSS)
+    conv.send(512, 5 * MSS, MSS)
+    conv.ack(522, 6 * MSS)
+    _, f = run(tmp_capture, conv)
+    rtts = f.acks["rtt"].to_list()
+    assert rtts[-2] is None  # the hole filled by an unseen retransmission
+    assert rtts[-1] == pytest.approx(0.010)
+
+
+def test_mptcp_subflows_give_no_multi_second_rtt_samples():
+    """The audit's case: mptcpanalyzer's client_2 took seq/ack samples across reinjected ranges (1.6–2.1 s
+    on flows whose RTT is ~0.11 s) and its srtt rose 3–6× too high."""
+    from tests.conftest import SHARED
+
+    cap = ingest_capture(SHARED / "public" / "pypi-mptcpanalyzer-0.3.2__client_2.pcap")
+    worst = cap.acks.filter(pl.col("rtt").is_not_null() & (pl.col("rtt") > 1.0))
+    assert len(worst) == 0, worst.select("flow_id", "t_rel", "rtt")
+
+
+@pytest.mark.parametrize("mss", [16312, 65483])
+def test_mss_without_syn_above_9000_is_the_common_payload(tmp_capture, mss):
+    """BIG TCP and loopback captures: segments of 16312 or 65483 bytes are the MSS, not a super-segment
+    of an assumed 1460 (the old fallback)."""
+    conv = g.Conv()
+    for i in range(30):
+        conv.send(i, i * mss, mss, total_len=0 if mss > 65000 else None)
+        conv.ack(i + 0.5, (i + 1) * mss)
+    conv.send(30, 30 * mss, 700)  # a short tail segment
+    _, f = run(tmp_capture, conv)
+    assert (f.summary.mss, f.summary.mss_source) == (mss, "payload_mode")
+
+
+def test_sack_scoreboard_keeps_more_than_64_blocks(tmp_capture):
+    """Every other segment of 300 lost: 150 SACK blocks outstanding, each reported once (four per ACK,
+    as receivers do). Flight is what is really outstanding; with the old 64-block scoreboard the lowest
+    blocks were forgotten and flight over-estimated."""
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    n = 300
+    for i in range(n):
+        conv.send(11 + i * 0.01, i * MSS, MSS)
+    base = conv.isn + 1
+    blocks = [(base + i * MSS, base + (i + 1) * MSS) for i in range(1, n, 2)]  # 1, 3, 5, … received
+    for k in range(0, len(blocks), 4):
+        conv.ack(30 + k * 0.01, 0, opts=g.opt_sack(blocks[k:k + 4]))
+    _, f = run(tmp_capture, conv)
+    last = f.acks.row(-1, named=True)
+    assert last["sacked"] == 150 * MSS
+    assert last["flight"] == n * MSS - 150 * MSS
