@@ -3,10 +3,12 @@ linear-cost rework of the loss decisions (per-event state derived once per flow 
 
 ``score_digests.json`` holds the SHA-256 of each capture's document (keys sorted, every path made relative
 to the shared captures), with ground truth from the sidecars and ``--allow-vantage`` so that every flow
-of every capture is replayed. It was written by the code of commit 743c71f (before the rework), and gives
-the same digests wherever the checkout sits; a change to any number changes a digest. To accept an
-intended change of results, regenerate it with ``python -m tests.estimators.test_score_identity`` and
-say why in the commit.
+of every capture is replayed. It was written by the code of commit 743c71f (before the rework); the
+compiled scores and the per-flow numpy columns (issue #11) left every digest unchanged; the audit
+corrections of issue #10 (Karn across unseen transmissions, RTO after a partial ACK, the decisions count)
+changed five documents and regenerated it (commit 5c34e19). It gives the same digests wherever the
+checkout sits; a change to any number changes a digest. To accept an intended change of results,
+regenerate it with ``python -m tests.estimators.test_score_identity`` and say why in the commit.
 """
 
 from __future__ import annotations
