@@ -79,6 +79,16 @@ class FlowOut(Open):
     mss: int = Field(examples=[1448])
     loss_events: int = Field(examples=[39])
     vantage: str = Field(description="sender | receiver | unknown", examples=["sender"])
+    reconstruction: str | None = Field(
+        None, description="how the sender's view was rebuilt for a flow not captured at the sender "
+        "(ESTIMATORS.md §7): receiver_side, or null", examples=["receiver_side"])
+    reconstruction_sound: bool = Field(False, description="enough evidence (RTT samples) to replay it by default",
+                                       examples=[True])
+    reconstruction_evidence: str = Field("", examples=["receiver-side capture rebuilt as the sender saw it: "
+                                                       "5321 RTT samples from data echoing ACK TSvals, …"])
+    confidence: str | None = Field(None, description="medium | low, for a reconstructed flow", examples=["medium"])
+    confidence_note: str = Field("", description="what the vantage point cannot see",
+                                 examples=["ACKs lost on the return path are invisible at the receiver …"])
 
 
 class EstimatorSpec(BaseModel):

@@ -52,7 +52,8 @@ def flows_table(cap: CaptureIngest) -> str:
         [
             str(s.flow_id), s.sender, s.receiver, str(s.packets), str(s.bytes), num(s.goodput_bps, 1e-6, 3),
             num(s.rttmin_s, 1e3, 2), str(s.mss), str(s.retransmissions),
-            f"{s.fast_retransmit_events}/{s.timeout_events}", s.vantage,
+            f"{s.fast_retransmit_events}/{s.timeout_events}",
+            s.vantage + (" (rebuilt)" if s.reconstruction and s.reconstruction_sound else ""),
         ]
         for s in cap.flows
     ]

@@ -88,7 +88,12 @@ def render(scored: Sequence[ScoredCapture]) -> str:
                 small.append(str(fr.flow_id))
                 continue
             parts.append(f"<h3>flow {fr.flow_id}: {html.escape(summary.sender)} → {html.escape(summary.receiver)}, "
-                         f"{summary.goodput_bps / 1e6:.3f} Mbit/s, {summary.loss_events} loss events</h3>")
+                         f"{summary.goodput_bps / 1e6:.3f} Mbit/s, {summary.loss_events} loss events, "
+                         f"vantage {html.escape(summary.vantage)}"
+                         + (" <strong>(reconstructed)</strong>" if summary.reconstruction else "") + "</h3>")
+            if summary.reconstruction:
+                parts.append(f"<p>{html.escape(summary.reconstruction_evidence)}; {summary.confidence} confidence: "
+                             f"{html.escape(summary.confidence_note)}.</p>")
             fig, dec = flow_figures(sc, fr.flow_id)
             parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
             if len(fr.decisions):

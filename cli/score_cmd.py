@@ -116,7 +116,7 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False) -> str:
             continue
         lines.append(f"-- flow {f['flow_id']}: {f['sender']} -> {f['receiver']}, goodput "
                      f"{f['goodput_bps'] / 1e6:.3f} Mbit/s, rttmin {1e3 * (f['rttmin_s'] or 0):.1f} ms, "
-                     f"{f['loss_events']} loss events, vantage {f['vantage']}")
+                     f"{f['loss_events']} loss events, vantage {vantage_label(f)}")
         lines.append(score_table(f["scores"], with_truth))
     if small and not all_flows:
         lines.append(f"{len(small)} flow(s) under {min_bytes} bytes replayed but not shown (--all-flows): "
@@ -131,6 +131,13 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def vantage_label(f: dict[str, Any]) -> str:
+    """``receiver (reconstructed, medium confidence)`` for a flow rebuilt as its sender saw it (§7)."""
+    if not f.get("reconstruction"):
+        return str(f["vantage"])
+    return f"{f['vantage']} (reconstructed, {f.get('confidence') or 'low'} confidence: {f.get('confidence_note', '')})"
+
+
 def scores_csv(doc: dict[str, Any]) -> str:
     """One row per (capture, flow, estimator); parameters as JSON text."""
     rows: list[dict[str, Any]] = []
@@ -138,7 +145,8 @@ def scores_csv(doc: dict[str, Any]) -> str:
         for f in cap["flows"]:
             for name, s in f["scores"].items():
                 row = {"file": cap["file"], "flow_id": f["flow_id"], "sender": f["sender"],
-                       "receiver": f["receiver"], "vantage": f["vantage"], "estimator": name}
+                       "receiver": f["receiver"], "vantage": f["vantage"],
+                       "reconstruction": f.get("reconstruction") or "", "estimator": name}
                 row.update({k: v for k, v in s.items() if k != "parameters"})
                 row["parameters"] = json.dumps(s.get("parameters", {}), sort_keys=True)
                 rows.append(row)

@@ -164,6 +164,9 @@ class _Summary:
         self.goodput_bps = f.goodput_bps
         self.acks = int(f.summary.get("acks", 0))
         self.mss = int(f.summary["mss"])
+        self.reconstruction = f.summary.get("reconstruction")
+        self.reconstruction_sound = bool(f.summary.get("reconstruction_sound", False))
+        self.reconstruction_evidence = str(f.summary.get("reconstruction_evidence", ""))
 
 
 def _flows(session: Session, capture_id: str) -> list[Flow]:

@@ -181,12 +181,18 @@ def _real_sender(inp: FlowInputs, start: float, end: float | None, srtt: float) 
 
 
 def plan(summaries: Sequence[Any], *, allow_vantage: bool = False) -> tuple[list[int], dict[int, str]]:
-    """Which flows are replayed (§1.0), and why the others are not. ``summaries``: ingest FlowSummary-likes."""
+    """Which flows are replayed (§1.0, §7), and why the others are not: captured at the sender, or soundly
+    reconstructed from another vantage (a receiver-side flow with RTT samples rebuilt); ``allow_vantage``
+    adds the rest. ``summaries``: ingest FlowSummary-likes."""
     todo: list[int] = []
     skipped: dict[int, str] = {}
     for s in summaries:
-        if s.vantage != "sender" and not allow_vantage:
-            skipped[s.flow_id] = f"vantage {s.vantage} (replay needs the sender's view; --allow-vantage)"
+        rebuilt = getattr(s, "reconstruction", None) is not None
+        sound = rebuilt and bool(getattr(s, "reconstruction_sound", False))
+        if s.vantage != "sender" and not sound and not allow_vantage:
+            why = (getattr(s, "reconstruction_evidence", "") or "no reconstruction") if rebuilt else (
+                "no reconstruction of the sender's view for this vantage")
+            skipped[s.flow_id] = f"vantage {s.vantage}: {why} (--allow-vantage replays it anyway)"
         elif s.acks < 2:
             skipped[s.flow_id] = "fewer than two ACKs"
         else:

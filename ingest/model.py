@@ -73,6 +73,18 @@ class FlowSummary:
     options_truncated_packets: int
     vantage: str
     vantage_evidence: str
+    #: How the sender's view was rebuilt when the capture was not taken at the sender (ESTIMATORS.md §7):
+    #: "receiver_side", or None (sender side, or a vantage that is not reconstructed).
+    reconstruction: str | None = None
+    reconstruction_sound: bool = False  # enough evidence to replay the flow by default
+    reconstruction_evidence: str = ""
+    confidence: str | None = None  # "medium" | "low" for a reconstructed flow
+    confidence_note: str = ""  # what the vantage cannot see
+
+    @property
+    def replayable(self) -> bool:
+        """Replayed by default: captured at the sender, or soundly reconstructed."""
+        return self.vantage == "sender" or (self.reconstruction is not None and self.reconstruction_sound)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

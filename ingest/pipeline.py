@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ingest.analyze import analyze_group, default_threads
+from ingest import tcpflow as tf
+from ingest.analyze import GroupAnalysis, analyze_group, default_threads
 from ingest.batches import BatchDecoder, check_linktypes
 from ingest.decode import NCOL, REASONS, decode_records
 from ingest.demux import CS_PACKETS, Demux
@@ -42,6 +43,7 @@ from ingest.frames import (
 )
 from ingest.model import CaptureIngest, CaptureStats, FlowSummary
 from ingest.packets import PacketStore
+from ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
 from ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records, prefetch
 from ingest.source import ByteSource
 from ingest.summary import flow_summary
@@ -101,6 +103,27 @@ def _time_ordered(pk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Packets stably sorted by timestamp (equal timestamps keep file order)."""
     by_time = np.argsort(pk["ts"], kind="stable")
     return {name: col[by_time] for name, col in pk.items()}
+
+
+def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
+    """Rebuild every receiver-side flow of an analysed group as its sender saw it (``ingest.reconstruct``)
+    and record how, with the evidence and a confidence, in its summary."""
+    ep_lo = 0
+    for f, s in enumerate(summaries):
+        n_eps = int(g.F_i[f, tf.FI_NEPS])
+        if s.vantage == "receiver":
+            rec = reconstruct_receiver_side(g.A_i, g.A_f, g.S_i, g.E_i, g.F_i[f], ep_lo)
+            s.reconstruction = rec.method
+            s.reconstruction_sound = rec.sound
+            s.reconstruction_evidence = rec.evidence
+            s.confidence = rec.confidence
+            s.confidence_note = CONFIDENCE_NOTE
+            a_hi = int(g.F_i[f, tf.FI_ACK_LO] + g.F_i[f, tf.FI_NACKS])
+            if a_hi > int(g.F_i[f, tf.FI_ACK_LO]):
+                last = g.A_f[:, a_hi - 1]
+                s.srtt_s = None if np.isnan(last[tf.AF_SRTT]) else float(last[tf.AF_SRTT])
+                s.rttmin_s = None if np.isnan(last[tf.AF_RTTMIN]) else float(last[tf.AF_RTTMIN])
+        ep_lo += n_eps
 
 
 def ingest_capture(
@@ -168,11 +191,13 @@ def ingest_capture(
             if not spilled:
                 store.drop_columns(background=True)
             base = len(flows)
+            summaries = [flow_summary(base + f, g.F_i[f], g.F_f[f], g.A_f, g.S_i, demux) for f in range(g.n_flows)]
+            reconstruct_flows(g, summaries)  # receiver-side flows: the sender's view (§7), in place
             tables.add("acks", ack_columns(g.A_i, g.A_f, base))
             tables.add("segments", segment_columns(g.S_i, g.S_f, base))
             if not spilled:  # the two large tables are built on the other core while the flows are summarised
                 large = helper.submit(_large_tables, tables)
-            flows += [flow_summary(base + f, g.F_i[f], g.F_f[f], g.A_f, g.S_i, demux) for f in range(g.n_flows)]
+            flows += summaries
             first_pkt = np.concatenate([first_pkt, [s.start_t for s in flows[base:]]])
             tables.add("episodes", episode_columns(g.E_i, first_pkt, base))
             del g

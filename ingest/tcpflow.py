@@ -40,8 +40,8 @@ AI_NCOL = 10
 AF_RTT, AF_SRTT, AF_RTTMIN, AF_T, AF_TREL = range(5)
 AF_NCOL = 5
 # data-segment columns
-SI_FLOW, SI_T, SI_SEQ, SI_LEN, SI_KIND = range(5)
-SI_NCOL = 5
+SI_FLOW, SI_T, SI_SEQ, SI_LEN, SI_KIND, SI_TSECR = range(6)  # SI_TSECR: raw TSecr, -1 = none
+SI_NCOL = 6
 # data-segment float columns
 SF_T, SF_TREL = range(2)
 SF_NCOL = 2
@@ -445,6 +445,7 @@ def analyze_flow(
                 S_i[SI_SEQ, ns] = s
                 S_i[SI_LEN, ns] = L
                 S_i[SI_KIND, ns] = kind
+                S_i[SI_TSECR, ns] = np.int64(tsecr[p]) if (f & P_HAS_TS) != 0 else -1
                 S_f[SF_T, ns] = t / 1e9
                 S_f[SF_TREL, ns] = (t - t_first) / 1e9
                 ns += 1

@@ -264,3 +264,22 @@ def test_security_headers_and_api_docs_offline(server, browser):
     page.wait_for_selector("h1")
     assert outside == [] and problems == [], (outside, problems)
     context.close()
+
+
+def test_a_receiver_side_capture_is_replayed_and_labelled_reconstructed(server, page):
+    """ESTIMATORS.md §7: the receiver side of s06 is replayed by default, and the capture and flow pages say
+    that its sender view was reconstructed, how, and what the vantage cannot see."""
+    rcv = SHARED / "generated" / "s06_cubic_1f_10M_rtt40_buf1bdp_2sides_rcv.pcap"
+    with open(rcv, "rb") as fh:
+        body = httpx.post(f"{server}/api/v1/captures", files={"file": (rcv.name, fh)}, timeout=60).json()
+    cid = body["capture"]["id"]
+    page.goto(f"{server}/dashboard/#/captures/{cid}")
+    expect(page.locator("#run-status")).to_contain_text("succeeded", timeout=180_000)
+    big = page.locator("#flows-table tbody tr", has_text="40001")
+    expect(big).to_contain_text("receiver (reconstructed)")
+    big.locator("a").first.click()
+    page.wait_for_selector("#estimates .main-svg", timeout=60_000)
+    expect(page.locator(".reconstructed")).to_contain_text("reconstructed, medium confidence")
+    expect(page.locator("#reconstruction")).to_contain_text("RTT samples from data echoing ACK TSvals")
+    expect(page.locator("#reconstruction")).to_contain_text("return path")
+    expect(page.locator("#scores-table tbody tr")).to_have_count(9)  # replayed without --allow-vantage

@@ -11,8 +11,13 @@ const FLOW_COLUMNS = [
   { key: "rttmin_s", label: "RTTmin ms", fmt: (v) => num(v, 2, 1e3) },
   { key: "loss_events", label: "loss events" },
   { key: "retransmissions", label: "retransmissions" },
-  { key: "vantage", label: "vantage", text: true },
+  { key: "vantage", label: "vantage", text: true, fmt: (v, f) => vantageLabel(f) },
 ];
+
+/** "receiver (reconstructed)" for a flow rebuilt as its sender saw it (ESTIMATORS.md §7). */
+export function vantageLabel(f) {
+  return f.reconstruction ? `${f.vantage} (reconstructed)` : f.vantage;
+}
 
 export async function captureView(view, id, alive) {
   const [cap, runs] = await Promise.all([get(`/captures/${id}`), get("/runs", { capture: id })]);

@@ -21,7 +21,9 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     <p><a href="#/captures/${captureId}?run=${runId}">← capture</a></p>
     <h1>Flow ${flowId}: ${flow.sender} → ${flow.receiver}</h1>
     <p class="muted">goodput ${mbit(flow.goodput_bps)} Mbit/s · RTTmin ${num(flow.rttmin_s, 2, 1e3)} ms · ${flow.loss_events} loss events
-      (${flow.fast_retransmit_events} fast retransmit, ${flow.timeout_events} timeout) · vantage ${flow.vantage}</p>
+      (${flow.fast_retransmit_events} fast retransmit, ${flow.timeout_events} timeout) · vantage ${flow.vantage}${flow.reconstruction
+      ? html` <strong class="reconstructed">(reconstructed, ${flow.confidence} confidence)</strong></p>
+    <p class="muted" id="reconstruction">${flow.reconstruction_evidence}. ${flow.confidence_note}.` : ""}</p>
     <fieldset class="card"><legend>Estimators shown</legend><div class="toggles" id="toggles">${names.map((n) => shown.has(n)
       ? html`<label><input type="checkbox" value="${n}" checked> ${n}</label>`
       : html`<label><input type="checkbox" value="${n}"> ${n}</label>`)}</div></fieldset>

@@ -1,0 +1,243 @@
+"""The sender's view of a flow captured at the receiver (ESTIMATORS.md §7).
+
+At the receiver, ACKs are seen as they leave and data as it arrives: the data→ACK time is the receiver's
+own turnaround (µs), so the seq/ack RTT samples, the flight and the loss times that ingest derives for a
+sender-side capture are meaningless there. This module rewrites them, in place, as the sender would
+have seen them, on a time axis where each ACK reaches the sender when it leaves the receiver (one
+constant reverse delay δ dropped: every score is unchanged by a constant shift, and inter-ACK gaps —
+so every rate sample — survive as captured when the return path is uncongested):
+
+* **RTT samples** (timestamps needed). A data segment echoes, in TSecr, the TSval of the last ACK the
+  sender had when it sent it: that ACK's departure is the segment's send time on this axis (the latest
+  ACK carrying that TSval that left at least 0.9 handshake RTT before the segment arrived: TSval ticks
+  are ~1 ms). The sender's sample at ACK m is then ``t_m − send(D)`` for D the highest newly
+  acknowledged segment — one full round trip as the sender would time it, its own turnaround included —
+  under Karn's rule (no sample when a retransmission arrived for the newly acknowledged bytes). The
+  handshake seen from the receiver (its SYN or SYN-ACK to the answer) seeds srtt and RTTmin; RFC 6298
+  smoothing (gain 1/8) and the running minimum follow.
+* **Flight** after ACK k: the data that had left the sender when ACK k reached it is the data that
+  reaches the receiver within one srtt: highest sequence arrived by ``t_k + srtt_k``, less ACK k and the
+  bytes it SACKs.
+* **Loss episodes** (found from the retransmissions arriving and the duplicate ACKs leaving): each
+  starts where the sender retransmitted, one srtt before the retransmission arrived; its decision row is
+  the last ACK at or before that time; a timeout's silence is measured to it.
+* Data segment times are kept as they arrived (used for the score window's start and ``tibet_tx``).
+
+What cannot be seen from here is said in the flow's confidence: ACKs lost on the return path never
+reach the sender but are counted; return-path queueing moves ACK times (rates) a little.
+A flow without timestamps gets no RTT samples: its reconstruction is not sound and it is not replayed
+unless asked for (``--allow-vantage``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ingest import tcpflow as tf
+
+#: Fewer RTT samples than this and the reconstruction is not sound (the flow is not replayed by default).
+MIN_SAMPLES = 8
+CONFIDENCE_NOTE = ("ACKs lost on the return path are invisible at the receiver (counted as if they arrived); "
+                   "the sender's send times come from TSval echoes (~1 ms clock ticks)")
+
+
+@dataclass
+class Reconstruction:
+    """How a flow's sender view was rebuilt, the evidence, and how far to trust it."""
+
+    method: str  # "receiver_side"
+    sound: bool
+    rtt_samples: int
+    evidence: str
+    confidence: str  # "medium" | "low"
+
+
+@njit(cache=True, inline="always")
+def _unwrap32(raw: int, ref_raw: int, ref_val: int) -> int:
+    return ref_val + (((raw - ref_raw + 0x80000000) & 0xFFFFFFFF) - 0x80000000)
+
+
+@njit(cache=True)
+def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int,
+                   s_hi: int, E_i: np.ndarray, e_lo: int, e_hi: int, hs_rtt_ns: int) -> int:
+    """Rewrite ACK rows ``a_lo:a_hi`` (rtt, srtt, rttmin, flight) and episode rows ``e_lo:e_hi`` (start,
+    decision row, silence) of one receiver-side flow; return the number of RTT samples found."""
+    n = a_hi - a_lo
+    m = s_hi - s_lo
+    if n == 0:
+        return 0
+    # ---- the ACKs' TSvals unwrapped to 64 bits (non-decreasing: the receiver's clock)
+    tsv = np.full(n, -1, np.int64)
+    ref_raw = -1
+    ref_val = 0
+    for k in range(n):
+        raw = A_i[tf.AI_TSVAL, a_lo + k]
+        if raw >= 0:
+            if ref_raw < 0:
+                ref_raw, ref_val = raw, 0
+            v = _unwrap32(raw, ref_raw, ref_val)
+            ref_raw, ref_val = raw, v
+            tsv[k] = v
+    # ---- each new data segment's send time: the departure of the ACK whose TSval it echoes
+    send = np.full(m, -1, np.int64)
+    k = 0  # ACK rows left before the segment arrived
+    ref_raw = -1
+    ref_val = 0
+    min_gap = (hs_rtt_ns * 9) // 10 if hs_rtt_ns > 0 else 0
+    for j in range(m):
+        r = s_lo + j
+        t_d = S_i[tf.SI_T, r]
+        while k < n and A_i[tf.AI_T, a_lo + k] <= t_d:
+            if tsv[k] >= 0:
+                ref_raw, ref_val = A_i[tf.AI_TSVAL, a_lo + k], tsv[k]
+            k += 1
+        e_raw = S_i[tf.SI_TSECR, r]
+        if S_i[tf.SI_KIND, r] != tf.SEG_NEW or e_raw < 0 or ref_raw < 0:
+            continue
+        e = _unwrap32(e_raw, ref_raw, ref_val)
+        best = -1
+        for q in range(k - 1, -1, -1):  # latest departure with that TSval, a handshake RTT back
+            if tsv[q] < 0:
+                continue
+            if tsv[q] < e:
+                break
+            if tsv[q] == e:
+                if best < 0:
+                    best = q
+                if A_i[tf.AI_T, a_lo + q] <= t_d - min_gap:
+                    best = q
+                    break
+        if best >= 0:
+            send[j] = A_i[tf.AI_T, a_lo + best]
+    # ---- new segments by sequence end (they arrive in sequence order) and retransmissions by start
+    n_new = 0
+    n_rx = 0
+    for j in range(m):
+        if S_i[tf.SI_KIND, s_lo + j] == tf.SEG_NEW:
+            n_new += 1
+        elif S_i[tf.SI_KIND, s_lo + j] == tf.SEG_RETX:
+            n_rx += 1
+    new_end = np.empty(n_new, np.int64)
+    new_send = np.empty(n_new, np.int64)
+    rx_s = np.empty(n_rx, np.int64)
+    rx_e = np.empty(n_rx, np.int64)
+    i_new = 0
+    i_rx = 0
+    for j in range(m):
+        r = s_lo + j
+        kind = S_i[tf.SI_KIND, r]
+        end = S_i[tf.SI_SEQ, r] + S_i[tf.SI_LEN, r]
+        if kind == tf.SEG_NEW:
+            new_end[i_new] = end
+            new_send[i_new] = send[j]
+            i_new += 1
+        elif kind == tf.SEG_RETX:
+            rx_s[i_rx] = S_i[tf.SI_SEQ, r]
+            rx_e[i_rx] = end
+            i_rx += 1
+    order = np.argsort(rx_s)
+    rx_s = rx_s[order]
+    rx_e_max = rx_e[order].copy()  # running maximum of the ends, by start
+    for i in range(1, n_rx):
+        rx_e_max[i] = max(rx_e_max[i], rx_e_max[i - 1])
+    # ---- RTT samples, srtt and RTTmin as the sender would have them
+    srtt = hs_rtt_ns / 1e9 if hs_rtt_ns > 0 else -1.0
+    rttmin = srtt
+    samples = 0
+    prev_ack = A_i[tf.AI_ACK, a_lo] - A_i[tf.AI_ACKED, a_lo]
+    for k in range(n):
+        row = a_lo + k
+        a = A_i[tf.AI_ACK, row]
+        rtt = -1.0
+        if a > prev_ack:
+            d = np.searchsorted(new_end, a, side="right") - 1  # the highest new segment ending by a
+            if d >= 0 and new_end[d] > prev_ack and new_send[d] >= 0:
+                c = np.searchsorted(rx_s, a, side="left")  # retransmissions starting below a …
+                karn_bad = c > 0 and rx_e_max[c - 1] > prev_ack  # … that reach above prev_ack
+                t_m = A_i[tf.AI_T, row]
+                if not karn_bad and t_m > new_send[d]:
+                    rtt = (t_m - new_send[d]) / 1e9
+            prev_ack = a
+        if rtt > 0:
+            samples += 1
+            srtt = rtt if srtt < 0 else 0.875 * srtt + 0.125 * rtt
+            rttmin = rtt if rttmin < 0 or rtt < rttmin else rttmin
+        A_f[tf.AF_RTT, row] = rtt if rtt > 0 else np.nan
+        A_f[tf.AF_SRTT, row] = srtt if srtt > 0 else np.nan
+        A_f[tf.AF_RTTMIN, row] = rttmin if rttmin > 0 else np.nan
+    # ---- flight: data arriving within one srtt of the ACK's departure, less the ACK and its SACKs
+    high = np.empty(m, np.int64)
+    h = -(1 << 62)
+    for j in range(m):
+        r = s_lo + j
+        h = max(h, S_i[tf.SI_SEQ, r] + S_i[tf.SI_LEN, r])
+        high[j] = h
+    seg_t = S_i[tf.SI_T, s_lo:s_hi]
+    for k in range(n):
+        row = a_lo + k
+        s_k = A_f[tf.AF_SRTT, row]
+        horizon = A_i[tf.AI_T, row] + (np.int64(s_k * 1e9) if not np.isnan(s_k) else 0)
+        j = np.searchsorted(seg_t, horizon, side="right") - 1
+        fl = (high[j] if j >= 0 else A_i[tf.AI_ACK, row]) - A_i[tf.AI_ACK, row] - A_i[tf.AI_SACKED, row]
+        A_i[tf.AI_FLIGHT, row] = fl if fl > 0 else 0
+    # ---- loss episodes at the sender's time: one srtt before the retransmission arrived
+    ack_t = A_i[tf.AI_T, a_lo:a_hi]
+    for r in range(e_lo, e_hi):
+        arrived = E_i[tf.EI_START, r]
+        k = np.searchsorted(ack_t, arrived, side="right") - 1
+        s_k = A_f[tf.AF_SRTT, a_lo + k] if k >= 0 else np.nan
+        back = np.int64(s_k * 1e9) if not np.isnan(s_k) else max(hs_rtt_ns, 0)
+        start = arrived - back
+        row = np.searchsorted(ack_t, start, side="right") - 1
+        E_i[tf.EI_START, r] = start
+        E_i[tf.EI_ACKROW, r] = row
+        if E_i[tf.EI_END, r] >= 0 and E_i[tf.EI_END, r] < start:
+            E_i[tf.EI_END, r] = start
+        if E_i[tf.EI_KIND, r] == tf.EP_TIMEOUT:
+            last_adv = -1
+            for q in range(row, -1, -1):
+                if A_i[tf.AI_ACKED, a_lo + q] > 0:
+                    last_adv = A_i[tf.AI_T, a_lo + q]
+                    break
+            if last_adv >= 0:
+                E_i[tf.EI_SILENCE_NS, r] = max(start - last_adv, 0)
+    return samples
+
+
+def receiver_handshake_rtt_ns(fi: np.ndarray) -> int:
+    """The handshake round trip seen from the receiver: its SYN to the SYN-ACK (it is the client), or its
+    SYN-ACK to the handshake's ACK (it is the server); -1 when the handshake was not captured."""
+    syn, synack, hsack = int(fi[tf.FI_SYN]), int(fi[tf.FI_SYNACK]), int(fi[tf.FI_HSACK])
+    if fi[tf.FI_SENDER_CLIENT]:  # the receiver is the server
+        ok = synack != tf._NONE and hsack != tf._NONE and hsack > synack
+        return hsack - synack if ok else -1
+    ok = syn != tf._NONE and synack != tf._NONE and synack > syn
+    return synack - syn if ok else -1
+
+
+def reconstruct_receiver_side(A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, E_i: np.ndarray,
+                              fi: np.ndarray, ep_lo: int) -> Reconstruction:
+    """Rebuild one receiver-side flow's sender view in the group's analysis tables (``fi``: its row of
+    ``F_i``; ``ep_lo``: its first episode row)."""
+    a_lo, s_lo = int(fi[tf.FI_ACK_LO]), int(fi[tf.FI_SEG_LO])
+    a_hi, s_hi = a_lo + int(fi[tf.FI_NACKS]), s_lo + int(fi[tf.FI_NSEGS])
+    e_hi = ep_lo + int(fi[tf.FI_NEPS])
+    hs = receiver_handshake_rtt_ns(fi)
+    samples = int(_receiver_side(A_i, A_f, a_lo, a_hi, S_i, s_lo, s_hi, E_i, ep_lo, e_hi, hs))
+    sound = samples >= MIN_SAMPLES
+    hs_text = f"handshake RTT {hs / 1e6:.3f} ms seen from the receiver" if hs > 0 else "no handshake"
+    if sound:
+        evidence = (f"receiver-side capture rebuilt as the sender saw it: {samples} RTT samples from data "
+                    f"echoing ACK TSvals, {hs_text}; flight from data arriving within one srtt; "
+                    f"{e_hi - ep_lo} loss episodes moved one srtt before their retransmissions arrived")
+    elif not fi[tf.FI_TS]:
+        evidence = "receiver-side capture without TCP timestamps: no RTT samples can be rebuilt"
+    elif samples == 0:
+        evidence = ("receiver-side capture whose data never echoes the ACKs' TSvals (timestamps rewritten on "
+                    "the way?): no RTT samples can be rebuilt")
+    else:
+        evidence = f"receiver-side capture: only {samples} RTT samples rebuilt (fewer than {MIN_SAMPLES})"
+    return Reconstruction("receiver_side", sound, samples, evidence, "medium" if sound else "low")
