@@ -109,6 +109,7 @@ def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
     """Rebuild every receiver-side flow of an analysed group as its sender saw it (``ingest.reconstruct``)
     and record how, with the evidence and a confidence, in its summary."""
     ep_lo = 0
+    merged = False
     for f, s in enumerate(summaries):
         n_eps = int(g.F_i[f, tf.FI_NEPS])
         if s.vantage == "receiver":
@@ -123,7 +124,17 @@ def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
                 last = g.A_f[:, a_hi - 1]
                 s.srtt_s = None if np.isnan(last[tf.AF_SRTT]) else float(last[tf.AF_SRTT])
                 s.rttmin_s = None if np.isnan(last[tf.AF_RTTMIN]) else float(last[tf.AF_RTTMIN])
+            eps = g.E_i[:, ep_lo: ep_lo + n_eps]
+            kept = eps[tf.EI_FLOW] >= 0
+            if not kept.all():  # episodes merged into the sender's same recovery
+                merged = True
+                kinds = eps[tf.EI_KIND][kept]
+                s.loss_events = int(kept.sum())
+                s.fast_retransmit_events = int((kinds == tf.EP_FAST_RETRANSMIT).sum())
+                s.timeout_events = int((kinds == tf.EP_TIMEOUT).sum())
         ep_lo += n_eps
+    if merged:
+        g.E_i = g.E_i[:, g.E_i[tf.EI_FLOW] >= 0]
 
 
 def ingest_capture(

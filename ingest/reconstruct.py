@@ -25,8 +25,14 @@ so every rate sample — survive as captured when the return path is uncongested
 
 What cannot be seen from here is said in the flow's confidence: ACKs lost on the return path never
 reach the sender but are counted; return-path queueing moves ACK times (rates) a little.
-A flow without timestamps gets no RTT samples: its reconstruction is not sound and it is not replayed
-unless asked for (``--allow-vantage``).
+Without timestamps (or when the data never echoes the ACKs' TSvals), a segment's send time is the
+departure of the ACK that released it: the one that moved the receive window's right edge to where the
+segment starts (§7); such samples are upper bounds when the sender was not held by the window, so the
+confidence is low. A sender never held by the window (Linux autotuning) gives no such segment: then each
+advancing ACK's sample is the handshake's round trip as the receiver saw it — base RTT without the
+queueing delay, which the receiver cannot see without timestamps (confidence low, said in the evidence).
+A flow with fewer than ``MIN_SAMPLES`` samples either way is not sound and is not
+replayed unless asked for (``--allow-vantage``).
 """
 
 from __future__ import annotations
@@ -62,9 +68,12 @@ def _unwrap32(raw: int, ref_raw: int, ref_val: int) -> int:
 
 @njit(cache=True)
 def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int,
-                   s_hi: int, E_i: np.ndarray, e_lo: int, e_hi: int, hs_rtt_ns: int) -> int:
+                   s_hi: int, E_i: np.ndarray, e_lo: int, e_hi: int, hs_rtt_ns: int, wshift: int,
+                   info: np.ndarray) -> int:
     """Rewrite ACK rows ``a_lo:a_hi`` (rtt, srtt, rttmin, flight) and episode rows ``e_lo:e_hi`` (start,
-    decision row, silence) of one receiver-side flow; return the number of RTT samples found."""
+    decision row, silence) of one receiver-side flow; return the number of RTT samples found. ``info``
+    receives how many data segments got a send time from TSval echoes and from window releases, and
+    whether the samples are held at the handshake's round trip instead."""
     n = a_hi - a_lo
     m = s_hi - s_lo
     if n == 0:
@@ -112,6 +121,12 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
                     break
         if best >= 0:
             send[j] = A_i[tf.AI_T, a_lo + best]
+            info[0] += 1
+    if info[0] < MIN_SAMPLES and wshift >= 0:
+        _window_releases(A_i, a_lo, a_hi, S_i, s_lo, s_hi, wshift, send, info)
+    # neither: every advancing ACK's sample is the handshake's round trip (queueing delay unseen)
+    held = info[0] < MIN_SAMPLES and info[1] < MIN_SAMPLES and hs_rtt_ns > 0
+    info[2] = 1 if held else 0
     # ---- new segments by sequence end (they arrive in sequence order) and retransmissions by start
     n_new = 0
     n_rx = 0
@@ -154,9 +169,12 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
         rtt = -1.0
         if a > prev_ack:
             d = np.searchsorted(new_end, a, side="right") - 1  # the highest new segment ending by a
-            if d >= 0 and new_end[d] > prev_ack and new_send[d] >= 0:
-                c = np.searchsorted(rx_s, a, side="left")  # retransmissions starting below a …
-                karn_bad = c > 0 and rx_e_max[c - 1] > prev_ack  # … that reach above prev_ack
+            c = np.searchsorted(rx_s, a, side="left")  # retransmissions starting below a …
+            karn_bad = c > 0 and rx_e_max[c - 1] > prev_ack  # … that reach above prev_ack
+            if held:
+                if not karn_bad:
+                    rtt = hs_rtt_ns / 1e9
+            elif d >= 0 and new_end[d] > prev_ack and new_send[d] >= 0:
                 t_m = A_i[tf.AI_T, row]
                 if not karn_bad and t_m > new_send[d]:
                     rtt = (t_m - new_send[d]) / 1e9
@@ -183,8 +201,13 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
         j = np.searchsorted(seg_t, horizon, side="right") - 1
         fl = (high[j] if j >= 0 else A_i[tf.AI_ACK, row]) - A_i[tf.AI_ACK, row] - A_i[tf.AI_SACKED, row]
         A_i[tf.AI_FLIGHT, row] = fl if fl > 0 else 0
-    # ---- loss episodes at the sender's time: one srtt before the retransmission arrived
+    # ---- loss episodes at the sender's time: one srtt before the retransmission arrived. An episode that
+    # starts, so placed, before the previous one ended is the sender's same recovery: the receiver's
+    # recovery point is the highest sequence it had *received*, below the sender's when the window's last
+    # segments were dropped, so their retransmissions looked like a new episode. It is merged (its row
+    # marked with flow -1 for the caller to drop) unless it is a timeout (the sender reacted again).
     ack_t = A_i[tf.AI_T, a_lo:a_hi]
+    kept = -1
     for r in range(e_lo, e_hi):
         arrived = E_i[tf.EI_START, r]
         k = np.searchsorted(ack_t, arrived, side="right") - 1
@@ -204,13 +227,59 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
                     break
             if last_adv >= 0:
                 E_i[tf.EI_SILENCE_NS, r] = max(start - last_adv, 0)
+        elif kept >= 0 and (E_i[tf.EI_END, kept] < 0 or start < E_i[tf.EI_END, kept]):
+            E_i[tf.EI_RECOVER, kept] = max(E_i[tf.EI_RECOVER, kept], E_i[tf.EI_RECOVER, r])
+            E_i[tf.EI_END, kept] = E_i[tf.EI_END, r]
+            E_i[tf.EI_RETX, kept] += E_i[tf.EI_RETX, r]
+            E_i[tf.EI_SEQ, kept] = min(E_i[tf.EI_SEQ, kept], E_i[tf.EI_SEQ, r])
+            E_i[tf.EI_SPURIOUS, kept] = max(E_i[tf.EI_SPURIOUS, kept], E_i[tf.EI_SPURIOUS, r])
+            E_i[tf.EI_FLOW, r] = -1
+            continue
+        kept = r
     return samples
+
+
+@njit(cache=True)
+def _window_releases(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int, s_hi: int, wshift: int,
+                     send: np.ndarray, info: np.ndarray) -> None:
+    """Send times without timestamps (§7): the data an ACK released. When ACK k moves the receive window's
+    right edge beyond the previous edge R, the data beyond R could only be sent once ACK k reached the
+    sender; the segment that starts exactly at R, arriving after ACK k left, was sent when ACK k arrived
+    (a sender stopped by the window resumes at its edge). Segments of a sender not held by the window
+    rarely start exactly at an old edge; when one does, its sample is an upper bound."""
+    m = s_hi - s_lo
+    # new segments in arrival order have increasing starts: index them by start
+    starts = np.empty(m, np.int64)
+    idx = np.empty(m, np.int64)
+    c = 0
+    for j in range(m):
+        if S_i[tf.SI_KIND, s_lo + j] == tf.SEG_NEW:
+            starts[c] = S_i[tf.SI_SEQ, s_lo + j]
+            idx[c] = j
+            c += 1
+    starts = starts[:c]
+    edge = -(1 << 62)
+    for k in range(a_hi - a_lo):
+        row = a_lo + k
+        right = A_i[tf.AI_ACK, row] + (A_i[tf.AI_WIN, row] << wshift)
+        if right > edge and edge > -(1 << 62):
+            q = np.searchsorted(starts, edge, side="left")
+            if q < c and starts[q] == edge:
+                j = idx[q]
+                if send[j] < 0 and S_i[tf.SI_T, s_lo + j] > A_i[tf.AI_T, row]:
+                    send[j] = A_i[tf.AI_T, row]
+                    info[1] += 1
+        if right > edge:
+            edge = right
 
 
 def receiver_handshake_rtt_ns(fi: np.ndarray) -> int:
     """The handshake round trip seen from the receiver: its SYN to the SYN-ACK (it is the client), or its
-    SYN-ACK to the handshake's ACK (it is the server); -1 when the handshake was not captured."""
+    SYN-ACK to the handshake's ACK (it is the server); -1 when the handshake was not captured or a SYN was
+    sent more than once."""
     syn, synack, hsack = int(fi[tf.FI_SYN]), int(fi[tf.FI_SYNACK]), int(fi[tf.FI_HSACK])
+    if fi[tf.FI_SYN_COUNT] > 1:  # a SYN sent again: which one was answered is ambiguous (Karn)
+        return -1
     if fi[tf.FI_SENDER_CLIENT]:  # the receiver is the server
         ok = synack != tf._NONE and hsack != tf._NONE and hsack > synack
         return hsack - synack if ok else -1
@@ -226,18 +295,24 @@ def reconstruct_receiver_side(A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray,
     a_hi, s_hi = a_lo + int(fi[tf.FI_NACKS]), s_lo + int(fi[tf.FI_NSEGS])
     e_hi = ep_lo + int(fi[tf.FI_NEPS])
     hs = receiver_handshake_rtt_ns(fi)
-    samples = int(_receiver_side(A_i, A_f, a_lo, a_hi, S_i, s_lo, s_hi, E_i, ep_lo, e_hi, hs))
+    info = np.zeros(3, np.int64)
+    samples = int(_receiver_side(A_i, A_f, a_lo, a_hi, S_i, s_lo, s_hi, E_i, ep_lo, e_hi, hs,
+                                 int(fi[tf.FI_RCV_WSHIFT]), info))
     sound = samples >= MIN_SAMPLES
     hs_text = f"handshake RTT {hs / 1e6:.3f} ms seen from the receiver" if hs > 0 else "no handshake"
+    by_ts = info[0] >= MIN_SAMPLES
+    source = ("data echoing ACK TSvals" if by_ts else "the data each window update released" if not info[2]
+              else "the handshake (no timestamps to time the data by: each sample is the handshake's round trip, "
+                   "so queueing delay on the path is not seen)")
     if sound:
-        evidence = (f"receiver-side capture rebuilt as the sender saw it: {samples} RTT samples from data "
-                    f"echoing ACK TSvals, {hs_text}; flight from data arriving within one srtt; "
+        evidence = (f"receiver-side capture rebuilt as the sender saw it: {samples} RTT samples from {source}, "
+                    f"{hs_text}; flight from data arriving within one srtt; "
                     f"{e_hi - ep_lo} loss episodes moved one srtt before their retransmissions arrived")
-    elif not fi[tf.FI_TS]:
-        evidence = "receiver-side capture without TCP timestamps: no RTT samples can be rebuilt"
-    elif samples == 0:
-        evidence = ("receiver-side capture whose data never echoes the ACKs' TSvals (timestamps rewritten on "
-                    "the way?): no RTT samples can be rebuilt")
+    elif int(fi[tf.FI_RCV_WSHIFT]) < 0 and not by_ts:
+        evidence = ("receiver-side capture without usable timestamps and without the handshake (window "
+                    "scale unknown): no RTT samples can be rebuilt")
     else:
-        evidence = f"receiver-side capture: only {samples} RTT samples rebuilt (fewer than {MIN_SAMPLES})"
-    return Reconstruction("receiver_side", sound, samples, evidence, "medium" if sound else "low")
+        evidence = (f"receiver-side capture: only {samples} RTT samples rebuilt (fewer than {MIN_SAMPLES}) from "
+                    f"{'TSval echoes' if fi[tf.FI_TS] else 'window releases (no timestamps)'}")
+    confidence = "medium" if sound and by_ts else "low"
+    return Reconstruction("receiver_side", sound, samples, evidence, confidence)

@@ -55,8 +55,8 @@ EP_FAST_RETRANSMIT, EP_TIMEOUT = 0, 1
 (FI_CONN, FI_DIR, FI_NACKS, FI_NDUP, FI_NRETX, FI_NEPS, FI_NFR, FI_NTO, FI_NKEEP, FI_NZWP, FI_NSEGS,
  FI_FIRST_DATA, FI_LAST_ACK, FI_BYTES_ACKED, FI_BYTES_SENT, FI_SYN, FI_SYNACK, FI_HSACK, FI_SYN_COUNT,
  FI_SENDER_CLIENT, FI_MSS, FI_MSS_SRC, FI_SACK, FI_TS, FI_WS, FI_FIRST_PKT, FI_LAST_PKT, FI_NPKTS,
- FI_ACK_LO, FI_SEG_LO, FI_NDSACK, FI_OPT_TRUNC, FI_SYN_MSS_S, FI_SYN_MSS_R) = range(34)
-FI_NCOL = 34
+ FI_ACK_LO, FI_SEG_LO, FI_NDSACK, FI_OPT_TRUNC, FI_SYN_MSS_S, FI_SYN_MSS_R, FI_RCV_WSHIFT) = range(35)
+FI_NCOL = 35  # FI_RCV_WSHIFT: the receiver's window scale shift (0 without scaling, -1 unknown: no SYNs)
 FF_SRTT, FF_RTTMIN, FF_RTT_HS = range(3)
 FF_NCOL = 3
 MSS_SYN, MSS_SYN_TS, MSS_PAYLOAD, MSS_PAYLOAD_TSO, MSS_DEFAULT = 1, 2, 3, 4, 5
@@ -185,6 +185,7 @@ def analyze_flow(
     syn_ts_r = False
     syn_ws_s = False
     syn_ws_r = False
+    ws_shift_r = -1
     syn_sack_s = False
     syn_sack_r = False
     syn_seen = False
@@ -225,6 +226,7 @@ def analyze_flow(
                 syn_mss_r = mss_o
                 syn_ts_r = (f & P_HAS_TS) != 0
                 syn_ws_r = ws_o >= 0
+                ws_shift_r = ws_o
                 syn_sack_r = sack_ok
             continue
         if dirs[p] == d:
@@ -641,6 +643,7 @@ def analyze_flow(
     F_i[flow, FI_OPT_TRUNC] = opt_trunc
     F_i[flow, FI_SYN_MSS_S] = syn_mss_s
     F_i[flow, FI_SYN_MSS_R] = syn_mss_r
+    F_i[flow, FI_RCV_WSHIFT] = (min(ws_shift_r, 14) if syn_ws_s and syn_ws_r else 0) if syn_seen else -1
     F_f[flow, FF_SRTT] = srtt if srtt > 0 else np.nan
     F_f[flow, FF_RTTMIN] = rttmin if rttmin > 0 else np.nan
     F_f[flow, FF_RTT_HS] = rtt_hs if rtt_hs > 0 else np.nan

@@ -6,7 +6,8 @@ to the shared captures), with ground truth from the sidecars and ``--allow-vanta
 of every capture is replayed. It was written by the code of commit 743c71f (before the rework); the
 compiled scores and the per-flow numpy columns (issue #11) left every digest unchanged; the audit
 corrections of issue #10 (Karn across unseen transmissions, RTO after a partial ACK, the decisions count)
-changed five documents and regenerated it (commit 5c34e19). It gives the same digests wherever the
+changed five documents and regenerated it (commit 5c34e19); receiver-side flows rebuilt and replayed by
+default (§7) changed every capture that has one and regenerated it again. It gives the same digests wherever the
 checkout sits; a change to any number changes a digest. To accept an intended change of results,
 regenerate it with ``python -m tests.estimators.test_score_identity`` and say why in the commit.
 """
