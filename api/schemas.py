@@ -78,10 +78,10 @@ class FlowOut(Open):
     rttmin_s: float | None = Field(examples=[0.0502])
     mss: int = Field(examples=[1448])
     loss_events: int = Field(examples=[39])
-    vantage: str = Field(description="sender | receiver | unknown", examples=["sender"])
+    vantage: str = Field(description="sender | receiver | mid_path | unknown", examples=["sender"])
     reconstruction: str | None = Field(
         None, description="how the sender's view was rebuilt for a flow not captured at the sender "
-        "(ESTIMATORS.md §7): receiver_side, or null", examples=["receiver_side"])
+        "(ESTIMATORS.md §7): receiver_side, mid_path, or null", examples=["receiver_side"])
     reconstruction_sound: bool = Field(False, description="enough evidence (RTT samples) to replay it by default",
                                        examples=[True])
     reconstruction_evidence: str = Field("", examples=["receiver-side capture rebuilt as the sender saw it: "

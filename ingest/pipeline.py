@@ -106,14 +106,14 @@ def _time_ordered(pk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
-    """Rebuild every receiver-side flow of an analysed group as its sender saw it (``ingest.reconstruct``)
+    """Rebuild every receiver-side and mid-path flow of an analysed group as its sender saw it (``ingest.reconstruct``)
     and record how, with the evidence and a confidence, in its summary."""
     ep_lo = 0
     merged = False
     for f, s in enumerate(summaries):
         n_eps = int(g.F_i[f, tf.FI_NEPS])
-        if s.vantage == "receiver":
-            rec = reconstruct_receiver_side(g.A_i, g.A_f, g.S_i, g.E_i, g.F_i[f], ep_lo)
+        if s.vantage in ("receiver", "mid_path"):
+            rec = reconstruct_receiver_side(g.A_i, g.A_f, g.S_i, g.E_i, g.F_i[f], ep_lo, s.vantage == "mid_path")
             s.reconstruction = rec.method
             s.reconstruction_sound = rec.sound
             s.reconstruction_evidence = rec.evidence

@@ -68,7 +68,7 @@ def _unwrap32(raw: int, ref_raw: int, ref_val: int) -> int:
 
 @njit(cache=True)
 def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int,
-                   s_hi: int, E_i: np.ndarray, e_lo: int, e_hi: int, hs_rtt_ns: int, wshift: int,
+                   s_hi: int, E_i: np.ndarray, e_lo: int, e_hi: int, hs_rtt_ns: int, rs_ns: int, wshift: int,
                    info: np.ndarray) -> int:
     """Rewrite ACK rows ``a_lo:a_hi`` (rtt, srtt, rttmin, flight) and episode rows ``e_lo:e_hi`` (start,
     decision row, silence) of one receiver-side flow; return the number of RTT samples found. ``info``
@@ -78,6 +78,8 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     m = s_hi - s_lo
     if n == 0:
         return 0
+    # the seq/ack samples ingest took at the capture point: the tap→receiver→tap part (receiver side: ~0)
+    tap_rtt = A_f[tf.AF_RTT, a_lo:a_hi].copy()
     # ---- the ACKs' TSvals unwrapped to 64 bits (non-decreasing: the receiver's clock)
     tsv = np.full(n, -1, np.int64)
     ref_raw = -1
@@ -95,7 +97,7 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     k = 0  # ACK rows left before the segment arrived
     ref_raw = -1
     ref_val = 0
-    min_gap = (hs_rtt_ns * 9) // 10 if hs_rtt_ns > 0 else 0
+    min_gap = (rs_ns * 9) // 10 if rs_ns > 0 else 0
     for j in range(m):
         r = s_lo + j
         t_d = S_i[tf.SI_T, r]
@@ -125,7 +127,7 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     if info[0] < MIN_SAMPLES and wshift >= 0:
         _window_releases(A_i, a_lo, a_hi, S_i, s_lo, s_hi, wshift, send, info)
     # neither: every advancing ACK's sample is the handshake's round trip (queueing delay unseen)
-    held = info[0] < MIN_SAMPLES and info[1] < MIN_SAMPLES and hs_rtt_ns > 0
+    held = info[0] < MIN_SAMPLES and info[1] < MIN_SAMPLES and rs_ns > 0
     info[2] = 1 if held else 0
     # ---- new segments by sequence end (they arrive in sequence order) and retransmissions by start
     n_new = 0
@@ -162,6 +164,9 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     srtt = hs_rtt_ns / 1e9 if hs_rtt_ns > 0 else -1.0
     rttmin = srtt
     samples = 0
+    rr = 0.0  # smoothed tap→receiver→tap part (gain 1/8), for the sender-side part srtt − rr
+    rr_seen = False
+    sender_part = np.empty(n, np.float64)
     prev_ack = A_i[tf.AI_ACK, a_lo] - A_i[tf.AI_ACKED, a_lo]
     for k in range(n):
         row = a_lo + k
@@ -171,9 +176,9 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
             d = np.searchsorted(new_end, a, side="right") - 1  # the highest new segment ending by a
             c = np.searchsorted(rx_s, a, side="left")  # retransmissions starting below a …
             karn_bad = c > 0 and rx_e_max[c - 1] > prev_ack  # … that reach above prev_ack
-            if held:
+            if held:  # the tap's own sample plus the handshake's tap→sender→tap part
                 if not karn_bad:
-                    rtt = hs_rtt_ns / 1e9
+                    rtt = rs_ns / 1e9 + (tap_rtt[k] if not np.isnan(tap_rtt[k]) else rr)
             elif d >= 0 and new_end[d] > prev_ack and new_send[d] >= 0:
                 t_m = A_i[tf.AI_T, row]
                 if not karn_bad and t_m > new_send[d]:
@@ -183,10 +188,16 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
             samples += 1
             srtt = rtt if srtt < 0 else 0.875 * srtt + 0.125 * rtt
             rttmin = rtt if rttmin < 0 or rtt < rttmin else rttmin
+        if not np.isnan(tap_rtt[k]):
+            rr = tap_rtt[k] if not rr_seen else 0.875 * rr + 0.125 * tap_rtt[k]
+            rr_seen = True
         A_f[tf.AF_RTT, row] = rtt if rtt > 0 else np.nan
         A_f[tf.AF_SRTT, row] = srtt if srtt > 0 else np.nan
         A_f[tf.AF_RTTMIN, row] = rttmin if rttmin > 0 else np.nan
-    # ---- flight: data arriving within one srtt of the ACK's departure, less the ACK and its SACKs
+        # how long data the sender sends when ACK k reaches it takes to pass the capture point
+        sender_part[k] = max(srtt - rr, 0.0) if srtt > 0 else rs_ns / 1e9 if rs_ns > 0 else 0.0
+    # ---- flight: data passing the capture point within the sender-side part of the RTT after ACK k
+    # (receiver side: one srtt; mid-path: srtt less the tap→receiver→tap part), less the ACK and its SACKs
     high = np.empty(m, np.int64)
     h = -(1 << 62)
     for j in range(m):
@@ -196,12 +207,12 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     seg_t = S_i[tf.SI_T, s_lo:s_hi]
     for k in range(n):
         row = a_lo + k
-        s_k = A_f[tf.AF_SRTT, row]
-        horizon = A_i[tf.AI_T, row] + (np.int64(s_k * 1e9) if not np.isnan(s_k) else 0)
+        horizon = A_i[tf.AI_T, row] + np.int64(sender_part[k] * 1e9)
         j = np.searchsorted(seg_t, horizon, side="right") - 1
         fl = (high[j] if j >= 0 else A_i[tf.AI_ACK, row]) - A_i[tf.AI_ACK, row] - A_i[tf.AI_SACKED, row]
         A_i[tf.AI_FLIGHT, row] = fl if fl > 0 else 0
-    # ---- loss episodes at the sender's time: one srtt before the retransmission arrived. An episode that
+    # ---- loss episodes at the sender's time: the sender-side part before the retransmission passed (the
+    # receiver side: one srtt before it arrived). An episode that
     # starts, so placed, before the previous one ended is the sender's same recovery: the receiver's
     # recovery point is the highest sequence it had *received*, below the sender's when the window's last
     # segments were dropped, so their retransmissions looked like a new episode. It is merged (its row
@@ -211,8 +222,7 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     for r in range(e_lo, e_hi):
         arrived = E_i[tf.EI_START, r]
         k = np.searchsorted(ack_t, arrived, side="right") - 1
-        s_k = A_f[tf.AF_SRTT, a_lo + k] if k >= 0 else np.nan
-        back = np.int64(s_k * 1e9) if not np.isnan(s_k) else max(hs_rtt_ns, 0)
+        back = np.int64(sender_part[k] * 1e9) if k >= 0 else max(rs_ns, 0)
         start = arrived - back
         row = np.searchsorted(ack_t, start, side="right") - 1
         E_i[tf.EI_START, r] = start
@@ -287,32 +297,56 @@ def receiver_handshake_rtt_ns(fi: np.ndarray) -> int:
     return synack - syn if ok else -1
 
 
+def mid_path_parts_ns(fi: np.ndarray) -> tuple[int, int]:
+    """A tap's handshake split (§7): (tap→sender→tap, tap→receiver→tap) in ns, or (-1, -1). SYN→SYN-ACK
+    is the tap→server→tap part, SYN-ACK→ACK the tap→client→tap part."""
+    syn, synack, hsack = int(fi[tf.FI_SYN]), int(fi[tf.FI_SYNACK]), int(fi[tf.FI_HSACK])
+    if fi[tf.FI_SYN_COUNT] > 1 or tf._NONE in (syn, synack, hsack) or not syn <= synack <= hsack:
+        return -1, -1
+    server_part, client_part = synack - syn, hsack - synack
+    return (client_part, server_part) if fi[tf.FI_SENDER_CLIENT] else (server_part, client_part)
+
+
 def reconstruct_receiver_side(A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, E_i: np.ndarray,
-                              fi: np.ndarray, ep_lo: int) -> Reconstruction:
-    """Rebuild one receiver-side flow's sender view in the group's analysis tables (``fi``: its row of
-    ``F_i``; ``ep_lo``: its first episode row)."""
+                              fi: np.ndarray, ep_lo: int, mid_path: bool = False) -> Reconstruction:
+    """Rebuild one receiver-side (or, with ``mid_path``, tapped mid-path) flow's sender view in the group's
+    analysis tables (``fi``: its row of ``F_i``; ``ep_lo``: its first episode row).
+
+    Mid-path (§7): the same method — a data segment's send time is still the capture-point time of the
+    ACK whose TSval it echoes, so ``t_m − send(D)`` is the whole round trip — with the handshake split at
+    the tap: the RTT seeds at the sum of both parts, the TSval match looks back the tap→sender→tap part,
+    and flight and loss times use the sender-side part (srtt less the tap's own data→ACK time)."""
     a_lo, s_lo = int(fi[tf.FI_ACK_LO]), int(fi[tf.FI_SEG_LO])
     a_hi, s_hi = a_lo + int(fi[tf.FI_NACKS]), s_lo + int(fi[tf.FI_NSEGS])
     e_hi = ep_lo + int(fi[tf.FI_NEPS])
-    hs = receiver_handshake_rtt_ns(fi)
+    if mid_path:
+        rs, rr = mid_path_parts_ns(fi)
+        hs = rs + rr if rs >= 0 else -1
+    else:
+        hs = rs = receiver_handshake_rtt_ns(fi)
     info = np.zeros(3, np.int64)
-    samples = int(_receiver_side(A_i, A_f, a_lo, a_hi, S_i, s_lo, s_hi, E_i, ep_lo, e_hi, hs,
+    samples = int(_receiver_side(A_i, A_f, a_lo, a_hi, S_i, s_lo, s_hi, E_i, ep_lo, e_hi, hs, rs,
                                  int(fi[tf.FI_RCV_WSHIFT]), info))
     sound = samples >= MIN_SAMPLES
-    hs_text = f"handshake RTT {hs / 1e6:.3f} ms seen from the receiver" if hs > 0 else "no handshake"
+    where = "mid-path" if mid_path else "receiver-side"
+    if mid_path and hs > 0:
+        hs_text = (f"handshake split at the tap: {rs / 1e6:.3f} ms to the sender and back, "
+                   f"{(hs - rs) / 1e6:.3f} ms to the receiver and back")
+    else:
+        hs_text = f"handshake RTT {hs / 1e6:.3f} ms seen from the receiver" if hs > 0 else "no handshake"
     by_ts = info[0] >= MIN_SAMPLES
     source = ("data echoing ACK TSvals" if by_ts else "the data each window update released" if not info[2]
               else "the handshake (no timestamps to time the data by: each sample is the handshake's round trip, "
                    "so queueing delay on the path is not seen)")
     if sound:
-        evidence = (f"receiver-side capture rebuilt as the sender saw it: {samples} RTT samples from {source}, "
+        evidence = (f"{where} capture rebuilt as the sender saw it: {samples} RTT samples from {source}, "
                     f"{hs_text}; flight from data arriving within one srtt; "
-                    f"{e_hi - ep_lo} loss episodes moved one srtt before their retransmissions arrived")
+                    f"{e_hi - ep_lo} loss episodes moved to when the sender retransmitted")
     elif int(fi[tf.FI_RCV_WSHIFT]) < 0 and not by_ts:
-        evidence = ("receiver-side capture without usable timestamps and without the handshake (window "
+        evidence = (f"{where} capture without usable timestamps and without the handshake (window "
                     "scale unknown): no RTT samples can be rebuilt")
     else:
-        evidence = (f"receiver-side capture: only {samples} RTT samples rebuilt (fewer than {MIN_SAMPLES}) from "
+        evidence = (f"{where} capture: only {samples} RTT samples rebuilt (fewer than {MIN_SAMPLES}) from "
                     f"{'TSval echoes' if fi[tf.FI_TS] else 'window releases (no timestamps)'}")
     confidence = "medium" if sound and by_ts else "low"
-    return Reconstruction("receiver_side", sound, samples, evidence, confidence)
+    return Reconstruction("mid_path" if mid_path else "receiver_side", sound, samples, evidence, confidence)

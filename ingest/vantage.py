@@ -4,6 +4,7 @@
    almost at once, while the other host's answer takes a round trip. With the client's SYN at t0, the
    SYN-ACK at t1 and the client's ACK at t2: a capture next to the client sees t1−t0 ≫ t2−t1, a capture
    next to the server sees t2−t1 ≫ t1−t0. "≫" here is a factor of 3.
+   Neither part 3× the other, both at least ``MID_PATH_MIN_MS``: a tap on the path (``mid_path``, §7).
 2. Without a usable handshake, ACK clocking: next to the sender, the time from a data segment to the
    ACK that covers it is a round trip, many times the gap between consecutive data segments (a
    window's worth of segments is in flight); next to the receiver, the ACK follows the data within
@@ -17,13 +18,16 @@ import numpy as np
 _NONE = -(1 << 62)
 FACTOR = 3.0
 MIN_SAMPLES = 8
+#: Both handshake parts at least this long (ms) and neither 3× the other: a capture on the path (§7). Below
+#: it (a LAN, both ends within a millisecond) the ACK-clocking test decides instead.
+MID_PATH_MIN_MS = 1.0
 
 
 def classify_vantage(
     *, sender_is_client: bool, syn_ns: int, synack_ns: int, hsack_ns: int,
     rtt_samples: np.ndarray, data_send_ns: np.ndarray,
 ) -> tuple[str, str]:
-    """Return (``sender`` | ``receiver`` | ``unknown``, evidence sentence)."""
+    """Return (``sender`` | ``receiver`` | ``mid_path`` | ``unknown``, evidence sentence)."""
     if _NONE not in (syn_ns, synack_ns, hsack_ns) and syn_ns <= synack_ns <= hsack_ns:
         a = (synack_ns - syn_ns) / 1e6
         b = (hsack_ns - synack_ns) / 1e6
@@ -36,6 +40,9 @@ def classify_vantage(
             role = "client" if sender_is_client else "server"
             verdict = "sender" if sender_side else "receiver"
             return verdict, f"{timing}: capture next to the {near}; the data sender is the {role}"
+        if min(a, b) >= MID_PATH_MIN_MS:
+            return "mid_path", (f"{timing}: neither end answers at once — a tap on the path, "
+                                f"{b:.3f} ms from the client and back, {a:.3f} ms from the server and back")
     if len(rtt_samples) >= MIN_SAMPLES and len(data_send_ns) > MIN_SAMPLES:
         gaps = np.diff(data_send_ns)
         gaps = gaps[gaps > 0]

@@ -152,6 +152,32 @@ def test_testbed_pair_without_timestamps_is_replayed_with_low_confidence():
     ((sf, rf, srep, rrep, _, _),) = _pair_scores("nots")
     assert rf.reconstruction_sound and rf.confidence == "low" and "handshake" in rf.reconstruction_evidence
     assert rrep is not None
-    assert rf.srtt_s == pytest.approx(rf.rttmin_s) and rf.srtt_s < sf.srtt_s  # base RTT, no queueing
+    assert rf.srtt_s == pytest.approx(rf.rttmin_s, rel=0.01) and rf.srtt_s < 0.6 * sf.srtt_s  # base RTT, no queueing
     for est in ("tibet", "tibet_tx"):
         assert rrep.scores[est]["mean_bps"] == pytest.approx(srep.scores[est]["mean_bps"], rel=0.10)
+
+
+@pytest.mark.parametrize("name", ["mid", "midloss"])
+def test_testbed_mid_path_taps_score_like_the_sender_side(name):
+    """A tap between two delay stages (testbed/run_scenario.sh --tap-delay: 15/15 ms on the sender's side of
+    a 10/10 ms router; and 5/20 ms with 1 % data loss): classified mid_path from the handshake split,
+    rebuilt, replayed by default, with the sender side's RTTmin and loss events and every estimator's
+    mean within 10 % — BE and CRB aside (ACK spacing differs at the tap), and NewReno's flight/srtt on
+    the lossy pair (measured +14 %: the rebuilt flight runs high during recovery)."""
+    ests = [E.create(n) for n in E.DEFAULT_ORDER]
+    s = score_file(PAIRS / f"{name}.pcap.gz", ests, use_sidecar=False)
+    m = score_file(PAIRS / f"{name}_mid.pcap.gz", ests, use_sidecar=False)
+    (sf,) = [f for f in s.ingest.flows if f.bytes > 1_000_000]
+    (mf,) = [f for f in m.ingest.flows if (f.sender, f.receiver) == (sf.sender, sf.receiver)]
+    assert mf.vantage == "mid_path" and mf.reconstruction == "mid_path" and mf.reconstruction_sound
+    assert "tap" in mf.vantage_evidence and "handshake split at the tap" in mf.reconstruction_evidence
+    assert mf.rttmin_s == pytest.approx(sf.rttmin_s, rel=0.05)
+    assert mf.loss_events == sf.loss_events
+    srep = next(x for x in s.replay.flows if x.flow_id == sf.flow_id)
+    mrep = next(x for x in m.replay.flows if x.flow_id == mf.flow_id)
+    for est, sc in srep.scores.items():
+        if est in RETURN_PATH_COMPRESSION:
+            continue
+        tol = 0.15 if (name, est) == ("midloss", "newreno") else 0.10
+        assert mrep.scores[est]["mean_bps"] == pytest.approx(sc["mean_bps"], rel=tol), (name, est)
+        assert abs(mrep.scores[est]["decisions"] - sc["decisions"]) <= 1, (name, est)
