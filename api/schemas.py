@@ -91,6 +91,28 @@ class FlowOut(Open):
                                  examples=["ACKs lost on the return path are invisible at the receiver …"])
 
 
+class SampleOut(BaseModel):
+    t_rel: float = Field(examples=[12.30402])
+    bps: float = Field(examples=[1.5445e10])
+    interval_us: float = Field(examples=[3.0])
+    bytes: int = Field(examples=[5792])
+    cause: str = Field(description="ack_compression | stretch_ack | burst", examples=["ack_compression"])
+
+
+class DiagnosticsOut(BaseModel):
+    """Why a flow's estimates are what they are (ESTIMATORS.md §7; docs/estimators.md "Diagnostics")."""
+
+    ack_compression_share: float | None = Field(None, description="share of ACK intervals under 100 µs",
+                                                examples=[0.058])
+    largest_samples: list[SampleOut] = Field(default_factory=list, description="BE's three largest raw samples")
+    dispersion_capacity_bps: float | None = Field(None, examples=[9.8e6])
+    dispersion_from: str | None = Field(None, description="data | acks", examples=["acks"])
+    loss_classes: dict[str, Any] = Field(
+        default_factory=dict, description="per classifier (crb, newbr): per_episode class, counts, and with "
+        "labelled losses correct_share", examples=[{"crb": {"per_episode": {"0": "random"}, "congestion": 0,
+                                                            "random": 1}}])
+
+
 class EstimatorSpec(BaseModel):
     name: str = Field(examples=["abse"])
     parameters: dict[str, Any] = Field(default_factory=dict, examples=[{"N": 12}])

@@ -16,6 +16,7 @@ from plotly.offline import get_plotlyjs
 
 from cli.score_table import score_table
 from core.scoring import ScoredCapture
+from estimators.diagnostics import explain
 
 MAX_POINTS = 3000
 LEGEND = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"}
@@ -99,6 +100,9 @@ def render(scored: Sequence[ScoredCapture]) -> str:
             if len(fr.decisions):
                 parts.append(dec.to_html(full_html=False, include_plotlyjs=False))
             parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None))}</pre>")
+            why = explain(fr.diagnostics, fr.scores) if fr.diagnostics else []
+            if why:
+                parts.append("<ul class='why'>" + "".join(f"<li>{html.escape(w)}</li>" for w in why) + "</ul>")
         if small:
             parts.append(f"<p>Flows under {min_bytes} bytes (replayed; scores in scores.json/csv): "
                          f"{', '.join(small)}</p>")

@@ -105,6 +105,7 @@ def score(
 
 def capture_text(sc: ScoredCapture, all_flows: bool = False) -> str:
     from core.scoring import capture_document
+    from estimators.diagnostics import explain
 
     d = capture_document(sc)
     lines = [f"== {sc.path}" + (f"  (truth: {sc.truth_source})" if sc.truth_source else "")]
@@ -118,6 +119,8 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False) -> str:
                      f"{f['goodput_bps'] / 1e6:.3f} Mbit/s, rttmin {1e3 * (f['rttmin_s'] or 0):.1f} ms, "
                      f"{f['loss_events']} loss events, vantage {vantage_label(f)}")
         lines.append(score_table(f["scores"], with_truth))
+        if f.get("diagnostics"):
+            lines += [f"  why: {line}" for line in explain(f["diagnostics"], f["scores"])]
     if small and not all_flows:
         lines.append(f"{len(small)} flow(s) under {min_bytes} bytes replayed but not shown (--all-flows): "
                      + ", ".join(str(f["flow_id"]) for f in small))

@@ -157,6 +157,18 @@ class DecisionRow(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
+class FlowDiagnostics(Base):
+    """Why one flow's estimates are what they are, for one run (``estimators.diagnostics``, §7)."""
+
+    __tablename__ = "flow_diagnostics"
+    __table_args__ = (UniqueConstraint("run_id", "capture_id", "flow_id", name="uq_flow_diagnostics"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    capture_id: Mapped[str] = mapped_column(ForeignKey("captures.id", ondelete="CASCADE"))
+    flow_id: Mapped[int] = mapped_column(Integer)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
 class Batch(Base):
     """Many captures scored together (one run); its scoreboard ranks the estimators over all its traces."""
 

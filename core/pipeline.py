@@ -8,6 +8,7 @@ capture) end as the run's status and error text; infrastructure errors propagate
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC
 from functools import partial
@@ -21,7 +22,7 @@ from sqlalchemy.orm import Session
 from core.config import get_settings
 from core.db import after_commit, session_scope
 from core.errors import ServiceError
-from core.models import Capture, DecisionRow, Flow, Owner, Result, Run, RunCapture, Task, now
+from core.models import Capture, DecisionRow, Flow, FlowDiagnostics, Owner, Result, Run, RunCapture, Task, now
 from core.queue import dispatch
 from core.scoring import build_estimators
 from core.storage import Store, get_store
@@ -228,6 +229,10 @@ def replay_task(task_id: str) -> None:
                                              Result.flow_id.in_(task.flow_ids)))
         session.execute(delete(DecisionRow).where(DecisionRow.run_id == run.id, DecisionRow.capture_id == cap.id,
                                                   DecisionRow.flow_id.in_(task.flow_ids)))
+        session.execute(delete(FlowDiagnostics).where(FlowDiagnostics.run_id == run.id,
+                                                      FlowDiagnostics.capture_id == cap.id,
+                                                      FlowDiagnostics.flow_id.in_(task.flow_ids)))
+        diagnostic_rows: list[dict[str, Any]] = []
         result_rows: list[dict[str, Any]] = []
         decision_rows: list[dict[str, Any]] = []
         series_parts: list[pl.DataFrame] = []
@@ -241,6 +246,8 @@ def replay_task(task_id: str) -> None:
             result_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": e.name,
                              "parameters": dict(e.params), "version": VERSION, "scores": rep.scores[e.name],
                              "series_key": series_key, "window": list(rep.window)} for e in ests]
+            diagnostic_rows.append({"run_id": run.id, "capture_id": cap.id, "flow_id": fid,
+                                    "data": _jsonable_deep(rep.diagnostics)})
             decision_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": row["estimator"],
                                "episode": row["episode"], "data": _jsonable(row)}
                               for row in rep.decisions.iter_rows(named=True)]
@@ -250,6 +257,8 @@ def replay_task(task_id: str) -> None:
             session.execute(insert(Result), result_rows)
         if decision_rows:
             session.execute(insert(DecisionRow), decision_rows)
+        if diagnostic_rows:
+            session.execute(insert(FlowDiagnostics), diagnostic_rows)
         task.status = "done"
         task.seconds = time.perf_counter() - t0
         task.updated_at = now()
@@ -269,6 +278,17 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
             v = None
         out[k] = v
     return out
+
+
+def _jsonable_deep(x: Any) -> Any:
+    """NaN/inf → None at any depth (JSON columns)."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _jsonable_deep(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_jsonable_deep(v) for v in x]
+    return x
 
 
 def _maybe_finish_capture(session: Session, run_id: str, capture_id: str) -> None:

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from core.errors import NotFound, ServiceError
-from core.models import Capture, DecisionRow, Flow, Owner, Result, Run, RunCapture, Task
+from core.models import Capture, DecisionRow, Flow, FlowDiagnostics, Owner, Result, Run, RunCapture, Task
 from core.owners import owned
 from core.storage import Store
 
@@ -59,6 +59,8 @@ def document(session: Session, run: Run) -> dict[str, Any]:
             results.setdefault(r.flow_id, {})[r.estimator] = r.scores
             windows[r.flow_id] = r.window
         skipped = rc.skipped or {}
+        diagnostics = {d.flow_id: d.data for d in session.scalars(select(FlowDiagnostics).where(
+            FlowDiagnostics.run_id == run.id, FlowDiagnostics.capture_id == cap.id))}
         flows = []
         for f in _flow_rows(session, cap.id):
             doc: dict[str, Any] = {"flow_id": f.flow_id}
@@ -68,6 +70,7 @@ def document(session: Session, run: Run) -> dict[str, Any]:
             doc["scores"] = {e["name"]: results[f.flow_id][e["name"]] for e in run.estimators} \
                 if f.flow_id in results else {}
             doc["score_window_rel_s"] = windows.get(f.flow_id)
+            doc["diagnostics"] = diagnostics.get(f.flow_id)
             flows.append(doc)
         captures.append({"capture_id": cap.id, "file": cap.name, "status": rc.status, "error": rc.error,
                          "stats": cap.stats, "truth": cap.truth, "truth_source": "upload" if cap.truth else None,
@@ -132,6 +135,15 @@ def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list
                                                      DecisionRow.flow_id == flow_id)
                            .order_by(DecisionRow.episode, DecisionRow.id))
     return [r.data for r in rows]
+
+
+def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
+    """Why the flow's estimates are what they are (§7), as the run's replay found it."""
+    _result(session, run, capture_id, flow_id)
+    row = session.scalar(select(FlowDiagnostics).where(FlowDiagnostics.run_id == run.id,
+                                                       FlowDiagnostics.capture_id == capture_id,
+                                                       FlowDiagnostics.flow_id == flow_id))
+    return row.data if row is not None else {}
 
 
 def _bulk_flows(session: Session, capture_id: str) -> set[int]:

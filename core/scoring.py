@@ -124,6 +124,7 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         doc["skipped_reason"] = sc.replay.skipped.get(s.flow_id)
         doc["scores"] = fr.scores if fr is not None else {}
         doc["score_window_rel_s"] = list(fr.window) if fr is not None else None
+        doc["diagnostics"] = fr.diagnostics if fr is not None else None
         flows.append(doc)
     return {
         "file": str(sc.path),

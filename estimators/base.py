@@ -99,3 +99,9 @@ def _at(series: np.ndarray, i: int) -> float | None:
 
 TAU = Param("tau", float, 1.0, "time constant of the Tustin low-pass filter", unit="s", minimum=0.0,
             exclusive_minimum=True, maximum=3600.0, source="UCLA ns-2 TCPW tau_ (seed 000 eq. (1))")
+#: Every filter of the Tustin form takes it (ESTIMATORS.md §2): true pairs each sample with the previous one
+#: (the original Westwood and the UCLA ns-2 agent; a sample over a µs-long interval is weighted by the next,
+#: ms-long one: the documented over-estimation under ACK compression); false is seed 000 eq. (1) as printed.
+PAIRING = Param("pairing", bool, True, "Tustin filter pairs each sample with the previous one, (s_k + s_{k−1})/2 "
+                "(the original Westwood); false: s_k alone (seed 000 eq. (1) as printed)",
+                source="ESTIMATORS.md §2; UCLA ns-2 TCPW filter_type_ 3; seed 000 eq. (1)")

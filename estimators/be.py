@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimators.base import TAU, Estimator
+from estimators.base import PAIRING, TAU, Estimator
 from estimators.inputs import FlowInputs
 from estimators.params import Param
 from estimators.rate import filtered
@@ -26,9 +26,10 @@ def be_samples(t: np.ndarray, d: np.ndarray, mss: int, cap_segments: float) -> n
     return out
 
 
-def be_kernel(t: np.ndarray, d: np.ndarray, mss: int, tau: float, cap_segments: float) -> np.ndarray:
+def be_kernel(t: np.ndarray, d: np.ndarray, mss: int, tau: float, cap_segments: float,
+              pairing: bool = True) -> np.ndarray:
     """BE after every event; ``cap_segments`` ≤ 0 means no cap. The first sample seeds the filter."""
-    return filtered(t, be_samples(t, d, mss, cap_segments), tau)
+    return filtered(t, be_samples(t, d, mss, cap_segments), tau, pairing)
 
 
 @register
@@ -40,10 +41,12 @@ class BE(Estimator):
     citation = "Seed 000 §3.1.1, eq. (1); Mascolo et al., TCP Westwood, MobiCom 2001"
     PARAMS = (
         TAU,
+        PAIRING,
         Param("max_segments_per_ack", float, None, "cap on d_k in segments (UCLA ns-2 caps at 2); null = none",
               unit="segments", minimum=0.0, exclusive_minimum=True, nullable=True, source="UCLA ns-2 TCPW"),
     )
 
     def series(self, inputs: FlowInputs) -> np.ndarray:
         cap = self.params["max_segments_per_ack"]
-        return be_kernel(inputs.t, inputs.d, inputs.mss, self.params["tau"], -1.0 if cap is None else cap)
+        return be_kernel(inputs.t, inputs.d, inputs.mss, self.params["tau"], -1.0 if cap is None else cap,
+                         self.params["pairing"])

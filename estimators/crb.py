@@ -8,9 +8,12 @@ uses BE. θ = 1.4 is assumed: the CRB paper's value is not public, so it is a pa
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 
-from estimators.base import TAU, Estimator
+from estimators.base import PAIRING, TAU, Decision, Estimator, LossContext
 from estimators.be import be_kernel
 from estimators.inputs import FlowInputs
 from estimators.params import Param
@@ -34,13 +37,31 @@ class CRB(Estimator):
     citation = "Seed 000 §3.1.2"
     PARAMS = (
         TAU,
+        PAIRING,
         Param("theta", float, 1.4, "congestion threshold on flight/(RE·RTTmin) (assumed: the CRB paper's "
               "value is not public)", minimum=0.0, exclusive_minimum=True, maximum=100.0,
               source="assumed (ESTIMATORS.md)"),
     )
 
+    def _re(self, inputs: FlowInputs) -> np.ndarray:
+        key = f"crb_re:{self.params['tau']}:{self.params['pairing']}"
+        if key not in inputs._derived:  # once per flow: series and every loss decision share it
+            inputs._derived[key] = re_series(inputs.t, inputs.d, inputs.srtt, None, self.params["tau"],
+                                             self.params["pairing"])
+        re: np.ndarray = inputs._derived[key]
+        return re
+
     def series(self, inputs: FlowInputs) -> np.ndarray:
-        tau = self.params["tau"]
-        be = be_kernel(inputs.t, inputs.d, inputs.mss, tau, -1.0)
-        re = re_series(inputs.t, inputs.d, inputs.srtt, None, tau)
-        return choose(be, re, inputs.flight.astype(np.float64), inputs.rttmin, self.params["theta"])
+        be = be_kernel(inputs.t, inputs.d, inputs.mss, self.params["tau"], -1.0, self.params["pairing"])
+        return choose(be, self._re(inputs), inputs.flight.astype(np.float64), inputs.rttmin, self.params["theta"])
+
+    def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
+        """The shared reaction (§1.3), noting how CRB classified the loss: ρ > θ at the event → congestion
+        (it uses RE), else random (it uses BE; also while RE or RTTmin is undefined)."""
+        dec = super().decide(inputs, estimate, ctx)
+        if ctx.event < 0 or dec.estimate is None:
+            return dec
+        re = float(self._re(inputs)[ctx.event])
+        rho = ctx.flight / (re * ctx.rttmin) if re > 0 and ctx.rttmin > 0 else math.nan
+        note = "congestion loss" if rho > self.params["theta"] else "random loss"
+        return dataclasses.replace(dec, note=note)

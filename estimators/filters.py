@@ -12,21 +12,23 @@ VIRTUAL_ALPHA = 0.6
 
 
 @njit(cache=True)
-def tustin_step(est: float, prev: float, dt: float, s: float, tau: float) -> float:
+def tustin_step(est: float, prev: float, dt: float, s: float, tau: float, pairing: bool = True) -> float:
     """One Tustin low-pass step with the UCLA ns-2 idle rule (seed 000 eq. (1), fixed τ).
 
-    ``ŝ_k = α_k·ŝ_{k−1} + (1 − α_k)·(s_k + s_{k−1})/2`` with ``α_k = (2τ − Δt)/(2τ + Δt)``. When
-    ``Δt > τ/2``, virtual zero samples are fed in steps of τ/2 (α = 3/5) while the remaining gap exceeds
-    τ/2; the real sample is then filtered over the remainder, paired with the last virtual sample (0).
+    With ``pairing`` (the original Westwood, UCLA ns-2 TCPW): ``ŝ_k = α_k·ŝ_{k−1} + (1 − α_k)·(s_k +
+    s_{k−1})/2``; without, seed 000 eq. (1) as printed: ``ŝ_k = α_k·ŝ_{k−1} + (1 − α_k)·s_k`` (ESTIMATORS.md
+    §2); ``α_k = (2τ − Δt)/(2τ + Δt)``. When ``Δt > τ/2``, virtual zero samples are fed in steps of τ/2
+    (α = 3/5) while the remaining gap exceeds τ/2; the real sample is then filtered over the remainder,
+    paired with the last virtual sample (0).
     """
     rem = dt
     half = 0.5 * tau
     while rem > half:
-        est = VIRTUAL_ALPHA * est + (1.0 - VIRTUAL_ALPHA) * (0.0 + prev) * 0.5
+        est = VIRTUAL_ALPHA * est + (1.0 - VIRTUAL_ALPHA) * ((0.0 + prev) * 0.5 if pairing else 0.0)
         prev = 0.0
         rem -= half
     a = (2.0 * tau - rem) / (2.0 * tau + rem)
-    return a * est + (1.0 - a) * (s + prev) * 0.5
+    return a * est + (1.0 - a) * ((s + prev) * 0.5 if pairing else s)
 
 
 @njit(cache=True)

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from estimators.base import FAST_RETRANSMIT, TAU, Decision, Estimator, LossContext, _at
+from estimators.base import FAST_RETRANSMIT, PAIRING, TAU, Decision, Estimator, LossContext, _at
 from estimators.be import be_kernel
 from estimators.inputs import FlowInputs
 from estimators.params import Param
@@ -106,6 +106,7 @@ class NewBR(Estimator):
     citation = "Seed 003 §III (Wu, Jie, Ding: TCP NewBR)"
     PARAMS = (
         TAU,
+        PAIRING,
         Param("beta", float, 19 / 21, "rtt_max filter gain β", minimum=0.0, maximum=1.0, source="seed 003 §III"),
         Param("gamma", float, 10.0, "u's exponent scale ∂", minimum=0.0, maximum=1000.0, source="seed 003 §III"),
         Param("xi", float, 3.0, "queue threshold ξ (packets) separating random from congestion loss",
@@ -115,12 +116,12 @@ class NewBR(Estimator):
     )
 
     def series(self, inputs: FlowInputs) -> np.ndarray:
-        tau = self.params["tau"]
+        tau, pairing = self.params["tau"], self.params["pairing"]
         u, _, _, _ = rtt_state(inputs.rtt_any, inputs.rttmin, self.params["beta"], self.params["gamma"])
         axis = receiver_axis(inputs) if self.params["receiver_timestamps"] else None
         if axis is None:
-            be = be_kernel(inputs.t, inputs.d, inputs.mss, tau, -1.0)
-            re = re_series(inputs.t, inputs.d, inputs.srtt, None, tau)
+            be = be_kernel(inputs.t, inputs.d, inputs.mss, tau, -1.0, pairing)
+            re = re_series(inputs.t, inputs.d, inputs.srtt, None, tau, pairing)
         else:
             rt, group = axis
             starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
@@ -128,8 +129,8 @@ class NewBR(Estimator):
             g_t = rt[starts]
             g_d = np.add.reduceat(inputs.d, starts)
             g_srtt = inputs.srtt[ends]
-            g_be = be_kernel(g_t, g_d, inputs.mss, tau, -1.0)
-            g_re = re_series(g_t, g_d, g_srtt, None, tau)
+            g_be = be_kernel(g_t, g_d, inputs.mss, tau, -1.0, pairing)
+            g_re = re_series(g_t, g_d, g_srtt, None, tau, pairing)
             # causal: an ACK sees the latest group that ended at or before it (its own if it is the last)
             done = group - (np.arange(len(group)) != ends[group])
             be = np.full(len(group), np.nan)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from estimators.base import TAU, Estimator
+from estimators.base import PAIRING, TAU, Estimator
 from estimators.filters import tustin_step
 from estimators.inputs import FlowInputs
 from estimators.params import Param
@@ -46,7 +46,7 @@ def re_samples(t: np.ndarray, d: np.ndarray, window: np.ndarray, fixed: float) -
 
 
 @njit(cache=True)
-def filtered(t: np.ndarray, samples: np.ndarray, tau: float) -> np.ndarray:
+def filtered(t: np.ndarray, samples: np.ndarray, tau: float, pairing: bool = True) -> np.ndarray:
     """Tustin-filter a sample series with gaps (NaN); the first sample seeds the filter."""
     n = len(t)
     out = np.full(n, np.nan)
@@ -64,15 +64,16 @@ def filtered(t: np.ndarray, samples: np.ndarray, tau: float) -> np.ndarray:
             est = s
             have = True
         else:
-            est = tustin_step(est, prev, t[k] - last_t, s, tau)
+            est = tustin_step(est, prev, t[k] - last_t, s, tau, pairing)
         prev = s
         last_t = t[k]
         out[k] = est
     return out
 
 
-def re_series(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, window_s: float | None, tau: float) -> np.ndarray:
-    return filtered(t, re_samples(t, d, srtt, -1.0 if window_s is None else window_s), tau)
+def re_series(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, window_s: float | None, tau: float,
+              pairing: bool = True) -> np.ndarray:
+    return filtered(t, re_samples(t, d, srtt, -1.0 if window_s is None else window_s), tau, pairing)
 
 
 @register
@@ -84,9 +85,11 @@ class RE(Estimator):
     citation = "Seed 000 §3.1.1, Fig. 1(b); seed 003 §II"
     PARAMS = (
         TAU,
+        PAIRING,
         Param("window", float, None, "fixed sample window T in seconds; null = the flow's smoothed RTT",
               unit="s", minimum=0.0, exclusive_minimum=True, nullable=True, source="seed 003 §II"),
     )
 
     def series(self, inputs: FlowInputs) -> np.ndarray:
-        return re_series(inputs.t, inputs.d, inputs.srtt, self.params["window"], self.params["tau"])
+        return re_series(inputs.t, inputs.d, inputs.srtt, self.params["window"], self.params["tau"],
+                         self.params["pairing"])

@@ -17,6 +17,7 @@ import polars as pl
 
 from estimators import __version__
 from estimators.base import TIMEOUT, Estimator, LossContext
+from estimators.diagnostics import flow_diagnostics
 from estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from estimators.newreno import newreno_ssthresh_segments
 from estimators.references import achieved_rate, truth_rate
@@ -36,6 +37,7 @@ class FlowReplay:
     decisions: pl.DataFrame  # one row per (loss event, estimator)
     scores: dict[str, dict[str, Any]]  # estimator → score name → value
     window: tuple[float, float]  # score window, s since the flow's first packet
+    diagnostics: dict[str, Any] = field(default_factory=dict)  # why the estimates are what they are (§7)
 
 
 @dataclass
@@ -53,9 +55,10 @@ def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
 def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np.ndarray],
                 segments: pl.DataFrame | Mapping[str, np.ndarray], episodes: pl.DataFrame,
                 mss: int, estimators: Sequence[Estimator], *, truth: np.ndarray | Callable[[np.ndarray], np.ndarray]
-                | None = None) -> FlowReplay:
+                | None = None, loss_truth: Mapping[int, str] | None = None) -> FlowReplay:
     """Replay one flow (its ``acks`` and ``segments``: frames, or numpy columns as ``FlowInputs.from_frames``
-    takes them). ``truth`` (bytes/s at each event, or a function of absolute event times) is optional."""
+    takes them). ``truth`` (bytes/s at each event, or a function of absolute event times) is optional;
+    ``loss_truth`` labels loss episodes ``random``/``congestion`` (capture metadata) for the diagnostics."""
     inp = FlowInputs.from_frames(acks, segments, mss)
     t = inp.t
     achieved = achieved_rate(t, inp.acked, REFERENCE_WINDOW)
@@ -85,7 +88,8 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
     for e in estimators:
         frame[f"{e.name}_bps"] = series[e.name]
     table = pl.DataFrame(frame).with_columns((pl.exclude("t", "t_rel") * 8).fill_nan(None))
-    return FlowReplay(flow_id, vantage, table, decisions, scores, (start, end))
+    diagnostics = flow_diagnostics(inp, vantage, rows, loss_truth)
+    return FlowReplay(flow_id, vantage, table, decisions, scores, (start, end), diagnostics)
 
 
 def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[str, Any]:

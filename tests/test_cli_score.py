@@ -68,8 +68,8 @@ def test_selection_and_parameters_are_recorded():
     code, out, _ = run("score", SAMPLE, "-e", "be,abse", "-p", "be.tau=0.5", "-p", "abse.N=12", "-f", "json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["estimators"][0] == {"name": "be", "parameters": {"tau": 0.5, "max_segments_per_ack": None},
-                                    "version": doc["ackreplay_version"]}
+    params = {"tau": 0.5, "pairing": True, "max_segments_per_ack": None}
+    assert doc["estimators"][0] == {"name": "be", "parameters": params, "version": doc["ackreplay_version"]}
     flow = next(f for f in doc["captures"][0]["flows"] if f["flow_id"] == 2)
     assert set(flow["scores"]) == {"be", "abse"} and flow["scores"]["abse"]["parameters"]["N"] == 12.0
 

@@ -15,6 +15,7 @@ from api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, table_response
 from api.schemas import (
     RUN_ID,
     DecisionOut,
+    DiagnosticsOut,
     LeaderboardOut,
     RunCreated,
     RunDocumentOut,
@@ -113,6 +114,14 @@ def run_series(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: S
 def run_decisions(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
                   owner: OwnerDep) -> list[dict[str, Any]]:
     return results.decisions(session, results.get_run(session, owner, run_id), capture_id, flow_id)
+
+
+@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/diagnostics", response_model=DiagnosticsOut,
+            responses=RESULT_ERRORS, summary="Why the flow's estimates are what they are (ACK compression, "
+            "largest samples, dispersion capacity, loss classification)")
+def run_diagnostics(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
+                    owner: OwnerDep) -> dict[str, Any]:
+    return results.diagnostics(session, results.get_run(session, owner, run_id), capture_id, flow_id)
 
 
 @router.get("/leaderboard", response_model=LeaderboardOut, response_model_exclude_unset=True,

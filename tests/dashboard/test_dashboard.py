@@ -283,3 +283,8 @@ def test_a_receiver_side_capture_is_replayed_and_labelled_reconstructed(server, 
     expect(page.locator("#reconstruction")).to_contain_text("RTT samples from data echoing ACK TSvals")
     expect(page.locator("#reconstruction")).to_contain_text("return path")
     expect(page.locator("#scores-table tbody tr")).to_have_count(9)  # replayed without --allow-vantage
+    # why (§7): ACK compression, BE's largest samples, dispersion capacity, loss classification
+    why = page.locator("#why li")
+    expect(why.first).to_contain_text("ACK intervals under 100 µs")
+    expect(page.locator("#why")).to_contain_text("capacity from packet dispersion (data)")
+    expect(page.locator("#why")).to_contain_text("crb classified")

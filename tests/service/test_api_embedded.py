@@ -92,6 +92,13 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     assert pl.read_parquet(io.BytesIO(full.content)).height == len(set(frame["t_ns"].to_list()))
     decisions = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/decisions").json()
     assert len(decisions) == 39 * 9 and {"ssthresh_segments", "ideal_segments"} <= set(decisions[0])
+    # why the estimates are what they are (§7): the same diagnostics as the CLI's document
+    diag = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/diagnostics").json()
+    assert diag["ack_compression_share"] > 0.01 and len(diag["largest_samples"]) == 3
+    assert {s["cause"] for s in diag["largest_samples"]} == {"ack_compression"}
+    assert all(c["congestion"] + c["random"] == 39 for c in diag["loss_classes"].values())
+    (cli_flow,) = [f for f in cli_document(SAMPLE)["captures"][0]["flows"] if f["flow_id"] == 2]
+    assert diag == cli_flow["diagnostics"]
     scores = api.get(f"/api/v1/runs/{run_id}/scores", params={"flow": 2, "sort": "mean_abs_rel_error"}).json()
     errs = [r["mean_abs_rel_error"] for r in scores["items"]]
     assert scores["total"] == 9 and errs == sorted(errs)

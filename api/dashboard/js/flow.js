@@ -9,9 +9,10 @@ const LEGEND = { orientation: "h", y: 1.02, yanchor: "bottom", x: 0 };
 
 export async function flowView(view, runId, captureId, flowId, alive) {
   const base = `/runs/${runId}/captures/${captureId}/flows/${flowId}`;
-  const [flow, series, decisions, scores] = await Promise.all([
+  const [flow, series, decisions, scores, diag] = await Promise.all([
     get(`/captures/${captureId}/flows/${flowId}`), get(`${base}/series`, { points: 3000 }),
     get(`${base}/decisions`), get(`/runs/${runId}/scores`, { capture: captureId, flow: flowId }),
+    get(`${base}/diagnostics`),
   ]);
   if (!alive()) return;
   const names = series.columns.filter((c) => c.endsWith("_bps") && !["achieved_bps", "truth_bps"].includes(c)).map((c) => c.slice(0, -4));
@@ -31,7 +32,8 @@ export async function flowView(view, runId, captureId, flowId, alive) {
       <div id="estimates" class="plot" role="img" aria-label="estimates over time"></div></section>
     <section class="card"><div class="toolbar"><button class="secondary" id="png-decisions">PNG</button><button class="secondary" id="csv-decisions">CSV</button></div>
       <div id="decisions" class="plot" role="img" aria-label="ssthresh at each loss event"></div></section>
-    <section><h2>Scores</h2><div class="toolbar"><button class="secondary" id="csv-scores">CSV</button></div><div id="scores"></div></section>`);
+    <section><h2>Scores</h2><div class="toolbar"><button class="secondary" id="csv-scores">CSV</button></div><div id="scores"></div></section>
+    <section class="card" id="why"><h2>Why</h2><ul>${whyLines(diag).map((w) => html`<li>${w}</li>`)}</ul></section>`);
 
   const rows = series.data;
   const x = rows.map((r) => r.t_rel);
@@ -90,4 +92,21 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   document.getElementById("csv-decisions").addEventListener("click", () => download(`flow-${flowId}-decisions.csv`,
     toCsv(Object.keys(decisions[0] || {}).map((k) => ({ key: k, label: k })), decisions)));
   document.getElementById("csv-scores").addEventListener("click", () => download(`flow-${flowId}-scores.csv`, toCsv(scoreCols, scores.items)));
+}
+
+/** The diagnostics as sentences (ESTIMATORS.md §7): ACK compression, BE's largest samples and their cause,
+ * the capacity seen in packet dispersion, and how CRB and NewBR classified each loss. */
+export function whyLines(d) {
+  const lines = [];
+  if (d.ack_compression_share != null) {
+    const big = (d.largest_samples || []).map((s) => `${(s.bps / 1e6).toFixed(0)} Mbit/s over ${s.interval_us.toFixed(0)} µs (${s.cause.replace("_", " ")})`).join(", ");
+    lines.push(`ACK intervals under 100 µs: ${(100 * d.ack_compression_share).toFixed(1)} %; BE's largest samples: ${big || "none"}`);
+  }
+  if (d.dispersion_capacity_bps != null) lines.push(`capacity from packet dispersion (${d.dispersion_from}): ${mbit(d.dispersion_capacity_bps)} Mbit/s`);
+  for (const [name, c] of Object.entries(d.loss_classes || {})) {
+    let text = `${name} classified ${c.congestion} losses as congestion, ${c.random} as random`;
+    if (c.correct_share != null) text += ` (${(100 * c.correct_share).toFixed(0)} % right of ${c.labelled} labelled)`;
+    lines.push(text);
+  }
+  return lines;
 }
