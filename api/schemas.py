@@ -74,7 +74,10 @@ class FlowOut(Open):
     sender: str = Field(examples=["10.201.1.1:40001"])
     receiver: str = Field(examples=["10.201.2.1:5201"])
     bytes: int = Field(examples=[2394112])
-    goodput_bps: float = Field(examples=[2.558e6])
+    goodput_bps: float = Field(description="bytes acknowledged × 8 / connection duration (tcptrace, Wireshark)",
+                               examples=[2.35e6])
+    delivery_rate_bps: float | None = Field(None, description="bytes acknowledged × 8 / (last ACK − first data)",
+                                            examples=[2.558e6])
     rttmin_s: float | None = Field(examples=[0.0502])
     mss: int = Field(examples=[1448])
     loss_events: int = Field(examples=[39])

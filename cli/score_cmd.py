@@ -116,7 +116,8 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False) -> str:
         if not f["replayed"] or (f["bytes"] < min_bytes and not all_flows):
             continue
         lines.append(f"-- flow {f['flow_id']}: {f['sender']} -> {f['receiver']}, goodput "
-                     f"{f['goodput_bps'] / 1e6:.3f} Mbit/s, rttmin {1e3 * (f['rttmin_s'] or 0):.1f} ms, "
+                     f"{f['goodput_bps'] / 1e6:.3f} Mbit/s (bytes / connection duration; while delivering "
+                     f"{f['delivery_rate_bps'] / 1e6:.3f}), rttmin {1e3 * (f['rttmin_s'] or 0):.1f} ms, "
                      f"{f['loss_events']} loss events, vantage {vantage_label(f)}")
         lines.append(score_table(f["scores"], with_truth))
         if f.get("diagnostics"):

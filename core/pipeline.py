@@ -240,8 +240,9 @@ def replay_task(task_id: str) -> None:
         for fid in task.flow_ids:
             f = flows[fid]
             acks, segs, eps = (tables[n].filter(pl.col("flow_id") == fid) for n in ("acks", "segments", "episodes"))
+            labels = truth.loss_labels(f.sender, f.receiver, eps["start_t"].to_list()) if truth is not None else None
             rep = replay_flow(fid, f.vantage, acks, segs, eps, int(f.summary["mss"]), ests,
-                              truth=truth_function(truth, fid, deliveries))
+                              truth=truth_function(truth, fid, deliveries), loss_truth=labels)
             series_parts.append(rep.series.with_columns(pl.lit(fid, pl.Int32).alias("flow_id")))
             result_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": e.name,
                              "parameters": dict(e.params), "version": VERSION, "scores": rep.scores[e.name],

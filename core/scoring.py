@@ -2,9 +2,10 @@
 so that both report exactly the same numbers. Pure: files in, dicts and tables out.
 
 Ground truth comes from the caller, or from a sidecar next to the capture:
-``<capture>.truth.json|yaml|yml`` (keys as ``estimators.truth.Truth.from_mapping``), or the team's
-generator metadata ``<capture stem>.json`` when it holds ``bottleneck_rate_bps`` (then the bottleneck is
-shared by all bulk flows).
+``<capture>.truth.json|yaml|yml`` (keys as ``estimators.truth.Truth.from_mapping``), or the capture
+testbed's metadata ``<capture stem>.json`` (``x.pcap.gz`` → ``x.json``; a pair's ``x_rcv``/``x_mid`` capture
+reads ``x.json``) when it holds ``bottleneck_rate_bps`` (then the bottleneck is shared by all bulk flows) —
+with ``random_loss_log``, every loss episode is labelled random or congestion (``Truth.loss_labels``).
 """
 
 from __future__ import annotations
@@ -85,14 +86,21 @@ def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
             if not isinstance(data, dict):
                 raise EstimatorError("invalid_truth", f"{side}: expected a mapping of ground-truth keys")
             return Truth.from_mapping(data), str(side)
-    meta = path.with_suffix(".json")
+    plain = path.with_name(path.name[:-3]) if path.name.endswith(".gz") else path  # x.pcap.gz → x.json
+    meta = plain.with_suffix(".json")
+    for tag in ("_rcv", "_mid"):  # the testbed's other vantage points share the sender capture's JSON
+        if not meta.exists() and plain.stem.endswith(tag):
+            meta = plain.with_name(plain.stem[: -len(tag)] + ".json")
     if meta.exists():
         try:
             data = json.loads(meta.read_text())
         except json.JSONDecodeError:
             return None, None
         if isinstance(data, dict) and isinstance(data.get("bottleneck_rate_bps"), int | float):
-            return Truth(bottleneck_bps=float(data["bottleneck_rate_bps"]), shared_by="all"), str(meta)
+            drops = data.get("random_loss_log")  # the testbed's per-loss labels (NFLOG), when it logged them
+            return Truth(bottleneck_bps=float(data["bottleneck_rate_bps"]), shared_by="all",
+                         random_drops=[(float(x["t"]), int(x["src_port"]), int(x["dst_port"])) for x in drops]
+                         if isinstance(drops, list) else None), str(meta)
     return None, None
 
 

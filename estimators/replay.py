@@ -291,8 +291,10 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         if progress is not None:
             progress(n, len(todo))
         s = by_id[fid]
-        flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), episodes(fid),
-                                 s.mss, estimators, truth=truth_function(truth, fid, deliveries)))
+        eps = episodes(fid)
+        labels = truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list()) if truth is not None else None
+        flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), eps,
+                                 s.mss, estimators, truth=truth_function(truth, fid, deliveries), loss_truth=labels))
     if progress is not None:
         progress(len(todo), len(todo))
     scores = capture_scores([(f.flow_id, f.scores) for f in flows], cap.flows, [e.name for e in estimators], truth)

@@ -43,6 +43,16 @@ def parse_size(text: str | int) -> int:
     return int(float(m[1]) * _SIZES[(m[2] or "b").lower()])
 
 
+def _drops(items: Any) -> list[tuple[float, int, int]]:
+    """``[{t, src_port, dst_port}, …]`` → tuples (the testbed's ``random_loss_log`` entries fit)."""
+    if not isinstance(items, list):
+        raise EstimatorError("invalid_truth", "random_drops must be a list of {t, src_port, dst_port}")
+    try:
+        return [(float(x["t"]), int(x["src_port"]), int(x["dst_port"])) for x in items]
+    except (KeyError, TypeError, ValueError):
+        raise EstimatorError("invalid_truth", "random_drops must be a list of {t, src_port, dst_port}") from None
+
+
 @dataclass
 class Truth:
     """``bottleneck_bps`` shared by ``all`` active bulk flows or given to ``each``; or a fixed
@@ -53,6 +63,9 @@ class Truth:
     fair_share_bps: float | None = None
     min_flow_bytes: int = 65536
     flows: dict[int, float] = field(default_factory=dict)
+    #: Per-loss ground truth (the capture testbed's NFLOG log): every randomly dropped data packet as
+    #: (time, source port, destination port); None = the losses are not labelled.
+    random_drops: list[tuple[float, int, int]] | None = None
 
     def __post_init__(self) -> None:
         if self.shared_by not in ("all", "each"):
@@ -63,13 +76,30 @@ class Truth:
     def to_dict(self) -> dict[str, Any]:
         return {"bottleneck_bps": self.bottleneck_bps, "shared_by": self.shared_by,
                 "fair_share_bps": self.fair_share_bps, "min_flow_bytes": self.min_flow_bytes,
-                "flows": {str(k): v for k, v in self.flows.items()}}
+                "flows": {str(k): v for k, v in self.flows.items()},
+                **({"random_drops": [{"t": t, "src_port": s, "dst_port": d} for t, s, d in self.random_drops]}
+                   if self.random_drops is not None else {})}
+
+    def loss_labels(self, sender: str, receiver: str, episode_starts: list[float]) -> dict[int, str] | None:
+        """Each loss episode of the flow ``sender`` → ``receiver`` (``host:port``), labelled ``random`` when
+        one of its data packets was dropped at random since the previous episode began, else
+        ``congestion`` (the bottleneck dropped it); None when the losses are not labelled."""
+        if self.random_drops is None:
+            return None
+        sport, dport = int(sender.rsplit(":", 1)[1]), int(receiver.rsplit(":", 1)[1])
+        mine = sorted(t for t, s, d in self.random_drops if s == sport and d == dport)
+        labels: dict[int, str] = {}
+        prev = float("-inf")
+        for i, start in enumerate(episode_starts):
+            labels[i] = "random" if any(prev < t <= start for t in mine) else "congestion"
+            prev = start
+        return labels
 
     @staticmethod
     def from_mapping(data: dict[str, Any]) -> Truth:
         """From a JSON/YAML mapping (keys as in the text form, ``*_bps`` numbers also accepted)."""
         known = {"bottleneck", "bottleneck_bps", "shared_by", "fair_share", "fair_share_bps", "min_flow_bytes",
-                 "flows"}
+                 "flows", "random_drops"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise EstimatorError("invalid_truth", f"unknown ground-truth key {unknown[0]!r} "
@@ -90,6 +120,7 @@ class Truth:
             fair_share_bps=None if share is None else parse_rate(share),
             min_flow_bytes=parse_size(data.get("min_flow_bytes", 65536)),
             flows=flows,
+            random_drops=_drops(data["random_drops"]) if "random_drops" in data else None,
         )
 
     @staticmethod

@@ -51,7 +51,12 @@ class FlowSummary:
     data_segments: int
     bytes: int  # payload bytes cumulatively acknowledged (bytes sent when no ACK was captured)
     bytes_sent: int
+    #: bytes × 8 / the connection's duration (its first to last packet, either direction): the convention
+    #: of tcptrace's "throughput" and Wireshark's conversation statistics, for comparing with them
     goodput_bps: float
+    #: bytes × 8 / (last ACK − first data segment): the rate while the flow was delivering (no handshake,
+    #: no idle tail), ackreplay's former goodput
+    delivery_rate_bps: float
     mss: int
     mss_source: str
     rttmin_s: float | None

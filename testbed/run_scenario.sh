@@ -146,7 +146,7 @@ cleanup() {
   for ns in "${NSS[@]}"; do
     ip netns list | awk '{print $1}' | grep -qx "$ns" && ip netns del "$ns"
   done
-  rm -rf "$WORK"
+  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
   exit $rc
 }
 trap cleanup EXIT
@@ -210,7 +210,11 @@ for _ in $(seq 50); do grep -q ready "$WORK/delay.log" 2>/dev/null && break; sle
 grep -q ready "$WORK/delay.log" || { cat "$WORK/delay.log" >&2; echo "delayer failed" >&2; exit 1; }
 IPT="ip netns exec $R iptables -w"
 if [ "$LOSS" != 0 ]; then
-  $IPT -A FORWARD -i r0 -m length --length 201:65535 -m statistic --mode random --probability "$LOSS" -j DROP
+  # each random drop is logged first (NFLOG group 7, recorded below): per-loss ground truth
+  $IPT -N RANDLOSS
+  $IPT -A RANDLOSS -j NFLOG --nflog-group 7 --nflog-prefix randloss
+  $IPT -A RANDLOSS -j DROP
+  $IPT -A FORWARD -i r0 -m length --length 201:65535 -m statistic --mode random --probability "$LOSS" -j RANDLOSS
 fi
 if [ "$ACKLOSS" != 0 ]; then
   $IPT -A FORWARD -i r1 -m statistic --mode random --probability "$ACKLOSS" -j DROP
@@ -238,6 +242,10 @@ done
 TCPDUMP_PIDS=()
 if [ "$CAPTURE" = sender ] || [ "$CAPTURE" = both ] || [ "$CAPTURE" = all ]; then
   ip netns exec "$S" tcpdump -i s0 -n -s "$SNAP" -B 32768 -w "$OUT_ABS.pcap" tcp 2>"$WORK/tcpdump_snd.log" &
+  PIDS+=($!); TCPDUMP_PIDS+=($!)
+fi
+if [ "$LOSS" != 0 ]; then  # the randomly dropped data packets, as NFLOG records (link type 239)
+  ip netns exec "$R" tcpdump -i nflog:7 -n -s 4096 -w "$WORK/randloss.pcap" 2>"$WORK/tcpdump_nflog.log" &
   PIDS+=($!); TCPDUMP_PIDS+=($!)
 fi
 if [ "$CAPTURE" = mid ] || [ "$CAPTURE" = all ]; then
@@ -299,6 +307,43 @@ for i in range($FLOWS):
     except Exception as e:
         f["error"] = "%s %s" % (e, rd("cli%d.err" % i)[:300])
     flows.append(f)
+def random_drop_log(path):
+    """Every randomly dropped data packet: capture time, ports, raw sequence number, payload length
+    (the NFLOG pcap's payload TLV holds the IPv4 packet)."""
+    import struct
+    out = []
+    try:
+        data = open(path, "rb").read()
+    except OSError:
+        return out
+    if len(data) < 24:
+        return out
+    endian = "<" if data[:4] == b"\xd4\xc3\xb2\xa1" else ">"
+    off = 24
+    while off + 16 <= len(data):
+        sec, usec, incl, _ = struct.unpack_from(endian + "IIII", data, off)
+        rec = data[off + 16: off + 16 + incl]
+        off += 16 + incl
+        at = 4
+        when = sec + usec / 1e6  # tcpdump's receipt time; the drop's own time (TLV 3) when present
+        while at + 4 <= len(rec):
+            ln, kind = struct.unpack_from("<HH", rec, at)
+            if ln < 4:
+                break
+            if kind == 3 and ln >= 20:  # NFULA_TIMESTAMP: seconds, microseconds (big-endian)
+                s_, us_ = struct.unpack_from(">QQ", rec, at + 4)
+                when = s_ + us_ / 1e6
+            if kind == 9:
+                ip = rec[at + 4: at + ln]
+                ihl = (ip[0] & 15) * 4
+                tot = struct.unpack_from(">H", ip, 2)[0]
+                sport, dport, seq = struct.unpack_from(">HHI", ip, ihl)
+                doff = (ip[ihl + 12] >> 4) * 4
+                out.append({"t": when, "src_port": sport, "dst_port": dport, "seq": seq,
+                            "len": tot - ihl - doff})
+                break
+            at += (ln + 3) & ~3
+    return out
 caps = {}
 for tag, fn, log in (("sender", out + ".pcap", "tcpdump_snd.log"),
                      ("receiver", out + "_rcv.pcap", "tcpdump_rcv.log"),
@@ -323,6 +368,8 @@ gt = {
   "flows": $FLOWS, "cc": ccs, "flow_details": flows,
   "random_loss_prob_data": float("$LOSS"), "random_loss_prob_ack": float("$ACKLOSS"),
   "random_loss_drops": loss_drops,
+  "random_loss_log": random_drop_log(os.path.join(work, "randloss.pcap")),
+  "random_loss_log_note": "every randomly dropped data packet (NFLOG before the DROP): time, ports, raw seq, payload; a loss episode with none of its flow's since the previous episode was a bottleneck (congestion) drop",
   "tbf_stats": {k: tbf.get(k) for k in ("bytes", "packets", "drops", "overlimits", "requeues", "backlog", "qlen")},
   "sender_sysctl": {"tcp_sack": $SACK, "tcp_timestamps": $TS, "tcp_ecn": $ECN},
   "mtu": 1500, "offloads": "tso/gso/gro/checksum off on all veths",

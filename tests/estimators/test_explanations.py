@@ -66,3 +66,22 @@ def test_loss_classes_are_scored_against_labels():
     d = flow_diagnostics(inp, "sender", rows, {0: "random", 1: "congestion"})
     assert d["loss_classes"]["crb"]["correct_share"] == 1.0 and d["loss_classes"]["crb"]["labelled"] == 2
     assert d["loss_classes"]["newbr"]["correct_share"] == 0.5
+
+
+@pytest.mark.parametrize("name", ["labels.pcap.gz", "labels_rcv.pcap.gz"])
+def test_loss_classification_is_scored_against_the_testbeds_labels(name):
+    """The testbed logs every randomly dropped packet (NFLOG before the DROP): each loss episode is random
+    or congestion (a bottleneck drop), and CRB's and NewBR's classification is scored against that —
+    from the sender side and, rebuilt, from the receiver side (same labels through the pair's JSON)."""
+    sc = score_file(ROOT / "tests" / "data" / "pairs" / name, [E.create(n) for n in E.DEFAULT_ORDER])
+    assert sc.truth is not None and sc.truth.random_drops and sc.truth_source.endswith("labels.json")
+    (flow,) = [f for f in sc.ingest.flows if f.bytes > 1_000_000]
+    rep = next(f for f in sc.replay.flows if f.flow_id == flow.flow_id)
+    episodes = rep.decisions.unique("episode").sort("episode")["t"].to_list()
+    labels = sc.truth.loss_labels(flow.sender, flow.receiver, episodes)
+    assert set(labels.values()) == {"random", "congestion"}  # both kinds happened
+    for name_ in ("crb", "newbr"):
+        c = rep.diagnostics["loss_classes"][name_]
+        assert c["labelled"] == flow.loss_events == len(labels)
+        assert c["correct_share"] == sum(c["per_episode"][str(e)] == t for e, t in labels.items()) / len(labels)
+    assert any("right of" in line for line in explain(rep.diagnostics, rep.scores))

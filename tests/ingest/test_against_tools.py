@@ -67,6 +67,32 @@ def tshark(path: Path) -> tuple[int, dict[str, int]]:
 
 
 @cache
+def tcptrace_throughput(path: Path) -> dict[str, float]:
+    """sender "ip:port" → tcptrace's throughput (bytes/s) from ``tcptrace -l -n``."""
+    out = subprocess.run([need("tcptrace"), "-l", "-n", str(path)], capture_output=True, text=True,
+                         check=True, timeout=300).stdout
+    result = {}
+    for block in out.split("================================")[1:]:
+        hosts = re.search(r"host \w+:\s+(\S+):(\d+)\s*\n\s*host \w+:\s+(\S+):(\d+)", block)
+        tput = re.search(r"throughput:\s+(\d+) Bps\s+throughput:\s+(\d+) Bps", block)
+        if hosts and tput:
+            result[f"{hosts[1]}:{hosts[2]}"] = float(tput[1])
+            result[f"{hosts[3]}:{hosts[4]}"] = float(tput[2])
+    return result
+
+
+@pytest.mark.parametrize("path", CAPTURES[:3], ids=lambda p: p.name)
+def test_goodput_follows_tcptraces_throughput_convention(path):
+    """goodput_bps is bytes over the connection's duration, as tcptrace's throughput and Wireshark's
+    conversation statistics (issue #10); the delivery-based rate keeps its own name and is higher."""
+    tt = tcptrace_throughput(path)
+    for s in ingest(path).flows:
+        if s.bytes < 1_000_000:
+            continue
+        assert s.goodput_bps == pytest.approx(8 * tt[s.sender], rel=0.02), s.sender
+        assert s.delivery_rate_bps >= s.goodput_bps
+
+
 def tcptrace(path: Path) -> dict[str, tuple[int, float | None]]:
     """sender "ip:port" → (rexmt data pkts, RTT min ms) from ``tcptrace -l -r -n``."""
     out = subprocess.run([need("tcptrace"), "-l", "-r", "-n", str(path)], capture_output=True, text=True,

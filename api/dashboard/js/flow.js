@@ -21,7 +21,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   render(view, html`
     <p><a href="#/captures/${captureId}?run=${runId}">← capture</a></p>
     <h1>Flow ${flowId}: ${flow.sender} → ${flow.receiver}</h1>
-    <p class="muted">goodput ${mbit(flow.goodput_bps)} Mbit/s · RTTmin ${num(flow.rttmin_s, 2, 1e3)} ms · ${flow.loss_events} loss events
+    <p class="muted">goodput ${mbit(flow.goodput_bps)} Mbit/s (bytes / connection duration; while delivering ${mbit(flow.delivery_rate_bps)}) · RTTmin ${num(flow.rttmin_s, 2, 1e3)} ms · ${flow.loss_events} loss events
       (${flow.fast_retransmit_events} fast retransmit, ${flow.timeout_events} timeout) · vantage ${flow.vantage}${flow.reconstruction
       ? html` <strong class="reconstructed">(reconstructed, ${flow.confidence} confidence)</strong></p>
     <p class="muted" id="reconstruction">${flow.reconstruction_evidence}. ${flow.confidence_note}.` : ""}</p>
