@@ -207,8 +207,13 @@ class ScoreRow(Open):
     flow_id: int = Field(examples=[2])
     estimator: str = Field(examples=["re"])
     version: str = Field(examples=["0.1.0"])
+    vantage: str = Field("unknown", description="where the flow was captured: sender | receiver | mid_path | unknown",
+                         examples=["sender"])
+    reconstruction: str | None = Field(None, description="receiver_side | mid_path when the sender's view was "
+                                       "rebuilt (ESTIMATORS.md §7)", examples=[None])
     model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [
-        {"capture_id": CAPTURE_ID, "flow_id": 2, "estimator": "re", "version": "0.1.0", **SCORES_EXAMPLE}]})
+        {"capture_id": CAPTURE_ID, "flow_id": 2, "estimator": "re", "version": "0.1.0", "vantage": "sender",
+         "reconstruction": None, **SCORES_EXAMPLE}]})
 
 
 class ScorePage(BaseModel):

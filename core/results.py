@@ -88,8 +88,15 @@ def score_rows(session: Session, run: Run, *, capture_id: str | None, estimator:
         q = q.where(Result.estimator == estimator)
     if flow_id is not None:
         q = q.where(Result.flow_id == flow_id)
+    results = list(session.scalars(q.order_by(Result.capture_id, Result.flow_id, Result.id)))
+    vantage: dict[tuple[str, int], tuple[str, str | None]] = {}  # every result says where its flow was seen
+    for cid in {r.capture_id for r in results}:
+        for f in _flow_rows(session, cid):
+            vantage[(cid, f.flow_id)] = (f.vantage, f.summary.get("reconstruction"))
     rows = [{"capture_id": r.capture_id, "flow_id": r.flow_id, "estimator": r.estimator, "version": r.version,
-             **r.scores} for r in session.scalars(q.order_by(Result.capture_id, Result.flow_id, Result.id))]
+             "vantage": vantage.get((r.capture_id, r.flow_id), ("unknown", None))[0],
+             "reconstruction": vantage.get((r.capture_id, r.flow_id), ("unknown", None))[1],
+             **r.scores} for r in results]
     if sort:
         if rows and sort not in rows[0]:
             raise ServiceError(f"cannot sort by {sort!r}", code="invalid_sort", status=422)

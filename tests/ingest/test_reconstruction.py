@@ -181,3 +181,15 @@ def test_testbed_mid_path_taps_score_like_the_sender_side(name):
         tol = 0.15 if (name, est) == ("midloss", "newreno") else 0.10
         assert mrep.scores[est]["mean_bps"] == pytest.approx(sc["mean_bps"], rel=tol), (name, est)
         assert abs(mrep.scores[est]["decisions"] - sc["decisions"]) <= 1, (name, est)
+
+
+def test_every_bulk_data_flow_of_the_public_captures_is_replayed_by_default():
+    """Issue #10: real-world traces give a table. Every flow of the public captures carrying 64 kB or more
+    with at least two ACKs is replayed without --allow-vantage (sender side, or rebuilt)."""
+    ests = [E.create("re"), E.create("tibet")]
+    for path in sorted((SHARED / "public").iterdir()):
+        sc = score_file(path, ests, use_sidecar=False)
+        replayed = {f.flow_id for f in sc.replay.flows}
+        for f in sc.ingest.flows:
+            if f.bytes >= 65536 and f.acks >= 2:
+                assert f.flow_id in replayed, (path.name, f.flow_id, sc.replay.skipped.get(f.flow_id))

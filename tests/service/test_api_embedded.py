@@ -102,6 +102,7 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     scores = api.get(f"/api/v1/runs/{run_id}/scores", params={"flow": 2, "sort": "mean_abs_rel_error"}).json()
     errs = [r["mean_abs_rel_error"] for r in scores["items"]]
     assert scores["total"] == 9 and errs == sorted(errs)
+    assert {(r["vantage"], r["reconstruction"]) for r in scores["items"]} == {("sender", None)}
     board = api.get("/api/v1/leaderboard", params={"runs": run_id}).json()
     assert board["flows"] == 1  # bulk flows only: the control connection is left out
     assert board["scores"]["mean_abs_rel_error"]["estimators"]["tibet"]["rank"] == 1
