@@ -12,7 +12,9 @@ so every rate sample — survive as captured when the return path is uncongested
   ACK carrying that TSval that left at least 0.9 handshake RTT before the segment arrived: TSval ticks
   are ~1 ms). The sender's sample at ACK m is then ``t_m − send(D)`` for D the highest newly
   acknowledged segment — one full round trip as the sender would time it, its own turnaround included —
-  under Karn's rule (no sample when a retransmission arrived for the newly acknowledged bytes). The
+  under Karn's rule (no sample when a retransmission arrived for the newly acknowledged bytes); an ACK
+  with no such sample takes the sender's TSecr rule (its TSecr names the data transmission it answers,
+  retransmissions included: that segment's send time; without it, samples stop during recoveries). The
   handshake seen from the receiver (its SYN or SYN-ACK to the answer) seeds srtt and RTTmin; RFC 6298
   smoothing (gain 1/8) and the running minimum follow.
 * **Flight** after ACK k: the data that had left the sender when ACK k reached it is the data that
@@ -106,7 +108,8 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
                 ref_raw, ref_val = A_i[tf.AI_TSVAL, a_lo + k], tsv[k]
             k += 1
         e_raw = S_i[tf.SI_TSECR, r]
-        if S_i[tf.SI_KIND, r] != tf.SEG_NEW or e_raw < 0 or ref_raw < 0:
+        kind_j = S_i[tf.SI_KIND, r]
+        if (kind_j != tf.SEG_NEW and kind_j != tf.SEG_RETX) or e_raw < 0 or ref_raw < 0:
             continue
         e = _unwrap32(e_raw, ref_raw, ref_val)
         best = -1
@@ -160,17 +163,39 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     rx_e_max = rx_e[order].copy()  # running maximum of the ends, by start
     for i in range(1, n_rx):
         rx_e_max[i] = max(rx_e_max[i], rx_e_max[i - 1])
+    # ---- the data segments' own TSvals unwrapped (the sender's clock, non-decreasing in arrival order): an
+    # ACK's TSecr names the transmission it answers (the sender's TSecr fallback, §1.1)
+    seg_tsv = np.full(m, -1, np.int64)
+    d_raw = -1
+    d_val = 0
+    for j in range(m):
+        raw = S_i[tf.SI_TSVAL, s_lo + j]
+        if raw >= 0:
+            if d_raw < 0:
+                d_raw, d_val = raw, 0
+            v = _unwrap32(raw, d_raw, d_val)
+            d_raw, d_val = raw, v
+            seg_tsv[j] = v
     # ---- RTT samples, srtt and RTTmin as the sender would have them
     srtt = hs_rtt_ns / 1e9 if hs_rtt_ns > 0 else -1.0
     rttmin = srtt
     samples = 0
-    rr = 0.0  # smoothed tap→receiver→tap part (gain 1/8), for the sender-side part srtt − rr
+    rr = 0.0  # smoothed tap→receiver→tap part (gain 1/8), for the sender-side part: latest RTT − rr
+    latest = srtt  # the latest RTT sample (the handshake's until the first)
     rr_seen = False
     sender_part = np.empty(n, np.float64)
     prev_ack = A_i[tf.AI_ACK, a_lo] - A_i[tf.AI_ACKED, a_lo]
+    jj = 0  # data segments arrived before this ACK left
+    d_raw = -1
+    d_val = 0
     for k in range(n):
         row = a_lo + k
         a = A_i[tf.AI_ACK, row]
+        t_m = A_i[tf.AI_T, row]
+        while jj < m and S_i[tf.SI_T, s_lo + jj] <= t_m:
+            if seg_tsv[jj] >= 0:
+                d_raw, d_val = S_i[tf.SI_TSVAL, s_lo + jj], seg_tsv[jj]
+            jj += 1
         rtt = -1.0
         if a > prev_ack:
             d = np.searchsorted(new_end, a, side="right") - 1  # the highest new segment ending by a
@@ -179,13 +204,18 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
             if held:  # the tap's own sample plus the handshake's tap→sender→tap part
                 if not karn_bad:
                     rtt = rs_ns / 1e9 + (tap_rtt[k] if not np.isnan(tap_rtt[k]) else rr)
-            elif d >= 0 and new_end[d] > prev_ack and new_send[d] >= 0:
-                t_m = A_i[tf.AI_T, row]
-                if not karn_bad and t_m > new_send[d]:
-                    rtt = (t_m - new_send[d]) / 1e9
+            elif d >= 0 and new_end[d] > prev_ack and new_send[d] >= 0 and not karn_bad and t_m > new_send[d]:
+                rtt = (t_m - new_send[d]) / 1e9
+            e_raw = A_i[tf.AI_TSECR, row]
+            if rtt < 0 and not held and e_raw >= 0 and d_raw >= 0:  # TSecr: the transmission it echoes
+                e = _unwrap32(e_raw, d_raw, d_val)
+                qi = np.searchsorted(seg_tsv[:jj], e, side="left")
+                if qi < jj and seg_tsv[qi] == e and send[qi] >= 0 and t_m > send[qi]:
+                    rtt = (t_m - send[qi]) / 1e9
             prev_ack = a
         if rtt > 0:
             samples += 1
+            latest = rtt
             srtt = rtt if srtt < 0 else 0.875 * srtt + 0.125 * rtt
             rttmin = rtt if rttmin < 0 or rtt < rttmin else rttmin
         if not np.isnan(tap_rtt[k]):
@@ -195,7 +225,8 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
         A_f[tf.AF_SRTT, row] = srtt if srtt > 0 else np.nan
         A_f[tf.AF_RTTMIN, row] = rttmin if rttmin > 0 else np.nan
         # how long data the sender sends when ACK k reaches it takes to pass the capture point
-        sender_part[k] = max(srtt - rr, 0.0) if srtt > 0 else rs_ns / 1e9 if rs_ns > 0 else 0.0
+        # (the latest round trip, not srtt: in slow start the queue, so the RTT, grows faster than srtt follows)
+        sender_part[k] = max(latest - rr, 0.0) if latest > 0 else rs_ns / 1e9 if rs_ns > 0 else 0.0
     # ---- flight: data passing the capture point within the sender-side part of the RTT after ACK k
     # (receiver side: one srtt; mid-path: srtt less the tap→receiver→tap part), less the ACK and its SACKs
     high = np.empty(m, np.int64)

@@ -34,14 +34,14 @@ from ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_T
 from ingest.prefetch import AHEAD, prefetch
 
 # ACK-row integer columns
-AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED = range(10)
-AI_NCOL = 10
+AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED, AI_TSECR = range(11)
+AI_NCOL = 11  # AI_TSECR: the ACK's raw TSecr (-1 = none), for the receiver-side rebuild
 # ACK-row float columns
 AF_RTT, AF_SRTT, AF_RTTMIN, AF_T, AF_TREL = range(5)
 AF_NCOL = 5
 # data-segment columns
-SI_FLOW, SI_T, SI_SEQ, SI_LEN, SI_KIND, SI_TSECR = range(6)  # SI_TSECR: raw TSecr, -1 = none
-SI_NCOL = 6
+SI_FLOW, SI_T, SI_SEQ, SI_LEN, SI_KIND, SI_TSECR, SI_TSVAL = range(7)  # raw TSecr/TSval, -1 = none
+SI_NCOL = 7
 # data-segment float columns
 SF_T, SF_TREL = range(2)
 SF_NCOL = 2
@@ -448,6 +448,7 @@ def analyze_flow(
                 S_i[SI_LEN, ns] = L
                 S_i[SI_KIND, ns] = kind
                 S_i[SI_TSECR, ns] = np.int64(tsecr[p]) if (f & P_HAS_TS) != 0 else -1
+                S_i[SI_TSVAL, ns] = np.int64(tsval[p]) if (f & P_HAS_TS) != 0 else -1
                 S_f[SF_T, ns] = t / 1e9
                 S_f[SF_TREL, ns] = (t - t_first) / 1e9
                 ns += 1
@@ -602,6 +603,7 @@ def analyze_flow(
         A_i[AI_ACK, na] = a
         A_i[AI_WIN, na] = win[p]
         A_i[AI_SACKED, na] = sacked
+        A_i[AI_TSECR, na] = np.int64(tsecr[p]) if (f & P_HAS_TS) != 0 else -1
         A_f[AF_RTT, na] = rtt if rtt > 0 else np.nan
         A_f[AF_SRTT, na] = srtt if srtt > 0 else np.nan
         A_f[AF_RTTMIN, na] = rttmin if rttmin > 0 else np.nan
