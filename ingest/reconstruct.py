@@ -69,6 +69,22 @@ def _unwrap32(raw: int, ref_raw: int, ref_val: int) -> int:
 
 
 @njit(cache=True)
+def _unwrapped(raw: np.ndarray) -> np.ndarray:
+    """32-bit timestamps (−1 = none) unwrapped to 64 bits against the previous one present."""
+    out = np.full(len(raw), -1, np.int64)
+    ref_raw = -1
+    ref_val = 0
+    for k in range(len(raw)):
+        if raw[k] >= 0:
+            if ref_raw < 0:
+                ref_raw, ref_val = raw[k], 0
+            v = _unwrap32(raw[k], ref_raw, ref_val)
+            ref_raw, ref_val = raw[k], v
+            out[k] = v
+    return out
+
+
+@njit(cache=True)
 def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int,
                    s_hi: int, E_i: np.ndarray, e_lo: int, e_hi: int, hs_rtt_ns: int, rs_ns: int, wshift: int,
                    info: np.ndarray) -> int:
@@ -83,17 +99,7 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     # the seq/ack samples ingest took at the capture point: the tap→receiver→tap part (receiver side: ~0)
     tap_rtt = A_f[tf.AF_RTT, a_lo:a_hi].copy()
     # ---- the ACKs' TSvals unwrapped to 64 bits (non-decreasing: the receiver's clock)
-    tsv = np.full(n, -1, np.int64)
-    ref_raw = -1
-    ref_val = 0
-    for k in range(n):
-        raw = A_i[tf.AI_TSVAL, a_lo + k]
-        if raw >= 0:
-            if ref_raw < 0:
-                ref_raw, ref_val = raw, 0
-            v = _unwrap32(raw, ref_raw, ref_val)
-            ref_raw, ref_val = raw, v
-            tsv[k] = v
+    tsv = _unwrapped(A_i[tf.AI_TSVAL, a_lo:a_hi])
     # ---- each new data segment's send time: the departure of the ACK whose TSval it echoes
     send = np.full(m, -1, np.int64)
     k = 0  # ACK rows left before the segment arrived
@@ -165,17 +171,7 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
         rx_e_max[i] = max(rx_e_max[i], rx_e_max[i - 1])
     # ---- the data segments' own TSvals unwrapped (the sender's clock, non-decreasing in arrival order): an
     # ACK's TSecr names the transmission it answers (the sender's TSecr fallback, §1.1)
-    seg_tsv = np.full(m, -1, np.int64)
-    d_raw = -1
-    d_val = 0
-    for j in range(m):
-        raw = S_i[tf.SI_TSVAL, s_lo + j]
-        if raw >= 0:
-            if d_raw < 0:
-                d_raw, d_val = raw, 0
-            v = _unwrap32(raw, d_raw, d_val)
-            d_raw, d_val = raw, v
-            seg_tsv[j] = v
+    seg_tsv = _unwrapped(S_i[tf.SI_TSVAL, s_lo:s_hi])
     # ---- RTT samples, srtt and RTTmin as the sender would have them
     srtt = hs_rtt_ns / 1e9 if hs_rtt_ns > 0 else -1.0
     rttmin = srtt
