@@ -252,16 +252,22 @@ class FlowRef(BaseModel):
 
 class BoardEntry(BaseModel):
     mean: float | None = Field(examples=[0.144])
+    median: float | None = Field(None, description="median over flows (the rank's basis)", examples=[0.121])
+    q1: float | None = Field(None, description="first quartile over flows", examples=[0.08])
+    q3: float | None = Field(None, description="third quartile over flows", examples=[0.19])
     flows: int = Field(examples=[12])
-    wins: int = Field(examples=[5])
+    wins: int = Field(description="flows on which it was best (0 for a score that is not ranked)", examples=[5])
     won_flows: list[FlowRef]
-    rank: int | None = Field(None, description="absent when the estimator has no value for this score",
-                             examples=[1])
+    rank: int | None = Field(None, description="by median over flows; absent when the score is not ranked or "
+                             "the estimator has no value for it", examples=[1])
 
 
 class ScoreBoard(BaseModel):
     better: Literal["min", "max", "zero", "one"] = Field(
         description="min: smaller is better; max: larger; zero: closer to 0; one: closer to 1", examples=["min"])
+    ranked: bool = Field(True, description="false for one-sided shares (over_share, under_share): reported, "
+                         "ranked only together as off_share", examples=[True])
+    meaning: str = Field("", examples=["time-weighted mean |E−R|/R"])
     estimators: dict[str, BoardEntry]
 
 
@@ -273,12 +279,14 @@ class LeaderboardOut(BaseModel):
 
 class Placing(BaseModel):
     estimator: str = Field(examples=["re"])
-    mean_rank: float = Field(examples=[2.4])
-    place: int = Field(examples=[1])
+    composite_error: float | None = Field(None, description="median over flows of composite_error",
+                                          examples=[0.09])
+    mean_rank: float = Field(description="mean rank over the ranked scores", examples=[2.4])
+    place: int = Field(description="by composite_error (then mean rank)", examples=[1])
 
 
 class ScoreboardOut(LeaderboardOut):
-    ranking: list[Placing] = Field(description="overall: mean rank over the scores")
+    ranking: list[Placing] = Field(description="overall: by the median composite_error (docs/estimators.md)")
     batch_id: str = Field(examples=[BATCH_ID])
     run_id: str = Field(examples=[RUN_ID])
     status: str = Field(examples=["succeeded"])

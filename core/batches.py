@@ -156,7 +156,8 @@ def get(session: Session, owner: Owner, batch_id: str) -> Batch:
 
 
 def scoreboard(session: Session, batch: Batch) -> dict[str, Any]:
-    """The leaderboard of the batch's run, with an overall ranking (mean rank over the scores)."""
+    """The leaderboard of the batch's run, with an overall ranking: by the median composite error over flows
+    (``estimators.ranking``), ties by the mean rank over the ranked scores."""
     run = session.get(Run, batch.run_id) if batch.run_id else None
     if run is None:
         raise NotFound(f"batch {batch.id} has no run", code="run_not_found")
@@ -164,10 +165,14 @@ def scoreboard(session: Session, batch: Batch) -> dict[str, Any]:
     ranks: dict[str, list[int]] = {n: [] for n in board["estimators"]}
     for entry in board["scores"].values():
         for n, e in entry["estimators"].items():
-            if "rank" in e:
+            if entry["ranked"] and "rank" in e:
                 ranks[n].append(e["rank"])
-    overall = sorted(((n, sum(r) / len(r)) for n, r in ranks.items() if r), key=lambda x: x[1])
-    board["ranking"] = [{"estimator": n, "mean_rank": m, "place": i + 1} for i, (n, m) in enumerate(overall)]
+    composite = board["scores"]["composite_error"]["estimators"]
+    inf = float("inf")
+    overall = sorted(((n, sum(r) / len(r), composite[n]["median"]) for n, r in ranks.items() if r),
+                     key=lambda x: (x[2] if x[2] is not None else inf, x[1]))
+    board["ranking"] = [{"estimator": n, "composite_error": c, "mean_rank": m, "place": i + 1}
+                        for i, (n, m, c) in enumerate(overall)]
     board.update({"batch_id": batch.id, "run_id": run.id, "status": run.status, "captures": len(batch.capture_ids)})
     return board
 

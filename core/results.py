@@ -14,13 +14,10 @@ from core.errors import NotFound, ServiceError
 from core.models import Capture, DecisionRow, Flow, FlowDiagnostics, Owner, Result, Run, RunCapture, Task
 from core.owners import owned
 from core.storage import Store
+from estimators import ranking
+
 
 # score → which way is better ("min": smaller, "zero": closer to 0, "one": closer to 1, "max": larger)
-BETTER = {"mean_abs_rel_error": "min", "mean_signed_rel_error": "zero", "nrmse": "min", "over_share": "min",
-          "under_share": "min", "cov": "min", "convergence_s": "min", "ssthresh_over_ideal_median": "one",
-          "ssthresh_over_ideal_mean": "one", "closer_than_newreno_share": "max"}
-
-
 def get_run(session: Session, owner: Owner, run_id: str) -> Run:
     return owned(session, owner, Run, run_id, "run")
 
@@ -162,8 +159,10 @@ def _bulk_flows(session: Session, capture_id: str) -> set[int]:
 
 
 def leaderboard(session: Session, runs: list[Run]) -> dict[str, Any]:
-    """Across the runs' captures: per score and estimator the mean over bulk flows (≥ min_flow_bytes; control
-    connections beside a transfer would swamp the means), the rank and the wins."""
+    """Across the runs' captures, over bulk flows (≥ min_flow_bytes; control connections beside a transfer
+    would swamp the statistics): per score its direction and, per estimator, mean, median and quartiles,
+    and for ranked scores the rank and the wins (``estimators.ranking``: composite_error first, one-sided
+    shares not ranked alone)."""
     per_flow: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
     bulk: dict[str, set[int]] = {}
     for run in runs:
@@ -172,38 +171,11 @@ def leaderboard(session: Session, runs: list[Run]) -> dict[str, Any]:
                 bulk[r.capture_id] = _bulk_flows(session, r.capture_id)
             if r.flow_id in bulk[r.capture_id]:
                 per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
-    names = sorted({e for f in per_flow.values() for e in f})
-    board: dict[str, Any] = {}
-    for score, how in BETTER.items():
-        entries = {}
-        wins = dict.fromkeys(names, 0)
-        best_flows: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
-        for (run_id, cap, fid), ests in per_flow.items():
-            vals = {n: s.get(score) for n, s in ests.items() if isinstance(s.get(score), int | float)}
-            if score == "closer_than_newreno_share":
-                vals.pop("newreno", None)
-            if not vals:
-                continue
-            key = _key(how)
-            best = min(key(v) for v in vals.values())
-            for n, v in vals.items():
-                if key(v) == best:
-                    wins[n] += 1
-                    best_flows[n].append({"run_id": run_id, "capture_id": cap, "flow_id": fid})
-        for n in names:
-            xs = [f[n][score] for f in per_flow.values() if n in f and isinstance(f[n].get(score), int | float)]
-            entries[n] = {"mean": sum(xs) / len(xs) if xs else None, "flows": len(xs), "wins": wins[n],
-                          "won_flows": best_flows[n]}
-        order = _key(how)
-        keys = {n: order(entries[n]["mean"]) for n in names if entries[n]["mean"] is not None}
-        for n, k in keys.items():  # competition ranking: equal means share a rank
-            entries[n]["rank"] = 1 + sum(other < k for other in keys.values())
-        board[score] = {"better": how, "estimators": entries}
-    return {"flows": len(per_flow), "estimators": names, "scores": board}
-
-
-def _key(how: str) -> Any:
-    return {"min": lambda v: v, "max": lambda v: -v, "zero": lambda v: abs(v), "one": lambda v: abs(v - 1)}[how]
+    result = ranking.board(per_flow)
+    for entry in result["scores"].values():
+        for e in entry["estimators"].values():
+            e["won_flows"] = [{"run_id": k[0], "capture_id": k[1], "flow_id": k[2]} for k in e["won_flows"]]
+    return result
 
 
 def list_runs(session: Session, owner: Owner, *, capture_id: str | None = None,

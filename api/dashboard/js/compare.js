@@ -1,5 +1,6 @@
 // Compare: which estimator is best by which score, over the chosen runs (default: the latest finished one) —
-// a table and a heat map of ranks; each "wins" number links down to the flows behind it.
+// a table (median and interquartile range over flows; composite_error first; one-sided shares not ranked) and
+// a heat map of ranks; each non-zero "wins" number links down to the flows behind it.
 import { get } from "./api.js";
 import { download, html, num, query, render, setQuery, toCsv } from "./util.js";
 
@@ -23,13 +24,19 @@ export async function compareView(view, alive) {
   const scores = Object.keys(board.scores);
   const names = board.estimators;
   const cell = (s, n) => board.scores[s].estimators[n];
-  const rows = scores.map((s) => html`<tr><th scope="row" class="text">${s} <span class="muted">(${board.scores[s].better})</span></th>${names.map((n) => {
+  const BEST = { min: "lowest", max: "highest", zero: "closest to 0", one: "closest to 1" };
+  const rows = scores.map((s) => { const sb = board.scores[s];
+    return html`<tr class="${sb.ranked ? "" : "unranked"}"><th scope="row" class="text" title="${sb.meaning}">${s}
+      <span class="muted">(${sb.ranked ? `best: ${BEST[sb.better]}` : "one-sided: not ranked alone"})</span></th>${names.map((n) => {
     const e = cell(s, n);
-    return html`<td class="${e.rank === 1 ? "best" : ""}">${num(e.mean, 3)} <span class="muted">#${e.rank ?? "–"}</span> ·
-      <a href="#" class="wins" data-score="${s}" data-estimator="${n}">${e.wins} wins</a></td>`;
-  })}</tr>`);
+    const spread = e.median == null ? "–" : `${num(e.median, 3)} [${num(e.q1, 3)}–${num(e.q3, 3)}]`;
+    if (!sb.ranked) return html`<td>${spread}</td>`;
+    const wins = e.wins > 0 ? html`<a href="#" class="wins" data-score="${s}" data-estimator="${n}">${e.wins} wins</a>` : html`<span class="muted">0 wins</span>`;
+    return html`<td class="${e.rank === 1 ? "best" : ""}">${spread} <span class="muted">#${e.rank ?? "–"}</span> · ${wins}</td>`;
+  })}</tr>`; });
   render(document.getElementById("board"), html`
-    <p class="muted">${board.flows} bulk flows · mean over flows, rank (#), and the flows on which each estimator was best</p>
+    <p class="muted">${board.flows} bulk flows · median over flows [interquartile range], rank (#, by median) and the flows on which each estimator was best.
+      Ranked by <strong>composite_error</strong> first: per flow (|err| + |ln(ssthresh/ideal)|)/2; over/under shares are one-sided and ranked only together (off_share).</p>
     <div class="toolbar"><button class="secondary" id="export-board">Export CSV</button><button class="secondary" id="png-heatmap">PNG</button></div>
     <div class="table-wrap"><table id="leaderboard"><thead><tr><th class="text" scope="col">score</th>${names.map((n) => html`<th scope="col">${n}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>
     <div id="won-flows" class="card" hidden></div>
@@ -42,13 +49,14 @@ export async function compareView(view, alive) {
     render(box, html`<h2>${a.dataset.estimator} was best by ${a.dataset.score} on ${flows.length} flow(s)</h2><ul>${flows.map((f) =>
       html`<li><a class="flow-link" href="#/runs/${f.run_id}/captures/${f.capture_id}/flows/${f.flow_id}">capture ${f.capture_id.slice(0, 8)} · flow ${f.flow_id}</a></li>`)}</ul>`);
   }));
-  const z = scores.map((s) => names.map((n) => cell(s, n).rank ?? null));
-  await Plotly.newPlot("heatmap", [{ type: "heatmap", z, x: names, y: scores, colorscale: [[0, "#1a9850"], [0.5, "#fee08b"], [1, "#d73027"]],
+  const ranked = scores.filter((s) => board.scores[s].ranked);
+  const z = ranked.map((s) => names.map((n) => cell(s, n).rank ?? null));
+  await Plotly.newPlot("heatmap", [{ type: "heatmap", z, x: names, y: ranked, colorscale: [[0, "#1a9850"], [0.5, "#fee08b"], [1, "#d73027"]],
     text: z.map((r) => r.map((v) => (v ? `#${v}` : ""))), texttemplate: "%{text}", hovertemplate: "%{y}<br>%{x}: rank %{z}<extra></extra>" }],
     { title: { text: "Rank by score (1 = best)" }, margin: { l: 220, t: 60 } }, { responsive: true, displaylogo: false });
   document.getElementById("png-heatmap").addEventListener("click", () => Plotly.downloadImage("heatmap", { format: "png", filename: "leaderboard" }));
   document.getElementById("export-board").addEventListener("click", () => {
     const flat = scores.flatMap((s) => names.map((n) => ({ score: s, estimator: n, ...cell(s, n), won_flows: cell(s, n).won_flows.length })));
-    download("leaderboard.csv", toCsv(["score", "estimator", "mean", "rank", "wins", "flows"].map((k) => ({ key: k, label: k })), flat));
+    download("leaderboard.csv", toCsv(["score", "estimator", "mean", "median", "q1", "q3", "rank", "wins", "flows"].map((k) => ({ key: k, label: k })), flat));
   });
 }
