@@ -180,8 +180,9 @@ def scoreboard(session: Session, batch: Batch) -> dict[str, Any]:
 def scoreboard_csv(board: dict[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["score", "better", "estimator", "mean", "rank", "wins", "flows"])
+    w.writerow(["score", "better", "ranked", "estimator", "mean", "median", "q1", "q3", "rank", "wins", "flows"])
     for score, entry in board["scores"].items():
         for n, e in entry["estimators"].items():
-            w.writerow([score, entry["better"], n, e["mean"], e.get("rank"), e["wins"], e["flows"]])
+            w.writerow([score, entry["better"], entry["ranked"], n, e["mean"], e.get("median"), e.get("q1"),
+                        e.get("q3"), e.get("rank"), e["wins"], e["flows"]])
     return buf.getvalue()
