@@ -6,10 +6,12 @@ import atexit
 import os
 import sys
 import threading
+from typing import Annotated
 
 import typer
 
 from cli.ingest_cmds import acks, flows
+from cli.report_cmd import report
 from cli.score_cmd import score
 from cli.service_cmds import migrate, quota_app, serve, token_app, worker
 from cli.warmup import warmup
@@ -18,9 +20,29 @@ app = typer.Typer(
     name="ackreplay",
     help="How would each TCP bandwidth estimator have behaved on this real traffic?",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("ackreplay")
+        except PackageNotFoundError:
+            v = "0+unknown"
+        print(f"ackreplay {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """How would each TCP bandwidth estimator have behaved on this real traffic?"""
 app.command()(score)
 app.command()(flows)
 app.command()(acks)
@@ -28,6 +50,7 @@ app.command()(serve)
 app.command()(worker)
 app.command()(migrate)
 app.command()(warmup)
+app.command()(report)
 app.add_typer(token_app, name="token")
 app.add_typer(quota_app, name="quota")
 

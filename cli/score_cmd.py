@@ -6,12 +6,13 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.errors import EXIT_BAD_INPUT, EXIT_USAGE, fail, guarded, warn
+from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from cli.inputs import label, regular_file
 from cli.progress import Progress
@@ -51,6 +52,12 @@ def score(
     all_flows: Annotated[bool, typer.Option("--all-flows", help="Table: also show flows under 64 kB (control "
                          "connections); JSON and CSV always hold every flow.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
+    flow: Annotated[list[int] | None, typer.Option("--flow", help="Replay only this flow id (as `ackreplay flows` "
+                    "lists them), repeatable.")] = None,
+    host: Annotated[list[str] | None, typer.Option("--host", help="Replay only flows with this address at "
+                    "either end, repeatable.")] = None,
+    port: Annotated[list[int] | None, typer.Option("--port", help="Replay only flows with this port at either "
+                    "end, repeatable.")] = None,
 ) -> None:
     """Replay every TCP flow through the estimators and compare them (no server needed)."""
     # imported here, not at the top, so that other commands (`flows`, `serve`…) start without them
@@ -68,6 +75,7 @@ def score(
     except EstimatorError as exc:
         fail(EXIT_USAGE, exc.code, exc.message)
     scored: list[ScoredCapture] = []
+    select = flow_filter(flow, host, port)
     announce_cold()
     for path in files:
         name = label(path)
@@ -75,7 +83,8 @@ def score(
         try:
             with regular_file(path) as readable:
                 sc = score_file(readable, ests, truth=given, use_sidecar=not no_sidecar and readable == path,
-                                allow_vantage=allow_vantage, progress=bar, memory_budget=memory_budget << 20)
+                                allow_vantage=allow_vantage, progress=bar, memory_budget=memory_budget << 20,
+                                select=select)
             sc.path = Path(name)
         except IngestError as exc:
             bar.done()
@@ -87,6 +96,10 @@ def score(
             bar.done()
             fail(EXIT_BAD_INPUT, "unreadable_input", f"{name}: {exc.strerror or exc}")
         bar.done()
+        missing = sorted(set(flow or []) - {s.flow_id for s in sc.ingest.flows})
+        if missing:
+            fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: no flow {', '.join(map(str, missing))} "
+                 f"(it has {len(sc.ingest.flows)}: `ackreplay flows {name}` lists them)")
         for w in sc.ingest.stats.warnings:
             warn(f"{name}: {w}")
         scored.append(sc)
@@ -103,9 +116,27 @@ def score(
         print(f"wrote series, decisions, scores and report.html to {out}", file=__import__("sys").stderr)
 
 
+def flow_filter(flows: list[int] | None, hosts: list[str] | None, ports: list[int] | None
+                ) -> Callable[[Any], bool] | None:
+    """The flows ``--flow``/``--host``/``--port`` select (each option: any of its values; all options given)."""
+    if not (flows or hosts or ports):
+        return None
+
+    def ends(s: Any) -> list[tuple[str, int]]:
+        return [(e.rsplit(":", 1)[0].strip("[]"), int(e.rsplit(":", 1)[1])) for e in (s.sender, s.receiver)]
+
+    def keep(s: Any) -> bool:
+        return ((not flows or s.flow_id in flows)
+                and (not hosts or any(h in hosts for h, _ in ends(s)))
+                and (not ports or any(p in ports for _, p in ends(s))))
+
+    return keep
+
+
 def capture_text(sc: ScoredCapture, all_flows: bool = False) -> str:
     from core.scoring import capture_document
     from estimators.diagnostics import explain
+    from estimators.replay import NOT_SELECTED
 
     d = capture_document(sc)
     lines = [f"== {sc.path}" + (f"  (truth: {sc.truth_source})" if sc.truth_source else "")]
@@ -125,7 +156,7 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False) -> str:
     if small and not all_flows:
         lines.append(f"{len(small)} flow(s) under {min_bytes} bytes replayed but not shown (--all-flows): "
                      + ", ".join(str(f["flow_id"]) for f in small))
-    skipped = [f for f in d["flows"] if not f["replayed"]]
+    skipped = [f for f in d["flows"] if not f["replayed"] and f["skipped_reason"] != NOT_SELECTED]
     if skipped:
         lines.append("not replayed: " + "; ".join(f"flow {f['flow_id']} ({f['skipped_reason']})" for f in skipped))
     fair = d["scores"].get("fairness", {})

@@ -106,7 +106,8 @@ def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
 
 def score_file(path: Path, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                use_sidecar: bool = True, allow_vantage: bool = False,
-               progress: ProgressFn | None = None, memory_budget: int | None = DEFAULT_MEMORY_BUDGET) -> ScoredCapture:
+               progress: ProgressFn | None = None, memory_budget: int | None = DEFAULT_MEMORY_BUDGET,
+               select: Callable[[Any], bool] | None = None) -> ScoredCapture:
     """Ingest and replay one capture. Raises ``IngestError`` / ``EstimatorError`` on bad input."""
     source = "command line" if truth is not None else None
     if truth is None and use_sidecar:
@@ -114,7 +115,8 @@ def score_file(path: Path, estimators: Sequence[Estimator], *, truth: Truth | No
     cap = ingest_capture(path, memory_budget=memory_budget,
                          progress=(lambda done, total: progress("ingest", done / max(total, 1)))
                          if progress else None)
-    rep = replay_capture(cap, estimators, truth=truth, allow_vantage=allow_vantage,
+    only = {s.flow_id for s in cap.flows if select(s)} if select is not None else None
+    rep = replay_capture(cap, estimators, truth=truth, allow_vantage=allow_vantage, only=only,
                          progress=(lambda done, total: progress("replay", done / max(total, 1)))
                          if progress else None)
     return ScoredCapture(path, cap, rep, truth, source)

@@ -184,13 +184,20 @@ def _real_sender(inp: FlowInputs, start: float, end: float | None, srtt: float) 
     return after, lowest
 
 
-def plan(summaries: Sequence[Any], *, allow_vantage: bool = False) -> tuple[list[int], dict[int, str]]:
+NOT_SELECTED = "not selected (--flow/--host/--port)"
+
+
+def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
+         only: set[int] | None = None) -> tuple[list[int], dict[int, str]]:
     """Which flows are replayed (§1.0, §7), and why the others are not: captured at the sender, or soundly
     reconstructed from another vantage (a receiver-side flow with RTT samples rebuilt); ``allow_vantage``
     adds the rest. ``summaries``: ingest FlowSummary-likes."""
     todo: list[int] = []
     skipped: dict[int, str] = {}
     for s in summaries:
+        if only is not None and s.flow_id not in only:
+            skipped[s.flow_id] = NOT_SELECTED
+            continue
         rebuilt = getattr(s, "reconstruction", None) is not None
         sound = rebuilt and bool(getattr(s, "reconstruction_sound", False))
         if s.vantage != "sender" and not sound and not allow_vantage:
@@ -274,7 +281,8 @@ def flow_columns(frame: pl.DataFrame, names: tuple[str, ...]) -> Callable[[int],
 
 
 def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
-                   allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None) -> CaptureReplay:
+                   allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None,
+                   only: set[int] | None = None) -> CaptureReplay:
     """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``)."""
     episodes = flow_rows(cap.episodes)
     # the ACK and segment columns as numpy arrays, converted once; each flow gets zero-copy slices
@@ -284,7 +292,7 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
     for fid in bulk_flow_ids(cap.flows, truth):
         a = acks(fid)
         deliveries.append(a["t"][a["acked"] > 0])
-    todo, skipped = plan(cap.flows, allow_vantage=allow_vantage)
+    todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
     by_id = {s.flow_id: s for s in cap.flows}
     flows: list[FlowReplay] = []
     for n, fid in enumerate(todo):

@@ -164,3 +164,35 @@ def test_bad_standard_input_is_named_without_traceback(data, error):
     proc = _cli("score", "-", stdin=data)
     assert proc.returncode == 3 and f"error [{error}]: stdin:".encode() in proc.stderr
     assert b"Traceback" not in proc.stderr
+
+
+def test_version_and_completion():
+    code, out, _ = run("--version")
+    assert code == 0 and re.fullmatch(r"ackreplay \S+\n", out)
+    code, out, _ = run("--help")
+    assert code == 0 and "--install-completion" in out and "report" in out
+
+
+def test_flow_host_and_port_select_what_is_replayed():
+    """--flow, --host and --port (issue #12): only the selected flows are replayed; the others are listed as
+    not selected in JSON and left out of the table's 'not replayed' line."""
+    code, out, _ = run("score", SAMPLE, "-e", "re", "--port", "40001", "-f", "json")
+    assert code == 0
+    flows = {f["flow_id"]: f for f in json.loads(out)["captures"][0]["flows"]}
+    assert [fid for fid, f in flows.items() if f["replayed"]] == [2]
+    assert flows[0]["skipped_reason"].startswith("not selected")
+    code, out, _ = run("score", SAMPLE, "-e", "re", "--flow", "2", "--host", "10.201.2.1")
+    assert code == 0 and "flow 2:" in out and "not selected" not in out
+    code, out, _ = run("score", SAMPLE, "-e", "re", "--host", "192.0.2.1", "-f", "json")
+    assert code == 0 and not any(f["replayed"] for f in json.loads(out)["captures"][0]["flows"])
+    code, _, err = run("score", SAMPLE, "--flow", "99")
+    assert code == 4 and "error [flow_not_found]" in err and "Traceback" not in err
+
+
+def test_report_writes_the_html_report_alone(tmp_path):
+    target = tmp_path / "sample.html"
+    code, out, _ = run("report", SAMPLE, "-o", target, "-e", "be,re")
+    assert code == 0 and str(target) in out
+    text = target.read_text()
+    assert text.startswith("<!doctype html>") and "flow 2:" in text and "why" in text
+    assert "<script src=" not in text  # plotly is inlined: the report opens offline

@@ -1,0 +1,55 @@
+"""``ackreplay report FILE``: the offline HTML report of one capture alone (plots, score tables, why-lines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.errors import EXIT_BAD_INPUT, EXIT_USAGE, fail, guarded
+from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from cli.inputs import label, regular_file
+from cli.warmup import announce_cold
+
+
+def report(
+    file: Annotated[Path, typer.Argument(help="Capture file (pcap, pcapng, optionally gzipped); - reads standard "
+                                              "input.")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="The HTML file to write (default: "
+                      "<capture name>.html in the current directory).")] = None,
+    estimators: Annotated[str | None, typer.Option("--estimators", "-e",
+                          help="Comma-separated estimators (default: all).")] = None,
+    allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows whose sender view "
+                             "cannot be rebuilt.")] = False,
+    memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
+) -> None:
+    """Write the self-contained HTML report of one capture (opens offline)."""
+    from cli.report import render
+    from core.scoring import build_estimators, score_file
+    from estimators import EstimatorError
+    from ingest import IngestError
+
+    name = label(file)
+    try:
+        ests = build_estimators([n.strip() for n in estimators.split(",") if n.strip()] if estimators else None, {})
+    except EstimatorError as exc:
+        fail(EXIT_USAGE, exc.code, exc.message)
+    announce_cold()
+    try:
+        with regular_file(file) as readable:
+            sc = score_file(readable, ests, use_sidecar=readable == file, allow_vantage=allow_vantage,
+                            memory_budget=memory_budget << 20)
+        sc.path = Path(name)
+    except IngestError as exc:
+        fail(EXIT_BAD_INPUT, exc.code, f"{name}: {exc}")
+    except EstimatorError as exc:
+        fail(EXIT_BAD_INPUT, exc.code, f"{name}: {exc.message}")
+    target = output or Path(Path(name).name.split(".")[0] + ".html")
+    text = render([sc])
+
+    def write() -> None:
+        target.write_text(text, encoding="utf-8")
+
+    guarded(write)
+    print(f"wrote {target}")
