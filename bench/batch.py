@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 
 from bench.make_capture import ensure
-from bench.service import free_port, served
+from bench.service import free_port, served, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
@@ -92,16 +92,7 @@ def celery_service(workers: int) -> Iterator[str]:
         procs.append(subprocess.Popen([EXE, "serve", "--port", str(port)], env=env, cwd=ROOT,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         url = f"http://127.0.0.1:{port}/api/v1"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("the API did not start")
-            time.sleep(0.2)
+        wait_ready(url)
         logs = [base_dir / f"worker-{i}.log" for i in range(workers)]
         for log in logs:
             procs.append(subprocess.Popen([EXE, "worker", "--concurrency", "1"], env=env, cwd=ROOT,

@@ -121,6 +121,20 @@ def main() -> None:
     print(f"transport errors retried: {len(FAILURES)} {sorted(set(FAILURES))}")
 
 
+def wait_ready(base: str, timeout: float = 60) -> None:
+    """Poll ``{base}/ready`` (``base`` ends in ``/api/v1``) until it answers 200."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit("the server did not start")
+        time.sleep(0.2)
+
+
 @contextmanager
 def served(workers: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``ackreplay serve`` (embedded: SQLite, local store, in-process worker) with ``workers`` API processes on
@@ -135,16 +149,7 @@ def served(workers: int) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
                                   cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         base = f"http://127.0.0.1:{port}/api/v1"
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(f"{base}/ready", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise SystemExit("the server did not start")
-                time.sleep(0.2)
+            wait_ready(base)
             yield base, server
         finally:
             server.terminate()

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from cli.errors import EXIT_BAD_INPUT, EXIT_USAGE, fail, guarded
+from cli.errors import EXIT_USAGE, fail, guarded
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import label, regular_file
+from cli.inputs import label
 from cli.warmup import announce_cold
 
 
@@ -26,9 +26,9 @@ def report(
 ) -> None:
     """Write the self-contained HTML report of one capture (opens offline)."""
     from cli.report import render
-    from core.scoring import build_estimators, score_file
+    from cli.score_cmd import score_input
+    from core.scoring import build_estimators
     from estimators import EstimatorError
-    from ingest import IngestError
 
     name = label(file)
     try:
@@ -36,15 +36,7 @@ def report(
     except EstimatorError as exc:
         fail(EXIT_USAGE, exc.code, exc.message)
     announce_cold()
-    try:
-        with regular_file(file) as readable:
-            sc = score_file(readable, ests, use_sidecar=readable == file, allow_vantage=allow_vantage,
-                            memory_budget=memory_budget << 20)
-        sc.path = Path(name)
-    except IngestError as exc:
-        fail(EXIT_BAD_INPUT, exc.code, f"{name}: {exc}")
-    except EstimatorError as exc:
-        fail(EXIT_BAD_INPUT, exc.code, f"{name}: {exc.message}")
+    sc = score_input(file, ests, allow_vantage=allow_vantage, memory_budget=memory_budget << 20)
     target = output or Path(Path(name).name.split(".")[0] + ".html")
     text = render([sc])
 

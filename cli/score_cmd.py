@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -21,17 +20,6 @@ from cli.warmup import announce_cold
 
 if TYPE_CHECKING:
     from core.scoring import ScoredCapture
-
-
-def _clean(x: Any) -> Any:
-    """JSON-safe: NaN/inf become null."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_clean(v) for v in x]
-    return x
 
 
 def score(
@@ -61,10 +49,9 @@ def score(
 ) -> None:
     """Replay every TCP flow through the estimators and compare them (no server needed)."""
     # imported here, not at the top, so that other commands (`flows`, `serve`…) start without them
-    from core.scoring import build_estimators, document, parse_params, score_file
+    from core.scoring import build_estimators, document, jsonable, parse_params
     from estimators import EstimatorError
     from estimators.truth import Truth
-    from ingest import IngestError
 
     if fmt not in ("table", "json", "csv"):
         fail(EXIT_USAGE, "bad_format", f"--format must be table, json or csv, got {fmt!r}")
@@ -79,23 +66,8 @@ def score(
     announce_cold()
     for path in files:
         name = label(path)
-        bar = Progress(Path(name).name)
-        try:
-            with regular_file(path) as readable:
-                sc = score_file(readable, ests, truth=given, use_sidecar=not no_sidecar and readable == path,
-                                allow_vantage=allow_vantage, progress=bar, memory_budget=memory_budget << 20,
-                                select=select)
-            sc.path = Path(name)
-        except IngestError as exc:
-            bar.done()
-            fail(EXIT_BAD_INPUT, exc.code, f"{name}: {exc}")
-        except EstimatorError as exc:
-            bar.done()
-            fail(EXIT_BAD_INPUT, exc.code, f"{name}: {exc.message}")
-        except OSError as exc:
-            bar.done()
-            fail(EXIT_BAD_INPUT, "unreadable_input", f"{name}: {exc.strerror or exc}")
-        bar.done()
+        sc = score_input(path, ests, bar=Progress(Path(name).name), truth=given, use_sidecar=not no_sidecar,
+                         allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select)
         missing = sorted(set(flow or []) - {s.flow_id for s in sc.ingest.flows})
         if missing:
             fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: no flow {', '.join(map(str, missing))} "
@@ -103,7 +75,7 @@ def score(
         for w in sc.ingest.stats.warnings:
             warn(f"{name}: {w}")
         scored.append(sc)
-    doc = _clean(document(scored, ests))
+    doc = jsonable(document(scored, ests))
     if fmt == "json":
         print(json.dumps(doc, indent=2))
     elif fmt == "csv":
@@ -114,6 +86,33 @@ def score(
     if out is not None:
         guarded(lambda: write_outputs(out, scored, doc))
         print(f"wrote series, decisions, scores and report.html to {out}", file=__import__("sys").stderr)
+
+
+def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use_sidecar: bool = True,
+                **options: Any) -> ScoredCapture:
+    """Score one input (a file, or ``-``/a pipe) for ``score`` and ``report``: bad input ends the process
+    with exit 3 and a message naming the problem, never a traceback; ``options`` go to ``score_file``."""
+    from core.scoring import score_file
+    from estimators import EstimatorError
+    from ingest import IngestError
+
+    name = label(path)
+    try:
+        try:
+            with regular_file(path) as readable:
+                sc = score_file(readable, ests, use_sidecar=use_sidecar and readable == path, progress=bar,
+                                **options)
+        finally:
+            if bar is not None:
+                bar.done()
+    except IngestError as exc:
+        fail(EXIT_BAD_INPUT, exc.code, f"{name}: {exc}")
+    except EstimatorError as exc:
+        fail(EXIT_BAD_INPUT, exc.code, f"{name}: {exc.message}")
+    except OSError as exc:
+        fail(EXIT_BAD_INPUT, "unreadable_input", f"{name}: {exc.strerror or exc}")
+    sc.path = Path(name)
+    return sc
 
 
 def flow_filter(flows: list[int] | None, hosts: list[str] | None, ports: list[int] | None

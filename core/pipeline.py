@@ -8,7 +8,6 @@ capture) end as the run's status and error text; infrastructure errors propagate
 
 from __future__ import annotations
 
-import math
 import time
 from datetime import UTC
 from functools import partial
@@ -24,7 +23,7 @@ from core.db import after_commit, session_scope
 from core.errors import ServiceError
 from core.models import Capture, DecisionRow, Flow, FlowDiagnostics, Owner, Result, Run, RunCapture, Task, now
 from core.queue import dispatch
-from core.scoring import build_estimators
+from core.scoring import build_estimators, jsonable
 from core.storage import Store, get_store
 from estimators import EstimatorError
 from estimators import __version__ as VERSION
@@ -248,7 +247,7 @@ def replay_task(task_id: str) -> None:
                              "parameters": dict(e.params), "version": VERSION, "scores": rep.scores[e.name],
                              "series_key": series_key, "window": list(rep.window)} for e in ests]
             diagnostic_rows.append({"run_id": run.id, "capture_id": cap.id, "flow_id": fid,
-                                    "data": _jsonable_deep(rep.diagnostics)})
+                                    "data": jsonable(rep.diagnostics)})
             decision_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": row["estimator"],
                                "episode": row["episode"], "data": _jsonable(row)}
                               for row in rep.decisions.iter_rows(named=True)]
@@ -279,17 +278,6 @@ def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
             v = None
         out[k] = v
     return out
-
-
-def _jsonable_deep(x: Any) -> Any:
-    """NaN/inf → None at any depth (JSON columns)."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: _jsonable_deep(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_jsonable_deep(v) for v in x]
-    return x
 
 
 def _maybe_finish_capture(session: Session, run_id: str, capture_id: str) -> None:

@@ -11,6 +11,7 @@ with ``random_loss_log``, every loss episode is labelled random or congestion (`
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ import yaml
 from estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, names
 from estimators import __version__ as VERSION
 from estimators.replay import CaptureReplay, describe, replay_capture
-from estimators.truth import Truth
+from estimators.truth import Truth, parse_drops
 from ingest import CaptureIngest, ingest_capture
 from ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
@@ -73,6 +74,17 @@ def parse_params(items: Sequence[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def jsonable(x: Any) -> Any:
+    """JSON-safe at any depth: NaN and infinities become None (the CLI's documents, the service's JSON columns)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [jsonable(v) for v in x]
+    return x
+
+
 def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
     """Ground truth stored next to a capture, if any (see module docstring)."""
     for suffix in (".truth.json", ".truth.yaml", ".truth.yml"):
@@ -99,8 +111,7 @@ def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
         if isinstance(data, dict) and isinstance(data.get("bottleneck_rate_bps"), int | float):
             drops = data.get("random_loss_log")  # the testbed's per-loss labels (NFLOG), when it logged them
             return Truth(bottleneck_bps=float(data["bottleneck_rate_bps"]), shared_by="all",
-                         random_drops=[(float(x["t"]), int(x["src_port"]), int(x["dst_port"])) for x in drops]
-                         if isinstance(drops, list) else None), str(meta)
+                         random_drops=parse_drops(drops) if isinstance(drops, list) else None), str(meta)
     return None, None
 
 

@@ -43,8 +43,9 @@ def parse_size(text: str | int) -> int:
     return int(float(m[1]) * _SIZES[(m[2] or "b").lower()])
 
 
-def _drops(items: Any) -> list[tuple[float, int, int]]:
-    """``[{t, src_port, dst_port}, …]`` → tuples (the testbed's ``random_loss_log`` entries fit)."""
+def parse_drops(items: Any) -> list[tuple[float, int, int]]:
+    """``[{t, src_port, dst_port}, …]`` → tuples (the testbed's ``random_loss_log`` entries fit: extra keys are
+    ignored)."""
     if not isinstance(items, list):
         raise EstimatorError("invalid_truth", "random_drops must be a list of {t, src_port, dst_port}")
     try:
@@ -120,7 +121,7 @@ class Truth:
             fair_share_bps=None if share is None else parse_rate(share),
             min_flow_bytes=parse_size(data.get("min_flow_bytes", 65536)),
             flows=flows,
-            random_drops=_drops(data["random_drops"]) if "random_drops" in data else None,
+            random_drops=parse_drops(data["random_drops"]) if "random_drops" in data else None,
         )
 
     @staticmethod

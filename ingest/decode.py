@@ -119,12 +119,7 @@ def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple
             return p, 6
         return -1, R_NON_IP
     elif linktype == 12 or linktype == 14 or linktype == 101 or linktype == 228 or linktype == 229:
-        if p + 1 > end:
-            return -1, R_TRUNCATED
-        v = b[p] >> 4
-        if v == 4 or v == 6:
-            return p, np.int64(v)
-        return -1, R_NON_IP
+        return _raw_ip(b, p, end)
     elif linktype == 9 or linktype == 204 or linktype == 51:
         if linktype == 204:  # one direction byte first
             p += 1
@@ -158,13 +153,7 @@ def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple
             if tlv_len < 4:
                 return -1, R_MALFORMED
             if tlv_type == 9:  # NFULA_PAYLOAD: the packet from its network header
-                p += 4
-                if p + 1 > end:
-                    return -1, R_TRUNCATED
-                v = b[p] >> 4
-                if v == 4 or v == 6:
-                    return p, np.int64(v)
-                return -1, R_NON_IP
+                return _raw_ip(b, p + 4, end)
             p += (tlv_len + 3) & ~3
     elif linktype == 242:  # IPoIB (RFC 4391 §6): ethertype, reserved
         if p + 4 > end:
@@ -185,6 +174,17 @@ def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple
         return p, 6
     if ethertype == 0x8864:  # PPPoE session: 6-byte PPPoE header, then PPP
         return _ppp(b, p + 6, end)
+    return -1, R_NON_IP
+
+
+@njit(cache=True)
+def _raw_ip(b: np.ndarray, p: int, end: int) -> tuple[int, int]:
+    """An IP header at ``p`` with nothing before it: its version decides (raw IP link types, NFLOG payload)."""
+    if p + 1 > end:
+        return -1, R_TRUNCATED
+    v = b[p] >> 4
+    if v == 4 or v == 6:
+        return p, np.int64(v)
     return -1, R_NON_IP
 
 

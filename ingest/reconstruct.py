@@ -63,11 +63,6 @@ class Reconstruction:
     confidence: str  # "medium" | "low"
 
 
-@njit(cache=True, inline="always")
-def _unwrap32(raw: int, ref_raw: int, ref_val: int) -> int:
-    return ref_val + (((raw - ref_raw + 0x80000000) & 0xFFFFFFFF) - 0x80000000)
-
-
 @njit(cache=True)
 def _unwrapped(raw: np.ndarray) -> np.ndarray:
     """32-bit timestamps (−1 = none) unwrapped to 64 bits against the previous one present."""
@@ -78,7 +73,7 @@ def _unwrapped(raw: np.ndarray) -> np.ndarray:
         if raw[k] >= 0:
             if ref_raw < 0:
                 ref_raw, ref_val = raw[k], 0
-            v = _unwrap32(raw[k], ref_raw, ref_val)
+            v = tf._unwrap(raw[k], ref_raw, ref_val)
             ref_raw, ref_val = raw[k], v
             out[k] = v
     return out
@@ -117,7 +112,7 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
         kind_j = S_i[tf.SI_KIND, r]
         if (kind_j != tf.SEG_NEW and kind_j != tf.SEG_RETX) or e_raw < 0 or ref_raw < 0:
             continue
-        e = _unwrap32(e_raw, ref_raw, ref_val)
+        e = tf._unwrap(e_raw, ref_raw, ref_val)
         best = -1
         for q in range(k - 1, -1, -1):  # latest departure with that TSval, a handshake RTT back
             if tsv[q] < 0:
@@ -204,7 +199,7 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
                 rtt = (t_m - new_send[d]) / 1e9
             e_raw = A_i[tf.AI_TSECR, row]
             if rtt < 0 and not held and e_raw >= 0 and d_raw >= 0:  # TSecr: the transmission it echoes
-                e = _unwrap32(e_raw, d_raw, d_val)
+                e = tf._unwrap(e_raw, d_raw, d_val)
                 qi = np.searchsorted(seg_tsv[:jj], e, side="left")
                 if qi < jj and seg_tsv[qi] == e and send[qi] >= 0 and t_m > send[qi]:
                     rtt = (t_m - send[qi]) / 1e9
