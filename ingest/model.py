@@ -86,11 +86,6 @@ class FlowSummary:
     confidence: str | None = None  # "medium" | "low" for a reconstructed flow
     confidence_note: str = ""  # what the vantage cannot see
 
-    @property
-    def replayable(self) -> bool:
-        """Replayed by default: captured at the sender, or soundly reconstructed."""
-        return self.vantage == "sender" or (self.reconstruction is not None and self.reconstruction_sound)
-
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
