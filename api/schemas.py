@@ -116,6 +116,54 @@ class DiagnosticsOut(BaseModel):
                                                             "random": 1}}])
 
 
+class XY(BaseModel):
+    t: list[float] = Field(description="s since the flow's first packet")
+    y: list[float | None]
+
+
+class SackOut(BaseModel):
+    t: list[float]
+    lo: list[int] = Field(description="the block's left edge (relative sequence, bytes)")
+    hi: list[int]
+
+
+class EstimatorLossOut(BaseModel):
+    t: list[float] = Field(description="loss events (s)")
+    ssthresh: list[float | None] = Field(description="bytes")
+    cwnd_t: list[float] = Field(description="when the cwnd takes effect (Westwood+: one RTT later)")
+    cwnd: list[float | None] = Field(description="bytes")
+
+
+class EpisodeOut(BaseModel):
+    start: float
+    end: float
+    kind: str = Field(examples=["fast_retransmit"])
+    count: int = Field(description="loss episodes merged into this one (closer than a pixel column)")
+
+
+class GraphOut(BaseModel):
+    """The congestion graph of one flow over a time window (graphs/congestion.py; docs/service.md)."""
+
+    flow_id: int
+    mss: int
+    t_span: list[float] = Field(description="the whole flow: first and last packet (s)")
+    window: list[float] = Field(description="the window drawn, [t0, t1] (s)")
+    px: int = Field(description="pixel columns: every series keeps ≤ 4 points per column (first, min, max, last)")
+    full_resolution: bool = Field(description="true when no point of the window was left out")
+    points: int
+    sequence: dict[str, Any] = Field(description="sent, retransmitted, ack, rwnd ({t, y}: bytes) and sack "
+                                                 "({t, lo, hi})")
+    flight: dict[str, Any] = Field(description="flight ({t, y}: bytes), ideal ({t, y}) and estimators: "
+                                               "name → EstimatorLossOut")
+    rates: dict[str, XY] = Field(description="achieved, truth (when known) and each estimator (bit/s)")
+    clipped: dict[str, XY] = Field(description="per estimator, the drawn points above y_top")
+    y_top: float | None = Field(description="the rate panel's top (bit/s): 2 × the larger of the achieved "
+                                            "rate's 99th percentile, the truth and the dispersion capacity")
+    capacity_bps: float | None
+    rtt: dict[str, XY] = Field(description="samples, srtt and rttmin (ms)")
+    episodes: list[EpisodeOut]
+
+
 class EstimatorSpec(BaseModel):
     name: str = Field(examples=["abse"])
     parameters: dict[str, Any] = Field(default_factory=dict, examples=[{"N": 12}])

@@ -1,14 +1,20 @@
-"""The self-contained HTML report of ``ackreplay score --out``: plots that open offline.
+"""The self-contained HTML report of ``ackreplay score --out`` and ``ackreplay report``: plots that open offline.
 
 plotly.js comes from the ``plotly`` package and is embedded once; nothing is fetched from the network.
-Per replayed flow: estimates over time against the achieved rate (and the truth), loss events marked;
-each estimator's ssthresh at every loss event against the ideal and NewReno's; the score table.
+Per replayed flow: the congestion graph (``graphs.congestion``, drawn by the dashboard's own
+``congestion.js``, inlined: time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
+estimates against the achieved rate, RTT, on one time axis), each estimator's ssthresh at every loss event
+against the ideal and NewReno's, the score table and why. The graph is embedded thinned to ``REPORT_PX``
+pixel columns (minima and maxima kept); the dashboard and ``ackreplay graph --t0 --t1`` zoom at full
+resolution.
 """
 
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import plotly.graph_objects as go
 import polars as pl
@@ -17,40 +23,19 @@ from plotly.offline import get_plotlyjs
 from cli.score_table import score_table
 from core.scoring import ScoredCapture
 from estimators.diagnostics import explain
+from graphs.congestion import source_for
 
-MAX_POINTS = 3000
+REPORT_PX = 2000
+CONGESTION_JS = Path(__file__).resolve().parents[1] / "api" / "dashboard" / "js" / "congestion.js"
 LEGEND = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"}
 
 
-def _thin(frame: pl.DataFrame) -> pl.DataFrame:
-    step = max(1, frame.height // MAX_POINTS)
-    return frame.gather_every(step) if step > 1 else frame
-
-
-def flow_figures(sc: ScoredCapture, flow_id: int) -> tuple[go.Figure, go.Figure]:
+def decisions_figure(sc: ScoredCapture, flow_id: int) -> go.Figure:
+    """Each estimator's ssthresh at every loss event against the ideal and NewReno's."""
     fr = next(f for f in sc.replay.flows if f.flow_id == flow_id)
-    s = _thin(fr.series)
-    x = s["t_rel"].to_list()
-    fig = go.Figure()
-    fig.add_scatter(x=x, y=(s["achieved_bps"] / 1e6).to_list(), name="achieved", line={"color": "black", "width": 3})
-    if "truth_bps" in s.columns:
-        fig.add_scatter(x=x, y=(s["truth_bps"] / 1e6).to_list(), name="truth (fair share)",
-                        line={"color": "grey", "dash": "dash", "width": 3})
-    for col in s.columns:
-        if col.endswith("_bps") and col not in ("achieved_bps", "truth_bps"):
-            name = col[:-4]
-            fig.add_scatter(x=x, y=(s[col] / 1e6).to_list(), name=name, mode="lines",
-                            visible="legendonly" if name == "newreno" else True)
-    eps = fr.decisions.unique("episode", keep="first", maintain_order=True) if len(fr.decisions) else None
-    if eps is not None:
-        for row in eps.iter_rows(named=True):
-            fig.add_vline(x=row["t_rel"], line={"color": "red" if row["kind"] == "timeout" else "orange",
-                                                  "width": 1, "dash": "dot"})
-    fig.update_layout(title=f"flow {flow_id}: estimates over time (loss events: orange = fast retransmit, "
-                      "red = timeout)", xaxis_title="time since the flow's first packet (s)",
-                      yaxis_title="Mbit/s", height=480, legend=LEGEND, margin={"t": 110})
     dec = go.Figure()
-    if eps is not None:
+    if len(fr.decisions):
+        eps = fr.decisions.unique("episode", keep="first", maintain_order=True)
         ideal_col = "ideal_truth_segments" if sc.truth is not None else "ideal_segments"
         dec.add_scatter(x=eps["t_rel"].to_list(), y=eps[ideal_col].to_list(), name="ideal", mode="markers",
                         marker={"symbol": "line-ew-open", "size": 18, "color": "black"})
@@ -65,7 +50,12 @@ def flow_figures(sc: ScoredCapture, flow_id: int) -> tuple[go.Figure, go.Figure]
     dec.update_layout(title=f"flow {flow_id}: ssthresh each estimator would set at each loss event",
                       xaxis_title="time since the flow's first packet (s)", yaxis_title="ssthresh (segments)",
                       height=400, legend=LEGEND, margin={"t": 110})
-    return fig, dec
+    return dec
+
+
+def _script_json(data: object) -> str:
+    """JSON that can sit inside a <script> element."""
+    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
 
 
 def render(scored: Sequence[ScoredCapture]) -> str:
@@ -75,7 +65,12 @@ def render(scored: Sequence[ScoredCapture]) -> str:
              f"<script>{get_plotlyjs()}</script></head><body><h1>ackreplay report</h1>",
              "<p>Estimates are replayed open-loop over each flow's real ACK stream (ESTIMATORS.md). "
              "'bias' is the time-weighted mean of (E−R)/R against the achieved rate R; '*' marks the best "
-             "per column.</p>"]
+             "per column.</p>"
+             "<p>Each flow's congestion graph: time–sequence (data sent, retransmissions, ACK line, SACK blocks, "
+             "receive window), bytes in flight with each estimator's cwnd (◇) and ssthresh (●) at every loss, "
+             "estimates against the achieved rate (▲: above the axis; hover for the value), RTT. Drag to zoom "
+             f"every panel; double-click to reset. Thinned to {REPORT_PX} columns, minima and maxima kept.</p>"]
+    graphs: dict[str, object] = {}
     for sc in scored:
         parts.append(f"<h2>{html.escape(str(sc.path))}</h2>")
         if sc.truth is not None:
@@ -95,10 +90,12 @@ def render(scored: Sequence[ScoredCapture]) -> str:
             if summary.reconstruction:
                 parts.append(f"<p>{html.escape(summary.reconstruction_evidence)}; {summary.confidence} confidence: "
                              f"{html.escape(summary.confidence_note)}.</p>")
-            fig, dec = flow_figures(sc, fr.flow_id)
-            parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
+            graph_id = f"congestion-{len(graphs)}"
+            graphs[graph_id] = source_for(sc.ingest, fr, fr.flow_id).window(px=REPORT_PX)
+            parts.append(f"<div id='{graph_id}' class='congestion' role='img' aria-label='congestion graph of flow "
+                         f"{fr.flow_id}'></div>")
             if len(fr.decisions):
-                parts.append(dec.to_html(full_html=False, include_plotlyjs=False))
+                parts.append(decisions_figure(sc, fr.flow_id).to_html(full_html=False, include_plotlyjs=False))
             parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None))}</pre>")
             why = explain(fr.diagnostics, fr.scores) if fr.diagnostics else []
             if why:
@@ -109,5 +106,9 @@ def render(scored: Sequence[ScoredCapture]) -> str:
         if sc.replay.skipped:
             items = "".join(f"<li>flow {k}: {html.escape(v)}</li>" for k, v in sc.replay.skipped.items())
             parts.append(f"<p>Not replayed:</p><ul>{items}</ul>")
+    if graphs:  # the dashboard's renderer, inlined: an inline module may hold exports, nothing imports them
+        parts.append(f"<script type='module'>{CONGESTION_JS.read_text()}\nconst GRAPHS = {_script_json(graphs)};\n"
+                     "for (const [id, data] of Object.entries(GRAPHS)) "
+                     "drawCongestion(document.getElementById(id), data, { height: 900 });</script>")
     parts.append("</body></html>")
     return "".join(parts)

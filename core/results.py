@@ -4,6 +4,9 @@ as ``ackreplay score --format json``), series with downsampling, decisions, and 
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -15,6 +18,8 @@ from core.models import Capture, DecisionRow, Flow, FlowDiagnostics, Owner, Resu
 from core.owners import owned
 from core.storage import Store
 from estimators import ranking
+from estimators.replay import DECISION_SCHEMA
+from graphs.congestion import CongestionSource
 
 
 # score → which way is better ("min": smaller, "zero": closer to 0, "one": closer to 1, "max": larger)
@@ -131,6 +136,53 @@ def series(session: Session, store: Store, run: Run, capture_id: str, flow_id: i
             idx.append(frame.height - 1)
         frame = frame[idx]
     return frame
+
+
+class _GraphCache:
+    """The last few flows' graph sources, so that zooming re-reads nothing (a run's results never change
+    once written: a replay run twice writes the same rows)."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self.items: OrderedDict[tuple[str, str, int], CongestionSource] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, int], build: Callable[[], CongestionSource]) -> CongestionSource:
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        source = build()
+        with self.lock:
+            self.items[key] = source
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return source
+
+
+_graphs = _GraphCache()
+
+
+def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: int, *, t0: float | None,
+          t1: float | None, px: int) -> dict[str, Any]:
+    """The flow's congestion graph over [t0, t1] drawn ``px`` wide (``graphs.congestion``)."""
+    result = _result(session, run, capture_id, flow_id)
+    flow = session.scalar(select(Flow).where(Flow.capture_id == capture_id, Flow.flow_id == flow_id))
+    if flow is None:
+        raise NotFound(f"capture {capture_id} has no flow {flow_id}", code="flow_not_found")
+
+    def build() -> CongestionSource:
+        from core.pipeline import read_tables
+
+        tables = read_tables(store, flow.tables_key, [flow_id])
+        series = store.read_parquet(result.series_key, pl.col("flow_id") == flow_id).drop("flow_id")
+        rows = decisions(session, run, capture_id, flow_id)
+        dec = pl.DataFrame(rows, schema=DECISION_SCHEMA) if rows else pl.DataFrame(schema=DECISION_SCHEMA)
+        capacity = diagnostics(session, run, capture_id, flow_id).get("dispersion_capacity_bps")
+        return CongestionSource.build(flow_id, int(flow.summary["mss"]), tables["acks"], tables["segments"],
+                                      tables["episodes"], series, dec, capacity)
+
+    return _graphs.get((run.id, capture_id, flow_id), build).window(t0, t1, px)
 
 
 def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ ACK_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
     ("flow_id", np.int32), ("t_ns", np.int64), ("t", np.float64), ("t_rel", np.float64),
     ("acked", np.int64), ("dup", np.bool_), ("d", np.int64), ("rtt", np.float64), ("srtt", np.float64),
     ("rttmin", np.float64), ("flight", np.int64), ("tsval", np.int64), ("ack", np.int64),
-    ("win", np.int32), ("sacked", np.int64),
+    ("win", np.int32), ("sacked", np.int64), ("sack_lo", np.int64), ("sack_hi", np.int64), ("rwnd", np.int64),
 )}
 SEGMENT_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
     ("flow_id", np.int32), ("t_ns", np.int64), ("t", np.float64), ("t_rel", np.float64),
@@ -49,7 +49,8 @@ _ACK_SOURCE = {
     "t_ns": ("i", tf.AI_T), "t": ("f", tf.AF_T), "t_rel": ("f", tf.AF_TREL), "acked": ("i", tf.AI_ACKED),
     "d": ("i", tf.AI_D), "rtt": ("f", tf.AF_RTT), "srtt": ("f", tf.AF_SRTT), "rttmin": ("f", tf.AF_RTTMIN),
     "flight": ("i", tf.AI_FLIGHT), "tsval": ("i", tf.AI_TSVAL), "ack": ("i", tf.AI_ACK),
-    "sacked": ("i", tf.AI_SACKED),
+    "sacked": ("i", tf.AI_SACKED), "sack_lo": ("i", tf.AI_SACK_LO), "sack_hi": ("i", tf.AI_SACK_HI),
+    "rwnd": ("i", tf.AI_RWND),
 }
 _SEGMENT_SOURCE = {
     "t_ns": ("i", tf.SI_T), "t": ("f", tf.SF_T), "t_rel": ("f", tf.SF_TREL), "seq": ("i", tf.SI_SEQ),
@@ -104,10 +105,11 @@ def _enum(codes: np.ndarray, dtype: pl.Enum) -> pl.Series:
 
 
 def acks_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
-    """The ACK-stream table (``docs/ingest.md``); RTT columns without a sample and absent TSvals null."""
+    """The ACK-stream table (``docs/ingest.md``); RTT columns without a sample, absent TSvals, SACK blocks and
+    unknown receive windows null."""
     return pl.DataFrame({name: cols[name] for name in ACK_COLUMNS}).with_columns(
         pl.col("rtt", "srtt", "rttmin").fill_nan(None),
-        pl.when(pl.col("tsval") >= 0).then(pl.col("tsval")).alias("tsval"),
+        *(pl.when(pl.col(c) >= 0).then(pl.col(c)).alias(c) for c in ("tsval", "sack_lo", "sack_hi", "rwnd")),
     )
 
 

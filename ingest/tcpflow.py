@@ -34,8 +34,12 @@ from ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_T
 from ingest.prefetch import AHEAD, prefetch
 
 # ACK-row integer columns
-AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED, AI_TSECR = range(11)
-AI_NCOL = 11  # AI_TSECR: the ACK's raw TSecr (-1 = none), for the receiver-side rebuild
+(AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED, AI_TSECR, AI_SACK_LO,
+ AI_SACK_HI, AI_RWND) = range(14)
+# AI_TSECR: the ACK's raw TSecr (-1 = none), for the receiver-side rebuild; AI_SACK_LO/HI: the ACK's first SACK
+# block above the cumulative ACK (RFC 2018: the most recently received data; -1 = none), for the time-sequence
+# graph; AI_RWND: the receive window in bytes (the field scaled by the handshake's shift; -1 when unknown)
+AI_NCOL = 14
 # ACK-row float columns
 AF_RTT, AF_SRTT, AF_RTTMIN, AF_T, AF_TREL = range(5)
 AF_NCOL = 5
@@ -262,6 +266,7 @@ def analyze_flow(
         mss, mss_src = infer_mss(scratch[:nl])
 
     # ---- main pass
+    rwnd_shift = (min(ws_shift_r, 14) if syn_ws_s and syn_ws_r else 0) if syn_seen else -1
     s_ref_raw = ref_raw  # unwrap reference for the data sequence space
     s_ref_val = 0
     una_known = syn_seen
@@ -512,6 +517,8 @@ def analyze_flow(
         # SACK blocks: D-SACK detection, scoreboard
         k = opt_idx[p]
         nb = opt_tab[k, O_NSACK] if k >= 0 else 0
+        blk_lo = np.int64(-1)
+        blk_hi = np.int64(-1)
         for b in range(nb):
             l_b = _unwrap(opt_tab[k, O_SACK0 + 2 * b], a_raw, a_full)
             r_b = _unwrap(opt_tab[k, O_SACK0 + 2 * b + 1], a_raw, a_full)
@@ -529,6 +536,9 @@ def analyze_flow(
                 if last_ep_row >= 0 and l_b < E_i[EI_RECOVER, last_ep_row] and r_b > E_i[EI_SEQ, last_ep_row]:
                     E_i[EI_SPURIOUS, last_ep_row] = 1
             else:
+                if blk_lo < 0 and l_b >= a_full:
+                    blk_lo = l_b
+                    blk_hi = r_b
                 sb_l = _sb_room(sb_l, nsb)
                 sb_r = _sb_room(sb_r, nsb)
                 nsb = _sb_add(sb_l, sb_r, nsb, l_b, r_b)
@@ -604,6 +614,9 @@ def analyze_flow(
         A_i[AI_WIN, na] = win[p]
         A_i[AI_SACKED, na] = sacked
         A_i[AI_TSECR, na] = np.int64(tsecr[p]) if (f & P_HAS_TS) != 0 else -1
+        A_i[AI_SACK_LO, na] = blk_lo
+        A_i[AI_SACK_HI, na] = blk_hi
+        A_i[AI_RWND, na] = np.int64(win[p]) << rwnd_shift if rwnd_shift >= 0 else -1
         A_f[AF_RTT, na] = rtt if rtt > 0 else np.nan
         A_f[AF_SRTT, na] = srtt if srtt > 0 else np.nan
         A_f[AF_RTTMIN, na] = rttmin if rttmin > 0 else np.nan

@@ -101,7 +101,7 @@ def test_out_directory_holds_series_decisions_scores_and_an_offline_report(tmp_p
     assert json.loads((base / "scores.json").read_text())["captures"]
     assert (base / "scores.csv").read_text().startswith("file,flow_id")
     report = (base / "report.html").read_text()
-    assert "Plotly" in report and "estimates over time" in report
+    assert "Plotly" in report and "drawCongestion" in report and "id='congestion-0'" in report
     assert not re.search(r"<script[^>]+src=", report)  # nothing to fetch: opens offline
 
 

@@ -16,6 +16,7 @@ from api.schemas import (
     RUN_ID,
     DecisionOut,
     DiagnosticsOut,
+    GraphOut,
     LeaderboardOut,
     RunCreated,
     RunDocumentOut,
@@ -122,6 +123,25 @@ def run_decisions(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session
 def run_diagnostics(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
                     owner: OwnerDep) -> dict[str, Any]:
     return results.diagnostics(session, results.get_run(session, owner, run_id), capture_id, flow_id)
+
+
+# response_model documents the payload; the route returns the JSON itself (json.dumps of plain lists is
+# several times faster than validating tens of thousands of points), which FastAPI passes through.
+@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/graph", response_model=GraphOut,
+            responses={**RESULT_ERRORS, **responses("flow_not_found")},
+            summary="The congestion graph: time–sequence, flight with cwnd/ssthresh, estimates, RTT",
+            description="Four panels on one time axis over `[t0, t1]` (default: the whole flow), each series "
+                        "thinned per pixel column to its first, last, minimum and maximum for `px` columns "
+                        "(so spikes are kept); a narrower window returns more points, up to full resolution.")
+def run_graph(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep,
+              store: StoreDep,
+              t0: Annotated[float | None, Query(description="window start (s since the flow's first packet)",
+                                                examples=[0.0])] = None,
+              t1: Annotated[float | None, Query(description="window end (s)", examples=[5.0])] = None,
+              px: Annotated[int, Query(ge=50, le=4000, description="pixel columns")] = 1200) -> Response:
+    data = results.graph(session, store, results.get_run(session, owner, run_id), capture_id, flow_id,
+                         t0=t0, t1=t1, px=px)
+    return Response(json.dumps(data, separators=(",", ":"), allow_nan=False), media_type="application/json")
 
 
 @router.get("/leaderboard", response_model=LeaderboardOut, response_model_exclude_unset=True,

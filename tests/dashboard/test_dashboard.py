@@ -4,16 +4,20 @@ browser download), against ``ackreplay serve`` on a loopback port. Screenshots g
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import polars as pl
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
@@ -24,6 +28,7 @@ S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
 SAMPLE = ROOT / "samples" / "sample.pcap"
 ARTIFACTS = ROOT / "test-artifacts"
 EXE = str(Path(sys.executable).with_name("ackreplay"))
+ESTIMATORS = ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "newreno")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 
@@ -115,26 +120,44 @@ def test_upload_run_charts_sorting_and_leaderboard(server, page):
     assert dl.value.suggested_filename.endswith("-flows.csv")
     assert Path(path).read_text().splitlines()[0].startswith("flow,sender,receiver")
 
-    # the biggest flow's page: charts hold the data
+    # the biggest flow's page: the congestion graph's four panels hold the data
     rows.first.locator("a").click()
-    page.wait_for_selector("#estimates .main-svg", timeout=60_000)
-    counts = plot_counts(page, "estimates")
-    assert len(counts) == 2 + 9  # achieved, truth, 9 estimators
-    assert len(set(counts)) == 1 and 1000 < counts[0] <= 3001  # every trace on the same downsampled grid
+    page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
+    names = page.evaluate("document.getElementById('congestion').data.map(t => t.name)")
+    assert names[:5] == ["data sent", "retransmitted", "ACK", "SACK blocks", "receive window"]
+    assert {"bytes in flight", "ideal (rate × RTTmin)", "achieved", "truth", "RTT samples", "srtt",
+            "RTTmin"} <= set(names)
+    for est in ESTIMATORS:
+        assert {est, f"{est} ssthresh", f"{est} cwnd"} <= set(names), est
+    axes = page.evaluate("[...new Set(document.getElementById('congestion').data.map(t => t.yaxis))]")
+    assert axes == ["y", "y2", "y3", "y4"]  # four panels on one x axis
     flow_id = int(page.url.rsplit("/", 1)[1].split("?")[0])
     flow = httpx.get(f"{server}/api/v1/captures/{page.url.split('/captures/')[1].split('/')[0]}/flows/{flow_id}").json()
     decision_counts = plot_counts(page, "decisions")
     assert len(decision_counts) == 2 + 8 and set(decision_counts) == {flow["loss_events"]}
+    ss = page.evaluate("document.getElementById('congestion').data.find(t => t.name === 'abse ssthresh').x.length")
+    assert ss == flow["loss_events"]
     expect(page.locator("#scores-table tbody tr")).to_have_count(9)
+    expect(page.locator("#flow-select option")).to_have_count(6)
     shot(page, "dashboard-flow.png")
 
-    # toggling an estimator off updates the chart and the URL
+    # toggling an estimator off hides it in every panel and updates the URL
     page.uncheck('#toggles input[value="be"]')
-    visible = page.evaluate("document.getElementById('estimates').data.find(t => t.name === 'be').visible")
-    assert visible == "legendonly" and "be," not in page.url.split("est=")[1]
+    expect(page).not_to_have_url(re.compile("est=be,"))
+    hidden = page.evaluate("document.getElementById('congestion').data.filter(t => t.legendgroup === 'be')"
+                           ".map(t => t.visible)")
+    assert set(hidden) == {"legendonly"} and len(hidden) >= 3 and "be," not in page.url.split("est=")[1]
     with page.expect_download() as dl:
-        page.click("#png-estimates")
+        page.click("#png-congestion")
     assert dl.value.suggested_filename.endswith(".png")
+    # the flow selector moves to another flow of the capture; a flow that was not replayed says why
+    skipped = page.locator("#flow-select option", has_text="not replayed").first.get_attribute("value")
+    page.select_option("#flow-select", skipped)
+    expect(page.locator("#not-replayed")).to_contain_text("Not replayed: ")
+    other = page.locator("#flow-select option:not(:has-text('not replayed'))").nth(0).get_attribute("value")
+    page.select_option("#flow-select", other)
+    page.wait_for_url(f"**/flows/{other}", timeout=30_000)
+    page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
 
     # compare: the leaderboard, its heat map, and a link down to a flow behind a number
     page.click("#nav-compare")
@@ -145,7 +168,7 @@ def test_upload_run_charts_sorting_and_leaderboard(server, page):
     page.locator("a.wins", has_text="1 wins").first.click()
     page.locator("a.flow-link").first.click()
     page.wait_for_url("**/flows/*", timeout=30_000)
-    page.wait_for_selector("#estimates .main-svg", timeout=60_000)
+    page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
 
 
 def test_drag_and_drop_upload_and_narrow_window(server, browser):
@@ -278,7 +301,7 @@ def test_a_receiver_side_capture_is_replayed_and_labelled_reconstructed(server, 
     big = page.locator("#flows-table tbody tr", has_text="40001")
     expect(big).to_contain_text("receiver (reconstructed)")
     big.locator("a").first.click()
-    page.wait_for_selector("#estimates .main-svg", timeout=60_000)
+    page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
     expect(page.locator(".reconstructed")).to_contain_text("reconstructed, medium confidence")
     expect(page.locator("#reconstruction")).to_contain_text("RTT samples from data echoing ACK TSvals")
     expect(page.locator("#reconstruction")).to_contain_text("return path")
@@ -288,3 +311,87 @@ def test_a_receiver_side_capture_is_replayed_and_labelled_reconstructed(server, 
     expect(why.first).to_contain_text("ACK intervals under 100 µs")
     expect(page.locator("#why")).to_contain_text("capacity from packet dispersion (data)")
     expect(page.locator("#why")).to_contain_text("crb classified")
+
+
+def _default_run(server: str, capture: Path, form: dict[str, str] | None = None) -> tuple[str, str]:
+    """Upload ``capture`` (or find it: uploads are de-duplicated) and wait for its default run."""
+    with open(capture, "rb") as fh:
+        cid = httpx.post(f"{server}/api/v1/captures", files={"file": (capture.name, fh)}, data=form or {},
+                         timeout=60).json()["capture"]["id"]
+    for _ in range(600):
+        runs = httpx.get(f"{server}/api/v1/runs", params={"capture": cid}).json()
+        if runs and runs[0]["status"] in ("succeeded", "failed"):
+            assert runs[0]["status"] == "succeeded"
+            return cid, runs[0]["id"]
+        time.sleep(0.3)
+    raise AssertionError("the run did not finish")
+
+
+def test_congestion_graph_keeps_spikes_and_zooms_to_full_resolution(server, page):
+    """Per-pixel downsampling keeps every extreme (BE's highest estimate is drawn, and marked ▲ above the
+    axis); brushing a short window fetches it again and every ACK in it is drawn; a double click returns to
+    the whole flow."""
+    cid, run_id = _default_run(server, S09)
+    flows = httpx.get(f"{server}/api/v1/captures/{cid}/flows").json()
+    fid = max(flows, key=lambda f: f["bytes"])["flow_id"]
+    api = f"{server}/api/v1/runs/{run_id}/captures/{cid}/flows/{fid}"
+    page.goto(f"{server}/dashboard/#/runs/{run_id}/captures/{cid}/flows/{fid}")
+    page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
+    assert page.get_attribute("#congestion", "data-full-resolution") == "false"
+
+    series = pl.read_csv(io.BytesIO(httpx.get(f"{api}/series", params={"format": "csv"}).content))
+    trace = "document.getElementById('congestion').data.find(t => t.name === NAME)"
+    be = page.evaluate(f"(() => {{ const t = {trace.replace('NAME', repr('be'))}; "
+                       "return [t.x.length, Math.max(...t.y.filter(v => v !== null))]; })()")
+    assert be[0] < series.height  # thinned …
+    assert be[1] * 1e6 == pytest.approx(series["be_bps"].max(), rel=1e-9, abs=1)  # … with the spike kept
+    y_top = page.evaluate("document.getElementById('congestion').layout.yaxis3.range[1]")
+    if series["be_bps"].max() / 1e6 > y_top:  # above the axis: marked at its edge, with the value
+        marked = page.evaluate(f"Math.max(...{trace.replace('NAME', repr('be clipped'))}.customdata)")
+        assert marked == pytest.approx(be[1])
+
+    acks = pl.read_csv(io.BytesIO(httpx.get(f"{server}/api/v1/captures/{cid}/flows/{fid}/acks",
+                                            params={"format": "csv"}).content))
+    t = acks["t_rel"].to_list()
+    mid = len(t) // 2
+    t0, t1 = (t[mid - 1] + t[mid]) / 2, (t[mid + 799] + t[mid + 800]) / 2  # 800 ACKs, edges between two
+    page.evaluate(f"Plotly.relayout('congestion', {{'xaxis.range': [{t0}, {t1}]}})")
+    expect(page.locator("#congestion")).to_have_attribute("data-full-resolution", "true", timeout=30_000)
+    xs = page.evaluate(f"{trace.replace('NAME', repr('ACK'))}.x")
+    assert sum(t0 <= x <= t1 for x in xs) == 800
+    ranges = page.evaluate("['yaxis', 'yaxis2', 'yaxis3', 'yaxis4'].map(a => document.getElementById('congestion')"
+                           ".layout[a].domain)")
+    assert len(ranges) == 4 and "x=" in page.url  # every panel follows the one x axis; the window is in the URL
+    page.dblclick("#congestion .nsewdrag >> nth=0")
+    expect(page.locator("#congestion")).to_have_attribute("data-full-resolution", "false", timeout=30_000)
+    expect(page).not_to_have_url(re.compile("x="))
+
+    # log scale on demand: the rate panel switches, no point is marked clipped
+    page.check("#log-scale")
+    expect(page).to_have_url(re.compile("log=1"))
+    assert page.evaluate("document.getElementById('congestion').layout.yaxis3.type") == "log"
+    assert page.evaluate("document.getElementById('congestion').data.filter(t => t.name.endsWith('clipped'))"
+                         ".length") == 0
+
+
+def test_offline_report_draws_the_congestion_graph(browser, tmp_path):
+    """``ackreplay report`` writes one file that opens from disk with nothing fetched: each replayed flow's
+    congestion graph is drawn by the inlined renderer, with its four panels, and zooms."""
+    target = tmp_path / "report.html"
+    subprocess.run([EXE, "report", str(SAMPLE), "-o", str(target)], cwd=ROOT, check=True, capture_output=True)
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    outside: list[str] = []
+    problems: list[str] = []
+    page.on("request", lambda req: None if req.url.startswith("file://") else outside.append(req.url))
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(target.as_uri())
+    page.wait_for_selector("#congestion-0[data-ready='1']", timeout=30_000)
+    axes = page.evaluate("[...new Set(document.getElementById('congestion-0').data.map(t => t.yaxis))]")
+    names = page.evaluate("document.getElementById('congestion-0').data.map(t => t.name)")
+    assert axes == ["y", "y2", "y3", "y4"] and {"ACK", "bytes in flight", "achieved", "srtt"} <= set(names)
+    page.evaluate("Plotly.relayout('congestion-0', {'xaxis.range': [1.0, 1.5]})")
+    expect(page.locator("#congestion-0")).to_have_attribute("data-window", "1.000000,1.500000")
+    shot(page, "report-flow.png")
+    assert outside == [] and problems == [], (outside, problems)
+    context.close()

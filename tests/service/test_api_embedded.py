@@ -99,6 +99,21 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     assert all(c["congestion"] + c["random"] == 39 for c in diag["loss_classes"].values())
     (cli_flow,) = [f for f in cli_document(SAMPLE)["captures"][0]["flows"] if f["flow_id"] == 2]
     assert diag == cli_flow["diagnostics"]
+    # the congestion graph: the whole flow thinned per pixel, a short window at full resolution
+    graph_url = f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/graph"
+    whole = api.get(graph_url, params={"px": 100}).json()
+    assert not whole["full_resolution"] and whole["window"] == whole["t_span"]
+    assert len(whole["sequence"]["ack"]["t"]) <= 4 * 100 + 2 < flows[2]["acks"]
+    assert max(whole["rates"]["be"]["y"]) == pytest.approx(full_max := pl.read_parquet(
+        io.BytesIO(full.content))["be_bps"].max(), abs=1)  # BE's spike survives the thinning
+    assert full_max > whole["y_top"] and max(whole["clipped"]["be"]["y"]) == pytest.approx(full_max, abs=1)
+    assert len(whole["flight"]["estimators"]["abse"]["ssthresh"]) == 39 and whole["episodes"]
+    t0, t1 = 1.0, 1.2
+    short = api.get(graph_url, params={"t0": t0, "t1": t1, "px": 1000}).json()
+    in_window = frame.filter((pl.col("t_rel") >= t0) & (pl.col("t_rel") <= t1)).height
+    assert short["full_resolution"] and sum(t0 <= t <= t1 for t in short["sequence"]["ack"]["t"]) == in_window
+    assert api.get(graph_url, params={"px": 10}).json()["error"] == "invalid_request"
+    assert api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/9/graph").json()["error"] == "results_not_found"
     scores = api.get(f"/api/v1/runs/{run_id}/scores", params={"flow": 2, "sort": "mean_abs_rel_error"}).json()
     errs = [r["mean_abs_rel_error"] for r in scores["items"]]
     assert scores["total"] == 9 and errs == sorted(errs)

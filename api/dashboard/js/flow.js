@@ -1,7 +1,9 @@
-// One flow of one run: estimates over time against the achieved rate and the truth (zoomable, estimators
-// toggled on and off, loss events marked), each estimator's ssthresh at every loss against the ideal and
-// NewReno's, and the score table. Toggles and zoom live in the URL.
+// One flow of one run: the congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every
+// loss, estimates against the achieved rate, RTT — linked panels, brush zoom that fetches the window again at
+// full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
+// and why. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
 import { blob, get } from "./api.js";
+import { drawCongestion } from "./congestion.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
 
 const CONFIG = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
@@ -9,17 +11,32 @@ const LEGEND = { orientation: "h", y: 1.02, yanchor: "bottom", x: 0 };
 
 export async function flowView(view, runId, captureId, flowId, alive) {
   const base = `/runs/${runId}/captures/${captureId}/flows/${flowId}`;
-  const [flow, series, decisions, scores, diag] = await Promise.all([
-    get(`/captures/${captureId}/flows/${flowId}`), get(`${base}/series`, { points: 3000 }),
+  const q = query();
+  const range = q.get("x") ? q.get("x").split(",").map(Number) : [null, null];
+  const px = Math.max(300, Math.min(4000, Math.round((view.clientWidth || 1200) - 90)));
+  const [flow, flows, run] = await Promise.all([get(`/captures/${captureId}/flows/${flowId}`), get(`/captures/${captureId}/flows`), get(`/runs/${runId}`)]);
+  if (!alive()) return;
+  const skipped = run.captures.find((c) => c.capture_id === captureId)?.skipped_flows || {};
+  const selector = html`<div class="toolbar"><label class="inline">Flow <select id="flow-select">${flows.map((f) => html`<option value="${f.flow_id}" ${String(f.flow_id) === String(flowId) ? html`selected` : ""}>${f.flow_id}: ${f.sender} → ${f.receiver} (${mbit(f.goodput_bps)} Mbit/s)${skipped[f.flow_id] ? " — not replayed" : ""}</option>`)}</select></label></div>`;
+  const bindSelector = () => document.getElementById("flow-select").addEventListener("change", (e) => { location.hash = `#/runs/${runId}/captures/${captureId}/flows/${e.target.value}`; });
+  if (skipped[flowId] || run.status !== "succeeded" && !(await hasResults(runId, captureId, flowId))) {
+    render(view, html`<p><a href="#/captures/${captureId}?run=${runId}">← capture</a></p>${selector}
+      <h1>Flow ${flowId}: ${flow.sender} → ${flow.receiver}</h1>
+      <p class="card" id="not-replayed" role="status">${skipped[flowId] ? html`Not replayed: ${skipped[flowId]}.` : html`Not replayed yet: run ${runId} is ${run.status}. Reload when it has finished.`}</p>`);
+    bindSelector();
+    return;
+  }
+  const [graph, decisions, scores, diag] = await Promise.all([
+    get(`${base}/graph`, { t0: range[0], t1: range[1], px }),
     get(`${base}/decisions`), get(`/runs/${runId}/scores`, { capture: captureId, flow: flowId }),
     get(`${base}/diagnostics`),
   ]);
   if (!alive()) return;
-  const names = series.columns.filter((c) => c.endsWith("_bps") && !["achieved_bps", "truth_bps"].includes(c)).map((c) => c.slice(0, -4));
-  const q = query();
+  const names = Object.keys(graph.rates).filter((n) => n !== "achieved" && n !== "truth");
   const shown = new Set(q.get("est") ? q.get("est").split(",") : names.filter((n) => n !== "newreno"));
   render(view, html`
     <p><a href="#/captures/${captureId}?run=${runId}">← capture</a></p>
+    ${selector}
     <h1>Flow ${flowId}: ${flow.sender} → ${flow.receiver}</h1>
     <p class="muted">goodput ${mbit(flow.goodput_bps)} Mbit/s (bytes / connection duration; while delivering ${mbit(flow.delivery_rate_bps)}) · RTTmin ${num(flow.rttmin_s, 2, 1e3)} ms · ${flow.loss_events} loss events
       (${flow.fast_retransmit_events} fast retransmit, ${flow.timeout_events} timeout) · vantage ${flow.vantage}${flow.reconstruction
@@ -28,38 +45,47 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     <fieldset class="card"><legend>Estimators shown</legend><div class="toggles" id="toggles">${names.map((n) => shown.has(n)
       ? html`<label><input type="checkbox" value="${n}" checked> ${n}</label>`
       : html`<label><input type="checkbox" value="${n}"> ${n}</label>`)}</div></fieldset>
-    <section class="card"><div class="toolbar"><button class="secondary" id="png-estimates">PNG</button><button class="secondary" id="csv-series">CSV (full resolution)</button></div>
-      <div id="estimates" class="plot" role="img" aria-label="estimates over time"></div></section>
+    <section class="card"><h2>Congestion graph</h2>
+      <div class="toolbar"><label class="inline"><input type="checkbox" id="log-scale" ${q.get("log") === "1" ? html`checked` : ""}> log scale (rates)</label>
+        <button class="secondary" id="reset-zoom">whole flow</button><button class="secondary" id="png-congestion">PNG</button><button class="secondary" id="csv-series">CSV (full resolution)</button>
+        <span class="muted" id="graph-resolution" role="status"></span></div>
+      <p class="muted">Drag across any panel to zoom every panel to that time range (the window is fetched again, at full resolution once it is short enough); double-click for the whole flow. Shaded: loss episodes (orange fast retransmit, red timeout). ▲ on the rate panel: an estimate above the axis (hover for its value).</p>
+      <div id="congestion" class="plot congestion" role="img" aria-label="congestion graph"></div></section>
     <section class="card"><div class="toolbar"><button class="secondary" id="png-decisions">PNG</button><button class="secondary" id="csv-decisions">CSV</button></div>
       <div id="decisions" class="plot" role="img" aria-label="ssthresh at each loss event"></div></section>
     <section><h2>Scores</h2><div class="toolbar"><button class="secondary" id="csv-scores">CSV</button></div><div id="scores"></div></section>
     <section class="card" id="why"><h2>Why</h2><ul>${whyLines(diag).map((w) => html`<li>${w}</li>`)}</ul></section>`);
-
-  const rows = series.data;
-  const x = rows.map((r) => r.t_rel);
-  const traces = [{ x, y: rows.map((r) => r.achieved_bps / 1e6), name: "achieved", line: { color: "black", width: 3 } }];
-  if (series.columns.includes("truth_bps")) traces.push({ x, y: rows.map((r) => r.truth_bps / 1e6), name: "truth", line: { color: "grey", dash: "dash", width: 3 } });
-  for (const n of names) traces.push({ x, y: rows.map((r) => (r[`${n}_bps`] ?? NaN) / 1e6), name: n, visible: shown.has(n) ? true : "legendonly" });
-  const episodes = [...new Map(decisions.map((d) => [d.episode, d])).values()];
-  const shapes = episodes.map((d) => ({ type: "line", xref: "x", yref: "paper", x0: d.t_rel, x1: d.t_rel, y0: 0, y1: 1,
-    line: { color: d.kind === "timeout" ? "red" : "orange", width: 1, dash: "dot" } }));
-  const range = q.get("x") ? q.get("x").split(",").map(Number) : null;
-  await Plotly.newPlot("estimates", traces, {
-    title: { text: "Estimates over time (orange: fast retransmit, red: timeout)" }, legend: LEGEND, shapes,
-    xaxis: { title: { text: "time since the flow's first packet (s)" }, ...(range ? { range } : {}) },
-    yaxis: { title: { text: "Mbit/s" } }, margin: { t: 90 },
-  }, CONFIG);
-  const plot = document.getElementById("estimates");
-  const state = () => { const s = { est: [...shown].join(",") }; const r = plot.layout.xaxis.range; if (plot.layout.xaxis.autorange === false && r) s.x = r.map((v) => Number(v).toFixed(3)).join(","); return s; };
-  plot.on("plotly_relayout", () => setQuery(state()));
-  document.querySelectorAll("#toggles input").forEach((box) => box.addEventListener("change", () => {
+  bindSelector();
+  const plot = document.getElementById("congestion");
+  const resolution = document.getElementById("graph-resolution");
+  const win = { x: range[0] !== null ? range : null };
+  const state = () => {
+    const s = { est: [...shown].join(",") };
+    if (win.x) s.x = win.x.map((v) => Number(v).toFixed(4)).join(",");
+    if (document.getElementById("log-scale").checked) s.log = "1";
+    return s;
+  };
+  const note = () => { resolution.textContent = `${plot.dataset.points} points drawn${plot.dataset.fullResolution === "true" ? " (full resolution)" : ", thinned per pixel (minima and maxima kept)"}`; };
+  const graphApi = await drawCongestion(plot, graph, {
+    shown, height: plot.clientWidth < 600 ? 720 : 900, log: q.get("log") === "1",
+    refetch: (t0, t1, w) => get(`${base}/graph`, { t0, t1, px: Math.max(300, Math.min(4000, w - 90)) }),
+    onWindow: (t0, t1) => {
+      const [a, b] = graph.t_span;
+      win.x = t0 <= a && t1 >= b ? null : [t0, t1];
+      setQuery(state()); note();
+    },
+  });
+  note();
+  document.querySelectorAll("#toggles input").forEach((box) => box.addEventListener("change", async () => {
     box.checked ? shown.add(box.value) : shown.delete(box.value);
-    const idx = traces.findIndex((t) => t.name === box.value);
-    Plotly.restyle(plot, { visible: box.checked ? true : "legendonly" }, [idx]);
+    await graphApi.setShown(box.value, box.checked);
     setQuery(state());
   }));
-  plot.on("plotly_legendclick", (ev) => { const n = ev.data[ev.curveNumber].name; const box = [...document.querySelectorAll("#toggles input")].find((b) => b.value === n);
-    if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change")); } return false; });
+  document.getElementById("log-scale").addEventListener("change", async (e) => { await graphApi.setLog(e.target.checked); setQuery(state()); });
+  document.getElementById("reset-zoom").addEventListener("click", () => graphApi.zoom(...graph.t_span));
+  plot.on("plotly_legendclick", (ev) => { const n = ev.data[ev.curveNumber].legendgroup; const box = [...document.querySelectorAll("#toggles input")].find((b) => b.value === n);
+    if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change")); return false; } return true; });
+  const episodes = [...new Map(decisions.map((d) => [d.episode, d])).values()];
 
   const byEst = new Map();
   for (const d of decisions) { if (!byEst.has(d.estimator)) byEst.set(d.estimator, []); byEst.get(d.estimator).push(d); }
@@ -86,12 +112,17 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   ];
   document.getElementById("scores").append(sortableTable("scores-table", scoreCols, scores.items, { sortKey: "mean_abs_rel_error" }));
 
-  document.getElementById("png-estimates").addEventListener("click", () => Plotly.downloadImage(plot, { format: "png", filename: `flow-${flowId}-estimates` }));
+  document.getElementById("png-congestion").addEventListener("click", () => Plotly.downloadImage(plot, { format: "png", filename: `flow-${flowId}-congestion`, width: 1400, height: 1000 }));
   document.getElementById("png-decisions").addEventListener("click", () => Plotly.downloadImage("decisions", { format: "png", filename: `flow-${flowId}-decisions` }));
   document.getElementById("csv-series").addEventListener("click", async () => download(`flow-${flowId}-series.csv`, await blob(`${base}/series`, { format: "csv" })));
   document.getElementById("csv-decisions").addEventListener("click", () => download(`flow-${flowId}-decisions.csv`,
     toCsv(Object.keys(decisions[0] || {}).map((k) => ({ key: k, label: k })), decisions)));
   document.getElementById("csv-scores").addEventListener("click", () => download(`flow-${flowId}-scores.csv`, toCsv(scoreCols, scores.items)));
+}
+
+async function hasResults(runId, captureId, flowId) {
+  const page = await get(`/runs/${runId}/scores`, { capture: captureId, flow: flowId, limit: 1 });
+  return page.items.length > 0;
 }
 
 /** The diagnostics as sentences (ESTIMATORS.md §7): ACK compression, BE's largest samples and their cause,

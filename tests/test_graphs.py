@@ -1,0 +1,112 @@
+"""The congestion graph's data (graphs/): per-pixel downsampling keeps every extreme, zooming restores full
+resolution, and the panels hold what the flow and its replay hold."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.scoring import build_estimators, score_file
+from graphs.congestion import CongestionSource, source_for
+from graphs.downsample import column_hull, m4_indices
+from tests.conftest import ROOT
+
+SAMPLE = ROOT / "samples" / "sample.pcap"
+
+
+def _columns(x: np.ndarray, t0: float, t1: float, px: int) -> np.ndarray:
+    w = (t1 - t0) / px
+    return np.where(x < t0, -1, np.where(x > t1, px, np.minimum(((x - t0) / w).astype(np.int64), px - 1)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 4000), px=st.integers(1, 300), seed=st.integers(0, 2**31), nan_share=st.floats(0, 0.3),
+       lo=st.floats(0, 1), width=st.floats(0.001, 1.5))
+def test_m4_keeps_first_last_min_and_max_of_every_column(n, px, seed, nan_share, lo, width):
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(0, 1, n))
+    y = rng.standard_cauchy(n)  # heavy tails: spikes everywhere
+    y[rng.uniform(0, 1, n) < nan_share] = np.nan
+    t0, t1 = lo, lo + width
+    idx = m4_indices(x, y, t0, t1, px)
+    assert np.all(np.diff(idx) > 0) and not np.isnan(y[idx]).any()
+    inside = np.flatnonzero((x >= t0) & (x <= t1) & ~np.isnan(y))
+    if len(inside) + 2 <= 4 * px:
+        assert set(inside) <= set(idx.tolist())  # full resolution
+    cols = _columns(x, t0, t1, px)
+    for c in np.unique(cols[inside]):
+        members = inside[cols[inside] == c]
+        kept = [i for i in idx if cols[i] == c]
+        assert y[members].max() == max(y[kept]) and y[members].min() == min(y[kept])
+        assert kept[0] == members[0] and kept[-1] == members[-1]
+    assert len(idx) <= max(4 * px, len(inside)) + 8  # ≤ 4 per column (+ a point each side)
+
+
+def test_m4_keeps_a_single_spike_in_a_million_points():
+    x = np.linspace(0, 100, 1_000_000)
+    y = np.full_like(x, 5e6)
+    y[654_321] = 3.8e9  # one BE sample over 3 µs
+    idx = m4_indices(x, y, 0.0, 100.0, 800)
+    assert len(idx) <= 4 * 800 + 2 and 654_321 in idx
+
+
+def test_column_hull_merges_blocks_per_column_and_keeps_them_all_when_few():
+    x = np.array([0.1, 0.15, 0.5, 0.9])
+    lo = np.array([10, 30, -1, 50])
+    hi = np.array([20, 40, -1, 60])
+    t, left, h = column_hull(x, lo, hi, 0.0, 1.0, 10)
+    assert t.tolist() == [0.1, 0.15, 0.9] and left.tolist() == [10, 30, 50] and h.tolist() == [20, 40, 60]
+    t, left, h = column_hull(x, lo, hi, 0.0, 1.0, 1)  # 3 blocks > 2 per column: one hull
+    assert t.tolist() == [0.1] and left.tolist() == [10] and h.tolist() == [60]
+
+
+@pytest.fixture(scope="module")
+def sample_graph() -> tuple[CongestionSource, object]:
+    sc = score_file(SAMPLE, build_estimators(None, {}))
+    fr = next(f for f in sc.replay.flows if f.flow_id == 2)
+    return source_for(sc.ingest, fr, 2), (sc, fr)
+
+
+def test_panels_hold_the_flow_and_its_replay(sample_graph):
+    src, (sc, fr) = sample_graph
+    g = src.window()
+    json.dumps(g, allow_nan=False)  # plain JSON: NaN became null
+    acks = sc.ingest.flow(2).acks
+    assert g["full_resolution"] and len(g["sequence"]["ack"]["t"]) == acks.height  # a short flow: every point
+    assert g["sequence"]["ack"]["y"][-1] == acks["ack"][-1]
+    assert len(g["sequence"]["retransmitted"]["t"]) == 49  # the sample's retransmissions
+    assert len(g["sequence"]["sack"]["t"]) == acks["sack_lo"].drop_nulls().len() > 0
+    rw = acks.filter(acks["rwnd"].is_not_null())
+    assert g["sequence"]["rwnd"]["y"][-1] == rw["ack"][-1] + rw["rwnd"][-1]
+    ests = g["flight"]["estimators"]
+    assert set(ests) == {e for e in fr.decisions["estimator"].unique()} and len(ests["abse"]["t"]) == 39
+    abse = fr.decisions.filter(fr.decisions["estimator"] == "abse")
+    assert ests["abse"]["ssthresh"] == pytest.approx((abse["ssthresh_segments"] * src.mss).round(0).to_list())
+    wp = ests["westwood_plus"]
+    assert all(c >= t for c, t in zip(wp["cwnd_t"], wp["t"], strict=True))  # Westwood+: a round trip later
+    assert sum(e["count"] for e in g["episodes"]) == 39
+    assert g["y_top"] == pytest.approx(2 * max(np.percentile(fr.series["achieved_bps"].drop_nulls().to_numpy(), 99),
+                                               fr.series["truth_bps"].max(), fr.diagnostics["dispersion_capacity_bps"]))
+    assert g["clipped"]["be"]["y"] and min(g["clipped"]["be"]["y"]) > g["y_top"]
+    assert max(g["rates"]["be"]["y"]) == pytest.approx(fr.series["be_bps"].max(), abs=1)
+    assert g["rtt"]["rttmin"]["y"][-1] == pytest.approx(acks["rttmin"].drop_nulls()[-1] * 1e3, abs=1e-4)
+
+
+def test_narrow_graphs_thin_per_pixel_and_zoom_brings_points_back(sample_graph):
+    src, _ = sample_graph
+    coarse = src.window(px=50)
+    assert not coarse["full_resolution"] and coarse["px"] == 50
+    assert len(coarse["sequence"]["ack"]["t"]) <= 4 * 50 + 2
+    assert len(coarse["episodes"]) < 39 and sum(e["count"] for e in coarse["episodes"]) == 39  # merged per pixel
+    t0, t1 = coarse["t_span"][0] + 1.0, coarse["t_span"][0] + 1.1
+    fine = src.window(t0, t1, px=50)
+    acks_in = np.count_nonzero((src.ack_t >= t0) & (src.ack_t <= t1))
+    assert fine["full_resolution"] and sum(t0 <= t <= t1 for t in fine["sequence"]["ack"]["t"]) == acks_in
+    assert fine["window"] == [t0, t1]
+    everything = src.window(-math.inf, math.inf)
+    assert everything["window"] == list(src.t_span)
