@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from cli.graph_cmd import graph
 from cli.ingest_cmds import acks, flows
 from cli.report_cmd import report
 from cli.score_cmd import score
@@ -51,6 +52,7 @@ app.command()(worker)
 app.command()(migrate)
 app.command()(warmup)
 app.command()(report)
+app.command()(graph)
 app.add_typer(token_app, name="token")
 app.add_typer(quota_app, name="quota")
 

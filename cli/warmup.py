@@ -7,7 +7,7 @@ no user run pays it; any other first run prints one line on stderr instead of si
 
 The warm-up capture, ``cli/data/warmup.pcap`` (71 kB), is the first 600 packets of the bundled
 ``samples/sample.pcap`` (real Linux TCP, two connections, two fast-retransmit loss events): enough to
-reach every kernel that ``score`` runs, with ground truth so that the truth scores compile too.
+reach every kernel that ``score`` runs (and the congestion graph's), with ground truth so that the truth scores compile too.
 """
 
 from __future__ import annotations
@@ -40,7 +40,11 @@ def warmup() -> None:
 
     cold = sorted(jitcache.COLD)
     t0 = time.perf_counter()
-    score_file(WARMUP_CAPTURE, build_estimators(None, {}), truth=Truth.parse("bottleneck=10Mbit,shared_by=all"),
-               use_sidecar=False)
+    from graphs.congestion import source_for
+
+    sc = score_file(WARMUP_CAPTURE, build_estimators(None, {}), truth=Truth.parse("bottleneck=10Mbit,shared_by=all"),
+                    use_sidecar=False)
+    for fr in sc.replay.flows:  # the congestion graph's downsampling kernels (report, dashboard, graph)
+        source_for(sc.ingest, fr, fr.flow_id).window(px=50)
     what = "compiled and cached" if cold else "already cached; loaded"
     print(f"ackreplay: kernels {what} in {time.perf_counter() - t0:.1f} s")

@@ -196,3 +196,21 @@ def test_report_writes_the_html_report_alone(tmp_path):
     text = target.read_text()
     assert text.startswith("<!doctype html>") and "flow 2:" in text and "why" in text
     assert "<script src=" not in text  # plotly is inlined: the report opens offline
+
+
+def test_graph_writes_png_svg_and_pdf_and_names_bad_requests(tmp_path):
+    """``ackreplay graph``: the congestion graph of the biggest replayed flow (or each --flow) as a file;
+    an unknown flow exits 4 and an unknown format 2, each with its message and nothing written."""
+    code, out, _ = run("graph", SAMPLE, "-o", tmp_path / "g.png")
+    assert code == 0 and (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, out, _ = run("graph", SAMPLE, "--flow", "2", "--flow", "0", "-o", tmp_path / "w.svg", "--t0", "1",
+                       "--t1", "2", "--log", "-e", "be,abse")
+    assert code == 0 and "w-flow2.svg" in out and "w-flow0.svg" in out
+    svg = (tmp_path / "w-flow2.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "abse" in svg and "westwood_plus" not in svg
+    code, _, _ = run("graph", SAMPLE, "--flow", "2", "-o", tmp_path / "g.pdf")
+    assert code == 0 and (tmp_path / "g.pdf").read_bytes()[:5] == b"%PDF-"
+    code, _, err = run("graph", SAMPLE, "--flow", "7", "-o", tmp_path / "none.png")
+    assert code == 4 and "flow 7: no such flow" in err and not (tmp_path / "none.png").exists()
+    code, _, err = run("graph", SAMPLE, "-o", tmp_path / "g.txt")
+    assert code == 2 and "bad_format" in err

@@ -1,0 +1,86 @@
+"""``ackreplay graph FILE``: the congestion graph of a flow as a PNG, SVG or PDF file (no browser needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded
+from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from cli.inputs import label
+from cli.warmup import announce_cold
+
+
+def graph(
+    file: Annotated[Path, typer.Argument(help="Capture file (pcap, pcapng, optionally gzipped); - reads standard "
+                                              "input.")],
+    flow: Annotated[list[int] | None, typer.Option("--flow", help="The flow to draw (repeat for several; default: "
+                    "the replayed flow with the most bytes).")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="The file to write: .png, .svg or .pdf "
+                      "(default: <capture>-flow<ID>.png). With several flows, -flow<ID> is added to each name.")]
+    = None,
+    t0: Annotated[float | None, typer.Option("--t0", help="Window start (s since the flow's first packet).")] = None,
+    t1: Annotated[float | None, typer.Option("--t1", help="Window end (s).")] = None,
+    log: Annotated[bool, typer.Option("--log", help="Log scale on the rate panel (nothing clipped).")] = False,
+    estimators: Annotated[str | None, typer.Option("--estimators", "-e",
+                          help="Comma-separated estimators (default: all but NewReno drawn).")] = None,
+    width: Annotated[float, typer.Option("--width", min=4.0, max=40.0, help="Width in inches (150 dpi).")] = 12.0,
+    allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows whose sender view "
+                             "cannot be rebuilt.")] = False,
+    memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
+) -> None:
+    """Draw a flow's congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
+    estimates against the achieved rate, RTT) to a PNG, SVG or PDF file."""
+    from cli.score_cmd import flow_filter, score_input
+    from core.scoring import build_estimators
+    from estimators import EstimatorError
+    from graphs.congestion import source_for
+    from graphs.static import FORMATS, render
+
+    name = label(file)
+    if output is not None and output.suffix.lower().lstrip(".") not in FORMATS:
+        fail(EXIT_USAGE, "bad_format", f"cannot write {output.name!r}: the graph is written as "
+             f"{', '.join('.' + f for f in FORMATS)}")
+    chosen = [n.strip() for n in estimators.split(",") if n.strip()] if estimators else None
+    try:
+        ests = build_estimators(chosen, {})
+    except EstimatorError as exc:
+        fail(EXIT_USAGE, exc.code, exc.message)
+    announce_cold()
+    sc = score_input(file, ests, allow_vantage=allow_vantage, memory_budget=memory_budget << 20,
+                     select=flow_filter(flow, None, None))
+    replayed = {fr.flow_id: fr for fr in sc.replay.flows}
+    if flow:
+        missing = [f for f in flow if f not in replayed]
+        if missing:
+            known = {s.flow_id for s in sc.ingest.flows}
+            why = [f"flow {f}: " + (f"not replayed ({sc.replay.skipped[f]})" if f in sc.replay.skipped
+                                    else "no such flow" if f not in known else "not replayed") for f in missing]
+            fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: {'; '.join(why)} (`ackreplay flows {name}` lists "
+                 "them)")
+        ids = list(flow)
+    elif replayed:
+        ids = [max(sc.ingest.flows, key=lambda s: s.bytes if s.flow_id in replayed else -1).flow_id]
+    else:
+        fail(EXIT_NOT_FOUND, "no_replayed_flow", f"{name}: no flow was replayed ("
+             + "; ".join(f"flow {k}: {v}" for k, v in sc.replay.skipped.items()) + ")")
+    stem = Path(Path(name).name.split(".")[0])
+    shown = set(chosen) if chosen else {e.name for e in ests if e.name != "newreno"}
+    for fid in ids:
+        if output is None:
+            target = Path(f"{stem}-flow{fid}.png")
+        elif len(ids) > 1:
+            target = output.with_name(f"{output.stem}-flow{fid}{output.suffix}")
+        else:
+            target = output
+        summary = next(s for s in sc.ingest.flows if s.flow_id == fid)
+        data = source_for(sc.ingest, replayed[fid], fid).window(t0, t1, px=int(width * 150))
+        title = f"{Path(name).name} flow {fid}: {summary.sender} → {summary.receiver}"
+
+        def write(data: dict = data, target: Path = target, title: str = title) -> None:
+            render(data, target, title=title, log=log, shown=shown, width_in=width)
+
+        guarded(write)
+        print(f"wrote {target}")

@@ -1,0 +1,95 @@
+"""The congestion graph as a PNG or SVG file (matplotlib, no browser): the same four panels and colours as
+the dashboard's ``congestion.js``, drawn from :meth:`graphs.congestion.CongestionSource.window`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+#: The dashboard's palette (``congestion.js``), so an estimator has one colour everywhere.
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+           "#7f7f7f"]
+FORMATS = ("png", "svg", "pdf")
+
+
+def _xy(d: dict[str, list[Any]], scale: float = 1.0) -> tuple[list[float], list[float]]:
+    return d["t"], [float("nan") if v is None else v * scale for v in d["y"]]
+
+
+def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = False, shown: set[str] | None = None,
+           width_in: float = 12.0, dpi: int = 150) -> Path:
+    """Draw ``data`` (one window of the graph) to ``path``; the format follows the suffix (png, svg, pdf)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise ValueError(f"cannot write {path.name!r}: the graph is written as {', '.join(FORMATS)}")
+    names = [n for n in data["rates"] if n not in ("achieved", "truth")]
+    color = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
+    visible = [n for n in names if shown is None or n in shown]
+    fig, axes = plt.subplots(4, 1, sharex=True, figsize=(width_in, width_in * 0.85),
+                             gridspec_kw={"height_ratios": [1.4, 1, 1, 0.8]}, constrained_layout=True)
+    seq, flight, rates, rtt = axes
+    s = data["sequence"]
+    seq.plot(*_xy(s["sent"]), ".", ms=1.5, color="#222", label="data sent")
+    seq.plot(*_xy(s["retransmitted"]), "x", ms=5, color="#d62728", label="retransmitted")
+    seq.step(*_xy(s["ack"]), where="post", color="#2ca02c", lw=1, label="ACK")
+    if s["sack"]["t"]:
+        seq.vlines(s["sack"]["t"], s["sack"]["lo"], s["sack"]["hi"], color="#9467bd", lw=2, label="SACK blocks")
+    seq.step(*_xy(s["rwnd"]), where="post", color="#bcbd22", lw=0.8, label="receive window")
+    seq.set_ylabel("sequence (bytes)")
+
+    f = data["flight"]
+    flight.plot(*_xy(f["flight"]), color="#222", lw=0.8, label="bytes in flight")
+    flight.plot(*_xy(f["ideal"]), "_", ms=14, mew=2, color="black", label="ideal (rate × RTTmin)")
+    for n in visible:
+        e = f["estimators"].get(n)
+        if e:
+            flight.plot(e["t"], [float("nan") if v is None else v for v in e["ssthresh"]], "o", ms=4,
+                        color=color[n])
+            flight.plot(e["cwnd_t"], [float("nan") if v is None else v for v in e["cwnd"]], "D", ms=4,
+                        mfc="none", color=color[n])
+    flight.set_ylabel("in flight (bytes)")
+
+    r = data["rates"]
+    rates.plot(*_xy(r["achieved"], 1e-6), color="black", lw=2.5, label="achieved")
+    if "truth" in r:
+        rates.plot(*_xy(r["truth"], 1e-6), "--", color="grey", lw=2, label="truth")
+    if data.get("capacity_bps"):
+        rates.axhline(data["capacity_bps"] / 1e6, ls=":", color="grey", lw=1.5, label="capacity (dispersion)")
+    top = data.get("y_top")
+    for n in visible:
+        rates.plot(*_xy(r[n], 1e-6), color=color[n], lw=1, label=n)
+        clipped = data["clipped"].get(n)
+        if clipped and top and not log:
+            rates.plot(clipped["t"], [top / 1e6] * len(clipped["t"]), "^", ms=6, color=color[n], clip_on=False)
+    if log:
+        rates.set_yscale("log")
+    elif top:
+        rates.set_ylim(0, top / 1e6)
+    rates.set_ylabel("Mbit/s" + (" (log)" if log else ""))
+
+    rt = data["rtt"]
+    rtt.plot(*_xy(rt["samples"]), ".", ms=1.5, color="#1f77b4", label="RTT samples")
+    rtt.plot(*_xy(rt["srtt"]), color="#ff7f0e", lw=1, label="srtt")
+    rtt.plot(*_xy(rt["rttmin"]), "--", color="#2ca02c", lw=1, label="RTTmin")
+    rtt.set_ylabel("RTT (ms)")
+    rtt.set_xlabel("time since the flow's first packet (s)")
+    rtt.set_xlim(*data["window"])
+
+    for ep in data["episodes"]:
+        for ax in axes:
+            ax.axvspan(ep["start"], max(ep["end"], ep["start"]), color="#d62728" if ep["kind"] == "timeout"
+                       else "#ff7f0e", alpha=0.15, lw=0)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper left", fontsize=7, ncol=6, framealpha=0.8)
+    if title:
+        fig.suptitle(title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format=fmt, dpi=dpi)
+    plt.close(fig)
+    return path
