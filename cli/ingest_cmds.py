@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -59,7 +60,7 @@ def flows_table(cap: CaptureIngest) -> str:
     ]
     headers = ["flow", "sender", "receiver", "packets", "bytes", "Mbit/s", "rttmin ms", "mss", "retx",
                "fr/rto", "vantage"]
-    return table(headers, rows, "rllrrrrrrrl")
+    return table(headers, rows, "rllrrrrrrrl", width=shutil.get_terminal_size((80, 24)).columns)
 
 
 def flows(

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from cli.compare_cmd import compare
 from cli.graph_cmd import graph
 from cli.ingest_cmds import acks, flows
 from cli.report_cmd import report
@@ -53,6 +54,7 @@ app.command()(migrate)
 app.command()(warmup)
 app.command()(report)
 app.command()(graph)
+app.command()(compare)
 app.add_typer(token_app, name="token")
 app.add_typer(quota_app, name="quota")
 

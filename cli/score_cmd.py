@@ -5,6 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
+import textwrap
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -15,7 +18,9 @@ from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from cli.inputs import label, regular_file
 from cli.progress import Progress
-from cli.score_table import score_table
+from cli.score_table import DEFAULT_WIDTH, score_table
+from cli.score_table import legend as column_legend
+from cli.summary import combined_summary
 from cli.warmup import announce_cold
 
 if TYPE_CHECKING:
@@ -46,8 +51,12 @@ def score(
                     "either end, repeatable.")] = None,
     port: Annotated[list[int] | None, typer.Option("--port", help="Replay only flows with this port at either "
                     "end, repeatable.")] = None,
+    legend: Annotated[bool, typer.Option("--legend/--no-legend", help="Table: say what each column is, under "
+                      "the tables.")] = True,
 ) -> None:
-    """Replay every TCP flow through the estimators and compare them (no server needed)."""
+    """Replay every TCP flow through the estimators and compare them (no server needed).
+
+    With several captures, the table ends with a combined summary over all their bulk flows."""
     # imported here, not at the top, so that other commands (`flows`, `serve`…) start without them
     from core.scoring import build_estimators, document, jsonable, parse_params
     from estimators import EstimatorError
@@ -64,25 +73,33 @@ def score(
     scored: list[ScoredCapture] = []
     select = flow_filter(flow, host, port)
     announce_cold()
-    for path in files:
-        name = label(path)
-        sc = score_input(path, ests, bar=Progress(Path(name).name), truth=given, use_sidecar=not no_sidecar,
-                         allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select)
-        missing = sorted(set(flow or []) - {s.flow_id for s in sc.ingest.flows})
-        if missing:
-            fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: no flow {', '.join(map(str, missing))} "
-                 f"(it has {len(sc.ingest.flows)}: `ackreplay flows {name}` lists them)")
-        for w in sc.ingest.stats.warnings:
-            warn(f"{name}: {w}")
-        scored.append(sc)
+    warnings: list[str] = []
+    with Progress(len(files)) as bar:
+        for path in files:
+            name = label(path)
+            sc = score_input(path, ests, bar=bar.file(Path(name).name), truth=given, use_sidecar=not no_sidecar,
+                             allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select)
+            missing = sorted(set(flow or []) - {s.flow_id for s in sc.ingest.flows})
+            if missing:
+                fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: no flow {', '.join(map(str, missing))} "
+                     f"(it has {len(sc.ingest.flows)}: `ackreplay flows {name}` lists them)")
+            warnings += [f"{name}: {w}" for w in sc.ingest.stats.warnings]
+            scored.append(sc)
+    for w in warnings:  # after the bar is gone
+        warn(w)
     doc = jsonable(document(scored, ests))
     if fmt == "json":
         print(json.dumps(doc, indent=2))
     elif fmt == "csv":
         print(scores_csv(doc), end="")
     else:
+        width = terminal_width()
         for sc in scored:
-            print(capture_text(sc, all_flows))
+            print(capture_text(sc, all_flows, width))
+        if len(scored) > 1:
+            print(combined_summary(scored, width))
+        if legend:
+            print(legend_text(width))
     if out is not None:
         guarded(lambda: write_outputs(out, scored, doc))
         print(f"wrote series, decisions, scores and report.html to {out}", file=__import__("sys").stderr)
@@ -99,7 +116,10 @@ def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use
     name = label(path)
     try:
         try:
-            with regular_file(path) as readable:
+            # an estimator's arithmetic on empty or degenerate input (no RTT sample yet…) yields NaN by design
+            # (ESTIMATORS.md: NaN before the first sample); numpy's warnings about it are not for the user
+            with regular_file(path) as readable, warnings.catch_warnings(), numpy_quiet():
+                warnings.simplefilter("ignore", RuntimeWarning)
                 sc = score_file(readable, ests, use_sidecar=use_sidecar and readable == path, progress=bar,
                                 **options)
         finally:
@@ -132,36 +152,59 @@ def flow_filter(flows: list[int] | None, hosts: list[str] | None, ports: list[in
     return keep
 
 
-def capture_text(sc: ScoredCapture, all_flows: bool = False) -> str:
+def numpy_quiet() -> Any:
+    import numpy as np
+
+    return np.errstate(all="ignore")
+
+
+def terminal_width() -> int:
+    """The terminal's width (``COLUMNS`` when set; 80 when stdout is not a terminal)."""
+    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+
+
+def _wrap(text: str, width: int, indent: str = "   ") -> str:
+    return textwrap.fill(text, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+
+
+def legend_text(width: int) -> str:
+    return "columns:\n" + column_legend(width)
+
+
+def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
     from core.scoring import capture_document
     from estimators.diagnostics import explain
     from estimators.replay import NOT_SELECTED
 
     d = capture_document(sc)
-    lines = [f"== {sc.path}" + (f"  (truth: {sc.truth_source})" if sc.truth_source else "")]
+    wide = width or 10_000
+    lines = [_wrap(f"== {sc.path}" + (f"  (truth: {sc.truth_source})" if sc.truth_source else ""), wide)]
     with_truth = sc.truth is not None
     min_bytes = sc.truth.min_flow_bytes if sc.truth is not None else 65536
     small = [f for f in d["flows"] if f["replayed"] and f["bytes"] < min_bytes]
     for f in d["flows"]:
         if not f["replayed"] or (f["bytes"] < min_bytes and not all_flows):
             continue
-        lines.append(f"-- flow {f['flow_id']}: {f['sender']} -> {f['receiver']}, goodput "
-                     f"{f['goodput_bps'] / 1e6:.3f} Mbit/s (bytes / connection duration; while delivering "
-                     f"{f['delivery_rate_bps'] / 1e6:.3f}), rttmin {1e3 * (f['rttmin_s'] or 0):.1f} ms, "
-                     f"{f['loss_events']} loss events, vantage {vantage_label(f)}")
-        lines.append(score_table(f["scores"], with_truth))
+        lines.append(_wrap(f"-- flow {f['flow_id']}: {f['sender']} -> {f['receiver']}, {f['bytes']:,} bytes, "
+                           f"goodput {f['goodput_bps'] / 1e6:.3f} Mbit/s (bytes / connection duration; while "
+                           f"delivering {f['delivery_rate_bps'] / 1e6:.3f}), rttmin "
+                           f"{1e3 * (f['rttmin_s'] or 0):.1f} ms, {f['loss_events']} loss events, vantage "
+                           f"{vantage_label(f)}", wide))
+        lines.append(score_table(f["scores"], with_truth, width))
         if f.get("diagnostics"):
-            lines += [f"  why: {line}" for line in explain(f["diagnostics"], f["scores"])]
+            lines += [_wrap(f"  why: {line}", wide, "       ") for line in explain(f["diagnostics"], f["scores"])]
     if small and not all_flows:
-        lines.append(f"{len(small)} flow(s) under {min_bytes} bytes replayed but not shown (--all-flows): "
-                     + ", ".join(str(f["flow_id"]) for f in small))
+        lines.append(_wrap(f"{len(small)} flow(s) under {min_bytes} bytes replayed but not shown (--all-flows): "
+                           + ", ".join(str(f["flow_id"]) for f in small), wide))
     skipped = [f for f in d["flows"] if not f["replayed"] and f["skipped_reason"] != NOT_SELECTED]
     if skipped:
-        lines.append("not replayed: " + "; ".join(f"flow {f['flow_id']} ({f['skipped_reason']})" for f in skipped))
+        lines.append(_wrap("not replayed: " + "; ".join(f"flow {f['flow_id']} ({f['skipped_reason']})"
+                                                       for f in skipped), wide))
     fair = d["scores"].get("fairness", {})
     if fair.get("goodput") is not None:
-        lines.append("Jain's fairness over bulk flows: goodput " + f"{fair['goodput']:.3f}; estimates " + ", ".join(
-            f"{k} {v:.3f}" for k, v in fair.items() if k != "goodput" and v is not None))
+        lines.append(_wrap("Jain's fairness over bulk flows: goodput " + f"{fair['goodput']:.3f}; estimates "
+                           + ", ".join(f"{k} {v:.3f}" for k, v in fair.items() if k != "goodput" and v is not None),
+                           wide))
     return "\n".join(lines) + "\n"
 
 
@@ -173,14 +216,18 @@ def vantage_label(f: dict[str, Any]) -> str:
 
 
 def scores_csv(doc: dict[str, Any]) -> str:
-    """One row per (capture, flow, estimator); parameters as JSON text."""
+    """One row per (capture, flow, estimator); parameters as JSON text. ``bytes`` and ``bulk`` (the flow carried
+    at least the truth's ``min_flow_bytes``, 64 kB by default: not a control connection) let a spreadsheet
+    or a DataFrame keep the bulk flows alone."""
     rows: list[dict[str, Any]] = []
     for cap in doc["captures"]:
+        min_bytes = (cap.get("truth") or {}).get("min_flow_bytes") or 65536
         for f in cap["flows"]:
             for name, s in f["scores"].items():
                 row = {"file": cap["file"], "flow_id": f["flow_id"], "sender": f["sender"],
-                       "receiver": f["receiver"], "vantage": f["vantage"],
-                       "reconstruction": f.get("reconstruction") or "", "estimator": name}
+                       "receiver": f["receiver"], "bytes": f["bytes"], "bulk": f["bytes"] >= min_bytes,
+                       "vantage": f["vantage"], "reconstruction": f.get("reconstruction") or "",
+                       "estimator": name}
                 row.update({k: v for k, v in s.items() if k != "parameters"})
                 row["parameters"] = json.dumps(s.get("parameters", {}), sort_keys=True)
                 rows.append(row)

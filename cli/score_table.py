@@ -1,27 +1,46 @@
-"""The comparison table of ``ackreplay score``: estimators as rows, key scores as columns, best marked."""
+"""The comparison table of ``ackreplay score``: estimators as rows, key scores as columns, best marked.
+
+Rendered with ``rich`` as plain text (no colour codes: safe to pipe) to fit a given width: when the
+columns do not fit, the table is split into blocks of whole columns, each repeating the estimator
+column, so that no number is ever wrapped. Headers carry their unit; :data:`LEGEND` says what each
+column is, printed once under the tables.
+"""
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
-from cli.render import table
-
-# (score key, header, scale, digits, what "best" means: "zero" | "min" | "max" | "one" | None)
-COLUMNS: tuple[tuple[str, str, float, int, str | None], ...] = (
-    ("mean_bps", "mean Mbit/s", 1e-6, 3, None),
-    ("mean_signed_rel_error", "bias", 1.0, 3, "zero"),
-    ("mean_abs_rel_error", "|err|", 1.0, 3, "min"),
-    ("over_share", "over", 1.0, 2, None),  # one-sided shares: never marked best alone (estimators.ranking)
-    ("under_share", "under", 1.0, 2, None),
-    ("cov", "cov", 1.0, 2, "min"),
-    ("convergence_s", "conv s", 1.0, 2, "min"),
-    ("ssthresh_over_ideal_median", "ss/ideal", 1.0, 2, "one"),
-    ("closer_than_newreno_share", ">NewReno", 1.0, 2, "max"),
+# (score key, header (name, unit), scale, digits, what "best" means: "zero" | "min" | "max" | "one" | None)
+COLUMNS: tuple[tuple[str, tuple[str, str], float, int, str | None], ...] = (
+    ("mean_bps", ("mean", "Mbit/s"), 1e-6, 3, None),
+    ("mean_signed_rel_error", ("bias", "(E-R)/R"), 1.0, 3, "zero"),
+    ("mean_abs_rel_error", ("|err|", "|E-R|/R"), 1.0, 3, "min"),
+    ("over_share", ("over", "share"), 1.0, 2, None),  # one-sided shares: never marked best alone (ranking)
+    ("under_share", ("under", "share"), 1.0, 2, None),
+    ("cov", ("cov", "sd/mean"), 1.0, 2, "min"),
+    ("convergence_s", ("conv", "s"), 1.0, 2, "min"),
+    ("ssthresh_over_ideal_median", ("ss/ideal", "median"), 1.0, 2, "one"),
+    ("closer_than_newreno_share", (">NewReno", "share"), 1.0, 2, "max"),
 )
 TRUTH_COLUMNS = (
-    ("mean_signed_rel_error_truth", "bias(truth)", 1.0, 3, "zero"),
-    ("mean_abs_rel_error_truth", "|err|(truth)", 1.0, 3, "min"),
+    ("mean_signed_rel_error_truth", ("bias", "vs truth"), 1.0, 3, "zero"),
+    ("mean_abs_rel_error_truth", ("|err|", "vs truth"), 1.0, 3, "min"),
 )
+#: What each column is (ESTIMATORS.md §5), printed once under the tables.
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("mean", "time-weighted mean estimate E (Mbit/s)"),
+    ("bias", "time-weighted mean of (E-R)/R, R = the achieved rate (best: 0)"),
+    ("|err|", "time-weighted mean of |E-R|/R (best: lowest)"),
+    ("over/under", "share of time E is >10 % above/below R (shown, never ranked alone)"),
+    ("cov", "coefficient of variation of E (best: lowest)"),
+    ("conv", "seconds until E stays within 10 % of R (best: lowest)"),
+    ("ss/ideal", "median ssthresh at loss events / (R x RTTmin) (best: 1)"),
+    (">NewReno", "share of loss events whose ssthresh is closer to the ideal than NewReno's (best: highest)"),
+    ("vs truth", "the same against the ground truth's fair share"),
+    ("*", "the best value of the column"),
+)
+DEFAULT_WIDTH = 80
 
 
 def _best(values: list[float | None], how: str | None) -> set[int]:
@@ -33,10 +52,12 @@ def _best(values: list[float | None], how: str | None) -> set[int]:
     return {i for i, v in pts if abs(key(v) - best) <= 1e-12}
 
 
-def score_table(scores: dict[str, dict[str, Any]], with_truth: bool) -> str:
+def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool
+                ) -> tuple[list[str], list[tuple[str, str]], list[list[str]]]:
+    """The table's content: estimator names, column headers (name, unit) and cells (``*`` on the best)."""
     names = [n for n in scores if n != "fairness"]
     cols = COLUMNS + (TRUTH_COLUMNS if with_truth else ())
-    rows = [[n] for n in names]
+    cells: list[list[str]] = [[] for _ in names]
     for key, _, scale, digits, how in cols:
         vals = [scores[n].get(key) for n in names]
         if key == "closer_than_newreno_share" and "newreno" in names:
@@ -44,5 +65,67 @@ def score_table(scores: dict[str, dict[str, Any]], with_truth: bool) -> str:
         best = _best(vals, how)
         for i, v in enumerate(vals):
             cell = "-" if v is None else f"{v * scale:.{digits}f}"
-            rows[i].append(cell + ("*" if i in best and len(names) > 1 else " "))
-    return table(["estimator"] + [c[1] for c in cols], rows, "l" + "r" * len(cols))
+            cells[i].append(cell + ("*" if i in best and len(names) > 1 else " "))
+    return names, [c[1] for c in cols], cells
+
+
+def _blocks(widths: list[int], first: int, width: int) -> list[list[int]]:
+    """Column indices per block: as many whole columns as fit beside the estimator column."""
+    blocks: list[list[int]] = [[]]
+    used = first
+    for i, w in enumerate(widths):
+        if blocks[-1] and used + w > width:
+            blocks.append([])
+            used = first
+        blocks[-1].append(i)
+        used += w
+    return blocks
+
+
+def score_table(scores: dict[str, dict[str, Any]], with_truth: bool, width: int | None = DEFAULT_WIDTH) -> str:
+    """The table as text no wider than ``width`` (None: one block however wide)."""
+    names, headers, cells = score_cells(scores, with_truth)
+    return block_table("estimator", names, headers, cells, width)
+
+
+def block_table(first: str, names: list[str], headers: list[tuple[str, str]], cells: list[list[str]],
+                width: int | None = DEFAULT_WIDTH) -> str:
+    """Rows ``names`` × columns ``headers`` (name, unit) as plain text no wider than ``width``: whole columns
+    per block, the first column repeated in each, no cell ever wrapped or cut."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    pad = 3  # rich's cell padding (one space each side) and the column separator
+    first_w = max([len(first)] + [len(n) for n in names]) + pad
+    widths = [max(len(h[0]), len(h[1]), *(len(r[i]) for r in cells)) + pad for i, h in enumerate(headers)]
+    blocks = _blocks(widths, first_w, width) if width else [list(range(len(headers)))]
+    out = io.StringIO()
+    console = Console(file=out, width=max(width or 0, first_w + max(
+        sum(widths[i] for i in b) for b in blocks) + 2), color_system=None, highlight=False, emoji=False, markup=False)
+    for block in blocks:
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=False)
+        table.add_column(first, no_wrap=True, min_width=first_w - pad)
+        for i in block:
+            table.add_column(f"{headers[i][0]}\n{headers[i][1]}", justify="right", no_wrap=True,
+                             min_width=widths[i] - pad)
+        for name, row in zip(names, cells, strict=True):
+            table.add_row(name, *(row[i] for i in block))
+        console.print(table)
+    return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").splitlines())
+
+
+def legend(width: int | None = DEFAULT_WIDTH) -> str:
+    """What each column is, one line per column (wrapped to ``width``)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    out = io.StringIO()
+    console = Console(file=out, width=width or 200, color_system=None, highlight=False, emoji=False, markup=False)
+    table = Table(box=None, show_header=False, pad_edge=False, title=None)
+    table.add_column(no_wrap=True)
+    table.add_column()
+    for key, text in LEGEND:
+        table.add_row(key, text)
+    console.print(table)
+    return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").splitlines())

@@ -7,7 +7,8 @@ no user run pays it; any other first run prints one line on stderr instead of si
 
 The warm-up capture, ``cli/data/warmup.pcap`` (71 kB), is the first 600 packets of the bundled
 ``samples/sample.pcap`` (real Linux TCP, two connections, two fast-retransmit loss events): enough to
-reach every kernel that ``score`` runs (and the congestion graph's), with ground truth so that the truth scores compile too.
+reach every kernel that ``score`` runs (and the congestion graph's), with ground truth so that the truth
+scores compile too.
 """
 
 from __future__ import annotations

@@ -31,11 +31,46 @@ ProgressFn = Callable[[str, float], None]
 
 @dataclass
 class ScoredCapture:
+    """One capture ingested, replayed and scored: ``score_file``'s result, for scripts and notebooks."""
+
     path: Path
     ingest: CaptureIngest
     replay: CaptureReplay
     truth: Truth | None
     truth_source: str | None
+
+    @property
+    def min_flow_bytes(self) -> int:
+        return self.truth.min_flow_bytes if self.truth is not None else 65536
+
+    def scores_frame(self) -> Any:
+        """One row per (replayed flow, estimator): the flow's endpoints, bytes, ``bulk`` (at least
+        ``min_flow_bytes``: not a control connection), vantage, and every score (a Polars DataFrame; the
+        same columns as ``ackreplay score -f csv`` without the parameters)."""
+        import polars as pl
+
+        flows = pl.DataFrame([{"flow_id": s.flow_id, "sender": s.sender, "receiver": s.receiver, "bytes": s.bytes,
+                               "bulk": s.bytes >= self.min_flow_bytes, "vantage": s.vantage,
+                               "reconstruction": s.reconstruction} for s in self.ingest.flows],
+                             schema_overrides={"reconstruction": pl.String})
+        frame = self.replay.scores_frame()
+        return flows.join(frame, on="flow_id", how="inner").with_columns(pl.lit(str(self.path)).alias("file")) \
+            .select("file", pl.exclude("file"))
+
+    def to_pandas(self) -> Any:
+        """:meth:`scores_frame` as a pandas DataFrame (``pip install 'ackreplay[pandas]'``)."""
+        return self.scores_frame().to_pandas()
+
+    def _repr_html_(self) -> str:  # notebooks: the bulk flows' scores
+        import html
+
+        import polars as pl
+
+        bulk = self.scores_frame().filter(pl.col("bulk"))
+        return (f"<p><b>{html.escape(str(self.path))}</b>: {len(self.ingest.flows)} flows, "
+                f"{bulk['flow_id'].n_unique()} bulk flows replayed"
+                + (f"; truth {html.escape(str(self.truth_source))}" if self.truth_source else "") + "</p>"
+                + bulk._repr_html_())
 
 
 def build_estimators(selected: Sequence[str] | None, params: dict[str, dict[str, Any]]) -> list[Estimator]:
@@ -115,11 +150,12 @@ def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
     return None, None
 
 
-def score_file(path: Path, estimators: Sequence[Estimator], *, truth: Truth | None = None,
+def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                use_sidecar: bool = True, allow_vantage: bool = False,
                progress: ProgressFn | None = None, memory_budget: int | None = DEFAULT_MEMORY_BUDGET,
                select: Callable[[Any], bool] | None = None) -> ScoredCapture:
     """Ingest and replay one capture. Raises ``IngestError`` / ``EstimatorError`` on bad input."""
+    path = Path(path)
     source = "command line" if truth is not None else None
     if truth is None and use_sidecar:
         truth, source = sidecar_truth(path)

@@ -39,6 +39,15 @@ class FlowReplay:
     window: tuple[float, float]  # score window, s since the flow's first packet
     diagnostics: dict[str, Any] = field(default_factory=dict)  # why the estimates are what they are (§7)
 
+    def scores_frame(self) -> pl.DataFrame:
+        """One row per estimator: its scores (ESTIMATORS.md §5; parameters left out)."""
+        return scores_frame({self.flow_id: self.scores})
+
+    def _repr_html_(self) -> str:  # notebooks
+        return (f"<p>flow {self.flow_id} ({self.vantage}): {self.series.height} ACK events, "
+                f"{self.decisions['episode'].n_unique() if self.decisions.height else 0} loss events</p>"
+                + self.scores_frame()._repr_html_())
+
 
 @dataclass
 class CaptureReplay:
@@ -46,6 +55,22 @@ class CaptureReplay:
     skipped: dict[int, str]  # flow id → why it was not replayed
     scores: dict[str, Any]  # estimator → aggregated scores; "fairness" → Jain's indices
     estimators: list[dict[str, Any]] = field(default_factory=list)  # name, parameters, version
+
+    def scores_frame(self) -> pl.DataFrame:
+        """One row per (replayed flow, estimator) with its scores."""
+        return scores_frame({f.flow_id: f.scores for f in self.flows})
+
+    def _repr_html_(self) -> str:  # notebooks
+        skipped = f"; not replayed: {', '.join(map(str, self.skipped))}" if self.skipped else ""
+        return f"<p>{len(self.flows)} flows replayed{skipped}</p>" + self.scores_frame()._repr_html_()
+
+
+def scores_frame(per_flow: Mapping[int, Mapping[str, Mapping[str, Any]]]) -> pl.DataFrame:
+    """{flow id: {estimator: scores}} as one row per (flow, estimator); parameters left out."""
+    rows = [{"flow_id": fid, "estimator": name, **{k: v for k, v in sc.items() if k != "parameters"}}
+            for fid, ests in per_flow.items() for name, sc in ests.items() if name != "fairness"]
+    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(
+        schema={"flow_id": pl.Int64, "estimator": pl.String})
 
 
 def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:

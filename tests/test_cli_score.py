@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -38,7 +39,7 @@ def test_table_marks_the_best_per_column():
     assert "flow 2: 10.201.1.1:40001 -> 10.201.2.1:5201" in out
     for name in ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "newreno"):
         assert re.search(rf"^{name}\s", out, re.M)
-    assert "*" in out and "bias(truth)" in out  # the sample's metadata sidecar gives the truth
+    assert "*" in out and "vs truth" in out  # the sample's metadata sidecar gives the truth
 
 
 def test_json_has_every_score_of_section_5():
@@ -214,3 +215,120 @@ def test_graph_writes_png_svg_and_pdf_and_names_bad_requests(tmp_path):
     assert code == 4 and "flow 7: no such flow" in err and not (tmp_path / "none.png").exists()
     code, _, err = run("graph", SAMPLE, "-o", tmp_path / "g.txt")
     assert code == 2 and "bad_format" in err
+
+
+def _cli_env(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=300)
+
+
+@pytest.mark.parametrize("columns", [60, 80, 132])
+def test_tables_fit_the_terminal_split_by_columns_never_mid_number(columns):
+    """Every line fits the terminal (paths aside); a table too wide is split into blocks of whole columns,
+    each repeating the estimator column; headers carry units; the legend says what each column is."""
+    res = _cli_env("score", SAMPLE, S09, columns=columns)
+    assert res.returncode == 0, res.stderr
+    lines = [line for line in res.stdout.splitlines() if str(SHARED) not in line and str(ROOT) not in line]
+    assert max(len(line) for line in lines) <= columns, max(lines, key=len)
+    flow2 = res.stdout.split("-- flow 2:")[1].split("why:")[0]
+    assert flow2.count("\nestimator") == (1 if columns >= 132 else 2 if columns >= 80 else 3)
+    assert "Mbit/s" in flow2 and "(E-R)/R" in flow2 and "vs truth" in flow2  # units in the headers
+    # each block holds every estimator with whole numbers: the be row's cells, block after block
+    be_cells = [c for line in flow2.splitlines() if line.startswith("be ") for c in line.split()[1:]]
+    assert be_cells[:3] == ["38.919", "15.524", "15.524"] and all(re.fullmatch(r"-|-?\d+\.\d+\*?", c)
+                                                                  for c in be_cells)
+    assert "columns:" in res.stdout and "ss/ideal    median ssthresh at loss events" in res.stdout
+    # several captures: a combined board over every bulk flow, ranked by the composite error
+    combined = res.stdout.split("== all 2 captures: 3 bulk flows")[1]
+    assert re.search(r"^tibet\s+1\s+3\s", combined, re.M)
+    assert "--no-legend" and "columns:" not in _cli_env("score", SAMPLE, "--no-legend").stdout
+
+
+def test_compare_puts_two_captures_side_by_side():
+    res = _cli_env("compare", SAMPLE, S09)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"A = {SAMPLE}") and "(2 bulk flows)" in res.stdout
+    tibet = next(line for line in res.stdout.splitlines() if line.startswith("tibet "))
+    a, b, change = (float(x) for x in tibet.split()[1:4])
+    assert change == pytest.approx(b - a, abs=1.5e-3)
+    assert max(len(line) for line in res.stdout.splitlines()[2:]) <= 80
+    bad = _cli_env("compare", SAMPLE, ROOT / "nope.pcap")
+    assert bad.returncode == 3 and "nope.pcap" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_csv_carries_bytes_and_a_bulk_flag():
+    code, out, _ = run("score", SAMPLE, "-e", "re", "-f", "csv")
+    assert code == 0
+    rows = {r["flow_id"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert rows["0"]["bytes"] == "480" and rows["0"]["bulk"] == "False"  # the control connection
+    assert int(rows["2"]["bytes"]) > 6_000_000 and rows["2"]["bulk"] == "True"
+    assert rows["2"]["vantage"] == "sender"
+
+
+def test_numpy_warnings_never_reach_the_terminal(monkeypatch):
+    """Degenerate arithmetic inside scoring (NaN by design before the first sample) is never reported as a
+    numpy warning to the user."""
+    import numpy as np
+
+    import core.scoring
+
+    real = core.scoring.score_file
+
+    def noisy(*args, **kwargs):
+        np.mean(np.array([]))  # "Mean of empty slice"
+        _ = np.float64(1.0) / np.float64(0.0)  # "divide by zero"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core.scoring, "score_file", noisy)
+    import warnings as w
+
+    with w.catch_warnings(record=True) as caught:
+        w.simplefilter("always")
+        code, _, err = run("score", SAMPLE, "-e", "re")
+    assert code == 0 and not [c for c in caught if issubclass(c.category, RuntimeWarning)]
+    assert "RuntimeWarning" not in err
+
+
+def test_one_progress_bar_on_a_terminal_that_leaves_nothing_behind():
+    """On a terminal, one bar covers every input (1/2, 2/2) and is erased at the end; stdout is the table."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "score", str(SAMPLE), str(S09)], stdout=subprocess.PIPE,
+                            stderr=slave, env={**os.environ, "COLUMNS": "80", "TERM": "xterm"}, cwd=ROOT)
+    os.close(slave)
+    out = proc.stdout.read() if proc.stdout else b""
+    proc.wait(timeout=300)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    text = seen.decode()
+    assert proc.returncode == 0 and "sample.pcap (1/2)" in text and "(2/2) replay" in text
+    assert text.endswith("\x1b[2K")  # the bar's line erased: nothing left behind
+    assert "\n" not in text.replace("\r\n\x1b[?25h", "")  # one line, redrawn in place
+    assert out.decode().startswith("== ")
+
+
+def test_notebook_results_convert_to_pandas_and_render_as_html():
+    from core.scoring import build_estimators, score_file
+
+    sc = score_file(SAMPLE, build_estimators(["re", "abse"], {}))
+    frame = sc.scores_frame()
+    assert frame.columns[:8] == ["file", "flow_id", "sender", "receiver", "bytes", "bulk", "vantage",
+                                 "reconstruction"]
+    assert frame.filter(pl.col("bulk"))["flow_id"].unique().to_list() == [2]
+    df = sc.to_pandas()
+    assert type(df).__module__.startswith("pandas") and df.shape == frame.shape
+    assert df.loc[(df.flow_id == 2) & (df.estimator == "re"), "mean_abs_rel_error"].iloc[0] == pytest.approx(
+        sc.replay.flows[-1].scores["re"]["mean_abs_rel_error"])
+    html_text = sc._repr_html_()
+    assert "<table" in html_text and "1 bulk flows replayed" in html_text
+    assert "<table" in sc.replay._repr_html_() and "<table" in sc.replay.flows[-1]._repr_html_()

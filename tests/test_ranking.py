@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from cli.score_table import score_table
+from cli.score_table import score_cells, score_table
 from estimators.ranking import DIRECTIONS, ORDER, board, derived, quartiles
 
 
@@ -64,14 +64,14 @@ def test_an_estimator_that_over_estimates_everywhere_is_never_ranked_first():
 
 def test_the_cli_table_never_stars_a_one_sided_share():
     flows = _flows(1)[0]
-    table = score_table({n: {**s, "mean_bps": 1e6} for n, s in flows.items()}, with_truth=False)
-    header, _, *rows = table.splitlines()
-    cols = header.replace("mean Mbit/s", "mean").split()  # one header of two words
-    over_col, under_col = cols.index("over"), cols.index("under")
-    for row in rows:
-        cells = row.split()
-        assert not cells[over_col].endswith("*") and not cells[under_col].endswith("*"), row
-    assert any(r.startswith("good") and "*" in r for r in rows)
+    scores = {n: {**s, "mean_bps": 1e6} for n, s in flows.items()}
+    names, headers, cells = score_cells(scores, with_truth=False)
+    over_col, under_col = headers.index(("over", "share")), headers.index(("under", "share"))
+    for name, row in zip(names, cells, strict=True):
+        assert not row[over_col].endswith("*") and not row[under_col].endswith("*"), name
+    assert any(n == "good" and any(c.endswith("*") for c in row) for n, row in zip(names, cells, strict=True))
+    table = score_table(scores, with_truth=False, width=None)  # the rendered table shows the same cells
+    assert [line.split()[0] for line in table.splitlines()[3:]] == names
 
 
 def test_derived_scores_and_quartiles():

@@ -1,0 +1,52 @@
+"""``ackreplay compare A B``: two captures side by side (e.g. before and after a change of path or stack)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.errors import EXIT_USAGE, fail, warn
+from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from cli.inputs import label
+from cli.progress import Progress
+from cli.warmup import announce_cold
+
+
+def compare(
+    a: Annotated[Path, typer.Argument(help="Capture A (pcap, pcapng, optionally gzipped).")],
+    b: Annotated[Path, typer.Argument(help="Capture B.")],
+    estimators: Annotated[str | None, typer.Option("--estimators", "-e",
+                          help="Comma-separated estimators (default: all).")] = None,
+    truth: Annotated[str | None, typer.Option("--truth", help="Ground truth for both (default: each capture's "
+                     "sidecar, if any).")] = None,
+    allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows whose sender view "
+                             "cannot be rebuilt.")] = False,
+    memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
+) -> None:
+    """Compare two captures side by side: each estimator's median composite error, |err| and bias over each
+    capture's bulk flows, the change from A to B, and its rank in each."""
+    from cli.score_cmd import numpy_quiet, score_input, terminal_width
+    from cli.summary import compare_text
+    from core.scoring import build_estimators
+    from estimators import EstimatorError
+    from estimators.truth import Truth
+
+    try:
+        ests = build_estimators([n.strip() for n in estimators.split(",") if n.strip()] if estimators else None, {})
+        given = Truth.parse(truth) if truth else None
+    except EstimatorError as exc:
+        fail(EXIT_USAGE, exc.code, exc.message)
+    announce_cold()
+    scored = []
+    with Progress(2) as bar:
+        for path in (a, b):
+            sc = score_input(path, ests, bar=bar.file(Path(label(path)).name), truth=given,
+                             allow_vantage=allow_vantage, memory_budget=memory_budget << 20)
+            scored.append(sc)
+    for sc in scored:
+        for w in sc.ingest.stats.warnings:
+            warn(f"{sc.path}: {w}")
+    with numpy_quiet():
+        print(compare_text(scored[0], scored[1], terminal_width()))
