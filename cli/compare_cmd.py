@@ -9,7 +9,7 @@ import typer
 
 from cli.errors import EXIT_USAGE, fail, warn
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import label
+from cli.inputs import FilterOption, label
 from cli.progress import Progress
 from cli.warmup import announce_cold
 
@@ -24,10 +24,11 @@ def compare(
     allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows whose sender view "
                              "cannot be rebuilt.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
+    filter_expr: FilterOption = None,
 ) -> None:
     """Compare two captures side by side: each estimator's median composite error, |err| and bias over each
     capture's bulk flows, the change from A to B, and its rank in each."""
-    from cli.score_cmd import numpy_quiet, score_input, terminal_width
+    from cli.score_cmd import flow_filter, numpy_quiet, score_input, terminal_width
     from cli.summary import compare_text
     from core.scoring import build_estimators
     from estimators import EstimatorError
@@ -38,12 +39,13 @@ def compare(
         given = Truth.parse(truth) if truth else None
     except EstimatorError as exc:
         fail(EXIT_USAGE, exc.code, exc.message)
+    select = flow_filter(None, None, None, filter_expr)
     announce_cold()
     scored = []
     with Progress(2) as bar:
         for path in (a, b):
             sc = score_input(path, ests, bar=bar.file(Path(label(path)).name), truth=given,
-                             allow_vantage=allow_vantage, memory_budget=memory_budget << 20)
+                             allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select)
             scored.append(sc)
     for sc in scored:
         for w in sc.ingest.stats.warnings:

@@ -9,7 +9,7 @@ import typer
 
 from cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import label
+from cli.inputs import FilterOption, label
 from cli.warmup import announce_cold
 
 
@@ -30,6 +30,7 @@ def graph(
     allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows whose sender view "
                              "cannot be rebuilt.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
+    filter_expr: FilterOption = None,
 ) -> None:
     """Draw a flow's congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
     estimates against the achieved rate, RTT) to a PNG, SVG or PDF file."""
@@ -50,7 +51,7 @@ def graph(
         fail(EXIT_USAGE, exc.code, exc.message)
     announce_cold()
     sc = score_input(file, ests, allow_vantage=allow_vantage, memory_budget=memory_budget << 20,
-                     select=flow_filter(flow, None, None))
+                     select=flow_filter(flow, None, None, filter_expr))
     replayed = {fr.flow_id: fr for fr in sc.replay.flows}
     if flow:
         missing = [f for f in flow if f not in replayed]

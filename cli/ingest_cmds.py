@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
-from cli.inputs import label, regular_file
+from cli.inputs import FilterOption, label, regular_file
 from cli.render import num, table
 from cli.warmup import announce_cold
 from ingest import CaptureIngest, FlowSummary, ingest_capture
@@ -48,7 +49,7 @@ def load(path: Path, memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB) -> Captur
     return cap
 
 
-def flows_table(cap: CaptureIngest) -> str:
+def flows_table(cap: CaptureIngest, keep: Callable[[Any], bool] | None = None) -> str:
     rows = [
         [
             str(s.flow_id), s.sender, s.receiver, str(s.packets), str(s.bytes), num(s.goodput_bps, 1e-6, 3),
@@ -56,7 +57,7 @@ def flows_table(cap: CaptureIngest) -> str:
             f"{s.fast_retransmit_events}/{s.timeout_events}",
             s.vantage + (" (rebuilt)" if s.reconstruction and s.reconstruction_sound else ""),
         ]
-        for s in cap.flows
+        for s in cap.flows if keep is None or keep(s)
     ]
     headers = ["flow", "sender", "receiver", "packets", "bytes", "Mbit/s", "rttmin ms", "mss", "retx",
                "fr/rto", "vantage"]
@@ -68,20 +69,33 @@ def flows(
                                                       "standard input.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of flow objects.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
+    filter_expr: FilterOption = None,
 ) -> None:
     """List the TCP flows (directions of connections that carried data) in captures."""
+    keep: Callable[[Any], bool] | None = None
+    if filter_expr is not None:
+        from ingest.flowfilter import FilterError, compile_filter
+
+        try:
+            keep = compile_filter(filter_expr)
+        except FilterError as exc:
+            fail(EXIT_USAGE, exc.code, exc.message)
     out: list[dict[str, Any]] = []
     for path in files:
         cap = load(path, memory_budget)
+        shown = [s for s in cap.flows if keep is None or keep(s)]
         if as_json:
-            out += [{"file": label(path), **flow_json(s)} for s in cap.flows]
+            out += [{"file": label(path), **flow_json(s)} for s in shown]
             continue
         st = cap.stats
         skipped = ", ".join(f"{k} {v}" for k, v in st.skipped.items()) or "none"
         grouped = f"; analysed in {st.connection_groups} connection groups (memory budget)" if st.spilled else ""
         print(f"{label(path)}: {st.format}{' (gzip)' if st.gzipped else ''}, {st.records} packets, "
               f"{st.tcp_packets} TCP, {st.connections} connections, {st.flows} flows; skipped: {skipped}{grouped}")
-        print(flows_table(cap) if cap.flows else "(no TCP flow carried data)")
+        if keep is not None:
+            print(f"{len(shown)} of {len(cap.flows)} flows match the filter")
+        print(flows_table(cap, keep) if shown else "(no TCP flow carried data)" if not cap.flows
+              else "(no flow matches the filter)")
         print()
     if as_json:
         print(json.dumps(out, indent=2))

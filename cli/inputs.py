@@ -15,9 +15,16 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Annotated, BinaryIO
+
+import typer
 
 STDIN = "-"
+#: ``--filter``: a pcap-filter expression selecting connections (``ingest.flowfilter``).
+FilterOption = Annotated[str | None, typer.Option(
+    "--filter", "-F", metavar="EXPR", help="Keep only connections matching this pcap-filter expression "
+    "(tcpdump syntax: host, net, port, portrange, src/dst, ip/ip6/tcp, and/or/not), e.g. 'port 5201 and net "
+    "10.0.0.0/8'.")]
 CHUNK = 1 << 20
 
 

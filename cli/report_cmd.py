@@ -9,7 +9,7 @@ import typer
 
 from cli.errors import EXIT_USAGE, fail, guarded
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import label
+from cli.inputs import FilterOption, label
 from cli.warmup import announce_cold
 
 
@@ -23,10 +23,11 @@ def report(
     allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows whose sender view "
                              "cannot be rebuilt.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
+    filter_expr: FilterOption = None,
 ) -> None:
     """Write the self-contained HTML report of one capture (opens offline)."""
     from cli.report import render
-    from cli.score_cmd import score_input
+    from cli.score_cmd import flow_filter, score_input
     from core.scoring import build_estimators
     from estimators import EstimatorError
 
@@ -35,8 +36,9 @@ def report(
         ests = build_estimators([n.strip() for n in estimators.split(",") if n.strip()] if estimators else None, {})
     except EstimatorError as exc:
         fail(EXIT_USAGE, exc.code, exc.message)
+    select = flow_filter(None, None, None, filter_expr)
     announce_cold()
-    sc = score_input(file, ests, allow_vantage=allow_vantage, memory_budget=memory_budget << 20)
+    sc = score_input(file, ests, allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select)
     target = output or Path(Path(name).name.split(".")[0] + ".html")
     text = render([sc])
 

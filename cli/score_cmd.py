@@ -16,7 +16,7 @@ import typer
 
 from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import label, regular_file
+from cli.inputs import FilterOption, label, regular_file
 from cli.progress import Progress
 from cli.score_table import DEFAULT_WIDTH, score_table
 from cli.score_table import legend as column_legend
@@ -53,6 +53,7 @@ def score(
                     "end, repeatable.")] = None,
     legend: Annotated[bool, typer.Option("--legend/--no-legend", help="Table: say what each column is, under "
                       "the tables.")] = True,
+    filter_expr: FilterOption = None,
 ) -> None:
     """Replay every TCP flow through the estimators and compare them (no server needed).
 
@@ -71,7 +72,7 @@ def score(
     except EstimatorError as exc:
         fail(EXIT_USAGE, exc.code, exc.message)
     scored: list[ScoredCapture] = []
-    select = flow_filter(flow, host, port)
+    select = flow_filter(flow, host, port, filter_expr)
     announce_cold()
     warnings: list[str] = []
     with Progress(len(files)) as bar:
@@ -135,9 +136,19 @@ def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use
     return sc
 
 
-def flow_filter(flows: list[int] | None, hosts: list[str] | None, ports: list[int] | None
-                ) -> Callable[[Any], bool] | None:
-    """The flows ``--flow``/``--host``/``--port`` select (each option: any of its values; all options given)."""
+def flow_filter(flows: list[int] | None, hosts: list[str] | None, ports: list[int] | None,
+                expr: str | None = None) -> Callable[[Any], bool] | None:
+    """The flows ``--flow``/``--host``/``--port``/``--filter`` select (each option: any of its values; all
+    options given). A filter expression that cannot be used ends the process with exit 2 and its message."""
+    if expr is not None:
+        from ingest.flowfilter import FilterError, compile_filter
+
+        try:
+            matches = compile_filter(expr)
+        except FilterError as exc:
+            fail(EXIT_USAGE, exc.code, exc.message)
+        rest = flow_filter(flows, hosts, ports)
+        return matches if rest is None else (lambda s: matches(s) and rest(s))
     if not (flows or hosts or ports):
         return None
 
