@@ -95,20 +95,21 @@ class _Parser:
         return pred
 
     def or_expr(self) -> Predicate:
-        left = self.and_expr()
-        while self.peek() in ("or", "||"):
-            self.take()
-            right = self.and_expr()
-            left = (lambda a, b: lambda s, d: a(s, d) or b(s, d))(left, right)
-        return left
+        return self._chain(("or", "||"), self.and_expr, any)
 
     def and_expr(self) -> Predicate:
-        left = self.not_expr()
-        while self.peek() in ("and", "&&"):
+        return self._chain(("and", "&&"), self.not_expr, all)
+
+    def _chain(self, ops: tuple[str, ...], operand: Callable[[], Predicate],
+               combine: Callable[[Any], bool]) -> Predicate:
+        """``operand (op operand)*``, left to right, short-circuiting like ``any``/``all``."""
+        parts = [operand()]
+        while self.peek() in ops:
             self.take()
-            right = self.not_expr()
-            left = (lambda a, b: lambda s, d: a(s, d) and b(s, d))(left, right)
-        return left
+            parts.append(operand())
+        if len(parts) == 1:
+            return parts[0]
+        return lambda s, d: combine(p(s, d) for p in parts)
 
     def not_expr(self) -> Predicate:
         if self.peek() in ("not", "!"):
