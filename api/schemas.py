@@ -223,6 +223,8 @@ class RunSummaryOut(BaseModel):
     batch_id: str | None = Field(None, examples=[None])
     created_at: Timestamp
     captures: list[str] = Field(examples=[[CAPTURE_ID]])
+    capture_names: list[str] = Field(default_factory=list, description="the captures' names, in the order of "
+                                     "captures", examples=[["sample.pcap"]])
     estimators: list[str] = Field(examples=[["be", "re", "abse"]])
 
 

@@ -238,8 +238,11 @@ def list_runs(session: Session, owner: Owner, *, capture_id: str | None = None,
         q = q.where(Run.id.in_(select(RunCapture.run_id).where(RunCapture.capture_id == capture_id)))
     out = []
     for run in session.scalars(q.order_by(Run.created_at.desc()).limit(limit)):
-        caps = [c for (c,) in session.execute(select(RunCapture.capture_id).where(RunCapture.run_id == run.id))]
+        rows = session.execute(select(RunCapture.capture_id, Capture.name).join(
+            Capture, Capture.id == RunCapture.capture_id).where(RunCapture.run_id == run.id)
+            .order_by(Capture.name)).all()
         out.append({"id": run.id, "status": run.status, "is_default": run.is_default, "batch_id": run.batch_id,
-                    "created_at": run.created_at, "captures": caps,
+                    "created_at": run.created_at, "captures": [c for c, _ in rows],
+                    "capture_names": [n for _, n in rows],
                     "estimators": [e["name"] for e in run.estimators]})
     return out

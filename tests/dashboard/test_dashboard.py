@@ -79,11 +79,16 @@ def page(browser) -> Iterator[Page]:
     context.close()
 
 
-def shot(page: Page, name: str) -> None:
+def shot(page: Page, name: str, docs_part: str | None = None) -> None:
+    """A full-page screenshot into test-artifacts/; with ACKREPLAY_UPDATE_SCREENSHOTS=1 also into docs/ (the
+    element ``docs_part`` when given, else the window)."""
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / name), full_page=True)
     if os.environ.get("ACKREPLAY_UPDATE_SCREENSHOTS") == "1":
-        page.screenshot(path=str(ROOT / "docs" / name), full_page=False)
+        if docs_part:
+            page.locator(docs_part).screenshot(path=str(ROOT / "docs" / name))
+        else:
+            page.screenshot(path=str(ROOT / "docs" / name), full_page=False)
 
 
 def plot_counts(page: Page, div: str) -> list[int]:
@@ -139,7 +144,7 @@ def test_upload_run_charts_sorting_and_leaderboard(server, page):
     assert ss == flow["loss_events"]
     expect(page.locator("#scores-table tbody tr")).to_have_count(9)
     expect(page.locator("#flow-select option")).to_have_count(6)
-    shot(page, "dashboard-flow.png")
+    shot(page, "dashboard-flow.png", "#view")
 
     # toggling an estimator off hides it in every panel and updates the URL
     page.uncheck('#toggles input[value="be"]')
@@ -394,4 +399,55 @@ def test_offline_report_draws_the_congestion_graph(browser, tmp_path):
     expect(page.locator("#congestion-0")).to_have_attribute("data-window", "1.000000,1.500000")
     shot(page, "report-flow.png")
     assert outside == [] and problems == [], (outside, problems)
+    context.close()
+
+
+def test_flows_appear_while_the_run_is_going_and_say_why_they_were_not_replayed(server, page):
+    """The capture page lists the flows as soon as ingest has found them (the run still going: 'pending'),
+    then says per flow whether it was replayed and, when not, why; the run picker names the captures."""
+    cid, run_id = _default_run(server, S09)
+
+    def still_running(route):
+        body = route.fetch().json()
+        body.update(status="running", progress={"tasks_done": 1, "tasks_total": 3})
+        for c in body["captures"]:
+            c["skipped_flows"] = {}
+        route.fulfill(json=body)
+
+    page.route(f"**/api/v1/runs/{run_id}", still_running)
+    page.goto(f"{server}/dashboard/#/captures/{cid}?run={run_id}")
+    expect(page.locator("#run-status")).to_contain_text("running")
+    rows = page.locator("#flows-table tbody tr")
+    expect(rows).to_have_count(6)
+    expect(rows.first.locator("td").last).to_have_text("pending")
+    page.unroute(f"**/api/v1/runs/{run_id}")
+    expect(page.locator("#run-status")).to_contain_text("succeeded", timeout=30_000)
+    expect(page.locator("#flows-table tbody tr", has_text="10.201.1.1:40001").first).to_contain_text("replayed")
+    receiver = page.locator("#flows-table tbody tr", has_text="receiver").first
+    expect(receiver).to_contain_text("not replayed: vantage receiver")
+    runs = httpx.get(f"{server}/api/v1/runs", params={"capture": cid}).json()
+    assert runs[0]["capture_names"] == [S09.name]
+    page.goto(f"{server}/dashboard/#/compare?runs={run_id}")
+    expect(page.locator(f"#runs-select option[value='{run_id}']")).to_contain_text(S09.name)
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_nothing_overflows_at_desktop_and_phone_widths(server, browser, width):
+    """At 1400 px and 390 px no page is wider than the window (tables scroll inside their own box)."""
+    cid, run_id = _default_run(server, S09)
+    flows = httpx.get(f"{server}/api/v1/captures/{cid}/flows").json()
+    fid = max(flows, key=lambda f: f["bytes"])["flow_id"]
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    for path, ready in ((f"#/captures/{cid}?run={run_id}", "#flows-table"),
+                        (f"#/runs/{run_id}/captures/{cid}/flows/{fid}", "#congestion[data-ready='1']"),
+                        (f"#/compare?runs={run_id}", "#leaderboard"), ("#/captures", "#captures-table")):
+        page.goto(f"{server}/dashboard/{path}")
+        page.wait_for_selector(ready, timeout=60_000)
+        wide = page.evaluate(f"""[...document.querySelectorAll("body *")]
+            .filter(e => e.getBoundingClientRect().right > {width} + 1 && !e.closest(".table-wrap"))
+            .map(e => e.tagName + "#" + e.id + "." + e.className).slice(0, 8)""")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, (path, wide)
+        if width == 390 and "flows/" in path:
+            shot(page, "dashboard-flow-phone.png", "section:has(#congestion)")
     context.close()

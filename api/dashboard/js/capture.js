@@ -1,4 +1,5 @@
-// One capture: its flows (sortable) and the live progress of its runs.
+// One capture: its flows (sortable; listed as soon as ingest has found them, while the run is still going, each
+// saying whether it was replayed and, when not, why) and the live progress of its runs.
 import { get } from "./api.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
 
@@ -12,6 +13,7 @@ const FLOW_COLUMNS = [
   { key: "loss_events", label: "loss events" },
   { key: "retransmissions", label: "retransmissions" },
   { key: "vantage", label: "vantage", text: true, fmt: (v, f) => vantageLabel(f) },
+  { key: "replay", label: "replay", text: true, fmt: (v) => (v === "replayed" ? v : html`<span class="muted reason">${v}</span>`) },
 ];
 
 /** "receiver (reconstructed)" for a flow rebuilt as its sender saw it (ESTIMATORS.md §7). */
@@ -38,35 +40,55 @@ export async function captureView(view, id, alive) {
     </section>
     <section><h2>Flows</h2><div class="toolbar"><button class="secondary" id="export-flows">Export CSV</button></div><div id="flows"></div></section>`);
   document.getElementById("run-select").addEventListener("change", (e) => { setQuery({ run: e.target.value }); captureView(view, id, alive); });
-  await follow(run, alive);
+  document.getElementById("export-flows").addEventListener("click", () => download(`${cap.name}-flows.csv`, toCsv(FLOW_COLUMNS, flows)));
+  const link = (r) => (run ? `#/runs/${run.id}/captures/${id}/flows/${r.flow_id}` : null);
+  const state = { key: q.get("sort") || "flow_id", desc: q.get("desc") === "1" };
+  let flows = [];
+  let shown = "";
+  const drawFlows = (s) => {
+    const skipped = s?.captures.find((c) => c.capture_id === id)?.skipped_flows || {};
+    const done = !s || s.status === "succeeded" || s.status === "failed";
+    for (const f of flows) f.replay = skipped[f.flow_id] ? `not replayed: ${skipped[f.flow_id]}` : !run ? "no run" : done ? (s.status === "failed" ? "failed" : "replayed") : "pending";
+    const key = flows.map((f) => f.replay).join("|");
+    if (key === shown) return;
+    shown = key;
+    const box = document.getElementById("flows");
+    box.replaceChildren(sortableTable("flows-table", FLOW_COLUMNS, flows, {
+      link, sortKey: state.key, desc: state.desc,
+      onSort: (st) => { state.key = st.key; state.desc = st.desc; setQuery({ ...(run ? { run: run.id } : {}), sort: st.key, desc: st.desc ? "1" : "0" }); },
+    }));
+  };
+  const refresh = async (s) => {
+    if (!flows.length) {
+      flows = await get(`/captures/${id}/flows`);
+      if (!flows.length) return;
+    }
+    if (alive()) drawFlows(s);
+  };
+  const last = await follow(run, alive, refresh);
   if (!alive()) return;
   const fresh = await get(`/captures/${id}`);
   const status = document.getElementById("capture-status");
   status.textContent = fresh.status;
   status.className = `status-${fresh.status}`;
-  const flows = await get(`/captures/${id}/flows`);
-  if (!alive()) return;
-  const link = (r) => (run ? `#/runs/${run.id}/captures/${id}/flows/${r.flow_id}` : null);
-  const state = { key: q.get("sort") || "flow_id", desc: q.get("desc") === "1" };
-  document.getElementById("flows").append(sortableTable("flows-table", FLOW_COLUMNS, flows, {
-    link, sortKey: state.key, desc: state.desc,
-    onSort: (s) => setQuery({ ...(run ? { run: run.id } : {}), sort: s.key, desc: s.desc ? "1" : "0" }),
-  }));
-  document.getElementById("export-flows").addEventListener("click", () => download(`${cap.name}-flows.csv`, toCsv(FLOW_COLUMNS, flows)));
+  await refresh(last);
+  if (!flows.length) render(document.getElementById("flows"), html`<p class="muted">${fresh.status === "failed" ? "No flows: the capture could not be ingested." : "No TCP flow carried data."}</p>`);
 }
 
-async function follow(run, alive) {
+/** Poll the run until it ends, showing its progress; `tick(status)` after each poll. Returns the last status. */
+async function follow(run, alive, tick) {
   const bar = document.getElementById("run-progress");
   const text = document.getElementById("run-status");
-  if (!run) { text.textContent = "no run"; return; }
+  if (!run) { text.textContent = "no run"; return null; }
   for (;;) {
     const s = await get(`/runs/${run.id}`);
-    if (!alive()) return;
+    if (!alive()) return s;
+    await tick(s);
     const { tasks_done: done, tasks_total: total } = s.progress;
     bar.value = total ? done / total : 0;
     const errors = s.captures.filter((c) => c.error).map((c) => `${c.error_code}: ${c.error}`).join("; ");
     render(text, html`<span class="status-${s.status}">${s.status}</span> — ${done}/${total} tasks${errors ? html` · <span class="error">${errors}</span>` : ""}`);
-    if (s.status === "succeeded" || s.status === "failed") return;
+    if (s.status === "succeeded" || s.status === "failed") return s;
     await new Promise((r) => setTimeout(r, 400));
   }
 }

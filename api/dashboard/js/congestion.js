@@ -58,12 +58,14 @@ function traces(d, { shown, log }) {
   return out;
 }
 
-function layout(d, { log, height }) {
+function layout(d, { log, height, compact }) {
   const shapes = d.episodes.map((e) => ({ type: "rect", xref: "x", yref: "paper", x0: e.start, x1: e.end, y0: 0, y1: 1,
     fillcolor: e.kind === "timeout" ? "rgba(214,39,40,0.18)" : "rgba(255,127,14,0.15)", line: { width: 1, color: e.kind === "timeout" ? "rgba(214,39,40,0.5)" : "rgba(255,127,14,0.45)" }, layer: "below" }));
   const titles = ["sequence (bytes)", "in flight (bytes)", log ? "Mbit/s (log)" : "Mbit/s", "RTT (ms)"];
+  // narrow screens: no legend (the estimator toggles above the graph name the colours), tighter margins
   const lay = {
-    height, margin: { t: 40, l: 70, r: 20, b: 50 }, hovermode: "closest", dragmode: "zoom", shapes,
+    height, margin: compact ? { t: 10, l: 55, r: 8, b: 45 } : { t: 40, l: 70, r: 20, b: 50 }, hovermode: "closest",
+    dragmode: "zoom", shapes, showlegend: !compact,
     legend: { orientation: "h", y: 1.0, yanchor: "bottom", x: 0, traceorder: "normal" },
     xaxis: { title: { text: "time since the flow's first packet (s)" }, range: d.window, autorange: false, anchor: "y4" },
   };
@@ -82,7 +84,7 @@ function layout(d, { log, height }) {
  * `el.dataset`: ready ("1" once drawn), points, fullResolution, window.
  */
 export async function drawCongestion(el, data, opts = {}) {
-  const state = { data, shown: opts.shown ?? null, log: !!opts.log, height: opts.height ?? 900 };
+  const state = { data, shown: opts.shown ?? null, log: !!opts.log, height: opts.height ?? 900, compact: (el.clientWidth || 1200) < 600 };
   const config = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
   let busy = false, pending = null, timer = null;
   const mark = () => {

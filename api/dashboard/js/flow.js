@@ -3,7 +3,7 @@
 // full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
 // and why. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
 import { blob, get } from "./api.js";
-import { drawCongestion } from "./congestion.js";
+import { drawCongestion, estimatorColors } from "./congestion.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
 
 const CONFIG = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
@@ -43,8 +43,8 @@ export async function flowView(view, runId, captureId, flowId, alive) {
       ? html` <strong class="reconstructed">(reconstructed, ${flow.confidence} confidence)</strong></p>
     <p class="muted" id="reconstruction">${flow.reconstruction_evidence}. ${flow.confidence_note}.` : ""}</p>
     <fieldset class="card"><legend>Estimators shown</legend><div class="toggles" id="toggles">${names.map((n) => shown.has(n)
-      ? html`<label><input type="checkbox" value="${n}" checked> ${n}</label>`
-      : html`<label><input type="checkbox" value="${n}"> ${n}</label>`)}</div></fieldset>
+      ? html`<label><input type="checkbox" value="${n}" checked><span class="swatch" data-estimator="${n}"></span>${n}</label>`
+      : html`<label><input type="checkbox" value="${n}"><span class="swatch" data-estimator="${n}"></span>${n}</label>`)}</div></fieldset>
     <section class="card"><h2>Congestion graph</h2>
       <div class="toolbar"><label class="inline"><input type="checkbox" id="log-scale" ${q.get("log") === "1" ? html`checked` : ""}> log scale (rates)</label>
         <button class="secondary" id="reset-zoom">whole flow</button><button class="secondary" id="png-congestion">PNG</button><button class="secondary" id="csv-series">CSV (full resolution)</button>
@@ -56,6 +56,8 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     <section><h2>Scores</h2><div class="toolbar"><button class="secondary" id="csv-scores">CSV</button></div><div id="scores"></div></section>
     <section class="card" id="why"><h2>Why</h2><ul>${whyLines(diag).map((w) => html`<li>${w}</li>`)}</ul></section>`);
   bindSelector();
+  const colors = estimatorColors(names);  // the graph's colours, beside each toggle (the legend hides on phones)
+  document.querySelectorAll(".swatch[data-estimator]").forEach((sw) => { sw.style.background = colors[sw.dataset.estimator]; });
   const plot = document.getElementById("congestion");
   const resolution = document.getElementById("graph-resolution");
   const win = { x: range[0] !== null ? range : null };
@@ -92,10 +94,12 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   const dtraces = [
     { x: episodes.map((d) => d.t_rel), y: episodes.map((d) => d.ideal_truth_segments ?? d.ideal_segments), name: "ideal", mode: "markers", marker: { symbol: "line-ew-open", size: 18, color: "black" } },
     { x: episodes.map((d) => d.t_rel), y: episodes.map((d) => d.newreno_ssthresh_segments), name: "NewReno", mode: "markers", marker: { symbol: "x", size: 9, color: "grey" } },
-    ...[...byEst].filter(([n]) => n !== "newreno").map(([n, ds]) => ({ x: ds.map((d) => d.t_rel), y: ds.map((d) => d.ssthresh_segments), name: n, mode: "markers" })),
+    ...[...byEst].filter(([n]) => n !== "newreno").map(([n, ds]) => ({ x: ds.map((d) => d.t_rel), y: ds.map((d) => d.ssthresh_segments), name: n, mode: "markers", marker: { color: colors[n] } })),
   ];
-  await Plotly.newPlot("decisions", dtraces, { title: { text: "ssthresh each estimator would set at each loss event" }, legend: LEGEND,
-    xaxis: { title: { text: "time since the flow's first packet (s)" } }, yaxis: { title: { text: "segments" } }, margin: { t: 90 } }, CONFIG);
+  const narrow = plot.clientWidth < 600;
+  await Plotly.newPlot("decisions", dtraces, { title: { text: narrow ? "ssthresh at each loss" : "ssthresh each estimator would set at each loss event" },
+    legend: LEGEND, showlegend: !narrow, xaxis: { title: { text: "time since the flow's first packet (s)" } }, yaxis: { title: { text: "segments" } },
+    margin: narrow ? { t: 40, l: 50, r: 8 } : { t: 90 } }, CONFIG);
 
   const scoreCols = [
     { key: "estimator", label: "estimator", text: true },
