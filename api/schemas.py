@@ -144,13 +144,14 @@ class EpisodeOut(BaseModel):
 class GraphOut(BaseModel):
     """The congestion graph of one flow over a time window (graphs/congestion.py; docs/service.md)."""
 
-    flow_id: int
-    mss: int
-    t_span: list[float] = Field(description="the whole flow: first and last packet (s)")
-    window: list[float] = Field(description="the window drawn, [t0, t1] (s)")
-    px: int = Field(description="pixel columns: every series keeps ≤ 4 points per column (first, min, max, last)")
-    full_resolution: bool = Field(description="true when no point of the window was left out")
-    points: int
+    flow_id: int = Field(examples=[2])
+    mss: int = Field(examples=[1448])
+    t_span: list[float] = Field(description="the whole flow: first and last packet (s)", examples=[[0.0, 20.2]])
+    window: list[float] = Field(description="the window drawn, [t0, t1] (s)", examples=[[0.0, 20.2]])
+    px: int = Field(description="pixel columns: every series keeps ≤ 4 points per column (first, min, max, last)",
+                    examples=[1200])
+    full_resolution: bool = Field(description="true when no point of the window was left out", examples=[False])
+    points: int = Field(examples=[52958])
     sequence: dict[str, Any] = Field(description="sent, retransmitted, ack, rwnd ({t, y}: bytes) and sack "
                                                  "({t, lo, hi})")
     flight: dict[str, Any] = Field(description="flight ({t, y}: bytes), ideal ({t, y}) and estimators: "

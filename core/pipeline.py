@@ -27,7 +27,8 @@ from core.scoring import build_estimators, jsonable
 from core.storage import Store, get_store
 from estimators import EstimatorError
 from estimators import __version__ as VERSION
-from estimators.replay import bulk_flow_ids, capture_scores, plan, replay_flow, truth_function
+from estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
+from estimators.replay import bulk_flow_ids, capture_scores, flow_columns, flow_rows, plan, replay_flow, truth_function
 from estimators.truth import Truth
 from ingest import IngestError, ingest_capture
 
@@ -236,11 +237,16 @@ def replay_task(task_id: str) -> None:
         decision_rows: list[dict[str, Any]] = []
         series_parts: list[pl.DataFrame] = []
         series_key = f"series/{run.id}/{cap.id}/{task.chunk}.parquet"  # one table per task, column flow_id
+        # each flow's rows as zero-copy numpy slices of the task's tables, converted once (as the CLI does)
+        acks_of = flow_columns(tables["acks"], ACK_COLUMNS) if tables else None
+        segs_of = flow_columns(tables["segments"], SEGMENT_COLUMNS) if tables else None
+        eps_of = flow_rows(tables["episodes"]) if tables else None
         for fid in task.flow_ids:
+            assert acks_of is not None and segs_of is not None and eps_of is not None
             f = flows[fid]
-            acks, segs, eps = (tables[n].filter(pl.col("flow_id") == fid) for n in ("acks", "segments", "episodes"))
+            eps = eps_of(fid)
             labels = truth.loss_labels(f.sender, f.receiver, eps["start_t"].to_list()) if truth is not None else None
-            rep = replay_flow(fid, f.vantage, acks, segs, eps, int(f.summary["mss"]), ests,
+            rep = replay_flow(fid, f.vantage, acks_of(fid), segs_of(fid), eps, int(f.summary["mss"]), ests,
                               truth=truth_function(truth, fid, deliveries), loss_truth=labels)
             series_parts.append(rep.series.with_columns(pl.lit(fid, pl.Int32).alias("flow_id")))
             result_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": e.name,
@@ -267,8 +273,8 @@ def replay_task(task_id: str) -> None:
 
 
 def _deliveries(store: Store, capture_id: str, bulk: list[int]) -> list[np.ndarray]:
-    frame = store.read_parquet(f"captures/{capture_id}/deliveries.parquet")
-    return [frame.filter(pl.col("flow_id") == fid)["t"].to_numpy() for fid in bulk]
+    rows = flow_columns(store.read_parquet(f"captures/{capture_id}/deliveries.parquet"), ("t",))
+    return [rows(fid)["t"] for fid in bulk]
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:

@@ -138,7 +138,8 @@ def run_graph(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: Se
               t0: Annotated[float | None, Query(description="window start (s since the flow's first packet)",
                                                 examples=[0.0])] = None,
               t1: Annotated[float | None, Query(description="window end (s)", examples=[5.0])] = None,
-              px: Annotated[int, Query(ge=50, le=4000, description="pixel columns")] = 1200) -> Response:
+              px: Annotated[int, Query(ge=50, le=4000, description="pixel columns",
+                                       examples=[1200])] = 1200) -> Response:
     data = results.graph(session, store, results.get_run(session, owner, run_id), capture_id, flow_id,
                          t0=t0, t1=t1, px=px)
     return Response(json.dumps(data, separators=(",", ":"), allow_nan=False), media_type="application/json")
