@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, names
 from estimators import __version__ as VERSION
 from estimators.replay import CaptureReplay, describe, replay_capture
@@ -126,6 +124,8 @@ def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
         side = path.with_name(path.name + suffix)
         if side.exists():
             text = side.read_text()
+            import yaml  # only for a YAML sidecar: it costs a short command's start-up otherwise
+
             try:
                 data = json.loads(text) if suffix.endswith("json") else yaml.safe_load(text)
             except (json.JSONDecodeError, yaml.YAMLError) as exc:
