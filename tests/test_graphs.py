@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from core.scoring import build_estimators, score_file
 from graphs.congestion import CongestionSource, source_for
 from graphs.downsample import column_hull, m4_indices
-from tests.conftest import ROOT
+from tests.conftest import ROOT, shared_captures
 
 SAMPLE = ROOT / "samples" / "sample.pcap"
 
@@ -110,3 +110,23 @@ def test_narrow_graphs_thin_per_pixel_and_zoom_brings_points_back(sample_graph):
     assert fine["window"] == [t0, t1]
     everything = src.window(-math.inf, math.inf)
     assert everything["window"] == list(src.t_span)
+
+
+@pytest.mark.parametrize("capture", shared_captures(), ids=lambda p: p.name)
+def test_every_replayed_flow_of_every_shared_capture_has_a_graph(capture):
+    """Receiver-side and mid-path rebuilds, no SACK, no timestamps, no handshake, timeouts: every replayed
+    flow's graph builds, is plain JSON, holds its ACKs and loss events, and zooms."""
+    sc = score_file(capture, build_estimators(None, {}), allow_vantage=True)
+    for fr in sc.replay.flows:
+        src = source_for(sc.ingest, fr, fr.flow_id)
+        g = src.window(px=400)
+        json.dumps(g, allow_nan=False)
+        summary = next(s for s in sc.ingest.flows if s.flow_id == fr.flow_id)
+        assert len(g["sequence"]["ack"]["t"]) == min(summary.acks, len(g["sequence"]["ack"]["t"])) > 0 \
+            or summary.acks == 0
+        assert sum(e["count"] for e in g["episodes"]) == summary.loss_events
+        assert set(g["rates"]) >= {"achieved"} | {e for e in fr.scores}
+        a, b = g["t_span"]
+        mid = src.window(a + (b - a) * 0.4, a + (b - a) * 0.5, px=400)
+        series = [*mid["sequence"].values(), mid["flight"]["flight"], *mid["rates"].values(), *mid["rtt"].values()]
+        assert mid["window"][0] >= a - 1e-9 and all(len(x["t"]) <= 4 * 400 + 2 for x in series)
