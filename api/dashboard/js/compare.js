@@ -2,6 +2,7 @@
 // a table (median and interquartile range over flows; composite_error first; one-sided shares not ranked) and
 // a heat map of ranks; each non-zero "wins" number links down to the flows behind it.
 import { get } from "./api.js";
+import { plotlyReady } from "./congestion.js";
 import { download, html, num, query, render, setQuery, toCsv } from "./util.js";
 
 export async function compareView(view, alive) {
@@ -52,6 +53,7 @@ export async function compareView(view, alive) {
   }));
   const ranked = scores.filter((s) => board.scores[s].ranked);
   const z = ranked.map((s) => names.map((n) => cell(s, n).rank ?? null));
+  const Plotly = await plotlyReady();
   await Plotly.newPlot("heatmap", [{ type: "heatmap", z, x: names, y: ranked, colorscale: [[0, "#1a9850"], [0.5, "#fee08b"], [1, "#d73027"]],
     text: z.map((r) => r.map((v) => (v ? `#${v}` : ""))), texttemplate: "%{text}", hovertemplate: "%{y}<br>%{x}: rank %{z}<extra></extra>" }],
     { title: { text: "Rank by score (1 = best)" }, margin: { l: 220, t: 60 } }, { responsive: true, displaylogo: false });

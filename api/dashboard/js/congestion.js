@@ -11,6 +11,17 @@ const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
   "#7f7f7f"];
 const ROWS = [["y", [0.71, 1.0]], ["y2", [0.47, 0.67]], ["y3", [0.23, 0.43]], ["y4", [0.0, 0.19]]];
 
+/** plotly.js, once its (async) script has run: the dashboard loads it beside the data, not before. */
+export function plotlyReady() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  const script = document.getElementById("plotly-js");
+  return new Promise((resolve, reject) => {
+    if (!script) { reject(new Error("plotly.js is not on the page")); return; }
+    script.addEventListener("load", () => resolve(window.Plotly), { once: true });
+    script.addEventListener("error", () => reject(new Error("plotly.js did not load")), { once: true });
+  });
+}
+
 /** The trace of one estimator's colour, stable across panels and pages. */
 export function estimatorColors(names) {
   const out = {};
@@ -84,6 +95,7 @@ function layout(d, { log, height, compact }) {
  * `el.dataset`: ready ("1" once drawn), points, fullResolution, window.
  */
 export async function drawCongestion(el, data, opts = {}) {
+  const Plotly = await plotlyReady();
   const state = { data, shown: opts.shown ?? null, log: !!opts.log, height: opts.height ?? 900, compact: (el.clientWidth || 1200) < 600 };
   const config = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
   let busy = false, pending = null, timer = null;

@@ -3,7 +3,7 @@
 // full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
 // and why. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
 import { blob, get } from "./api.js";
-import { drawCongestion, estimatorColors } from "./congestion.js";
+import { drawCongestion, estimatorColors, plotlyReady } from "./congestion.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
 
 const CONFIG = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
@@ -96,6 +96,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     { x: episodes.map((d) => d.t_rel), y: episodes.map((d) => d.newreno_ssthresh_segments), name: "NewReno", mode: "markers", marker: { symbol: "x", size: 9, color: "grey" } },
     ...[...byEst].filter(([n]) => n !== "newreno").map(([n, ds]) => ({ x: ds.map((d) => d.t_rel), y: ds.map((d) => d.ssthresh_segments), name: n, mode: "markers", marker: { color: colors[n] } })),
   ];
+  const Plotly = await plotlyReady();
   const narrow = plot.clientWidth < 600;
   await Plotly.newPlot("decisions", dtraces, { title: { text: narrow ? "ssthresh at each loss" : "ssthresh each estimator would set at each loss event" },
     legend: LEGEND, showlegend: !narrow, xaxis: { title: { text: "time since the flow's first packet (s)" } }, yaxis: { title: { text: "segments" } },
