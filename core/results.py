@@ -139,11 +139,12 @@ def series(session: Session, store: Store, run: Run, capture_id: str, flow_id: i
 
 
 class _GraphCache:
-    """The last few flows' graph sources, so that zooming re-reads nothing (a run's results never change
-    once written: a replay run twice writes the same rows)."""
+    """The last flows' graph sources, so that zooming re-reads nothing (a run's results never change once
+    written: a replay run twice writes the same rows). Bounded by the columns' bytes (a 1 M-ACK flow holds
+    ~150 MB); the newest source is always kept."""
 
-    def __init__(self, size: int = 4) -> None:
-        self.size = size
+    def __init__(self, max_bytes: int = 256 << 20) -> None:
+        self.max_bytes = max_bytes
         self.items: OrderedDict[tuple[str, str, int], CongestionSource] = OrderedDict()
         self.lock = threading.Lock()
 
@@ -155,7 +156,7 @@ class _GraphCache:
         source = build()
         with self.lock:
             self.items[key] = source
-            while len(self.items) > self.size:
+            while len(self.items) > 1 and sum(s.nbytes for s in self.items.values()) > self.max_bytes:
                 self.items.popitem(last=False)
         return source
 

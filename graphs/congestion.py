@@ -117,6 +117,12 @@ class CongestionSource:
             t_span=span,
         )
 
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the columns (what a cache of sources counts)."""
+        arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)] + list(self.rates.values())
+        return sum(a.nbytes for a in arrays) + int(self.decisions.estimated_size())
+
     # ---- one window of the graph
 
     def window(self, t0: float | None = None, t1: float | None = None, px: int = DEFAULT_PX) -> dict[str, Any]:

@@ -130,3 +130,23 @@ def test_every_replayed_flow_of_every_shared_capture_has_a_graph(capture):
         mid = src.window(a + (b - a) * 0.4, a + (b - a) * 0.5, px=400)
         series = [*mid["sequence"].values(), mid["flight"]["flight"], *mid["rates"].values(), *mid["rtt"].values()]
         assert mid["window"][0] >= a - 1e-9 and all(len(x["t"]) <= 4 * 400 + 2 for x in series)
+
+
+def test_the_service_cache_of_graph_sources_is_bounded_by_bytes(sample_graph):
+    from core.results import _GraphCache
+
+    src, _ = sample_graph
+    cache = _GraphCache(max_bytes=int(src.nbytes * 2.5))
+    built: list[int] = []
+
+    def build(i: int) -> CongestionSource:
+        built.append(i)
+        return src
+
+    for i in range(4):
+        assert cache.get(("run", "cap", i), lambda i=i: build(i)) is src
+    assert cache.get(("run", "cap", 3), lambda: build(99)) is src and built == [0, 1, 2, 3]  # a hit
+    assert list(cache.items) == [("run", "cap", 2), ("run", "cap", 3)]  # two fit in 2.5 sources' bytes
+    tiny = _GraphCache(max_bytes=1)
+    tiny.get(("r", "c", 0), lambda: src)
+    assert len(tiny.items) == 1  # the newest is kept whatever its size
