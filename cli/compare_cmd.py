@@ -28,7 +28,8 @@ def compare(
 ) -> None:
     """Compare two captures side by side: each estimator's median composite error, |err| and bias over each
     capture's bulk flows, the change from A to B, and its rank in each."""
-    from cli.score_cmd import flow_filter, numpy_quiet, score_input, terminal_width
+    from cli.render import terminal_width
+    from cli.score_cmd import flow_filter, score_input
     from cli.summary import compare_text
     from core.scoring import build_estimators
     from estimators import EstimatorError
@@ -50,5 +51,4 @@ def compare(
     for sc in scored:
         for w in sc.ingest.stats.warnings:
             warn(f"{sc.path}: {w}")
-    with numpy_quiet():
-        print(compare_text(scored[0], scored[1], terminal_width()))
+    print(compare_text(scored[0], scored[1], terminal_width()))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,7 +11,7 @@ import typer
 
 from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
 from cli.inputs import FilterOption, label, regular_file
-from cli.render import num, table
+from cli.render import num, table, terminal_width
 from cli.warmup import announce_cold
 from ingest import CaptureIngest, FlowSummary, ingest_capture
 from ingest.pipeline import DEFAULT_MEMORY_BUDGET
@@ -61,7 +60,7 @@ def flows_table(cap: CaptureIngest, keep: Callable[[Any], bool] | None = None) -
     ]
     headers = ["flow", "sender", "receiver", "packets", "bytes", "Mbit/s", "rttmin ms", "mss", "retx",
                "fr/rto", "vantage"]
-    return table(headers, rows, "rllrrrrrrrl", width=shutil.get_terminal_size((80, 24)).columns)
+    return table(headers, rows, "rllrrrrrrrl", width=terminal_width())
 
 
 def flows(

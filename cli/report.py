@@ -23,6 +23,7 @@ from plotly.offline import get_plotlyjs
 from cli.score_table import score_table
 from core.scoring import ScoredCapture
 from estimators.diagnostics import explain
+from estimators.replay import FlowReplay
 from graphs.congestion import source_for
 
 REPORT_PX = 2000
@@ -30,13 +31,13 @@ CONGESTION_JS = Path(__file__).resolve().parents[1] / "api" / "dashboard" / "js"
 LEGEND = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"}
 
 
-def decisions_figure(sc: ScoredCapture, flow_id: int) -> go.Figure:
+def decisions_figure(fr: FlowReplay, with_truth: bool) -> go.Figure:
     """Each estimator's ssthresh at every loss event against the ideal and NewReno's."""
-    fr = next(f for f in sc.replay.flows if f.flow_id == flow_id)
+    flow_id = fr.flow_id
     dec = go.Figure()
     if len(fr.decisions):
         eps = fr.decisions.unique("episode", keep="first", maintain_order=True)
-        ideal_col = "ideal_truth_segments" if sc.truth is not None else "ideal_segments"
+        ideal_col = "ideal_truth_segments" if with_truth else "ideal_segments"
         dec.add_scatter(x=eps["t_rel"].to_list(), y=eps[ideal_col].to_list(), name="ideal", mode="markers",
                         marker={"symbol": "line-ew-open", "size": 18, "color": "black"})
         dec.add_scatter(x=eps["t_rel"].to_list(), y=eps["newreno_ssthresh_segments"].to_list(), name="NewReno",
@@ -76,7 +77,7 @@ def render(scored: Sequence[ScoredCapture]) -> str:
         if sc.truth is not None:
             parts.append(f"<p>Ground truth ({html.escape(sc.truth_source or '')}): "
                          f"{html.escape(str(sc.truth.to_dict()))}</p>")
-        min_bytes = sc.truth.min_flow_bytes if sc.truth is not None else 65536
+        min_bytes = sc.min_flow_bytes
         small = []
         for fr in sc.replay.flows:
             summary = next(s for s in sc.ingest.flows if s.flow_id == fr.flow_id)
@@ -95,7 +96,8 @@ def render(scored: Sequence[ScoredCapture]) -> str:
             parts.append(f"<div id='{graph_id}' class='congestion' role='img' aria-label='congestion graph of flow "
                          f"{fr.flow_id}'></div>")
             if len(fr.decisions):
-                parts.append(decisions_figure(sc, fr.flow_id).to_html(full_html=False, include_plotlyjs=False))
+                fig = decisions_figure(fr, sc.truth is not None)
+                parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
             parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None))}</pre>")
             why = explain(fr.diagnostics, fr.scores) if fr.diagnostics else []
             if why:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 import textwrap
 import warnings
 from collections.abc import Callable
@@ -18,8 +17,9 @@ from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from cli.inputs import FilterOption, label, regular_file
 from cli.progress import Progress
-from cli.score_table import DEFAULT_WIDTH, score_table
+from cli.render import DEFAULT_WIDTH, terminal_width
 from cli.score_table import legend as column_legend
+from cli.score_table import score_table
 from cli.summary import combined_summary
 from cli.warmup import announce_cold
 
@@ -110,6 +110,8 @@ def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use
                 **options: Any) -> ScoredCapture:
     """Score one input (a file, or ``-``/a pipe) for ``score`` and ``report``: bad input ends the process
     with exit 3 and a message naming the problem, never a traceback; ``options`` go to ``score_file``."""
+    import numpy as np
+
     from core.scoring import score_file
     from estimators import EstimatorError
     from ingest import IngestError
@@ -119,7 +121,7 @@ def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use
         try:
             # an estimator's arithmetic on empty or degenerate input (no RTT sample yet…) yields NaN by design
             # (ESTIMATORS.md: NaN before the first sample); numpy's warnings about it are not for the user
-            with regular_file(path) as readable, warnings.catch_warnings(), numpy_quiet():
+            with regular_file(path) as readable, warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore", RuntimeWarning)
                 sc = score_file(readable, ests, use_sidecar=use_sidecar and readable == path, progress=bar,
                                 **options)
@@ -163,17 +165,6 @@ def flow_filter(flows: list[int] | None, hosts: list[str] | None, ports: list[in
     return keep
 
 
-def numpy_quiet() -> Any:
-    import numpy as np
-
-    return np.errstate(all="ignore")
-
-
-def terminal_width() -> int:
-    """The terminal's width (``COLUMNS`` when set; 80 when stdout is not a terminal)."""
-    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-
-
 def _wrap(text: str, width: int, indent: str = "   ") -> str:
     return textwrap.fill(text, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
@@ -191,7 +182,7 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
     wide = width or 10_000
     lines = [_wrap(f"== {sc.path}" + (f"  (truth: {sc.truth_source})" if sc.truth_source else ""), wide)]
     with_truth = sc.truth is not None
-    min_bytes = sc.truth.min_flow_bytes if sc.truth is not None else 65536
+    min_bytes = sc.min_flow_bytes
     small = [f for f in d["flows"] if f["replayed"] and f["bytes"] < min_bytes]
     for f in d["flows"]:
         if not f["replayed"] or (f["bytes"] < min_bytes and not all_flows):
@@ -230,9 +221,11 @@ def scores_csv(doc: dict[str, Any]) -> str:
     """One row per (capture, flow, estimator); parameters as JSON text. ``bytes`` and ``bulk`` (the flow carried
     at least the truth's ``min_flow_bytes``, 64 kB by default: not a control connection) let a spreadsheet
     or a DataFrame keep the bulk flows alone."""
+    from estimators.truth import DEFAULT_MIN_FLOW_BYTES
+
     rows: list[dict[str, Any]] = []
     for cap in doc["captures"]:
-        min_bytes = (cap.get("truth") or {}).get("min_flow_bytes") or 65536
+        min_bytes = (cap.get("truth") or {}).get("min_flow_bytes") or DEFAULT_MIN_FLOW_BYTES
         for f in cap["flows"]:
             for name, s in f["scores"].items():
                 row = {"file": cap["file"], "flow_id": f["flow_id"], "sender": f["sender"],

@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from cli.render import DEFAULT_WIDTH, column_blocks
+
 # (score key, header (name, unit), scale, digits, what "best" means: "zero" | "min" | "max" | "one" | None)
 COLUMNS: tuple[tuple[str, tuple[str, str], float, int, str | None], ...] = (
     ("mean_bps", ("mean", "Mbit/s"), 1e-6, 3, None),
@@ -40,7 +42,6 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("vs truth", "the same against the ground truth's fair share"),
     ("*", "the best value of the column"),
 )
-DEFAULT_WIDTH = 80
 
 
 def _best(values: list[float | None], how: str | None) -> set[int]:
@@ -69,19 +70,6 @@ def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool
     return names, [c[1] for c in cols], cells
 
 
-def _blocks(widths: list[int], first: int, width: int) -> list[list[int]]:
-    """Column indices per block: as many whole columns as fit beside the estimator column."""
-    blocks: list[list[int]] = [[]]
-    used = first
-    for i, w in enumerate(widths):
-        if blocks[-1] and used + w > width:
-            blocks.append([])
-            used = first
-        blocks[-1].append(i)
-        used += w
-    return blocks
-
-
 def score_table(scores: dict[str, dict[str, Any]], with_truth: bool, width: int | None = DEFAULT_WIDTH) -> str:
     """The table as text no wider than ``width`` (None: one block however wide)."""
     names, headers, cells = score_cells(scores, with_truth)
@@ -99,7 +87,7 @@ def block_table(first: str, names: list[str], headers: list[tuple[str, str]], ce
     pad = 3  # rich's cell padding (one space each side) and the column separator
     first_w = max([len(first)] + [len(n) for n in names]) + pad
     widths = [max(len(h[0]), len(h[1]), *(len(r[i]) for r in cells)) + pad for i, h in enumerate(headers)]
-    blocks = _blocks(widths, first_w, width) if width else [list(range(len(headers)))]
+    blocks = column_blocks(widths, first_w, width) if width else [list(range(len(headers)))]
     out = io.StringIO()
     console = Console(file=out, width=max(width or 0, first_w + max(
         sum(widths[i] for i in b) for b in blocks) + 2), color_system=None, highlight=False, emoji=False, markup=False)

@@ -23,9 +23,10 @@ SUMMARY_SCORES = (
 
 def bulk_flows(sc: ScoredCapture) -> dict[Any, dict[str, dict[str, Any]]]:
     """{(capture, flow id): {estimator: scores}} for the capture's replayed bulk flows."""
-    min_bytes = sc.truth.min_flow_bytes if sc.truth is not None else 65536
-    sizes = {s.flow_id: s.bytes for s in sc.ingest.flows}
-    return {(str(sc.path), fr.flow_id): fr.scores for fr in sc.replay.flows if sizes[fr.flow_id] >= min_bytes}
+    from estimators.replay import bulk_flow_ids
+
+    bulk = set(bulk_flow_ids(sc.ingest.flows, sc.truth))
+    return {(str(sc.path), fr.flow_id): fr.scores for fr in sc.replay.flows if fr.flow_id in bulk}
 
 
 def _fmt(v: float | None, digits: int) -> str:

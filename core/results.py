@@ -19,6 +19,7 @@ from core.owners import owned
 from core.storage import Store
 from estimators import ranking
 from estimators.replay import DECISION_SCHEMA
+from estimators.truth import DEFAULT_MIN_FLOW_BYTES
 from graphs.congestion import CongestionSource
 
 
@@ -206,7 +207,7 @@ def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> di
 def _bulk_flows(session: Session, capture_id: str) -> set[int]:
     """Flows carrying at least ``min_flow_bytes`` (64 kB unless the capture's truth says otherwise)."""
     cap = session.get(Capture, capture_id)
-    limit = int((cap.truth or {}).get("min_flow_bytes") or 65536) if cap else 65536
+    limit = int((cap.truth or {}).get("min_flow_bytes") or DEFAULT_MIN_FLOW_BYTES) if cap else DEFAULT_MIN_FLOW_BYTES
     return {fid for (fid,) in session.execute(select(Flow.flow_id).where(Flow.capture_id == capture_id,
                                                                          Flow.bytes >= limit))}
 

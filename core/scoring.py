@@ -20,7 +20,7 @@ from typing import Any
 from estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, names
 from estimators import __version__ as VERSION
 from estimators.replay import CaptureReplay, describe, replay_capture
-from estimators.truth import Truth, parse_drops
+from estimators.truth import Truth, min_flow_bytes, parse_drops
 from ingest import CaptureIngest, ingest_capture
 from ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
@@ -39,7 +39,7 @@ class ScoredCapture:
 
     @property
     def min_flow_bytes(self) -> int:
-        return self.truth.min_flow_bytes if self.truth is not None else 65536
+        return min_flow_bytes(self.truth)
 
     def scores_frame(self) -> Any:
         """One row per (replayed flow, estimator): the flow's endpoints, bytes, ``bulk`` (at least

@@ -22,7 +22,7 @@ from estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS, FlowInputs, numpy_co
 from estimators.newreno import newreno_ssthresh_segments
 from estimators.references import achieved_rate, truth_rate
 from estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
-from estimators.truth import Truth
+from estimators.truth import Truth, min_flow_bytes
 
 REFERENCE_WINDOW = 1.0  # W, s (ESTIMATORS.md §4)
 
@@ -238,7 +238,7 @@ def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
 
 def bulk_flow_ids(summaries: Sequence[Any], truth: Truth | None) -> list[int]:
     """Flows that carry at least ``min_flow_bytes`` (§4: the competitors for a fair share)."""
-    min_bytes = truth.min_flow_bytes if truth is not None else 65536
+    min_bytes = min_flow_bytes(truth)
     return [s.flow_id for s in summaries if s.bytes >= min_bytes]
 
 

@@ -54,6 +54,10 @@ def parse_drops(items: Any) -> list[tuple[float, int, int]]:
         raise EstimatorError("invalid_truth", "random_drops must be a list of {t, src_port, dst_port}") from None
 
 
+#: Flows carrying fewer bytes are control connections, not competitors for a fair share (§4).
+DEFAULT_MIN_FLOW_BYTES = 65536
+
+
 @dataclass
 class Truth:
     """``bottleneck_bps`` shared by ``all`` active bulk flows or given to ``each``; or a fixed
@@ -62,7 +66,7 @@ class Truth:
     bottleneck_bps: float | None = None
     shared_by: str = "all"
     fair_share_bps: float | None = None
-    min_flow_bytes: int = 65536
+    min_flow_bytes: int = DEFAULT_MIN_FLOW_BYTES
     flows: dict[int, float] = field(default_factory=dict)
     #: Per-loss ground truth (the capture testbed's NFLOG log): every randomly dropped data packet as
     #: (time, source port, destination port); None = the losses are not labelled.
@@ -119,7 +123,7 @@ class Truth:
             bottleneck_bps=None if bottleneck is None else parse_rate(bottleneck),
             shared_by=str(data.get("shared_by", "all")),
             fair_share_bps=None if share is None else parse_rate(share),
-            min_flow_bytes=parse_size(data.get("min_flow_bytes", 65536)),
+            min_flow_bytes=parse_size(data.get("min_flow_bytes", DEFAULT_MIN_FLOW_BYTES)),
             flows=flows,
             random_drops=parse_drops(data["random_drops"]) if "random_drops" in data else None,
         )
@@ -134,3 +138,8 @@ class Truth:
                 raise EstimatorError("invalid_truth", f"expected key=value in --truth, got {part!r}")
             items[key.strip()] = value.strip()
         return Truth.from_mapping(items)
+
+
+def min_flow_bytes(truth: Truth | None) -> int:
+    """The bytes a flow needs to count as a bulk flow: the truth's ``min_flow_bytes``, 64 kB without truth."""
+    return truth.min_flow_bytes if truth is not None else DEFAULT_MIN_FLOW_BYTES

@@ -13,7 +13,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   const base = `/runs/${runId}/captures/${captureId}/flows/${flowId}`;
   const q = query();
   const range = q.get("x") ? q.get("x").split(",").map(Number) : [null, null];
-  const px = Math.max(300, Math.min(4000, Math.round((view.clientWidth || 1200) - 90)));
+  const px = plotColumns(view.clientWidth || 1200);
   const [flow, flows, run] = await Promise.all([get(`/captures/${captureId}/flows/${flowId}`), get(`/captures/${captureId}/flows`), get(`/runs/${runId}`)]);
   if (!alive()) return;
   const skipped = run.captures.find((c) => c.capture_id === captureId)?.skipped_flows || {};
@@ -70,7 +70,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   const note = () => { resolution.textContent = `${plot.dataset.points} points drawn${plot.dataset.fullResolution === "true" ? " (full resolution)" : ", thinned per pixel (minima and maxima kept)"}`; };
   const graphApi = await drawCongestion(plot, graph, {
     shown, height: plot.clientWidth < 600 ? 720 : 900, log: q.get("log") === "1",
-    refetch: (t0, t1, w) => get(`${base}/graph`, { t0, t1, px: Math.max(300, Math.min(4000, w - 90)) }),
+    refetch: (t0, t1, w) => get(`${base}/graph`, { t0, t1, px: plotColumns(w) }),
     onWindow: (t0, t1) => {
       const [a, b] = graph.t_span;
       win.x = t0 <= a && t1 >= b ? null : [t0, t1];
@@ -124,6 +124,9 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     toCsv(Object.keys(decisions[0] || {}).map((k) => ({ key: k, label: k })), decisions)));
   document.getElementById("csv-scores").addEventListener("click", () => download(`flow-${flowId}-scores.csv`, toCsv(scoreCols, scores.items)));
 }
+
+/** Pixel columns of the graph's plot area in an element `width` px wide (the margins take ~90 px). */
+const plotColumns = (width) => Math.max(300, Math.min(4000, Math.round(width - 90)));
 
 async function hasResults(runId, captureId, flowId) {
   const page = await get(`/runs/${runId}/scores`, { capture: captureId, flow: flowId, limit: 1 });
