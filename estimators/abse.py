@@ -29,7 +29,7 @@ from estimators.registry import register
 _UWIN = 10
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def abse_kernel(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, rttmin: np.ndarray, flight: np.ndarray,
                 beta: float, big_n: float) -> np.ndarray:
     n = len(t)

@@ -54,6 +54,8 @@ class Estimator:
     citation: ClassVar[str]
     PARAMS: ClassVar[tuple[Param, ...]] = ()
     has_series: ClassVar[bool] = True
+    #: Relative time per event of ``series`` (replay starts the costliest first on parallel threads).
+    cost: ClassVar[float] = 1.0
 
     def __init__(self, **params: Any) -> None:
         known = {p.name: p for p in self.PARAMS}

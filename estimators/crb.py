@@ -33,6 +33,7 @@ class CRB(Estimator):
     """Combined RE/BE: RE when flight/(RE·RTTmin) > θ (congestion), else BE (seed 000 §3.1.2)."""
 
     name = "crb"
+    cost = 3.0
     title = "CRB (combined RE/BE)"
     citation = "Seed 000 §3.1.2"
     PARAMS = (

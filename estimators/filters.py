@@ -11,7 +11,7 @@ from numba import njit
 VIRTUAL_ALPHA = 0.6
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def tustin_step(est: float, prev: float, dt: float, s: float, tau: float, pairing: bool = True) -> float:
     """One Tustin low-pass step with the UCLA ns-2 idle rule (seed 000 eq. (1), fixed τ).
 
@@ -31,7 +31,7 @@ def tustin_step(est: float, prev: float, dt: float, s: float, tau: float, pairin
     return a * est + (1.0 - a) * ((s + prev) * 0.5 if pairing else s)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def adaptive_step(est: float, dt: float, s: float, tau: float) -> float:
     """ABSE's filter (seed 000 eq. (1) with the sample alone): ``ŝ = α·ŝ + (1 − α)·s``, same idle rule."""
     rem = dt

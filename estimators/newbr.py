@@ -31,7 +31,7 @@ from estimators.rate import re_series
 from estimators.registry import register
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rtt_state(rtt: np.ndarray, rttmin: np.ndarray, beta: float, gamma: float) -> tuple[np.ndarray, np.ndarray,
                                                                                       np.ndarray, np.ndarray]:
     """Per event: u, the latest RTT sample, the running mean of samples, rtt_max."""
@@ -102,6 +102,7 @@ class NewBR(Estimator):
     """NewBR: ERE = u·BE + (1−u)·RE, u from the queueing delay; loss type from the queue length."""
 
     name = "newbr"
+    cost = 2.5
     title = "NewBR"
     citation = "Seed 003 §III (Wu, Jie, Ding: TCP NewBR)"
     PARAMS = (

@@ -22,6 +22,7 @@ class NewReno(Estimator):
     """NewReno: halve the flight at a loss (RFC 6582); its rate flight/srtt is for reference only."""
 
     name = "newreno"
+    cost = 0.1
     title = "NewReno (baseline)"
     citation = "RFC 6582; RFC 5681"
     has_series = False

@@ -21,7 +21,7 @@ from estimators.params import Param
 from estimators.registry import register
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def re_samples(t: np.ndarray, d: np.ndarray, window: np.ndarray, fixed: float) -> np.ndarray:
     """Raw RE samples r_k (NaN where T is unknown). ``fixed`` > 0 replaces the per-event ``window``."""
     n = len(t)
@@ -45,7 +45,7 @@ def re_samples(t: np.ndarray, d: np.ndarray, window: np.ndarray, fixed: float) -
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def filtered(t: np.ndarray, samples: np.ndarray, tau: float, pairing: bool = True) -> np.ndarray:
     """Tustin-filter a sample series with gaps (NaN); the first sample seeds the filter."""
     n = len(t)

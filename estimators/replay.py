@@ -20,6 +20,7 @@ from estimators.base import TIMEOUT, Estimator, LossContext
 from estimators.diagnostics import flow_diagnostics
 from estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from estimators.newreno import newreno_ssthresh_segments
+from estimators.parallel import run_jobs
 from estimators.references import achieved_rate, truth_rate
 from estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
 from estimators.truth import Truth, min_flow_bytes
@@ -88,18 +89,29 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
     t = inp.t
     achieved = achieved_rate(t, inp.acked, REFERENCE_WINDOW)
     truth_arr = truth(inp.t_abs) if callable(truth) else truth
-    series = {e.name: e.series(inp) for e in estimators}
     # score window: one smoothed RTT after the first data segment, to the last ACK
     first_data = float(inp.seg_t[0]) if len(inp.seg_t) else (float(t[0]) if len(t) else 0.0)
     srtt_known = inp.srtt[~np.isnan(inp.srtt)]
     start = first_data + (float(srtt_known[0]) if len(srtt_known) else 0.0)
     end = float(t[-1]) if len(t) else start
+    weights = time_weights(t, start, end)  # shared by every estimate
+
+    def job(e: Estimator) -> Callable[[np.ndarray], tuple[np.ndarray, dict[str, Any]]]:
+        def run(scratch: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+            est = e.series(inp)
+            return est, series_scores(t, est, achieved, start, end, truth_arr, weights, scratch)
+        return run
+
+    # each estimate and its scores over time are independent: on every core, the costliest first
+    by_cost = sorted(range(len(estimators)), key=lambda k: -estimators[k].cost)
+    done = run_jobs([job(estimators[k]) for k in by_cost], len(t))
+    results = dict(zip((estimators[k].name for k in by_cost), done, strict=True))
+    series = {e.name: results[e.name][0] for e in estimators}
     rows = _decisions(inp, episodes, estimators, series, achieved, truth_arr)
     decisions = pl.DataFrame(rows, schema=DECISION_SCHEMA)
     scores: dict[str, dict[str, Any]] = {}
-    weights, scratch = time_weights(t, start, end), np.empty((4, len(t)))  # shared by every estimate
     for e in estimators:
-        s = series_scores(t, series[e.name], achieved, start, end, truth_arr, weights, scratch)
+        s = results[e.name][1]
         s.update(_decision_scores([r for r in rows if r["estimator"] == e.name], truth_arr is not None))
         if e.name == "newreno":  # "closer than NewReno" means nothing for NewReno itself
             for k in [k for k in s if k.startswith("closer_than_newreno_share")]:

@@ -45,7 +45,7 @@ def _num(x: float) -> float | None:
 # ``test_score_identity.py`` on every shared capture).
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
     """A leaf of numpy's pairwise sum: ``n`` ≤ 128 values, eight partial sums."""
     if n < 8:
@@ -75,7 +75,7 @@ def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
     return res
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:
     """``a[lo:lo+n].sum()`` summed in numpy's order (``pairwise_sum`` in numpy's ``loops_utils.h``: halves
     rounded down to a multiple of 8 until a block holds at most 128 values). Written with an explicit
@@ -107,13 +107,13 @@ def _pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:
     return vals[0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sum(a: np.ndarray, n: int) -> float:
     """``a[:n].sum()`` as numpy computes it (0.0 when empty)."""
     return 0.0 if n == 0 else _pairwise_sum(a, 0, n)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _weighted_median(v: np.ndarray, w: np.ndarray, n: int) -> float:
     """Weighted median of ``v[:n]`` (weights ``w[:n]`` > 0): the smallest value whose cumulative weight,
     in ascending order of value, reaches half the total — by selection (expected linear time; no sort).
@@ -165,7 +165,7 @@ def _weighted_median(v: np.ndarray, w: np.ndarray, n: int) -> float:
     return v[lo]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _relative(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float,
               tolerance: float, hold: float, buf: np.ndarray) -> np.ndarray:
     """Every relative score of ``est`` against ``ref`` (``RELATIVE_SCORES`` order, NaN = none)."""
@@ -221,7 +221,7 @@ def _relative(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, st
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _level(est: np.ndarray, w: np.ndarray, buf: np.ndarray) -> np.ndarray:
     """Mean, weighted median and coefficient of variation of ``est`` over time (NaN = none)."""
     out = np.full(3, np.nan)

@@ -26,7 +26,7 @@ from estimators.params import Param
 from estimators.registry import register
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def tibet_kernel(t: np.ndarray, length: np.ndarray, a: float) -> np.ndarray:
     n = len(t)
     out = np.full(n, np.nan)
@@ -78,6 +78,7 @@ class Tibet(_Tibet):
     """TIBET on ACKs: low-pass of bytes over low-pass of intervals (seed 001 §2)."""
 
     name = "tibet"
+    cost = 0.5
     title = "TIBET (ACK-based)"
     citation = "Seed 001 §2 (Capone, Fratta, Martignon: TIBET)"
 
@@ -90,6 +91,7 @@ class TibetTx(_Tibet):
     """TIBET on the sender's transmitted segments, evaluated at the ACKs (seed 001 §2, send-based)."""
 
     name = "tibet_tx"
+    cost = 6.0
     title = "TIBET (send-based)"
     citation = "Seed 001 §2, send-based variant"
 

@@ -23,7 +23,7 @@ from estimators.params import Param
 from estimators.registry import register
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def westwood_kernel(t: np.ndarray, d: np.ndarray, rtt: np.ndarray, min_window: float, gain: float) -> np.ndarray:
     n = len(t)
     out = np.full(n, np.nan)
@@ -61,6 +61,7 @@ class WestwoodPlus(Estimator):
     """Linux Westwood+: per-RTT tumbling windows, two cascaded 7/8 EWMAs (tcp_westwood.c)."""
 
     name = "westwood_plus"
+    cost = 0.3
     title = "Westwood+ (Linux)"
     citation = "Linux net/ipv4/tcp_westwood.c; Grieco & Mascolo, CCR 2004; seed 002 §IV (floor_half)"
     PARAMS = (
