@@ -25,9 +25,11 @@ SEGMENT_COLUMNS = ("t_rel", "len")
 def numpy_columns(frame: pl.DataFrame, names: tuple[str, ...]) -> dict[str, np.ndarray]:
     """Whole-table columns as numpy arrays (nulls filled as in :data:`ACK_FILL`), converted once."""
     out: dict[str, np.ndarray] = {}
-    for name in names:
-        c = frame[name]
-        out[name] = (c.fill_null(ACK_FILL[name]) if name in ACK_FILL else c).to_numpy()
+    filled = frame.select(pl.col(n).fill_null(ACK_FILL[n]) if n in ACK_FILL else pl.col(n) for n in names)
+    for name in names:  # (one Polars call: the nullable columns are filled in parallel)
+        arr = filled[name].to_numpy()
+        arr.flags.writeable = False  # flows get views of these: an estimator writing to its inputs fails loudly
+        out[name] = arr
     return out
 
 
@@ -120,42 +122,51 @@ class FlowInputs:
         last = np.flatnonzero(np.append(new_event[1:], True)) if n else np.empty(0, np.int64)
         starts = np.flatnonzero(new_event)
 
+        # No two rows share a timestamp: the rows are the events, and the columns are used as they are
+        # (views: nothing here or in the estimators writes to its inputs).
+        one_row_events = len(starts) == n
+
         def summed(name: str) -> np.ndarray:
-            v = col(name).astype(np.int64)
+            v = col(name).astype(np.int64, copy=False)
+            if one_row_events:
+                return v
             return np.add.reduceat(v, starts) if n else np.empty(0, np.int64)
 
         def at_last(name: str) -> np.ndarray:
-            return col(name)[last]
+            return col(name) if one_row_events else col(name)[last]
 
         rtt_rows = col("rtt")
-        # the last sample inside each event (used by the RTT filters: no sample is lost by merging)
-        idx = np.where(~np.isnan(rtt_rows), np.arange(n), -1)
-        latest = np.maximum.accumulate(idx) if n else idx
-        rtt_any = np.full(len(last), np.nan)
-        li = latest[last] if n else latest
-        ok = li >= starts if n else np.zeros(0, bool)
-        rtt_any[ok] = rtt_rows[li[ok]]
+        if one_row_events:
+            rtt_any = rtt_rows
+        else:  # the last sample inside each event (used by the RTT filters: no sample is lost by merging)
+            idx = np.where(~np.isnan(rtt_rows), np.arange(n), -1)
+            latest = np.maximum.accumulate(idx) if n else idx
+            rtt_any = np.full(len(last), np.nan)
+            li = latest[last] if n else latest
+            ok = li >= starts if n else np.zeros(0, bool)
+            rtt_any[ok] = rtt_rows[li[ok]]
         if segments is not None and len(segments["t_rel"]):
             seg_t = np.asarray(segments["t_rel"])
-            seg_len = np.asarray(segments["len"]).astype(np.int64)
+            seg_len = np.asarray(segments["len"]).astype(np.int64, copy=False)
         else:
             seg_t = np.empty(0)
             seg_len = np.empty(0, np.int64)
+        # (``copy=False``: on a long flow every needless copy is pages of fresh memory to fault in)
         return FlowInputs(
-            t=at_last("t_rel").astype(np.float64),
-            t_abs=at_last("t").astype(np.float64),
+            t=at_last("t_rel").astype(np.float64, copy=False),
+            t_abs=at_last("t").astype(np.float64, copy=False),
             d=summed("d"),
             acked=summed("acked"),
-            dup=at_last("dup").astype(bool),
-            rtt=at_last("rtt").astype(np.float64),
-            srtt=at_last("srtt").astype(np.float64),
-            rttmin=at_last("rttmin").astype(np.float64),
-            flight=at_last("flight").astype(np.int64),
-            tsval=at_last("tsval").astype(np.int64),
+            dup=at_last("dup").astype(bool, copy=False),
+            rtt=at_last("rtt").astype(np.float64, copy=False),
+            srtt=at_last("srtt").astype(np.float64, copy=False),
+            rttmin=at_last("rttmin").astype(np.float64, copy=False),
+            flight=at_last("flight").astype(np.int64, copy=False),
+            tsval=at_last("tsval").astype(np.int64, copy=False),
             rtt_any=rtt_any,
-            row_event=row_event.astype(np.int64),
+            row_event=row_event.astype(np.int64, copy=False),
             mss=int(mss),
-            seg_t=seg_t.astype(np.float64),
+            seg_t=seg_t.astype(np.float64, copy=False),
             seg_len=seg_len,
         )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from estimators.search import searchsorted_right
 from estimators.truth import Truth
 
 
@@ -17,7 +18,7 @@ def achieved_rate(t: np.ndarray, acked: np.ndarray, window: float) -> np.ndarray
     if n < 2:
         return out
     cum = np.concatenate(([0], np.cumsum(acked[1:])))  # cum[k] = Σ acked[1..k]
-    lo = np.searchsorted(t, t - window, side="right")  # first event inside (t − W, t]
+    lo = searchsorted_right(t, t - window)  # first event inside (t − W, t]
     lo = np.maximum(lo, 1)
     total = cum - cum[lo - 1]
     span = np.minimum(window, t - t[0])

@@ -34,11 +34,23 @@ class FlowReplay:
 
     flow_id: int
     vantage: str
-    series: pl.DataFrame  # t, t_rel, achieved_bps, [truth_bps], <estimator>_bps
+    #: The series as columns: t, t_rel (s), achieved, [truth], <estimator> (bytes/s, NaN = none).
+    columns: dict[str, np.ndarray]
     decisions: pl.DataFrame  # one row per (loss event, estimator)
     scores: dict[str, dict[str, Any]]  # estimator → score name → value
     window: tuple[float, float]  # score window, s since the flow's first packet
     diagnostics: dict[str, Any] = field(default_factory=dict)  # why the estimates are what they are (§7)
+    _series: pl.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def series(self) -> pl.DataFrame:
+        """t, t_rel, achieved_bps, [truth_bps], <estimator>_bps (bits/s, null = none), built on first use:
+        scoring does not need it, and on a long flow it is the largest thing replay makes."""
+        if self._series is None:
+            # bytes/s → bits/s and NaN → null in one parallel Polars pass (the arrays are wrapped without a copy)
+            frame = {(k if k in ("t", "t_rel") else f"{k}_bps"): v for k, v in self.columns.items()}
+            self._series = pl.DataFrame(frame).with_columns((pl.exclude("t", "t_rel") * 8).fill_nan(None))
+        return self._series
 
     def scores_frame(self) -> pl.DataFrame:
         """One row per estimator: its scores (ESTIMATORS.md §5; parameters left out)."""
@@ -87,46 +99,51 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
     ``loss_truth`` labels loss episodes ``random``/``congestion`` (capture metadata) for the diagnostics."""
     inp = FlowInputs.from_frames(acks, segments, mss)
     t = inp.t
-    achieved = achieved_rate(t, inp.acked, REFERENCE_WINDOW)
     truth_arr = truth(inp.t_abs) if callable(truth) else truth
     # score window: one smoothed RTT after the first data segment, to the last ACK
     first_data = float(inp.seg_t[0]) if len(inp.seg_t) else (float(t[0]) if len(t) else 0.0)
     srtt_known = inp.srtt[~np.isnan(inp.srtt)]
     start = first_data + (float(srtt_known[0]) if len(srtt_known) else 0.0)
     end = float(t[-1]) if len(t) else start
-    weights = time_weights(t, start, end)  # shared by every estimate
+    # Two rounds of independent jobs on every core (``estimators.parallel``), the costliest first:
+    # the estimates and the achieved rate; then each estimate's scores over time, and the loss decisions
+    # with the diagnostics (Python, holding the GIL while the score kernels run without it).
+    by_cost = sorted(estimators, key=lambda e: -e.cost)
 
-    def job(e: Estimator) -> Callable[[np.ndarray], tuple[np.ndarray, dict[str, Any]]]:
-        def run(scratch: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-            est = e.series(inp)
-            return est, series_scores(t, est, achieved, start, end, truth_arr, weights, scratch)
-        return run
+    def estimate(e: Estimator) -> Callable[[np.ndarray], Any]:
+        return lambda _: e.series(inp)
 
-    # each estimate and its scores over time are independent: on every core, the costliest first
-    by_cost = sorted(range(len(estimators)), key=lambda k: -estimators[k].cost)
-    done = run_jobs([job(estimators[k]) for k in by_cost], len(t))
-    results = dict(zip((estimators[k].name for k in by_cost), done, strict=True))
-    series = {e.name: results[e.name][0] for e in estimators}
-    rows = _decisions(inp, episodes, estimators, series, achieved, truth_arr)
+    first = run_jobs([estimate(e) for e in by_cost] + [lambda _: achieved_rate(t, inp.acked, REFERENCE_WINDOW),
+                                                        lambda _: time_weights(t, start, end)], len(t))
+    series = {e.name: first[k] for k, e in enumerate(by_cost)}
+    achieved, weights = first[-2], first[-1]
+
+    def scored(e: Estimator) -> Callable[[np.ndarray], Any]:
+        return lambda scratch: series_scores(t, series[e.name], achieved, start, end, truth_arr, weights, scratch)
+
+    def decided(_: np.ndarray) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        rows = _decisions(inp, episodes, estimators, series, achieved, truth_arr)
+        return rows, flow_diagnostics(inp, vantage, rows, loss_truth)
+
+    second = run_jobs([decided] + [scored(e) for e in by_cost], len(t))
+    rows, diagnostics = second[0]
+    results = {e.name: second[k + 1] for k, e in enumerate(by_cost)}
     decisions = pl.DataFrame(rows, schema=DECISION_SCHEMA)
     scores: dict[str, dict[str, Any]] = {}
     for e in estimators:
-        s = results[e.name][1]
+        s = results[e.name]
         s.update(_decision_scores([r for r in rows if r["estimator"] == e.name], truth_arr is not None))
         if e.name == "newreno":  # "closer than NewReno" means nothing for NewReno itself
             for k in [k for k in s if k.startswith("closer_than_newreno_share")]:
                 s[k] = None
         s["parameters"] = dict(e.params)
         scores[e.name] = s
-    # bytes/s → bits/s and NaN → null in one parallel Polars pass (the arrays are wrapped without a copy)
-    frame: dict[str, Any] = {"t": inp.t_abs, "t_rel": t, "achieved_bps": achieved}
+    columns: dict[str, np.ndarray] = {"t": inp.t_abs, "t_rel": t, "achieved": achieved}
     if truth_arr is not None:
-        frame["truth_bps"] = truth_arr
+        columns["truth"] = truth_arr
     for e in estimators:
-        frame[f"{e.name}_bps"] = series[e.name]
-    table = pl.DataFrame(frame).with_columns((pl.exclude("t", "t_rel") * 8).fill_nan(None))
-    diagnostics = flow_diagnostics(inp, vantage, rows, loss_truth)
-    return FlowReplay(flow_id, vantage, table, decisions, scores, (start, end), diagnostics)
+        columns[e.name] = series[e.name]
+    return FlowReplay(flow_id, vantage, columns, decisions, scores, (start, end), diagnostics)
 
 
 def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[str, Any]:

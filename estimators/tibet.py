@@ -24,6 +24,7 @@ from estimators.base import Decision, Estimator, LossContext
 from estimators.inputs import FlowInputs
 from estimators.params import Param
 from estimators.registry import register
+from estimators.search import searchsorted_right
 
 
 @njit(cache=True, nogil=True)
@@ -98,7 +99,7 @@ class TibetTx(_Tibet):
     def series(self, inputs: FlowInputs) -> np.ndarray:
         st, sl = merge_equal_times(inputs.seg_t, inputs.seg_len)
         tx = tibet_kernel(st, sl.astype(np.float64), self.params["a"])
-        idx = np.searchsorted(st, inputs.t, side="right") - 1  # latest transmission at or before each ACK
+        idx = searchsorted_right(st, inputs.t) - 1  # latest transmission at or before each ACK
         out = np.full(len(inputs.t), np.nan)
         ok = idx >= 0
         out[ok] = tx[idx[ok]]

@@ -59,12 +59,14 @@ def populated(shape: int | tuple[int, ...], dtype: type | np.dtype) -> np.ndarra
     return _mapped(dims, dt, _FLAGS)
 
 
-def lazy(shape: int, dtype: type | np.dtype) -> np.ndarray:
-    """An uninitialised 1-D array in its own mapping (for :func:`populate_in_background`)."""
+def lazy(shape: int | tuple[int, ...], dtype: type | np.dtype) -> np.ndarray:
+    """An uninitialised array in its own mapping (for :func:`populate_in_background`: of a 2-D array,
+    pass its rows)."""
     dt = np.dtype(dtype)
-    if shape * dt.itemsize < _MIN_BYTES or _MADVISE is None:
-        return np.empty(shape, dt)
-    return _mapped((shape,), dt, 0)
+    dims = (shape,) if isinstance(shape, int) else shape
+    if int(np.prod(dims)) * dt.itemsize < _MIN_BYTES or _MADVISE is None:
+        return np.empty(dims, dt)
+    return _mapped(dims, dt, 0)
 
 
 def populate_in_background(columns: Sequence[np.ndarray], start: int, block_rows: int = 1 << 18) -> None:

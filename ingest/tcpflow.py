@@ -30,6 +30,7 @@ import numpy as np
 from numba import njit
 
 from ingest.decode import ACK, FIN, RST, SYN
+from ingest.demux import CS_PAYLOAD0, CS_SEGMENTS
 from ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
 from ingest.prefetch import AHEAD, prefetch
 
@@ -672,7 +673,9 @@ def analyze_all(
     win: np.ndarray, plen: np.ndarray, tsval: np.ndarray, tsecr: np.ndarray, opt_idx: np.ndarray,
     opt_tab: np.ndarray,
     A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, S_f: np.ndarray, E_i: np.ndarray, F_i: np.ndarray,
-    F_f: np.ndarray, state: np.ndarray, c_end: int, conn_base: int,
+    F_f: np.ndarray, state: np.ndarray, c_end: int, conn_base: int, stats: np.ndarray,
+    seg_s: np.ndarray, seg_e: np.ndarray, seg_t0: np.ndarray, seg_t1: np.ndarray, seg_rx: np.ndarray,
+    seg_ep: np.ndarray, tsv_v: np.ndarray, tsv_t: np.ndarray, scratch: np.ndarray,
 ) -> int:
     """Analyse both directions of connections ``state[0]`` to ``c_end - 1``.
 
@@ -680,23 +683,16 @@ def analyze_all(
     records it as connection ``conn_base + c``. Outputs are column-major (``A_i[AI_T, row]``) so that
     every column is one contiguous array.
 
+    ``stats`` holds the connections' ``demux.conn_stats`` rows: a direction that carried no payload is
+    not a flow and is not analysed. The per-flow working arrays ``seg_*`` (segments sent), ``tsv_*``
+    (TSvals) and ``scratch`` (payload sizes) need one entry per data segment of the largest connection
+    and one more (:func:`work_rows`).
+
     ``state`` holds (next connection, ack rows, segment rows, episode rows, flows): the rows and flow
     numbers to write next. Returns the next connection to analyse: ``c_end`` when done, earlier when
     the episode table ``E_i`` might overflow (the caller grows it and calls again). Releases the GIL,
     so that disjoint connection ranges (their row offsets from ``analyze.output_rows``) run in threads.
     """
-    n = 0
-    for c in range(state[0], c_end):
-        n = max(n, bounds[c + 1] - bounds[c])
-    seg_s = np.empty(n + 1, np.int64)
-    seg_e = np.empty(n + 1, np.int64)
-    seg_t0 = np.empty(n + 1, np.int64)
-    seg_t1 = np.empty(n + 1, np.int64)
-    seg_rx = np.empty(n + 1, np.int8)
-    seg_ep = np.empty(n + 1, np.int64)
-    tsv_v = np.empty(n + 1, np.int64)
-    tsv_t = np.empty(n + 1, np.int64)
-    scratch = np.empty(n + 1, np.int64)
     sb_l = np.empty(_SB_CAP + 1, np.int64)
     sb_r = np.empty(_SB_CAP + 1, np.int64)
     c0, na, ns, ne, nf = state[0], state[1], state[2], state[3], state[4]
@@ -707,6 +703,8 @@ def analyze_all(
             state[0], state[1], state[2], state[3], state[4] = c, na, ns, ne, nf
             return c
         for d in range(2):
+            if stats[c, CS_PAYLOAD0 + d] == 0:  # no payload: analyze_flow would find none and write nothing
+                continue
             na2, ns2, ne2 = analyze_flow(
                 lo, hi, d, nf, order, ts, dirs, seq, ack, flags, win, plen, tsval, tsecr, opt_idx, opt_tab,
                 seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v,
@@ -718,3 +716,14 @@ def analyze_all(
             na, ns, ne = na2, ns2, ne2
     state[0], state[1], state[2], state[3], state[4] = c_end, na, ns, ne, nf
     return c_end
+
+
+#: The per-flow working arrays of :func:`analyze_all`: name and dtype.
+WORK_ARRAYS = (("seg_s", np.int64), ("seg_e", np.int64), ("seg_t0", np.int64), ("seg_t1", np.int64),
+               ("seg_rx", np.int8), ("seg_ep", np.int64), ("tsv_v", np.int64), ("tsv_t", np.int64),
+               ("scratch", np.int64))
+
+
+def work_rows(stats: np.ndarray) -> int:
+    """Entries each working array of :func:`analyze_all` needs for connections with ``stats`` rows."""
+    return int(stats[:, CS_SEGMENTS].max(initial=0)) + 1

@@ -1,0 +1,49 @@
+"""``np.searchsorted`` for many sorted keys at once, by one merge pass instead of a binary search per key.
+
+Replay looks up every event's time, or every event's time minus the reference window, in a sorted
+column of as many times: one binary search per key costs a cache miss per step (~45 ns a key on 2 M
+keys), while walking both arrays together is sequential. Keys that are not in ascending order, and NaNs,
+fall back to a binary search for that key, so the result is always ``np.searchsorted(a, v, side="right")``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _search_right(a: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
+    n = len(a)
+    i = 0
+    prev = -np.inf
+    for k in range(len(v)):
+        x = v[k]
+        if np.isnan(x):  # numpy sorts NaN after every number
+            out[k] = n
+            continue
+        if x >= prev:  # ascending: carry on from the previous key's position
+            while i < n and a[i] <= x:
+                i += 1
+        else:  # a step back: binary search (the first a[i] > x)
+            lo, hi = 0, n
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if a[mid] <= x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            i = lo
+        out[k] = i
+        prev = x
+
+
+def searchsorted_right(a: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(a, v, side="right")`` for float64 ``a`` (sorted, no NaN) and keys ``v``."""
+    a = np.ascontiguousarray(a, np.float64)
+    v = np.ascontiguousarray(v, np.float64)
+    if np.isnan(a).any():
+        return np.searchsorted(a, v, side="right")
+    out = np.empty(len(v), np.int64)
+    _search_right(a, v, out)
+    return out

@@ -1,0 +1,34 @@
+"""``estimators.search.searchsorted_right`` is ``np.searchsorted(a, v, side="right")`` for any keys."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from estimators.search import searchsorted_right
+
+values = st.floats(-1e6, 1e6, allow_nan=False) | st.sampled_from([0.0, 1.0, 2.5, -np.inf, np.inf])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(values, max_size=60), st.lists(values | st.just(np.nan), max_size=60), st.booleans())
+def test_merge_search_equals_numpy(a: list[float], v: list[float], sort_keys: bool) -> None:
+    arr = np.sort(np.array(a, np.float64))
+    keys = np.array(v, np.float64)
+    if sort_keys:
+        keys = np.sort(keys)  # the common case: NaNs last, the walk never steps back
+    assert np.array_equal(searchsorted_right(arr, keys), np.searchsorted(arr, keys, side="right"))
+
+
+def test_long_sorted_keys_and_the_window_shift() -> None:
+    rng = np.random.default_rng(7)
+    t = np.cumsum(rng.exponential(1e-4, 200_000))
+    for keys in (t, t - 1.0, t + 0.5, t[::-1]):
+        assert np.array_equal(searchsorted_right(t, keys), np.searchsorted(t, keys, side="right"))
+
+
+def test_a_with_nan_falls_back_to_numpy() -> None:
+    a = np.array([1.0, 2.0, np.nan])
+    keys = np.array([0.5, 2.0, np.nan, 3.0])
+    assert np.array_equal(searchsorted_right(a, keys), np.searchsorted(a, keys, side="right"))
