@@ -103,9 +103,9 @@ def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, stats: np.ndar
 
     def run(lo: int, hi: int) -> np.ndarray:
         state = np.array([lo, offsets[lo, 0], offsets[lo, 1], 0, offsets[lo, 2]], np.int64)
-        work = [lazy(tf.work_rows(stats[lo:hi]), dt) for _, dt in tf.WORK_ARRAYS]
+        work = tf.work_arrays(stats[lo:hi])
         if single:
-            populate_in_background(work, 0)
+            populate_in_background(work[: len(tf.WORK_ARRAYS)], 0)
         E_i = np.empty((tf.EI_NCOL, max(1024, int(offsets[hi, 1] - offsets[lo, 1]) // 64)), np.int64)
         while True:
             c = tf.analyze_all(bounds, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"],

@@ -9,6 +9,7 @@ timestamp steps.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -109,41 +110,59 @@ class PacketStore:
         return {name: col[: self.n] for (name, _), col in zip(PACKET_COLUMNS, self.cols, strict=True)}
 
     def opt_table(self) -> np.ndarray:
-        return _options(self.opt[: self.n_opt])
+        return options_table(self.opt[: self.n_opt])
 
     def group(self, c_lo: int, c_hi: int, size: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """The ``size`` spilled packets of connections ``c_lo..c_hi-1`` (capture order; ``conn`` made local)."""
-        assert self.spill is not None and self.opt_spill is not None
         out = {name: populated(size, dt) for name, dt in PACKET_COLUMNS}
         opt_parts: list[np.ndarray] = []
         n_opt = 0
-        step = max(1 << 16, min(SPILL_READ_ROWS, (self.row_limit or SPILL_READ_ROWS) // 4))
-        buf = {name: np.empty(min(step, self.spill.rows), dt) for name, dt in PACKET_COLUMNS}
         pos = 0
+        for cols, opt in self.blocks(c_lo, c_hi):
+            k = len(cols["conn"])
+            for name, _ in PACKET_COLUMNS:
+                out[name][pos: pos + k] = cols[name]
+            idx = out["opt_idx"][pos: pos + k]
+            idx[idx >= 0] += n_opt
+            if len(opt):
+                opt_parts.append(opt)
+                n_opt += len(opt)
+            pos += k
+        out["conn"] -= c_lo
+        return out, options_table(np.concatenate(opt_parts) if opt_parts else self.opt[:0])
+
+    def blocks(self, c_lo: int, c_hi: int, rows: int | None = None
+               ) -> Iterator[tuple[dict[str, np.ndarray], np.ndarray]]:
+        """The spilled packets of connections ``c_lo..c_hi-1`` in capture order, one read block (``rows`` spilled
+        packets; by default a quarter of the row limit, at most ``SPILL_READ_ROWS``) at a time: the block's
+        columns, and its option rows (``opt_idx`` points into them). The arrays are only valid until the next
+        block (the read buffers are reused)."""
+        assert self.spill is not None and self.opt_spill is not None
+        step = rows or max(1 << 16, min(SPILL_READ_ROWS, (self.row_limit or SPILL_READ_ROWS) // 4))
+        buf = {name: np.empty(min(step, self.spill.rows), dt) for name, dt in PACKET_COLUMNS}
         for lo in range(0, self.spill.rows, step):
             hi = min(lo + step, self.spill.rows)
             conn = self.spill.read("conn", lo, hi, buf["conn"])
             take = np.flatnonzero((conn >= c_lo) & (conn < c_hi))
             if not len(take):
                 continue
-            k = len(take)
+            whole = len(take) == hi - lo  # every packet of the block: the read buffers as they are
+            cols: dict[str, np.ndarray] = {}
             for name, _ in PACKET_COLUMNS:
                 col = conn if name == "conn" else self.spill.read(name, lo, hi, buf[name])
-                out[name][pos: pos + k] = col[take]
-            idx = out["opt_idx"][pos: pos + k]
+                cols[name] = col if whole else col[take]
+            idx = cols["opt_idx"]
             has = idx >= 0
+            opt = self.opt[:0]
             if has.any():
                 first, last = int(idx[has].min()), int(idx[has].max()) + 1
                 block = np.stack([self.opt_spill.read(name, first, last) for name in OPT_COLUMNS], axis=1)
-                opt_parts.append(block[idx[has] - first])
-                idx[has] = np.arange(n_opt, n_opt + int(has.sum()), dtype=idx.dtype)
-                n_opt += int(has.sum())
-            pos += k
-        out["conn"] -= c_lo
-        return out, _options(np.concatenate(opt_parts) if opt_parts else self.opt[:0])
+                opt = block[idx[has] - first]
+                idx[has] = np.arange(int(has.sum()), dtype=idx.dtype)  # (the read buffer: read again next block)
+            yield cols, opt
 
 
-def _options(rows: np.ndarray) -> np.ndarray:
+def options_table(rows: np.ndarray) -> np.ndarray:
     """An options table for the analysis: the rows, or one row of zeros when there are none (no packet
     points into it, and the compiled code is given a non-empty array)."""
     return rows if len(rows) else np.zeros((1, OPT_NCOL), np.int64)

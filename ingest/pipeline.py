@@ -30,6 +30,7 @@ import polars as pl
 from ingest import tcpflow as tf
 from ingest.analyze import GroupAnalysis, analyze_group, default_threads
 from ingest.batches import BatchDecoder, check_linktypes
+from ingest.chunked import analyze_connection
 from ingest.decode import NCOL, REASONS, decode_records
 from ingest.demux import CS_PACKETS, Demux
 from ingest.frames import (
@@ -46,7 +47,7 @@ from ingest.packets import PacketStore
 from ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
 from ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records, prefetch
 from ingest.source import ByteSource
-from ingest.summary import flow_summary
+from ingest.summary import flow_rows, flow_summary
 
 ProgressFn = Callable[[int, int], None]
 
@@ -137,6 +138,35 @@ def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
         g.E_i = g.E_i[:, g.E_i[tf.EI_FLOW] >= 0]
 
 
+#: Spilled packets per block when one connection is analysed in chunks: a fraction of the budget's rows.
+CHUNK_FRACTION = 16
+
+
+def _chunked(store: PacketStore, c: int, demux: Demux, tables: TableSink, flow_base: int,
+             row_limit: int) -> tuple[list[FlowSummary], np.ndarray] | None:
+    """Analyse connection ``c`` in chunks (``ingest.chunked``) and return its flows' summaries and episodes
+    (``E_i``, flows numbered from 0); None, with
+    its rows taken back, when a flow was captured away from its sender (it is analysed whole instead)."""
+    assert tables.spills is not None
+    acks, segs = tables.spills["acks"], tables.spills["segments"]
+    ch = analyze_connection(store, c, demux.stats(c, c + 1)[0], flow_base, tables,
+                            max(1024, row_limit // CHUNK_FRACTION))
+    summaries = []
+    for f in range(ch.n_flows):
+        fi = ch.F_i[f]
+        a_lo = ch.acks_before + int(fi[tf.FI_ACK_LO])
+        s_lo = ch.segments_before + int(fi[tf.FI_SEG_LO])
+        s_hi = s_lo + int(fi[tf.FI_NSEGS])
+        rtt = acks.read("rtt", a_lo, a_lo + int(fi[tf.FI_NACKS]))
+        summaries.append(flow_summary(flow_base + f, fi, ch.F_f[f], rtt, segs.read("t_ns", s_lo, s_hi),
+                                      segs.read("kind", s_lo, s_hi), demux))
+    if any(s.vantage in ("receiver", "mid_path") for s in summaries):
+        acks.truncate(ch.acks_before)
+        segs.truncate(ch.segments_before)
+        return None
+    return summaries, ch.E_i
+
+
 def ingest_capture(
     path: str | Path,
     *,
@@ -182,15 +212,24 @@ def ingest_capture(
         flows: list[FlowSummary] = []
         first_pkt = np.zeros(0, np.float64)
         groups = [(0, n_conns)]
-        if spilled and row_limit is not None and memory_budget is not None:
+        if spilled and row_limit is not None:
             groups = _connection_groups(conn_packets, row_limit)
-            for c_lo, c_hi in groups:
-                size = int(conn_packets[c_lo:c_hi].sum())
-                if size > row_limit:  # one connection (a group of one) beyond the budget is analysed whole
-                    info.warnings.append(
-                        f"connection {c_lo} alone holds {size} packets, about {size * BYTES_PER_PACKET >> 20} MiB "
-                        f"to analyse, beyond the memory budget of {memory_budget >> 20} MiB")
         for c_lo, c_hi in groups:
+            size = int(conn_packets[c_lo:c_hi].sum())
+            if spilled and row_limit is not None and memory_budget is not None and size > row_limit:
+                # one connection (a group of one) beyond the budget: in chunks, or whole with a warning
+                chunked = None if store.reorders else _chunked(store, c_lo, demux, tables, len(flows), row_limit)
+                if chunked is not None:
+                    base = len(flows)
+                    flows += chunked[0]
+                    first_pkt = np.concatenate([first_pkt, [s.start_t for s in chunked[0]]])
+                    tables.add("episodes", episode_columns(chunked[1], first_pkt, base))
+                    continue
+                why = "timestamps go backwards" if store.reorders else "a flow's sender view is rebuilt whole"
+                info.warnings.append(
+                    f"connection {c_lo} alone holds {size} packets, about {size * BYTES_PER_PACKET >> 20} MiB "
+                    f"to analyse, beyond the memory budget of {memory_budget >> 20} MiB, and is analysed whole "
+                    f"({why})")
             if spilled:
                 pk, opt_tab = store.group(c_lo, c_hi, int(conn_packets[c_lo:c_hi].sum()))
             else:
@@ -202,7 +241,8 @@ def ingest_capture(
             if not spilled:
                 store.drop_columns(background=True)
             base = len(flows)
-            summaries = [flow_summary(base + f, g.F_i[f], g.F_f[f], g.A_f, g.S_i, demux) for f in range(g.n_flows)]
+            summaries = [flow_summary(base + f, g.F_i[f], g.F_f[f], *flow_rows(g.F_i[f], g.A_f, g.S_i), demux)
+                         for f in range(g.n_flows)]
             reconstruct_flows(g, summaries)  # receiver-side flows: the sender's view (§7), in place
             tables.add("acks", ack_columns(g.A_i, g.A_f, base))
             tables.add("segments", segment_columns(g.S_i, g.S_f, base))

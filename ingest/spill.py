@@ -45,6 +45,14 @@ class ColumnSpill:
             self._files[name].write(col.data.cast("B"))
         self.rows += max(n, 0)
 
+    def truncate(self, rows: int) -> None:
+        """Drop every row from ``rows`` on (rows appended since a given count)."""
+        self._flush()
+        for name, dt in self.dtypes.items():
+            self._files[name].truncate(rows * dt.itemsize)
+            self._files[name].seek(rows * dt.itemsize)
+        self.rows = rows
+
     def _flush(self) -> None:
         for f in self._files.values():
             f.flush()

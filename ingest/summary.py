@@ -33,22 +33,27 @@ def _none_if_nan(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
-def flow_summary(f: int, fi: np.ndarray, ff: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, demux: Demux) -> FlowSummary:
+def flow_rows(fi: np.ndarray, A_f: np.ndarray, S_i: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One flow's RTT samples (NaN = none), data segment times (ns) and kinds, from its group's analysis tables."""
+    ack_lo = int(fi[tf.FI_ACK_LO])
+    seg_lo = int(fi[tf.FI_SEG_LO])
+    seg_hi = seg_lo + int(fi[tf.FI_NSEGS])
+    return (A_f[tf.AF_RTT, ack_lo: ack_lo + int(fi[tf.FI_NACKS])], S_i[tf.SI_T, seg_lo:seg_hi],
+            S_i[tf.SI_KIND, seg_lo:seg_hi])
+
+
+def flow_summary(f: int, fi: np.ndarray, ff: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray, seg_kind: np.ndarray,
+                 demux: Demux) -> FlowSummary:
+    """Flow ``f``'s summary from its ``F_i``/``F_f`` rows and its columns (:func:`flow_rows`)."""
     conn = int(fi[tf.FI_CONN])
     src, dst = demux.endpoints(conn)
     if fi[tf.FI_DIR] == 1:
         src, dst = dst, src
-    ack_lo = int(fi[tf.FI_ACK_LO])
-    ack_hi = ack_lo + int(fi[tf.FI_NACKS])
-    seg_lo = int(fi[tf.FI_SEG_LO])
-    seg_hi = seg_lo + int(fi[tf.FI_NSEGS])
     first_data = int(fi[tf.FI_FIRST_DATA])
     last_ack = int(fi[tf.FI_LAST_ACK])
     bytes_acked = int(fi[tf.FI_BYTES_ACKED]) if fi[tf.FI_NACKS] else int(fi[tf.FI_BYTES_SENT])
     span = (last_ack - first_data) / 1e9 if fi[tf.FI_NACKS] and last_ack > first_data else 0.0
-    rtt = A_f[tf.AF_RTT, ack_lo:ack_hi]
-    seg_t = S_i[tf.SI_T, seg_lo:seg_hi]
-    new = S_i[tf.SI_KIND, seg_lo:seg_hi] == tf.SEG_NEW
+    new = seg_kind == tf.SEG_NEW
     vantage, evidence = classify_vantage(
         sender_is_client=bool(fi[tf.FI_SENDER_CLIENT]),
         syn_ns=int(fi[tf.FI_SYN]), synack_ns=int(fi[tf.FI_SYNACK]), hsack_ns=int(fi[tf.FI_HSACK]),

@@ -32,6 +32,7 @@ from numba import njit
 from ingest.decode import ACK, FIN, RST, SYN
 from ingest.demux import CS_PAYLOAD0, CS_SEGMENTS
 from ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
+from ingest.memory import lazy
 from ingest.prefetch import AHEAD, prefetch
 
 # ACK-row integer columns
@@ -102,6 +103,17 @@ def infer_mss(lens: np.ndarray) -> tuple[int, int]:
             uniq[k] = v[i]
             cnt[k] = 1
             k += 1
+    return _mss_from_counts(uniq, cnt, k, n)
+
+
+#: Payload-size histogram of the MSS inference: bins 0..65535, and one for every larger size (never the MSS).
+SIZE_BINS = 65537
+
+
+@njit(cache=True)
+def _mss_from_counts(uniq: np.ndarray, cnt: np.ndarray, k: int, n: int) -> tuple[int, int]:
+    """:func:`infer_mss` from the ``k`` distinct sizes (ascending; any one size above 65535 may stand for all
+    of them) and their counts, of ``n`` payloads."""
     thresh = max(2, n // 20)
     best = -1
     for i in range(k):
@@ -170,37 +182,72 @@ def _sb_prune(sb_l: np.ndarray, sb_r: np.ndarray, n: int, a: int) -> int:
     return w
 
 
+# Resumable per-flow state (one direction of a connection): the analysis runs over the connection's
+# packets in one call, or — for a connection beyond the memory budget — over consecutive chunks of them
+# (``ingest.chunked``), each call taking up where the last left off. Pre-pass state (handshake options,
+# reference sequence number, payload sizes), int64:
+(PS_SYN_MSS_S, PS_SYN_MSS_R, PS_SYN_TS_S, PS_SYN_TS_R, PS_SYN_WS_S, PS_SYN_WS_R, PS_WS_SHIFT_R, PS_SYN_SACK_S,
+    PS_SYN_SACK_R, PS_SYN_SEEN, PS_ISN, PS_REF_FOUND, PS_REF_RAW, PS_NL, PS_SACK_SEEN, PS_TS_SEEN, PS_OPT_TRUNC,
+    PS_FIRST_PKT, PS_LAST_PKT, PS_NPKTS, PS_N_USED) = range(21)
+PS_NCOL = 21
+# main-pass state, int64 (flags as 0/1):
+(M_MSS, M_MSS_SRC, M_T_FIRST, M_RWND_SHIFT, M_S_REF_RAW, M_S_REF_VAL, M_UNA_KNOWN, M_SND_UNA, M_MAX_KNOWN, M_SND_MAX,
+    M_FIN_REL, M_NSEG, M_UNA_PTR, M_NTSV, M_TSV_REF_RAW, M_TSV_REF_VAL, M_TSV_FOUND, M_NSB, M_ACCOUNTED, M_LAST_WIN,
+    M_RCV_WIN_ZERO, M_DUP_SINCE_ADV, M_LAST_ACK_T, M_LAST_ADV_T, M_N_ROWS, M_N_DUP, M_N_RETX, M_N_KEEP, M_N_ZWP, M_N_FR,
+    M_N_TO, M_N_DSACK, M_SYN_T, M_SYNACK_T, M_HSACK_T, M_SYN_COUNT, M_SYNACK_COUNT, M_SENDER_CLIENT, M_FIRST_DATA_T,
+    M_LAST_ACK_ROW_T, M_EP_OPEN, M_EP_ROW, M_LAST_EP_ROW, M_ACK_LO, M_SEG_LO, M_EP_LO, M_N_SEGS, M_FIRST_ACK,
+    M_FIRST_SEQ) = range(49)
+M_NCOL = 49
+# main-pass state, float64:
+(MF_SRTT, MF_RTTMIN, MF_RTT_HS) = range(3)
+MF_NCOL = 3
+
+
 @njit(cache=True)
-def analyze_flow(
-    lo: int, hi: int, d: int, flow: int, order: np.ndarray,
-    ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
-    win: np.ndarray, plen: np.ndarray, tsval: np.ndarray, tsecr: np.ndarray, opt_idx: np.ndarray,
-    opt_tab: np.ndarray,
-    seg_s: np.ndarray, seg_e: np.ndarray, seg_t0: np.ndarray, seg_t1: np.ndarray, seg_rx: np.ndarray,
-    seg_ep: np.ndarray, tsv_v: np.ndarray, tsv_t: np.ndarray, scratch: np.ndarray,
-    sb_l: np.ndarray, sb_r: np.ndarray,
-    A_i: np.ndarray, A_f: np.ndarray, na: int, S_i: np.ndarray, S_f: np.ndarray, ns: int, E_i: np.ndarray,
-    ne: int, F_i: np.ndarray, F_f: np.ndarray,
-) -> tuple[int, int, int]:
-    """Analyse direction ``d`` of the connection in rows lo..hi-1; append rows; fill F_i/F_f[flow]."""
-    # ---- pre-pass: handshake options, first reference value, payload sizes for MSS inference
-    syn_mss_s = -1
-    syn_mss_r = -1
-    syn_ts_s = False
-    syn_ts_r = False
-    syn_ws_s = False
-    syn_ws_r = False
-    ws_shift_r = -1
-    syn_sack_s = False
-    syn_sack_r = False
-    syn_seen = False
-    isn = 0
-    ref_found = False
-    ref_raw = 0
-    nl = 0
-    sack_seen = False
-    ts_seen = False
-    opt_trunc = 0
+def flow_state() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fresh (pre-pass, main, float) state arrays of one direction."""
+    P = np.zeros(PS_NCOL, np.int64)
+    P[PS_SYN_MSS_S] = -1
+    P[PS_SYN_MSS_R] = -1
+    P[PS_WS_SHIFT_R] = -1
+    P[PS_FIRST_PKT] = _NONE
+    P[PS_LAST_PKT] = _NONE
+    return P, np.zeros(M_NCOL, np.int64), np.full(MF_NCOL, -1.0)
+
+
+@njit(cache=True)
+def flow_prepass(lo: int, hi: int, d: int, order: np.ndarray, ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray,
+                 ack: np.ndarray, flags: np.ndarray, plen: np.ndarray, opt_idx: np.ndarray, opt_tab: np.ndarray,
+                 scratch: np.ndarray, P: np.ndarray) -> None:
+    """Pre-pass over packets ``order[lo:hi]`` of direction ``d``: handshake options, the first reference value,
+    payload sizes for MSS inference (a histogram in ``scratch``, :data:`SCRATCH_SIZE`, zero where unused);
+    state carried in ``P``."""
+    syn_mss_s = P[PS_SYN_MSS_S]
+    syn_mss_r = P[PS_SYN_MSS_R]
+    syn_ts_s = P[PS_SYN_TS_S] != 0
+    syn_ts_r = P[PS_SYN_TS_R] != 0
+    syn_ws_s = P[PS_SYN_WS_S] != 0
+    syn_ws_r = P[PS_SYN_WS_R] != 0
+    ws_shift_r = P[PS_WS_SHIFT_R]
+    syn_sack_s = P[PS_SYN_SACK_S] != 0
+    syn_sack_r = P[PS_SYN_SACK_R] != 0
+    syn_seen = P[PS_SYN_SEEN] != 0
+    isn = P[PS_ISN]
+    ref_found = P[PS_REF_FOUND] != 0
+    ref_raw = P[PS_REF_RAW]
+    nl = P[PS_NL]
+    sack_seen = P[PS_SACK_SEEN] != 0
+    ts_seen = P[PS_TS_SEEN] != 0
+    opt_trunc = P[PS_OPT_TRUNC]
+    first_pkt = P[PS_FIRST_PKT]
+    last_pkt = P[PS_LAST_PKT]
+    npkts = P[PS_NPKTS]
+    n_used = P[PS_N_USED]
+    if hi > lo:
+        if npkts == 0:
+            first_pkt = ts[order[lo]]
+        last_pkt = ts[order[hi - 1]]
+        npkts += hi - lo
     for i in range(lo, hi):
         if i + AHEAD < hi:
             q = order[i + AHEAD]
@@ -237,8 +284,14 @@ def analyze_flow(
         if dirs[p] == d:
             if (f & P_HAS_TS) != 0:
                 ts_seen = True
-            if plen[p] > 0:
-                scratch[nl] = plen[p]
+            if plen[p] > 0:  # payload-size histogram; the bins in use are listed after it, to clear them
+                b = np.int64(plen[p])
+                if b >= SIZE_BINS:
+                    b = SIZE_BINS - 1
+                if scratch[b] == 0:
+                    scratch[SIZE_BINS + n_used] = b
+                    n_used += 1
+                scratch[b] += 1
                 nl += 1
                 if not ref_found:
                     ref_found = True
@@ -249,70 +302,147 @@ def analyze_flow(
             if not ref_found and (f & ACK) != 0:
                 ref_found = True
                 ref_raw = np.int64(ack[p])
-    if nl == 0:
-        return na, ns, ne
-    t_first = ts[order[lo]]
+    P[PS_SYN_MSS_S] = syn_mss_s
+    P[PS_SYN_MSS_R] = syn_mss_r
+    P[PS_SYN_TS_S] = 1 if syn_ts_s else 0
+    P[PS_SYN_TS_R] = 1 if syn_ts_r else 0
+    P[PS_SYN_WS_S] = 1 if syn_ws_s else 0
+    P[PS_SYN_WS_R] = 1 if syn_ws_r else 0
+    P[PS_WS_SHIFT_R] = ws_shift_r
+    P[PS_SYN_SACK_S] = 1 if syn_sack_s else 0
+    P[PS_SYN_SACK_R] = 1 if syn_sack_r else 0
+    P[PS_SYN_SEEN] = 1 if syn_seen else 0
+    P[PS_ISN] = isn
+    P[PS_REF_FOUND] = 1 if ref_found else 0
+    P[PS_REF_RAW] = ref_raw
+    P[PS_NL] = nl
+    P[PS_SACK_SEEN] = 1 if sack_seen else 0
+    P[PS_TS_SEEN] = 1 if ts_seen else 0
+    P[PS_OPT_TRUNC] = opt_trunc
+    P[PS_FIRST_PKT] = first_pkt
+    P[PS_LAST_PKT] = last_pkt
+    P[PS_NPKTS] = npkts
+    P[PS_N_USED] = n_used
+
+
+@njit(cache=True)
+def flow_start(P: np.ndarray, scratch: np.ndarray, M: np.ndarray, na: int, ns: int, ne: int) -> bool:
+    """After the pre-pass: the MSS and the main pass's initial state (``M``; rows start at ``na``, ``ns``,
+    ``ne``). False when the direction carried no payload (it is not a flow)."""
+    if P[PS_NL] == 0:  # (no payload: no histogram bin in use)
+        return False
+    syn_mss_s, syn_mss_r = P[PS_SYN_MSS_S], P[PS_SYN_MSS_R]
+    syn_seen = P[PS_SYN_SEEN] != 0
+    ref_raw = P[PS_REF_RAW]
     if syn_seen:
-        ref_raw = (isn + 1) & 0xFFFFFFFF
+        ref_raw = (P[PS_ISN] + 1) & 0xFFFFFFFF
     if syn_mss_s >= 0 or syn_mss_r >= 0:
         if syn_mss_s >= 0 and syn_mss_r >= 0:
             mss = min(syn_mss_s, syn_mss_r)
         else:
             mss = max(syn_mss_s, syn_mss_r)
         mss_src = MSS_SYN
-        if syn_ts_s and syn_ts_r:
+        if P[PS_SYN_TS_S] != 0 and P[PS_SYN_TS_R] != 0:
             mss -= 12
             mss_src = MSS_SYN_TS
     else:
-        mss, mss_src = infer_mss(scratch[:nl])
+        used = np.sort(scratch[SIZE_BINS: SIZE_BINS + P[PS_N_USED]])
+        mss, mss_src = _mss_from_counts(used, scratch[used], len(used), P[PS_NL])
+    for b in scratch[SIZE_BINS: SIZE_BINS + P[PS_N_USED]]:  # the histogram is empty again for the next flow
+        scratch[b] = 0
+    M[:] = 0
+    M[M_MSS] = mss
+    M[M_MSS_SRC] = mss_src
+    M[M_T_FIRST] = P[PS_FIRST_PKT]
+    syn_ws = P[PS_SYN_WS_S] != 0 and P[PS_SYN_WS_R] != 0
+    M[M_RWND_SHIFT] = (min(P[PS_WS_SHIFT_R], 14) if syn_ws else 0) if syn_seen else -1
+    M[M_S_REF_RAW] = ref_raw  # unwrap reference for the data sequence space
+    M[M_UNA_KNOWN] = 1 if syn_seen else 0
+    M[M_MAX_KNOWN] = 1 if syn_seen else 0
+    M[M_FIN_REL] = _BIG
+    M[M_LAST_WIN] = -1
+    M[M_LAST_ACK_T] = _NONE
+    M[M_LAST_ADV_T] = _NONE
+    M[M_SYN_T] = _NONE
+    M[M_SYNACK_T] = _NONE
+    M[M_HSACK_T] = _NONE
+    M[M_FIRST_DATA_T] = _NONE
+    M[M_LAST_ACK_ROW_T] = _NONE
+    M[M_EP_ROW] = -1
+    M[M_LAST_EP_ROW] = -1
+    M[M_ACK_LO] = na
+    M[M_SEG_LO] = ns
+    M[M_EP_LO] = ne
+    return True
 
-    # ---- main pass
-    rwnd_shift = (min(ws_shift_r, 14) if syn_ws_s and syn_ws_r else 0) if syn_seen else -1
-    s_ref_raw = ref_raw  # unwrap reference for the data sequence space
-    s_ref_val = 0
-    una_known = syn_seen
-    snd_una = 0
-    max_known = syn_seen
-    snd_max = 0
-    fin_rel = _BIG
-    nseg = 0
-    una_ptr = 0
-    ntsv = 0
-    tsv_ref_raw = 0
-    tsv_ref_val = 0
-    tsv_found = False
-    nsb = 0
-    accounted = 0
-    last_win = -1
-    rcv_win_zero = False
-    dup_since_adv = 0
-    last_ack_t = _NONE
-    last_adv_t = _NONE
-    srtt = -1.0
-    rttmin = -1.0
-    rtt_hs = -1.0
-    n_rows = 0
-    n_dup = 0
-    n_retx = 0
-    n_keep = 0
-    n_zwp = 0
-    n_fr = 0
-    n_to = 0
-    n_dsack = 0
-    syn_t = _NONE
-    synack_t = _NONE
-    hsack_t = _NONE
-    syn_count = 0
-    synack_count = 0
-    sender_client = False
-    first_data_t = _NONE
-    last_ack_row_t = _NONE
-    ep_open = False
-    ep_row = -1
-    last_ep_row = -1
-    ack_lo = na
-    seg_lo = ns
-    ep_lo = ne
+
+@njit(cache=True)
+def flow_main(
+    lo: int, hi: int, d: int, flow: int, order: np.ndarray,
+    ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
+    win: np.ndarray, plen: np.ndarray, tsval: np.ndarray, tsecr: np.ndarray, opt_idx: np.ndarray,
+    opt_tab: np.ndarray,
+    seg_s: np.ndarray, seg_e: np.ndarray, seg_t0: np.ndarray, seg_t1: np.ndarray, seg_rx: np.ndarray,
+    seg_ep: np.ndarray, tsv_v: np.ndarray, tsv_t: np.ndarray, sb_l: np.ndarray, sb_r: np.ndarray,
+    A_i: np.ndarray, A_f: np.ndarray, na: int, S_i: np.ndarray, S_f: np.ndarray, ns: int, E_i: np.ndarray,
+    ne: int, M: np.ndarray, MF: np.ndarray,
+) -> tuple[int, int, int, np.ndarray, np.ndarray]:
+    """Main pass over packets ``order[lo:hi]`` of direction ``d``: append ACK rows at ``A_*[:, na]``, segment
+    rows at ``S_*[:, ns]``, episodes at ``E_i[:, ne]`` (an episode row is global to the connection: later
+    ACKs update it). State carried in ``M``/``MF`` and the working arrays (the SACK scoreboard may grow).
+    Returns the next rows and the scoreboard arrays."""
+    mss = M[M_MSS]
+    mss_src = M[M_MSS_SRC]
+    t_first = M[M_T_FIRST]
+    rwnd_shift = M[M_RWND_SHIFT]
+    s_ref_raw = M[M_S_REF_RAW]
+    s_ref_val = M[M_S_REF_VAL]
+    una_known = M[M_UNA_KNOWN] != 0
+    snd_una = M[M_SND_UNA]
+    max_known = M[M_MAX_KNOWN] != 0
+    snd_max = M[M_SND_MAX]
+    fin_rel = M[M_FIN_REL]
+    nseg = M[M_NSEG]
+    una_ptr = M[M_UNA_PTR]
+    ntsv = M[M_NTSV]
+    tsv_ref_raw = M[M_TSV_REF_RAW]
+    tsv_ref_val = M[M_TSV_REF_VAL]
+    tsv_found = M[M_TSV_FOUND] != 0
+    nsb = M[M_NSB]
+    accounted = M[M_ACCOUNTED]
+    last_win = M[M_LAST_WIN]
+    rcv_win_zero = M[M_RCV_WIN_ZERO] != 0
+    dup_since_adv = M[M_DUP_SINCE_ADV]
+    last_ack_t = M[M_LAST_ACK_T]
+    last_adv_t = M[M_LAST_ADV_T]
+    n_rows = M[M_N_ROWS]
+    n_dup = M[M_N_DUP]
+    n_retx = M[M_N_RETX]
+    n_keep = M[M_N_KEEP]
+    n_zwp = M[M_N_ZWP]
+    n_fr = M[M_N_FR]
+    n_to = M[M_N_TO]
+    n_dsack = M[M_N_DSACK]
+    syn_t = M[M_SYN_T]
+    synack_t = M[M_SYNACK_T]
+    hsack_t = M[M_HSACK_T]
+    syn_count = M[M_SYN_COUNT]
+    synack_count = M[M_SYNACK_COUNT]
+    sender_client = M[M_SENDER_CLIENT] != 0
+    first_data_t = M[M_FIRST_DATA_T]
+    last_ack_row_t = M[M_LAST_ACK_ROW_T]
+    ep_open = M[M_EP_OPEN] != 0
+    ep_row = M[M_EP_ROW]
+    last_ep_row = M[M_LAST_EP_ROW]
+    ack_lo = M[M_ACK_LO]
+    seg_lo = M[M_SEG_LO]
+    ep_lo = M[M_EP_LO]
+    n_segs = M[M_N_SEGS]
+    first_ack = M[M_FIRST_ACK]
+    first_seq = M[M_FIRST_SEQ]
+    srtt = MF[MF_SRTT]
+    rttmin = MF[MF_RTTMIN]
+    rtt_hs = MF[MF_RTT_HS]
     for i in range(lo, hi):
         if i + AHEAD < hi:
             q = order[i + AHEAD]
@@ -457,6 +587,9 @@ def analyze_flow(
                 S_i[SI_TSVAL, ns] = np.int64(tsval[p]) if (f & P_HAS_TS) != 0 else -1
                 S_f[SF_T, ns] = t / 1e9
                 S_f[SF_TREL, ns] = (t - t_first) / 1e9
+                if n_segs == 0:
+                    first_seq = s
+                n_segs += 1
                 ns += 1
             if (f & FIN) != 0 and fin_rel == _BIG:
                 fin_rel = s + L
@@ -623,46 +756,132 @@ def analyze_flow(
         A_f[AF_RTTMIN, na] = rttmin if rttmin > 0 else np.nan
         A_f[AF_T, na] = t / 1e9
         A_f[AF_TREL, na] = (t - t_first) / 1e9
+        if n_rows == 0:
+            first_ack = a
         na += 1
         n_rows += 1
+    M[M_MSS] = mss
+    M[M_MSS_SRC] = mss_src
+    M[M_T_FIRST] = t_first
+    M[M_RWND_SHIFT] = rwnd_shift
+    M[M_S_REF_RAW] = s_ref_raw
+    M[M_S_REF_VAL] = s_ref_val
+    M[M_UNA_KNOWN] = 1 if una_known else 0
+    M[M_SND_UNA] = snd_una
+    M[M_MAX_KNOWN] = 1 if max_known else 0
+    M[M_SND_MAX] = snd_max
+    M[M_FIN_REL] = fin_rel
+    M[M_NSEG] = nseg
+    M[M_UNA_PTR] = una_ptr
+    M[M_NTSV] = ntsv
+    M[M_TSV_REF_RAW] = tsv_ref_raw
+    M[M_TSV_REF_VAL] = tsv_ref_val
+    M[M_TSV_FOUND] = 1 if tsv_found else 0
+    M[M_NSB] = nsb
+    M[M_ACCOUNTED] = accounted
+    M[M_LAST_WIN] = last_win
+    M[M_RCV_WIN_ZERO] = 1 if rcv_win_zero else 0
+    M[M_DUP_SINCE_ADV] = dup_since_adv
+    M[M_LAST_ACK_T] = last_ack_t
+    M[M_LAST_ADV_T] = last_adv_t
+    M[M_N_ROWS] = n_rows
+    M[M_N_DUP] = n_dup
+    M[M_N_RETX] = n_retx
+    M[M_N_KEEP] = n_keep
+    M[M_N_ZWP] = n_zwp
+    M[M_N_FR] = n_fr
+    M[M_N_TO] = n_to
+    M[M_N_DSACK] = n_dsack
+    M[M_SYN_T] = syn_t
+    M[M_SYNACK_T] = synack_t
+    M[M_HSACK_T] = hsack_t
+    M[M_SYN_COUNT] = syn_count
+    M[M_SYNACK_COUNT] = synack_count
+    M[M_SENDER_CLIENT] = 1 if sender_client else 0
+    M[M_FIRST_DATA_T] = first_data_t
+    M[M_LAST_ACK_ROW_T] = last_ack_row_t
+    M[M_EP_OPEN] = 1 if ep_open else 0
+    M[M_EP_ROW] = ep_row
+    M[M_LAST_EP_ROW] = last_ep_row
+    M[M_ACK_LO] = ack_lo
+    M[M_SEG_LO] = seg_lo
+    M[M_EP_LO] = ep_lo
+    M[M_N_SEGS] = n_segs
+    M[M_FIRST_ACK] = first_ack
+    M[M_FIRST_SEQ] = first_seq
+    MF[MF_SRTT] = srtt
+    MF[MF_RTTMIN] = rttmin
+    MF[MF_RTT_HS] = rtt_hs
+    return na, ns, ne, sb_l, sb_r
+
+
+@njit(cache=True)
+def flow_finish(flow: int, d: int, ne: int, P: np.ndarray, M: np.ndarray, MF: np.ndarray, F_i: np.ndarray,
+                F_f: np.ndarray) -> None:
+    """Fill ``F_i``/``F_f[flow]`` once every packet of the direction went through the main pass."""
+    syn_seen = P[PS_SYN_SEEN] != 0
+    syn_ws = P[PS_SYN_WS_S] != 0 and P[PS_SYN_WS_R] != 0
     F_i[flow, FI_CONN] = -1
     F_i[flow, FI_DIR] = d
-    F_i[flow, FI_NACKS] = n_rows
-    F_i[flow, FI_NDUP] = n_dup
-    F_i[flow, FI_NRETX] = n_retx
-    F_i[flow, FI_NEPS] = ne - ep_lo
-    F_i[flow, FI_NFR] = n_fr
-    F_i[flow, FI_NTO] = n_to
-    F_i[flow, FI_NKEEP] = n_keep
-    F_i[flow, FI_NZWP] = n_zwp
-    F_i[flow, FI_NSEGS] = ns - seg_lo
-    F_i[flow, FI_FIRST_DATA] = first_data_t
-    F_i[flow, FI_LAST_ACK] = last_ack_row_t
-    F_i[flow, FI_BYTES_ACKED] = snd_una - (0 if syn_seen else A_i[AI_ACK, ack_lo] if n_rows > 0 else 0)
-    F_i[flow, FI_BYTES_SENT] = snd_max - (0 if syn_seen else (S_i[SI_SEQ, seg_lo] if ns > seg_lo else 0))
-    F_i[flow, FI_SYN] = syn_t
-    F_i[flow, FI_SYNACK] = synack_t
-    F_i[flow, FI_HSACK] = hsack_t
-    F_i[flow, FI_SYN_COUNT] = syn_count
-    F_i[flow, FI_SENDER_CLIENT] = 1 if sender_client else 0
-    F_i[flow, FI_MSS] = mss
-    F_i[flow, FI_MSS_SRC] = mss_src
-    F_i[flow, FI_SACK] = 1 if (sack_seen or (syn_sack_s and syn_sack_r)) else 0
-    F_i[flow, FI_TS] = 1 if (ts_seen or (syn_ts_s and syn_ts_r)) else 0
-    F_i[flow, FI_WS] = 1 if (syn_ws_s and syn_ws_r) else 0
-    F_i[flow, FI_FIRST_PKT] = ts[order[lo]]
-    F_i[flow, FI_LAST_PKT] = ts[order[hi - 1]]
-    F_i[flow, FI_NPKTS] = hi - lo
-    F_i[flow, FI_ACK_LO] = ack_lo
-    F_i[flow, FI_SEG_LO] = seg_lo
-    F_i[flow, FI_NDSACK] = n_dsack
-    F_i[flow, FI_OPT_TRUNC] = opt_trunc
-    F_i[flow, FI_SYN_MSS_S] = syn_mss_s
-    F_i[flow, FI_SYN_MSS_R] = syn_mss_r
-    F_i[flow, FI_RCV_WSHIFT] = (min(ws_shift_r, 14) if syn_ws_s and syn_ws_r else 0) if syn_seen else -1
-    F_f[flow, FF_SRTT] = srtt if srtt > 0 else np.nan
-    F_f[flow, FF_RTTMIN] = rttmin if rttmin > 0 else np.nan
-    F_f[flow, FF_RTT_HS] = rtt_hs if rtt_hs > 0 else np.nan
+    F_i[flow, FI_NACKS] = M[M_N_ROWS]
+    F_i[flow, FI_NDUP] = M[M_N_DUP]
+    F_i[flow, FI_NRETX] = M[M_N_RETX]
+    F_i[flow, FI_NEPS] = ne - M[M_EP_LO]
+    F_i[flow, FI_NFR] = M[M_N_FR]
+    F_i[flow, FI_NTO] = M[M_N_TO]
+    F_i[flow, FI_NKEEP] = M[M_N_KEEP]
+    F_i[flow, FI_NZWP] = M[M_N_ZWP]
+    F_i[flow, FI_NSEGS] = M[M_N_SEGS]
+    F_i[flow, FI_FIRST_DATA] = M[M_FIRST_DATA_T]
+    F_i[flow, FI_LAST_ACK] = M[M_LAST_ACK_ROW_T]
+    F_i[flow, FI_BYTES_ACKED] = M[M_SND_UNA] - (0 if syn_seen else M[M_FIRST_ACK] if M[M_N_ROWS] > 0 else 0)
+    F_i[flow, FI_BYTES_SENT] = M[M_SND_MAX] - (0 if syn_seen else (M[M_FIRST_SEQ] if M[M_N_SEGS] > 0 else 0))
+    F_i[flow, FI_SYN] = M[M_SYN_T]
+    F_i[flow, FI_SYNACK] = M[M_SYNACK_T]
+    F_i[flow, FI_HSACK] = M[M_HSACK_T]
+    F_i[flow, FI_SYN_COUNT] = M[M_SYN_COUNT]
+    F_i[flow, FI_SENDER_CLIENT] = 1 if M[M_SENDER_CLIENT] != 0 else 0
+    F_i[flow, FI_MSS] = M[M_MSS]
+    F_i[flow, FI_MSS_SRC] = M[M_MSS_SRC]
+    F_i[flow, FI_SACK] = 1 if ((P[PS_SACK_SEEN] != 0) or ((P[PS_SYN_SACK_S] != 0) and (P[PS_SYN_SACK_R] != 0))) else 0
+    F_i[flow, FI_TS] = 1 if ((P[PS_TS_SEEN] != 0) or ((P[PS_SYN_TS_S] != 0) and (P[PS_SYN_TS_R] != 0))) else 0
+    F_i[flow, FI_WS] = 1 if syn_ws else 0
+    F_i[flow, FI_FIRST_PKT] = P[PS_FIRST_PKT]
+    F_i[flow, FI_LAST_PKT] = P[PS_LAST_PKT]
+    F_i[flow, FI_NPKTS] = P[PS_NPKTS]
+    F_i[flow, FI_ACK_LO] = M[M_ACK_LO]
+    F_i[flow, FI_SEG_LO] = M[M_SEG_LO]
+    F_i[flow, FI_NDSACK] = M[M_N_DSACK]
+    F_i[flow, FI_OPT_TRUNC] = P[PS_OPT_TRUNC]
+    F_i[flow, FI_SYN_MSS_S] = P[PS_SYN_MSS_S]
+    F_i[flow, FI_SYN_MSS_R] = P[PS_SYN_MSS_R]
+    F_i[flow, FI_RCV_WSHIFT] = (min(P[PS_WS_SHIFT_R], 14) if syn_ws else 0) if syn_seen else -1
+    F_f[flow, FF_SRTT] = MF[MF_SRTT] if MF[MF_SRTT] > 0 else np.nan
+    F_f[flow, FF_RTTMIN] = MF[MF_RTTMIN] if MF[MF_RTTMIN] > 0 else np.nan
+    F_f[flow, FF_RTT_HS] = MF[MF_RTT_HS] if MF[MF_RTT_HS] > 0 else np.nan
+
+
+@njit(cache=True)
+def analyze_flow(
+    lo: int, hi: int, d: int, flow: int, order: np.ndarray,
+    ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
+    win: np.ndarray, plen: np.ndarray, tsval: np.ndarray, tsecr: np.ndarray, opt_idx: np.ndarray,
+    opt_tab: np.ndarray,
+    seg_s: np.ndarray, seg_e: np.ndarray, seg_t0: np.ndarray, seg_t1: np.ndarray, seg_rx: np.ndarray,
+    seg_ep: np.ndarray, tsv_v: np.ndarray, tsv_t: np.ndarray, scratch: np.ndarray,
+    sb_l: np.ndarray, sb_r: np.ndarray,
+    A_i: np.ndarray, A_f: np.ndarray, na: int, S_i: np.ndarray, S_f: np.ndarray, ns: int, E_i: np.ndarray,
+    ne: int, F_i: np.ndarray, F_f: np.ndarray,
+) -> tuple[int, int, int]:
+    """Analyse direction ``d`` of the connection in rows lo..hi-1 in one go; append rows; fill F_i/F_f[flow]."""
+    P, M, MF = flow_state()
+    flow_prepass(lo, hi, d, order, ts, dirs, seq, ack, flags, plen, opt_idx, opt_tab, scratch, P)
+    if not flow_start(P, scratch, M, na, ns, ne):
+        return na, ns, ne
+    na, ns, ne, sb_l, sb_r = flow_main(lo, hi, d, flow, order, ts, dirs, seq, ack, flags, win, plen, tsval, tsecr,
+                                       opt_idx, opt_tab, seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v,
+                                       tsv_t, sb_l, sb_r, A_i, A_f, na, S_i, S_f, ns, E_i, ne, M, MF)
+    flow_finish(flow, d, ne, P, M, MF, F_i, F_f)
     return na, ns, ne
 
 
@@ -718,12 +937,20 @@ def analyze_all(
     return c_end
 
 
-#: The per-flow working arrays of :func:`analyze_all`: name and dtype.
+#: The per-flow working arrays of :func:`analyze_all`: name and dtype (one entry per data segment).
 WORK_ARRAYS = (("seg_s", np.int64), ("seg_e", np.int64), ("seg_t0", np.int64), ("seg_t1", np.int64),
-               ("seg_rx", np.int8), ("seg_ep", np.int64), ("tsv_v", np.int64), ("tsv_t", np.int64),
-               ("scratch", np.int64))
+               ("seg_rx", np.int8), ("seg_ep", np.int64), ("tsv_v", np.int64), ("tsv_t", np.int64))
+#: Length of the pre-pass's ``scratch`` (int64, zeros): the payload-size histogram and the list of its bins in use.
+SCRATCH_SIZE = 2 * SIZE_BINS
 
 
 def work_rows(stats: np.ndarray) -> int:
     """Entries each working array of :func:`analyze_all` needs for connections with ``stats`` rows."""
     return int(stats[:, CS_SEGMENTS].max(initial=0)) + 1
+
+
+def work_arrays(stats: np.ndarray) -> list[np.ndarray]:
+    """The working arrays (:data:`WORK_ARRAYS`, in their own mappings: pages used are mapped in as needed)
+    and the scratch for connections with ``stats`` rows."""
+    rows = work_rows(stats)
+    return [*(lazy(rows, dt) for _, dt in WORK_ARRAYS), np.zeros(SCRATCH_SIZE, np.int64)]

@@ -4,6 +4,7 @@ analysis give exactly the in-memory, single-threaded result on every capture."""
 from __future__ import annotations
 
 import gzip
+from collections.abc import Iterator
 from pathlib import Path
 
 import dpkt
@@ -11,8 +12,9 @@ import numpy as np
 import pytest
 from polars.testing import assert_frame_equal
 
-from ingest import analyze, ingest_capture
+from ingest import analyze, ingest_capture, pipeline
 from ingest.model import CaptureIngest
+from ingest.packets import PacketStore
 from tests import pcapgen as g
 from tests.conftest import shared_captures
 
@@ -75,13 +77,39 @@ def test_budget_above_the_working_set_stays_in_memory(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_connection_beyond_the_budget_is_analysed_whole_with_a_warning(tmp_path: Path) -> None:
+def test_connection_beyond_the_budget_is_analysed_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A connection larger than the budget is read back and analysed a block at a time, its state carried from
+    block to block (``ingest.chunked``): same result, no warning, its packets never held whole."""
     path = next(p for p in shared_captures() if p.name.startswith("s04"))
     ref = ingest_capture(path, memory_budget=None)
+    big = max(ref.flows, key=lambda f: f.packets)
+    held: list[int] = []
+    blocks = PacketStore.blocks
+
+    def spy(self: PacketStore, c_lo: int, c_hi: int, rows: int | None = None
+            ) -> Iterator[tuple[dict[str, np.ndarray], np.ndarray]]:
+        for cols, opt in blocks(self, c_lo, c_hi, rows):
+            held.append(len(cols["ts"]))
+            yield cols, opt
+
+    monkeypatch.setattr(PacketStore, "blocks", spy)
+    monkeypatch.setattr(pipeline, "CHUNK_FRACTION", 1)  # blocks of the row limit's 1024 packets
     bounded = ingest_capture(path, memory_budget=1, spill_dir=tmp_path)
     assert_same(bounded, ref)
+    assert not [w for w in bounded.stats.warnings if "memory budget" in w]
+    assert len(held) > 2 * (big.packets // 1024) and max(held) <= 1024  # two passes, in blocks
+
+
+def test_receiver_side_connection_beyond_the_budget_is_analysed_whole(tmp_path: Path) -> None:
+    """Rebuilding a receiver-side flow's sender view rewrites the whole flow: its chunked rows are taken back and
+    the connection analysed in one piece, with a warning; the result is the in-memory one."""
+    path = next(p for p in shared_captures() if p.name.endswith("_2sides_rcv.pcap"))
+    ref = ingest_capture(path, memory_budget=None)
     big = max(ref.flows, key=lambda f: f.packets)
-    assert any(f"connection {big.connection} alone holds {big.packets} packets" in w
+    assert big.vantage == "receiver" and big.reconstruction is not None
+    bounded = ingest_capture(path, memory_budget=1, spill_dir=tmp_path)
+    assert_same(bounded, ref)
+    assert any(f"connection {big.connection} alone holds {big.packets} packets" in w and "rebuilt whole" in w
                for w in bounded.stats.warnings), bounded.stats.warnings
 
 

@@ -5,10 +5,14 @@ Sender 10.0.0.1:40000 sends data to 10.0.0.2:5201; times in ms; MSS 1000 unless 
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ingest import ingest_capture
+from ingest import tcpflow as tf
 from tests import pcapgen as g
 
 MSS = 1000
@@ -348,3 +352,17 @@ def test_sack_scoreboard_keeps_more_than_64_blocks(tmp_capture):
     last = f.acks.row(-1, named=True)
     assert last["sacked"] == 150 * MSS
     assert last["flight"] == n * MSS - 150 * MSS
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([1, 100, 512, 536, 1000, 1448, 2896, 4344, 8688, 9000, 65483, 65535, 65536, 70000,
+                                 131072]) | st.integers(1, 200_000), max_size=80))
+def test_mss_from_the_size_histogram_equals_the_sorted_sizes(lens: list[int]) -> None:
+    """The analysis infers the MSS from a histogram of payload sizes, every size above 65535 in one bin; the
+    result is ``infer_mss`` of the sizes themselves."""
+    arr = np.array(lens, np.int64)
+    if not len(arr):
+        return
+    binned = np.minimum(arr, tf.SIZE_BINS - 1)
+    uniq, cnt = np.unique(binned, return_counts=True)
+    assert tf._mss_from_counts(uniq, cnt, len(uniq), len(arr)) == tf.infer_mss(arr)

@@ -1,0 +1,93 @@
+"""One connection larger than the memory budget, analysed in chunks with its state carried over.
+
+A bounded ingest (``ingest.pipeline``) analyses connections in groups that fit the budget; a single
+connection above it would otherwise have to be held whole — its packet columns, and its ACK and segment
+rows until they are written out. Here its packets are read back from the spill a block at a time, each
+direction passes over them twice — the pre-pass (``tcpflow.flow_prepass``: handshake options, payload
+sizes) and the main pass (``tcpflow.flow_main``) — with every variable the analysis carries from one packet
+to the next kept in the state arrays between blocks, and each block's ACK and segment rows are appended to
+the output spill at once. What stays in memory is one block of packets and rows, the per-flow working
+arrays (a few words per data segment: segments sent, for retransmissions and Karn's rule) and the loss
+episodes. The rows, flows and episodes are exactly those of the analysis in one pass
+(``tests/ingest/test_bounded_memory.py``).
+
+Not chunked, analysed whole as before (beyond the budget, with a warning): a capture whose timestamps go
+backwards (its packets must be re-sorted by time first), and a connection with a receiver-side or mid-path
+flow — rebuilding the sender's view (``ingest.reconstruct``) rewrites rows of the whole flow; such a
+connection's chunked rows are taken back and it is analysed again in one piece.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ingest import tcpflow as tf
+from ingest.demux import CS_PAYLOAD0
+from ingest.frames import TableSink, ack_columns, segment_columns
+from ingest.packets import PacketStore, options_table
+
+
+@dataclass
+class ChunkedAnalysis:
+    """A connection's flows (``F_i``/``F_f`` rows, group-local row offsets) and episodes; its ACK and
+    segment rows are in the table sink from ``acks_before``/``segments_before`` on."""
+
+    F_i: np.ndarray
+    F_f: np.ndarray
+    E_i: np.ndarray
+    acks_before: int
+    segments_before: int
+
+    @property
+    def n_flows(self) -> int:
+        return len(self.F_i)
+
+
+def analyze_connection(store: PacketStore, c: int, stats: np.ndarray, flow_base: int,
+                       tables: TableSink, block_rows: int) -> ChunkedAnalysis:
+    """Analyse spilled connection ``c`` (``stats``: its ``demux.conn_stats`` row) in blocks of ``block_rows``
+    spilled packets, appending its rows to the spilled ``tables`` (flow ids from ``flow_base``)."""
+    assert tables.spills is not None
+    acks_before, segments_before = tables.spills["acks"].rows, tables.spills["segments"].rows
+    seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v, tsv_t, scratch = tf.work_arrays(stats[None, :])
+    sb_l = np.empty(65, np.int64)
+    sb_r = np.empty(65, np.int64)
+    F_i = np.empty((2, tf.FI_NCOL), np.int64)
+    F_f = np.empty((2, tf.FF_NCOL), np.float64)
+    E_i = np.empty((tf.EI_NCOL, 1024), np.int64)
+    A_i = np.empty((tf.AI_NCOL, block_rows + 1), np.int64)
+    A_f = np.empty((tf.AF_NCOL, block_rows + 1), np.float64)
+    S_i = np.empty((tf.SI_NCOL, block_rows + 1), np.int64)
+    S_f = np.empty((tf.SF_NCOL, block_rows + 1), np.float64)
+    order = np.arange(block_rows + 1, dtype=np.int32)
+    na = ns = ne = nf = 0
+    for d in range(2):
+        if stats[CS_PAYLOAD0 + d] == 0:  # no payload: not a flow
+            continue
+        P, M, MF = tf.flow_state()
+        for pk, opt in store.blocks(c, c + 1, block_rows):
+            tf.flow_prepass(0, len(pk["ts"]), d, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"],
+                            pk["plen"], pk["opt_idx"], options_table(opt), scratch, P)
+        if not tf.flow_start(P, scratch, M, na, ns, ne):
+            continue
+        for pk, opt in store.blocks(c, c + 1, block_rows):
+            n = len(pk["ts"])
+            if ne + n > E_i.shape[1]:  # at most one episode per packet
+                grown = np.empty((tf.EI_NCOL, max(2 * E_i.shape[1], ne + n)), np.int64)
+                grown[:, :ne] = E_i[:, :ne]
+                E_i = grown
+            a, s, ne, sb_l, sb_r = tf.flow_main(
+                0, n, d, nf, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"], pk["plen"],
+                pk["tsval"], pk["tsecr"], pk["opt_idx"], options_table(opt), seg_s, seg_e, seg_t0, seg_t1, seg_rx,
+                seg_ep, tsv_v, tsv_t, sb_l, sb_r, A_i, A_f, 0, S_i, S_f, 0, E_i, ne, M, MF)
+            tables.add("acks", ack_columns(A_i[:, :a], A_f[:, :a], flow_base))
+            tables.add("segments", segment_columns(S_i[:, :s], S_f[:, :s], flow_base))
+            na += a
+            ns += s
+        tf.flow_finish(nf, d, ne, P, M, MF, F_i, F_f)
+        F_i[nf, tf.FI_CONN] = c
+        nf += 1
+    return ChunkedAnalysis(F_i[:nf].copy(), F_f[:nf].copy(), E_i[:, :ne].copy(), acks_before, segments_before)
+
