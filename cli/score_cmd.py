@@ -79,7 +79,8 @@ def score(
         for path in files:
             name = label(path)
             sc = score_input(path, ests, bar=bar.file(Path(name).name), truth=given, use_sidecar=not no_sidecar,
-                             allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select)
+                             allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select,
+                             keep_series=out is not None)  # series only for --out: memory flow by flow
             missing = sorted(set(flow or []) - {s.flow_id for s in sc.ingest.flows})
             if missing:
                 fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: no flow {', '.join(map(str, missing))} "

@@ -153,8 +153,9 @@ def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
 def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                use_sidecar: bool = True, allow_vantage: bool = False,
                progress: ProgressFn | None = None, memory_budget: int | None = DEFAULT_MEMORY_BUDGET,
-               select: Callable[[Any], bool] | None = None) -> ScoredCapture:
-    """Ingest and replay one capture. Raises ``IngestError`` / ``EstimatorError`` on bad input."""
+               select: Callable[[Any], bool] | None = None, keep_series: bool = True) -> ScoredCapture:
+    """Ingest and replay one capture. Raises ``IngestError`` / ``EstimatorError`` on bad input. Without
+    ``keep_series`` the flows' series are not kept (scores, decisions and diagnostics are)."""
     path = Path(path)
     source = "command line" if truth is not None else None
     if truth is None and use_sidecar:
@@ -163,7 +164,7 @@ def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Trut
                          progress=(lambda done, total: progress("ingest", done / max(total, 1)))
                          if progress else None)
     only = {s.flow_id for s in cap.flows if select(s)} if select is not None else None
-    rep = replay_capture(cap, estimators, truth=truth, allow_vantage=allow_vantage, only=only,
+    rep = replay_capture(cap, estimators, truth=truth, allow_vantage=allow_vantage, only=only, keep_series=keep_series,
                          progress=(lambda done, total: progress("replay", done / max(total, 1)))
                          if progress else None)
     return ScoredCapture(path, cap, rep, truth, source)

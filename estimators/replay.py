@@ -34,8 +34,9 @@ class FlowReplay:
 
     flow_id: int
     vantage: str
-    #: The series as columns: t, t_rel (s), achieved, [truth], <estimator> (bytes/s, NaN = none).
-    columns: dict[str, np.ndarray]
+    #: The series as columns: t, t_rel (s), achieved, [truth], <estimator> (bytes/s, NaN = none); None when
+    #: replay was asked not to keep them (``keep_series=False``: scores only, memory freed flow by flow).
+    columns: dict[str, np.ndarray] | None
     decisions: pl.DataFrame  # one row per (loss event, estimator)
     scores: dict[str, dict[str, Any]]  # estimator → score name → value
     window: tuple[float, float]  # score window, s since the flow's first packet
@@ -46,6 +47,8 @@ class FlowReplay:
     def series(self) -> pl.DataFrame:
         """t, t_rel, achieved_bps, [truth_bps], <estimator>_bps (bits/s, null = none), built on first use:
         scoring does not need it, and on a long flow it is the largest thing replay makes."""
+        if self.columns is None:
+            raise ValueError(f"the series of flow {self.flow_id} were not kept (replay with keep_series=True)")
         if self._series is None:
             # bytes/s → bits/s and NaN → null in one parallel Polars pass (the arrays are wrapped without a copy)
             frame = {(k if k in ("t", "t_rel") else f"{k}_bps"): v for k, v in self.columns.items()}
@@ -93,10 +96,11 @@ def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
 def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np.ndarray],
                 segments: pl.DataFrame | Mapping[str, np.ndarray], episodes: pl.DataFrame,
                 mss: int, estimators: Sequence[Estimator], *, truth: np.ndarray | Callable[[np.ndarray], np.ndarray]
-                | None = None, loss_truth: Mapping[int, str] | None = None) -> FlowReplay:
+                | None = None, loss_truth: Mapping[int, str] | None = None, keep_series: bool = True) -> FlowReplay:
     """Replay one flow (its ``acks`` and ``segments``: frames, or numpy columns as ``FlowInputs.from_frames``
     takes them). ``truth`` (bytes/s at each event, or a function of absolute event times) is optional;
-    ``loss_truth`` labels loss episodes ``random``/``congestion`` (capture metadata) for the diagnostics."""
+    ``loss_truth`` labels loss episodes ``random``/``congestion`` (capture metadata) for the diagnostics;
+    without ``keep_series`` the result holds the scores, decisions and diagnostics but not the series."""
     inp = FlowInputs.from_frames(acks, segments, mss)
     t = inp.t
     truth_arr = truth(inp.t_abs) if callable(truth) else truth
@@ -138,11 +142,13 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
                 s[k] = None
         s["parameters"] = dict(e.params)
         scores[e.name] = s
-    columns: dict[str, np.ndarray] = {"t": inp.t_abs, "t_rel": t, "achieved": achieved}
-    if truth_arr is not None:
-        columns["truth"] = truth_arr
-    for e in estimators:
-        columns[e.name] = series[e.name]
+    columns: dict[str, np.ndarray] | None = None
+    if keep_series:
+        columns = {"t": inp.t_abs, "t_rel": t, "achieved": achieved}
+        if truth_arr is not None:
+            columns["truth"] = truth_arr
+        for e in estimators:
+            columns[e.name] = series[e.name]
     return FlowReplay(flow_id, vantage, columns, decisions, scores, (start, end), diagnostics)
 
 
@@ -336,8 +342,10 @@ def flow_columns(frame: pl.DataFrame, names: tuple[str, ...]) -> Callable[[int],
 
 def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                    allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None,
-                   only: set[int] | None = None) -> CaptureReplay:
-    """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``)."""
+                   only: set[int] | None = None, keep_series: bool = True) -> CaptureReplay:
+    """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``). Without ``keep_series``
+    each flow's series are dropped once scored (``FlowReplay.columns`` None): memory then grows with the
+    largest flow, not with the capture."""
     episodes = flow_rows(cap.episodes)
     # the ACK and segment columns as numpy arrays, converted once; each flow gets zero-copy slices
     acks = flow_columns(cap.acks, ACK_COLUMNS)
@@ -356,7 +364,8 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         eps = episodes(fid)
         labels = truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list()) if truth is not None else None
         flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), eps,
-                                 s.mss, estimators, truth=truth_function(truth, fid, deliveries), loss_truth=labels))
+                                 s.mss, estimators, truth=truth_function(truth, fid, deliveries), loss_truth=labels,
+                                 keep_series=keep_series))
     if progress is not None:
         progress(len(todo), len(todo))
     scores = capture_scores([(f.flow_id, f.scores) for f in flows], cap.flows, [e.name for e in estimators], truth)

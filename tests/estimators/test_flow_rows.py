@@ -4,6 +4,7 @@ same rows from a table in any order."""
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from polars.testing import assert_frame_equal
 
 from estimators.replay import flow_rows
@@ -24,3 +25,22 @@ def test_flow_rows_of_sorted_and_shuffled_tables() -> None:
             assert_frame_equal(by_slice(fid), want)
             assert_frame_equal(by_partition(fid).sort(want.columns), want.sort(want.columns))
         assert len(by_slice(999)) == 0
+
+
+def test_scores_without_keeping_the_series_are_the_same() -> None:
+    """``keep_series=False`` (what ``ackreplay score`` does without ``--out``) drops each flow's series once
+    scored: scores, decisions and diagnostics are those of a full replay; asking for the series says why not."""
+    import estimators as E
+    from estimators.replay import replay_capture
+
+    cap = ingest_capture(next(p for p in shared_captures() if p.name.startswith("s09")))
+    ests = [E.create(n) for n in E.DEFAULT_ORDER]
+    full = replay_capture(cap, ests)
+    lean = replay_capture(cap, ests, keep_series=False)
+    assert lean.scores == full.scores and lean.skipped == full.skipped
+    for a, b in zip(lean.flows, full.flows, strict=True):
+        assert a.scores == b.scores and a.diagnostics == b.diagnostics and a.window == b.window
+        assert_frame_equal(a.decisions, b.decisions)
+        assert a.columns is None and b.series.height == len(b.columns["t"])  # type: ignore[index]
+        with pytest.raises(ValueError, match="not kept"):
+            _ = a.series
