@@ -350,8 +350,8 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
     # the ACK and segment columns as numpy arrays, converted once; each flow gets zero-copy slices
     acks = flow_columns(cap.acks, ACK_COLUMNS)
     segments = flow_columns(cap.segments, SEGMENT_COLUMNS)
-    deliveries = []
-    for fid in bulk_flow_ids(cap.flows, truth):
+    deliveries = []  # for the truth's fair share: when each bulk flow delivered data
+    for fid in bulk_flow_ids(cap.flows, truth) if truth is not None else []:
         a = acks(fid)
         deliveries.append(a["t"][a["acked"] > 0])
     todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: Fewer keys than this are looked up by numpy's binary search (the same result).
+MERGE_MIN_KEYS = 65536
+
 
 @njit(cache=True, nogil=True)
 def _search_right(a: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
@@ -42,7 +45,7 @@ def searchsorted_right(a: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``np.searchsorted(a, v, side="right")`` for float64 ``a`` (sorted, no NaN) and keys ``v``."""
     a = np.ascontiguousarray(a, np.float64)
     v = np.ascontiguousarray(v, np.float64)
-    if np.isnan(a).any():
+    if len(v) < MERGE_MIN_KEYS or np.isnan(a).any():  # short: not worth loading the compiled kernel
         return np.searchsorted(a, v, side="right")
     out = np.empty(len(v), np.int64)
     _search_right(a, v, out)

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from estimators import search
 from estimators.search import searchsorted_right
 
 values = st.floats(-1e6, 1e6, allow_nan=False) | st.sampled_from([0.0, 1.0, 2.5, -np.inf, np.inf])
+
+
+@pytest.fixture(autouse=True, scope="module")
+def always_merge() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(search, "MERGE_MIN_KEYS", 0)  # the merge pass even on short keys
+        yield
 
 
 @settings(max_examples=300, deadline=None)
