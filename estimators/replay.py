@@ -322,22 +322,34 @@ def flow_rows(frame: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
     return rows
 
 
-def flow_columns(frame: pl.DataFrame, names: tuple[str, ...]) -> Callable[[int], dict[str, np.ndarray]]:
-    """A lookup of one flow's rows of a table of many flows as numpy columns (zero-copy slices when the
-    table is in flow order, as ingest writes it)."""
-    ids = frame["flow_id"].to_numpy()
-    if len(ids) > 1 and bool(np.any(ids[1:] < ids[:-1])):
-        order = np.argsort(ids, kind="stable")
-        frame, ids = frame[order], ids[order]
-    cols = numpy_columns(frame, names)
+class FlowColumns:
+    """One flow's rows of a table of many flows as numpy columns (zero-copy slices when the table is in flow
+    order, as ingest writes it); :meth:`span` gives where they lie in the table (None when it was reordered)."""
 
-    def rows(fid: int) -> dict[str, np.ndarray]:
-        key = ids.dtype.type(fid)
-        lo = int(np.searchsorted(ids, key, side="left"))
-        hi = int(np.searchsorted(ids, key, side="right"))
-        return {name: col[lo:hi] for name, col in cols.items()}
+    def __init__(self, frame: pl.DataFrame, names: tuple[str, ...]) -> None:
+        ids = frame["flow_id"].to_numpy()
+        self.in_order = not (len(ids) > 1 and bool(np.any(ids[1:] < ids[:-1])))
+        if not self.in_order:
+            order = np.argsort(ids, kind="stable")
+            frame, ids = frame[order], ids[order]
+        self.ids = ids
+        self.cols = numpy_columns(frame, names)
 
-    return rows
+    def _bounds(self, fid: int) -> tuple[int, int]:
+        key = self.ids.dtype.type(fid)  # the column's own type: a Python int would make numpy cast all of ``ids``
+        return int(np.searchsorted(self.ids, key, side="left")), int(np.searchsorted(self.ids, key, side="right"))
+
+    def __call__(self, fid: int) -> dict[str, np.ndarray]:
+        lo, hi = self._bounds(fid)
+        return {name: col[lo:hi] for name, col in self.cols.items()}
+
+    def span(self, fid: int) -> tuple[int, int] | None:
+        return self._bounds(fid) if self.in_order else None
+
+
+def flow_columns(frame: pl.DataFrame, names: tuple[str, ...]) -> FlowColumns:
+    """A lookup of one flow's rows of a table of many flows as numpy columns (:class:`FlowColumns`)."""
+    return FlowColumns(frame, names)
 
 
 def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
@@ -366,6 +378,11 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), eps,
                                  s.mss, estimators, truth=truth_function(truth, fid, deliveries), loss_truth=labels,
                                  keep_series=keep_series))
+        release = getattr(cap, "release", None)  # a spilled capture: this flow's file pages back to the kernel
+        for table, cols in (("acks", acks), ("segments", segments)):
+            span = cols.span(fid)
+            if release is not None and span is not None:
+                release(table, *span)
     if progress is not None:
         progress(len(todo), len(todo))
     scores = capture_scores([(f.flow_id, f.scores) for f in flows], cap.flows, [e.name for e in estimators], truth)

@@ -135,6 +135,8 @@ class TableSink:
     def __init__(self, spill_dir: str | Path | None, spilled: bool) -> None:
         self.parts: dict[str, list[dict[str, np.ndarray]]] = {"acks": [], "segments": [], "episodes": []}
         self.spills: dict[str, ColumnSpill] | None = None
+        #: The file-mapped columns handed out (spilled), by table (``CaptureIngest.release``).
+        self.mapped: dict[str, list[np.ndarray]] = {}
         if spilled:
             self.spills = {
                 "acks": ColumnSpill(ACK_COLUMNS, spill_dir, "acks"),
@@ -150,7 +152,9 @@ class TableSink:
 
     def columns(self, name: str) -> dict[str, np.ndarray]:
         if self.spills is not None:
-            return self.spills[name].mapped()
+            cols = self.spills[name].mapped()
+            self.mapped[name] = list(cols.values())
+            return cols
         parts = self.parts[name]
         if len(parts) == 1:
             return parts[0]

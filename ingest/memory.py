@@ -98,3 +98,22 @@ def release_in_background(arrays: list[np.ndarray]) -> None:
     held = arrays.copy()
     arrays.clear()
     threading.Thread(target=held.clear, name="ingest-release", daemon=True).start()
+
+
+def release_mapped(col: np.ndarray, lo: int, hi: int) -> None:
+    """Drop this process's pages of rows ``lo..hi`` of ``col``, a whole-file read-only ``np.memmap`` (offset 0):
+    ``madvise(MADV_DONTNEED)`` on a file mapping only unmaps the pages — the data stays in the file and the page
+    cache, and is mapped in again if read — so the pages stop counting in the process's RSS. Rows at the edges
+    share a page with their neighbours; those pages are dropped too (and simply read in again when needed).
+    Anything else (an array in anonymous memory, whose pages DONTNEED would zero) is left alone."""
+    m = getattr(col, "_mmap", None)
+    if not isinstance(col, np.memmap) or col.offset != 0 or not isinstance(m, mmap.mmap) or hi <= lo:
+        return
+    if not hasattr(mmap, "MADV_DONTNEED"):  # not Linux/BSD
+        return
+    page = mmap.PAGESIZE
+    start = lo * col.itemsize // page * page
+    end = min(len(m), -(-hi * col.itemsize // page) * page)
+    if end > start:
+        m.madvise(mmap.MADV_DONTNEED, start, end - start)
+

@@ -7,6 +7,8 @@ from typing import Any
 
 import polars as pl
 
+from ingest.memory import release_mapped
+
 
 @dataclass
 class CaptureStats:
@@ -109,6 +111,14 @@ class CaptureIngest:
     acks: pl.DataFrame
     segments: pl.DataFrame
     episodes: pl.DataFrame
+    #: A spilled capture's table columns mapped from files (table → columns); empty when held in memory.
+    mapped: dict[str, list[Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def release(self, table: str, lo: int, hi: int) -> None:
+        """Done with rows ``lo..hi`` of a spilled table for now: their file pages stop counting in this
+        process's memory (read again from the page cache if used later). A no-op for tables in memory."""
+        for col in self.mapped.get(table, ()):
+            release_mapped(col, lo, hi)
 
     def flow(self, flow_id: int) -> FlowData:
         """One flow's tables (KeyError when the capture has no such flow)."""

@@ -42,6 +42,7 @@ from ingest.frames import (
     segment_columns,
     segments_frame,
 )
+from ingest.memory import release_mapped
 from ingest.model import CaptureIngest, CaptureStats, FlowSummary
 from ingest.packets import PacketStore
 from ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
@@ -271,4 +272,8 @@ def ingest_capture(
     if store.reorders:
         stats.warnings.append(f"{store.reorders} packets had timestamps earlier than the packet before them; "
                               "packets were analysed in timestamp order")
-    return CaptureIngest(stats, flows, acks, segments, episodes)
+    cap = CaptureIngest(stats, flows, acks, segments, episodes, mapped=tables.mapped if tables is not None else {})
+    for cols in cap.mapped.values():  # pages read while the tables were built: the kernel's again
+        for col in cols:
+            release_mapped(col, 0, len(col))
+    return cap
