@@ -19,6 +19,8 @@ connection's chunked rows are taken back and it is analysed again in one piece.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +29,7 @@ from ingest import tcpflow as tf
 from ingest.demux import CS_PAYLOAD0
 from ingest.frames import TableSink, ack_columns, segment_columns
 from ingest.packets import PacketStore, options_table
+from ingest.records import prefetch
 
 
 @dataclass
@@ -57,37 +60,56 @@ def analyze_connection(store: PacketStore, c: int, stats: np.ndarray, flow_base:
     F_i = np.empty((2, tf.FI_NCOL), np.int64)
     F_f = np.empty((2, tf.FF_NCOL), np.float64)
     E_i = np.empty((tf.EI_NCOL, 1024), np.int64)
-    A_i = np.empty((tf.AI_NCOL, block_rows + 1), np.int64)
-    A_f = np.empty((tf.AF_NCOL, block_rows + 1), np.float64)
-    S_i = np.empty((tf.SI_NCOL, block_rows + 1), np.int64)
-    S_f = np.empty((tf.SF_NCOL, block_rows + 1), np.float64)
+    # two sets of output rows: a helper thread appends one set to the spill while the next block is analysed
+    # into the other (the analysis releases the GIL, file writes too); the next block is read ahead likewise
+    outs = [(np.empty((tf.AI_NCOL, block_rows + 1), np.int64), np.empty((tf.AF_NCOL, block_rows + 1), np.float64),
+             np.empty((tf.SI_NCOL, block_rows + 1), np.int64), np.empty((tf.SF_NCOL, block_rows + 1), np.float64))
+            for _ in range(2)]
+    pending: list[Future[None] | None] = [None, None]
     order = np.arange(block_rows + 1, dtype=np.int32)
-    na = ns = ne = nf = 0
-    for d in range(2):
-        if stats[CS_PAYLOAD0 + d] == 0:  # no payload: not a flow
-            continue
-        P, M, MF = tf.flow_state()
-        for pk, opt in store.blocks(c, c + 1, block_rows):
-            tf.flow_prepass(0, len(pk["ts"]), d, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"],
-                            pk["plen"], pk["opt_idx"], options_table(opt), scratch, P)
-        if not tf.flow_start(P, scratch, M, na, ns, ne):
-            continue
-        for pk, opt in store.blocks(c, c + 1, block_rows):
-            n = len(pk["ts"])
-            if ne + n > E_i.shape[1]:  # at most one episode per packet
-                grown = np.empty((tf.EI_NCOL, max(2 * E_i.shape[1], ne + n)), np.int64)
-                grown[:, :ne] = E_i[:, :ne]
-                E_i = grown
-            a, s, ne, sb_l, sb_r = tf.flow_main(
-                0, n, d, nf, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"], pk["plen"],
-                pk["tsval"], pk["tsecr"], pk["opt_idx"], options_table(opt), seg_s, seg_e, seg_t0, seg_t1, seg_rx,
-                seg_ep, tsv_v, tsv_t, sb_l, sb_r, A_i, A_f, 0, S_i, S_f, 0, E_i, ne, M, MF)
-            tables.add("acks", ack_columns(A_i[:, :a], A_f[:, :a], flow_base))
-            tables.add("segments", segment_columns(S_i[:, :s], S_f[:, :s], flow_base))
-            na += a
-            ns += s
-        tf.flow_finish(nf, d, ne, P, M, MF, F_i, F_f)
-        F_i[nf, tf.FI_CONN] = c
-        nf += 1
+    na = ns = ne = nf = k = 0
+
+    def write(out: tuple[np.ndarray, ...], a: int, s: int) -> None:
+        A_i, A_f, S_i, S_f = out
+        tables.add("acks", ack_columns(A_i[:, :a], A_f[:, :a], flow_base))
+        tables.add("segments", segment_columns(S_i[:, :s], S_f[:, :s], flow_base))
+
+    with ThreadPoolExecutor(1, thread_name_prefix="ingest-write") as writer:
+        for d in range(2):
+            if stats[CS_PAYLOAD0 + d] == 0:  # no payload: not a flow
+                continue
+            P, M, MF = tf.flow_state()
+            with closing(prefetch(store.blocks(c, c + 1, block_rows, buffers=3))) as blocks:
+                for pk, opt in blocks:
+                    tf.flow_prepass(0, len(pk["ts"]), d, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"],
+                                    pk["flags"], pk["plen"], pk["opt_idx"], options_table(opt), scratch, P)
+            if not tf.flow_start(P, scratch, M, na, ns, ne):
+                continue
+            with closing(prefetch(store.blocks(c, c + 1, block_rows, buffers=3))) as blocks:
+                for pk, opt in blocks:
+                    n = len(pk["ts"])
+                    if ne + n > E_i.shape[1]:  # at most one episode per packet
+                        grown = np.empty((tf.EI_NCOL, max(2 * E_i.shape[1], ne + n)), np.int64)
+                        grown[:, :ne] = E_i[:, :ne]
+                        E_i = grown
+                    j = k % 2
+                    prev = pending[j]
+                    if prev is not None:  # that set is written out before it is reused
+                        prev.result()
+                    A_i, A_f, S_i, S_f = outs[j]
+                    a, s, ne, sb_l, sb_r = tf.flow_main(
+                        0, n, d, nf, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"],
+                        pk["plen"], pk["tsval"], pk["tsecr"], pk["opt_idx"], options_table(opt), seg_s, seg_e, seg_t0,
+                        seg_t1, seg_rx, seg_ep, tsv_v, tsv_t, sb_l, sb_r, A_i, A_f, 0, S_i, S_f, 0, E_i, ne, M, MF)
+                    pending[j] = writer.submit(write, outs[j], a, s)
+                    na += a
+                    ns += s
+                    k += 1
+            tf.flow_finish(nf, d, ne, P, M, MF, F_i, F_f)
+            F_i[nf, tf.FI_CONN] = c
+            nf += 1
+        for f in pending:  # every block written (and any error raised) before the rows are read
+            if f is not None:
+                f.result()
     return ChunkedAnalysis(F_i[:nf].copy(), F_f[:nf].copy(), E_i[:, :ne].copy(), acks_before, segments_before)
 

@@ -131,16 +131,18 @@ class PacketStore:
         out["conn"] -= c_lo
         return out, options_table(np.concatenate(opt_parts) if opt_parts else self.opt[:0])
 
-    def blocks(self, c_lo: int, c_hi: int, rows: int | None = None
+    def blocks(self, c_lo: int, c_hi: int, rows: int | None = None, buffers: int = 1
                ) -> Iterator[tuple[dict[str, np.ndarray], np.ndarray]]:
         """The spilled packets of connections ``c_lo..c_hi-1`` in capture order, one read block (``rows`` spilled
         packets; by default a quarter of the row limit, at most ``SPILL_READ_ROWS``) at a time: the block's
-        columns, and its option rows (``opt_idx`` points into them). The arrays are only valid until the next
-        block (the read buffers are reused)."""
+        columns, and its option rows (``opt_idx`` points into them). The arrays stay valid while ``buffers``
+        − 1 newer blocks are read (a ring of read buffers)."""
         assert self.spill is not None and self.opt_spill is not None
         step = rows or max(1 << 16, min(SPILL_READ_ROWS, (self.row_limit or SPILL_READ_ROWS) // 4))
-        buf = {name: np.empty(min(step, self.spill.rows), dt) for name, dt in PACKET_COLUMNS}
-        for lo in range(0, self.spill.rows, step):
+        ring = [{name: np.empty(min(step, self.spill.rows), dt) for name, dt in PACKET_COLUMNS}
+                for _ in range(buffers)]
+        for k, lo in enumerate(range(0, self.spill.rows, step)):
+            buf = ring[k % buffers]
             hi = min(lo + step, self.spill.rows)
             conn = self.spill.read("conn", lo, hi, buf["conn"])
             take = np.flatnonzero((conn >= c_lo) & (conn < c_hi))

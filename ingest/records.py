@@ -23,7 +23,7 @@ import struct
 import threading
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numba import njit
@@ -502,8 +502,12 @@ def _iter_pcapng(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
 _DONE = object()
 
 
-def prefetch(batches: Iterator[RecordBatch]) -> Generator[RecordBatch, None, None]:
-    """Run ``batches`` (``iter_records(..., buffers=4)``) one batch ahead in a thread.
+T = TypeVar("T")
+
+
+def prefetch(batches: Iterator[T]) -> Generator[T, None, None]:
+    """Run ``batches`` (``iter_records(..., buffers=4)``, or any iterator whose items stay valid while the
+    next two are made) one batch ahead in a thread.
 
     Reading, decompressing and scanning the next chunk then overlap the caller's work on this one (file
     reads, zlib and the compiled scan release the GIL). Safe with the ring: while the thread works on

@@ -215,7 +215,7 @@ def flow_state() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return P, np.zeros(M_NCOL, np.int64), np.full(MF_NCOL, -1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def flow_prepass(lo: int, hi: int, d: int, order: np.ndarray, ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray,
                  ack: np.ndarray, flags: np.ndarray, plen: np.ndarray, opt_idx: np.ndarray, opt_tab: np.ndarray,
                  scratch: np.ndarray, P: np.ndarray) -> None:
@@ -376,7 +376,7 @@ def flow_start(P: np.ndarray, scratch: np.ndarray, M: np.ndarray, na: int, ns: i
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def flow_main(
     lo: int, hi: int, d: int, flow: int, order: np.ndarray,
     ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,

@@ -86,9 +86,9 @@ def test_connection_beyond_the_budget_is_analysed_in_chunks(tmp_path: Path, monk
     held: list[int] = []
     blocks = PacketStore.blocks
 
-    def spy(self: PacketStore, c_lo: int, c_hi: int, rows: int | None = None
+    def spy(self: PacketStore, c_lo: int, c_hi: int, rows: int | None = None, buffers: int = 1
             ) -> Iterator[tuple[dict[str, np.ndarray], np.ndarray]]:
-        for cols, opt in blocks(self, c_lo, c_hi, rows):
+        for cols, opt in blocks(self, c_lo, c_hi, rows, buffers):
             held.append(len(cols["ts"]))
             yield cols, opt
 
