@@ -47,5 +47,26 @@ def warmup() -> None:
                     use_sidecar=False)
     for fr in sc.replay.flows:  # the congestion graph's downsampling kernels (report, dashboard, graph)
         source_for(sc.ingest, fr, fr.flow_id).window(px=50)
+    _warm_large_capture_paths()
     what = "compiled and cached" if cold else "already cached; loaded"
     print(f"ackreplay: kernels {what} in {time.perf_counter() - t0:.1f} s")
+
+
+def _warm_large_capture_paths() -> None:
+    """The kernels only large captures reach: a connection beyond the memory budget analysed in chunks
+    (the warm-up capture ingested with a tiny budget and, for a moment, blocks of 64 packets) and the merge
+    search of replay's long flows."""
+    import numpy as np
+
+    from estimators.search import MERGE_MIN_KEYS, searchsorted_right
+    from ingest import ingest_capture, pipeline
+
+    saved = pipeline.MIN_ROWS
+    pipeline.MIN_ROWS = 64
+    try:
+        ingest_capture(WARMUP_CAPTURE, memory_budget=1)
+    finally:
+        pipeline.MIN_ROWS = saved
+    keys = np.arange(MERGE_MIN_KEYS, dtype=np.float64)
+    searchsorted_right(keys, keys)
+

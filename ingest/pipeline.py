@@ -141,6 +141,9 @@ def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
 
 #: Spilled packets per block when one connection is analysed in chunks: a fraction of the budget's rows.
 CHUNK_FRACTION = 16
+#: The fewest packets a bounded ingest holds (groups, chunks), however small the budget. ``ackreplay warmup``
+#: lowers it for a moment to compile the chunked analysis on its 600-packet capture.
+MIN_ROWS = 1024
 
 
 def _chunked(store: PacketStore, c: int, demux: Demux, tables: TableSink, flow_base: int,
@@ -151,7 +154,7 @@ def _chunked(store: PacketStore, c: int, demux: Demux, tables: TableSink, flow_b
     assert tables.spills is not None
     acks, segs = tables.spills["acks"], tables.spills["segments"]
     ch = analyze_connection(store, c, demux.stats(c, c + 1)[0], flow_base, tables,
-                            max(1024, row_limit // CHUNK_FRACTION))
+                            max(MIN_ROWS, row_limit // CHUNK_FRACTION))
     summaries = []
     for f in range(ch.n_flows):
         fi = ch.F_i[f]
@@ -190,7 +193,7 @@ def ingest_capture(
     info = ScanInfo()
     reasons = np.zeros(len(REASONS), np.int64)
     demux = Demux()
-    row_limit = None if memory_budget is None else max(1024, memory_budget // BYTES_PER_PACKET)
+    row_limit = None if memory_budget is None else max(MIN_ROWS, memory_budget // BYTES_PER_PACKET)
     n_threads = threads or default_threads()
     store = PacketStore(row_limit, spill_dir)
     tables: TableSink | None = None

@@ -1,0 +1,27 @@
+"""``ackreplay warmup`` also compiles what only large captures reach: the chunked analysis of a connection
+beyond the memory budget, and the merge search of long flows (else a user's first large capture would sit
+compiling them without a word)."""
+
+from __future__ import annotations
+
+from cli.warmup import WARMUP_CAPTURE, _warm_large_capture_paths
+from estimators import search
+from ingest import ingest_capture, pipeline
+from ingest import tcpflow as tf
+
+
+def test_warmup_reaches_the_chunked_analysis_and_the_merge_search() -> None:
+    _warm_large_capture_paths()
+    assert pipeline.MIN_ROWS == 1024  # restored
+    for kernel in (tf.flow_prepass, tf.flow_start, tf.flow_main, tf.flow_finish, search._search_right):
+        assert kernel.signatures, kernel
+    # the warm-up capture does go through the chunked path at that budget: same flows, nothing analysed whole
+    pipeline.MIN_ROWS = 64
+    try:
+        chunked = ingest_capture(WARMUP_CAPTURE, memory_budget=1)
+    finally:
+        pipeline.MIN_ROWS = 1024
+    whole = ingest_capture(WARMUP_CAPTURE, memory_budget=None)
+    assert [f.to_dict() for f in chunked.flows] == [f.to_dict() for f in whole.flows]
+    assert chunked.stats.spilled and not [w for w in chunked.stats.warnings if "analysed whole" in w]
+    assert max(f.packets for f in whole.flows) > 64
