@@ -96,7 +96,7 @@ def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, stats: np.ndar
     # pages of its outputs and working arrays in ahead of it — first touches of fresh pages were most of
     # its time (0.8 of 1.2 s on a 6 M-packet flow). With several ranges the analysis threads take their
     # own faults in parallel.
-    single = len(cuts) == 2 and threads > 1
+    single = len(cuts) == 2 and threads > 1 and n >= PARALLEL_MIN_PACKETS
     if single:
         populate_in_background([*A_i, *A_f], 0)
         populate_in_background([*S_i, *S_f], 0)
