@@ -41,6 +41,7 @@ class FlowReplay:
     scores: dict[str, dict[str, Any]]  # estimator → score name → value
     window: tuple[float, float]  # score window, s since the flow's first packet
     diagnostics: dict[str, Any] = field(default_factory=dict)  # why the estimates are what they are (§7)
+    events: int = 0  # ACK events replayed (rows with equal timestamps merged, §1.1)
     _series: pl.DataFrame | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -60,7 +61,7 @@ class FlowReplay:
         return scores_frame({self.flow_id: self.scores})
 
     def _repr_html_(self) -> str:  # notebooks
-        return (f"<p>flow {self.flow_id} ({self.vantage}): {self.series.height} ACK events, "
+        return (f"<p>flow {self.flow_id} ({self.vantage}): {self.events} ACK events, "
                 f"{self.decisions['episode'].n_unique() if self.decisions.height else 0} loss events</p>"
                 + self.scores_frame()._repr_html_())
 
@@ -149,7 +150,7 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
             columns["truth"] = truth_arr
         for e in estimators:
             columns[e.name] = series[e.name]
-    return FlowReplay(flow_id, vantage, columns, decisions, scores, (start, end), diagnostics)
+    return FlowReplay(flow_id, vantage, columns, decisions, scores, (start, end), diagnostics, len(t))
 
 
 def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[str, Any]:

@@ -41,6 +41,7 @@ def test_scores_without_keeping_the_series_are_the_same() -> None:
     for a, b in zip(lean.flows, full.flows, strict=True):
         assert a.scores == b.scores and a.diagnostics == b.diagnostics and a.window == b.window
         assert_frame_equal(a.decisions, b.decisions)
-        assert a.columns is None and b.series.height == len(b.columns["t"])  # type: ignore[index]
+        assert a.columns is None and b.series.height == len(b.columns["t"]) == a.events == b.events  # type: ignore[index]
+        assert f"{a.events} ACK events" in a._repr_html_()  # a notebook shows it without the series
         with pytest.raises(ValueError, match="not kept"):
             _ = a.series
