@@ -46,7 +46,8 @@ def compare(
     with Progress(2) as bar:
         for path in (a, b):
             sc = score_input(path, ests, bar=bar.file(Path(label(path)).name), truth=given,
-                             allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select)
+                             allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select,
+                             keep_series=False)  # scores only: memory grows with the largest flow
             scored.append(sc)
     for sc in scored:
         for w in sc.ingest.stats.warnings:
