@@ -53,9 +53,9 @@ def warmup() -> None:
 
 
 def _warm_large_capture_paths() -> None:
-    """The kernels only large captures reach: a connection beyond the memory budget analysed in chunks
-    (the warm-up capture ingested with a tiny budget and, for a moment, blocks of 64 packets) and the merge
-    search of replay's long flows."""
+    """The kernels only large captures reach: records that straddle two read chunks, a connection beyond the
+    memory budget analysed in chunks (the warm-up capture ingested in 16 kB chunks with a tiny budget and,
+    for a moment, blocks of 64 packets) and the merge search of replay's long flows."""
     import numpy as np
 
     from estimators.search import MERGE_MIN_KEYS, searchsorted_right
@@ -64,9 +64,34 @@ def _warm_large_capture_paths() -> None:
     saved = pipeline.MIN_ROWS
     pipeline.MIN_ROWS = 64
     try:
-        ingest_capture(WARMUP_CAPTURE, memory_budget=1)
+        ingest_capture(WARMUP_CAPTURE, memory_budget=1, chunk_bytes=1 << 14)
     finally:
         pipeline.MIN_ROWS = saved
     keys = np.arange(MERGE_MIN_KEYS, dtype=np.float64)
     searchsorted_right(keys, keys)
+    _warm_decoder()
+
+
+def _warm_decoder() -> None:
+    """Batches decoded in two spans on two threads (any chunk of 16 k records or more: ``close_gap``
+    joins them) and the connection table's growth (``demux._rehash``): the warm-up capture decoded with a
+    split threshold of 2 records, then its table grown once."""
+    import numpy as np
+
+    from ingest.batches import BatchDecoder
+    from ingest.decode import REASONS
+    from ingest.demux import Demux
+    from ingest.packets import PacketStore
+    from ingest.records import ScanInfo, iter_records
+    from ingest.source import ByteSource
+
+    demux = Demux()
+    decoder = BatchDecoder(demux, PacketStore(None, None), np.zeros(len(REASONS), np.int64), 2, split_min_records=2)
+    try:
+        with ByteSource(WARMUP_CAPTURE) as src:
+            for batch in iter_records(src, ScanInfo()):
+                decoder.decode(batch, src.compressed_size)
+    finally:
+        decoder.close()
+    demux.grow()
 

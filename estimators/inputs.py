@@ -152,7 +152,7 @@ class FlowInputs:
             seg_t = np.empty(0)
             seg_len = np.empty(0, np.int64)
         # (``copy=False``: on a long flow every needless copy is pages of fresh memory to fault in)
-        return FlowInputs(
+        inp = FlowInputs(
             t=at_last("t_rel").astype(np.float64, copy=False),
             t_abs=at_last("t").astype(np.float64, copy=False),
             d=summed("d"),
@@ -169,6 +169,13 @@ class FlowInputs:
             seg_t=seg_t.astype(np.float64, copy=False),
             seg_len=seg_len,
         )
+        # Read-only, every one: some are views of the capture's columns (one-row events) and the others must
+        # look the same to numba — a read-only array is another type, and a kernel compiled for one would be
+        # compiled again for the other on a user's first long flow (``ackreplay warmup`` compiles one set).
+        for name in ("t", "t_abs", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "rtt_any",
+                     "row_event", "seg_t", "seg_len"):
+            getattr(inp, name).flags.writeable = False
+        return inp
 
     @staticmethod
     def from_arrays(t: np.ndarray, d: np.ndarray, *, mss: int, srtt: np.ndarray | None = None,

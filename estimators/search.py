@@ -47,6 +47,10 @@ def searchsorted_right(a: np.ndarray, v: np.ndarray) -> np.ndarray:
     v = np.ascontiguousarray(v, np.float64)
     if len(v) < MERGE_MIN_KEYS or np.isnan(a).any():  # short: not worth loading the compiled kernel
         return np.searchsorted(a, v, side="right")
+    # read-only views, whatever the arrays: to numba a read-only array is another type, and one compiled
+    # signature (``ackreplay warmup``'s) then serves every caller
+    a, v = a.view(), v.view()
+    a.flags.writeable = v.flags.writeable = False
     out = np.empty(len(v), np.int64)
     _search_right(a, v, out)
     return out
