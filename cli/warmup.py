@@ -2,13 +2,15 @@
 
 numba compiles the ingest and replay kernels at their first call and caches the machine code on disk
 (beside the sources, or under ``NUMBA_CACHE_DIR``); after an install or an upgrade that first call takes
-about 20–30 s on two cores. ``scripts/setup.sh`` and the Docker image run ``ackreplay warmup`` so that
+about 30–40 s on two cores. ``scripts/setup.sh`` and the Docker image run ``ackreplay warmup`` so that
 no user run pays it; any other first run prints one line on stderr instead of sitting silent.
 
 The warm-up capture, ``cli/data/warmup.pcap`` (71 kB), is the first 600 packets of the bundled
 ``samples/sample.pcap`` (real Linux TCP, two connections, two fast-retransmit loss events): enough to
 reach every kernel that ``score`` runs (and the congestion graph's), with ground truth so that the truth
-scores compile too.
+scores compile too. What only larger captures reach — two-span decoding, the connection table's growth, a
+connection analysed in chunks beyond the memory budget, the merge search of long flows — is driven on the
+same capture with thresholds lowered for the moment (``_warm_large_capture_paths``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def announce_cold() -> None:
     if _announced or not jitcache.COLD:
         return
     _announced = True
-    print("ackreplay: compiling the ingest and replay kernels (once after an install or upgrade, about 20–30 s; "
+    print("ackreplay: compiling the ingest and replay kernels (once after an install or upgrade, about 30–40 s; "
           "`ackreplay warmup` does it ahead)…", file=sys.stderr, flush=True)
 
 
