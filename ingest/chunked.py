@@ -6,7 +6,8 @@ rows until they are written out. Here its packets are read back from the spill a
 direction passes over them twice — the pre-pass (``tcpflow.flow_prepass``: handshake options, payload
 sizes) and the main pass (``tcpflow.flow_main``) — with every variable the analysis carries from one packet
 to the next kept in the state arrays between blocks, and each block's ACK and segment rows are appended to
-the output spill at once. What stays in memory is one block of packets and rows, the per-flow working
+the output spill at once (a helper thread writes one block's rows while the next block is analysed, and
+the next block is read ahead). What stays in memory is a few blocks of packets and rows, the per-flow working
 arrays (a few words per data segment: segments sent, for retransmissions and Karn's rule) and the loss
 episodes. The rows, flows and episodes are exactly those of the analysis in one pass
 (``tests/ingest/test_bounded_memory.py``).
@@ -55,8 +56,8 @@ def analyze_connection(store: PacketStore, c: int, stats: np.ndarray, flow_base:
     assert tables.spills is not None
     acks_before, segments_before = tables.spills["acks"].rows, tables.spills["segments"].rows
     seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v, tsv_t, scratch = tf.work_arrays(stats[None, :])
-    sb_l = np.empty(65, np.int64)
-    sb_r = np.empty(65, np.int64)
+    sb_l = np.empty(tf.SB_CAP + 1, np.int64)  # the SACK scoreboard (flow_main grows it as needed)
+    sb_r = np.empty(tf.SB_CAP + 1, np.int64)
     F_i = np.empty((2, tf.FI_NCOL), np.int64)
     F_f = np.empty((2, tf.FF_NCOL), np.float64)
     E_i = np.empty((tf.EI_NCOL, 1024), np.int64)

@@ -67,7 +67,7 @@ FF_SRTT, FF_RTTMIN, FF_RTT_HS = range(3)
 FF_NCOL = 3
 MSS_SYN, MSS_SYN_TS, MSS_PAYLOAD, MSS_PAYLOAD_TSO, MSS_DEFAULT = 1, 2, 3, 4, 5
 
-_SB_CAP = 64  # initial scoreboard capacity (it grows)
+SB_CAP = 64  # initial scoreboard capacity (it grows)
 _NONE = -(1 << 62)
 _BIG = 1 << 62
 
@@ -912,8 +912,8 @@ def analyze_all(
     the episode table ``E_i`` might overflow (the caller grows it and calls again). Releases the GIL,
     so that disjoint connection ranges (their row offsets from ``analyze.output_rows``) run in threads.
     """
-    sb_l = np.empty(_SB_CAP + 1, np.int64)
-    sb_r = np.empty(_SB_CAP + 1, np.int64)
+    sb_l = np.empty(SB_CAP + 1, np.int64)
+    sb_r = np.empty(SB_CAP + 1, np.int64)
     c0, na, ns, ne, nf = state[0], state[1], state[2], state[3], state[4]
     for c in range(c0, c_end):
         lo = bounds[c]
