@@ -55,9 +55,9 @@ def warmup() -> None:
 
 
 def _warm_large_capture_paths() -> None:
-    """The kernels only large captures reach: records that straddle two read chunks, a connection beyond the
-    memory budget analysed in chunks (the warm-up capture ingested in 16 kB chunks with a tiny budget and,
-    for a moment, blocks of 64 packets) and the merge search of replay's long flows."""
+    """The kernels only large captures reach: a connection beyond the memory budget analysed in chunks (the
+    warm-up capture ingested with a tiny budget and, for a moment, blocks of 64 packets), the merge search of
+    replay's long flows, two-span decoding and the connection table's growth (:func:`_warm_decoder`)."""
     import numpy as np
 
     from estimators.search import MERGE_MIN_KEYS, searchsorted_right
@@ -66,7 +66,7 @@ def _warm_large_capture_paths() -> None:
     saved = pipeline.MIN_ROWS
     pipeline.MIN_ROWS = 64
     try:
-        ingest_capture(WARMUP_CAPTURE, memory_budget=1, chunk_bytes=1 << 14)
+        ingest_capture(WARMUP_CAPTURE, memory_budget=1)
     finally:
         pipeline.MIN_ROWS = saved
     keys = np.arange(MERGE_MIN_KEYS, dtype=np.float64)

@@ -51,11 +51,10 @@ def _helpers(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_jobs(jobs: Sequence[Callable[[np.ndarray], T]], n: int, rows: int = 4,
-             threads: int | None = None) -> list[T]:
+def run_jobs(jobs: Sequence[Callable[[np.ndarray], T]], n: int, rows: int = 4) -> list[T]:
     """Run every ``job(scratch)`` and return their results in job order; ``scratch`` is a ``rows × n``
     float64 buffer owned by the worker running the job (its contents are not kept between jobs)."""
-    workers = min(len(jobs), threads or usable_cores()) if n >= PARALLEL_MIN_EVENTS else 1
+    workers = min(len(jobs), usable_cores()) if n >= PARALLEL_MIN_EVENTS else 1
     results: list[T | None] = [None] * len(jobs)
     queue: Iterator[int] = iter(range(len(jobs)))
     lock = threading.Lock()

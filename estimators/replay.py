@@ -119,7 +119,7 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
         return lambda _: e.series(inp)
 
     first = run_jobs([estimate(e) for e in by_cost] + [lambda _: achieved_rate(t, inp.acked, REFERENCE_WINDOW),
-                                                        lambda _: time_weights(t, start, end)], len(t))
+                                                        lambda _: time_weights(t, start, end)], len(t), rows=0)
     series = {e.name: first[k] for k, e in enumerate(by_cost)}
     achieved, weights = first[-2], first[-1]
 
@@ -368,6 +368,7 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         a = acks(fid)
         deliveries.append(a["t"][a["acked"] > 0])
     todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
+    release = getattr(cap, "release", None)  # a spilled capture: each flow's file pages back to the kernel
     by_id = {s.flow_id: s for s in cap.flows}
     flows: list[FlowReplay] = []
     for n, fid in enumerate(todo):
@@ -379,7 +380,6 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), eps,
                                  s.mss, estimators, truth=truth_function(truth, fid, deliveries), loss_truth=labels,
                                  keep_series=keep_series))
-        release = getattr(cap, "release", None)  # a spilled capture: this flow's file pages back to the kernel
         for table, cols in (("acks", acks), ("segments", segments)):
             span = cols.span(fid)
             if release is not None and span is not None:

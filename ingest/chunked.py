@@ -113,4 +113,3 @@ def analyze_connection(store: PacketStore, c: int, stats: np.ndarray, flow_base:
             if f is not None:
                 f.result()
     return ChunkedAnalysis(F_i[:nf].copy(), F_f[:nf].copy(), E_i[:, :ne].copy(), acks_before, segments_before)
-

@@ -116,4 +116,3 @@ def release_mapped(col: np.ndarray, lo: int, hi: int) -> None:
     end = min(len(m), -(-hi * col.itemsize // page) * page)
     if end > start:
         m.madvise(mmap.MADV_DONTNEED, start, end - start)
-

@@ -42,7 +42,6 @@ from ingest.frames import (
     segment_columns,
     segments_frame,
 )
-from ingest.memory import release_mapped
 from ingest.model import CaptureIngest, CaptureStats, FlowSummary
 from ingest.packets import PacketStore
 from ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
@@ -149,8 +148,8 @@ MIN_ROWS = 1024
 def _chunked(store: PacketStore, c: int, demux: Demux, tables: TableSink, flow_base: int,
              row_limit: int) -> tuple[list[FlowSummary], np.ndarray] | None:
     """Analyse connection ``c`` in chunks (``ingest.chunked``) and return its flows' summaries and episodes
-    (``E_i``, flows numbered from 0); None, with
-    its rows taken back, when a flow was captured away from its sender (it is analysed whole instead)."""
+    (``E_i``, flows numbered from 0); None, with its rows taken back, when a flow was captured away from its
+    sender (it is analysed whole instead)."""
     assert tables.spills is not None
     acks, segs = tables.spills["acks"], tables.spills["segments"]
     ch = analyze_connection(store, c, demux.stats(c, c + 1)[0], flow_base, tables,
@@ -220,42 +219,42 @@ def ingest_capture(
             groups = _connection_groups(conn_packets, row_limit)
         for c_lo, c_hi in groups:
             size = int(conn_packets[c_lo:c_hi].sum())
+            base = len(flows)
+            chunked = None
             if spilled and row_limit is not None and memory_budget is not None and size > row_limit:
                 # one connection (a group of one) beyond the budget: in chunks, or whole with a warning
-                chunked = None if store.reorders else _chunked(store, c_lo, demux, tables, len(flows), row_limit)
-                if chunked is not None:
-                    base = len(flows)
-                    flows += chunked[0]
-                    first_pkt = np.concatenate([first_pkt, [s.start_t for s in chunked[0]]])
-                    tables.add("episodes", episode_columns(chunked[1], first_pkt, base))
-                    continue
-                why = "timestamps go backwards" if store.reorders else "a flow's sender view is rebuilt whole"
-                info.warnings.append(
-                    f"connection {c_lo} alone holds {size} packets, about {size * BYTES_PER_PACKET >> 20} MiB "
-                    f"to analyse, beyond the memory budget of {memory_budget >> 20} MiB, and is analysed whole "
-                    f"({why})")
-            if spilled:
-                pk, opt_tab = store.group(c_lo, c_hi, int(conn_packets[c_lo:c_hi].sum()))
+                chunked = None if store.reorders else _chunked(store, c_lo, demux, tables, base, row_limit)
+                if chunked is None:
+                    why = "timestamps go backwards" if store.reorders else "a flow's sender view is rebuilt whole"
+                    info.warnings.append(
+                        f"connection {c_lo} alone holds {size} packets, about {size * BYTES_PER_PACKET >> 20} MiB "
+                        f"to analyse, beyond the memory budget of {memory_budget >> 20} MiB, and is analysed whole "
+                        f"({why})")
+            if chunked is not None:
+                summaries, E_i = chunked
             else:
-                pk, opt_tab = store.columns(), store.opt_table()
-            if store.reorders:  # analyse in timestamp order
-                pk = _time_ordered(pk)
-            g = analyze_group(pk, opt_tab, demux.stats(c_lo, c_hi), c_lo, n_threads)
-            del pk, opt_tab
-            if not spilled:
-                store.drop_columns(background=True)
-            base = len(flows)
-            summaries = [flow_summary(base + f, g.F_i[f], g.F_f[f], *flow_rows(g.F_i[f], g.A_f, g.S_i), demux)
-                         for f in range(g.n_flows)]
-            reconstruct_flows(g, summaries)  # receiver-side flows: the sender's view (§7), in place
-            tables.add("acks", ack_columns(g.A_i, g.A_f, base))
-            tables.add("segments", segment_columns(g.S_i, g.S_f, base))
-            if not spilled:  # the two large tables are built on the other core while the flows are summarised
-                large = helper.submit(_large_tables, tables)
+                if spilled:
+                    pk, opt_tab = store.group(c_lo, c_hi, size)
+                else:
+                    pk, opt_tab = store.columns(), store.opt_table()
+                if store.reorders:  # analyse in timestamp order
+                    pk = _time_ordered(pk)
+                g = analyze_group(pk, opt_tab, demux.stats(c_lo, c_hi), c_lo, n_threads)
+                del pk, opt_tab
+                if not spilled:
+                    store.drop_columns(background=True)
+                summaries = [flow_summary(base + f, g.F_i[f], g.F_f[f], *flow_rows(g.F_i[f], g.A_f, g.S_i), demux)
+                             for f in range(g.n_flows)]
+                reconstruct_flows(g, summaries)  # receiver-side flows: the sender's view (§7), in place
+                tables.add("acks", ack_columns(g.A_i, g.A_f, base))
+                tables.add("segments", segment_columns(g.S_i, g.S_f, base))
+                if not spilled:  # the two large tables are built on the other core while the flows are summarised
+                    large = helper.submit(_large_tables, tables)
+                E_i = g.E_i
+                del g
             flows += summaries
-            first_pkt = np.concatenate([first_pkt, [s.start_t for s in flows[base:]]])
-            tables.add("episodes", episode_columns(g.E_i, first_pkt, base))
-            del g
+            first_pkt = np.concatenate([first_pkt, [s.start_t for s in summaries]])
+            tables.add("episodes", episode_columns(E_i, first_pkt, base))
         acks, segments = large.result() if large is not None else _large_tables(tables)
         episodes = episodes_frame(tables.columns("episodes"))
     finally:
@@ -276,7 +275,6 @@ def ingest_capture(
         stats.warnings.append(f"{store.reorders} packets had timestamps earlier than the packet before them; "
                               "packets were analysed in timestamp order")
     cap = CaptureIngest(stats, flows, acks, segments, episodes, mapped=tables.mapped if tables is not None else {})
-    for cols in cap.mapped.values():  # pages read while the tables were built: the kernel's again
-        for col in cols:
-            release_mapped(col, 0, len(col))
+    for name, cols in cap.mapped.items():  # pages read while the tables were built: the kernel's again
+        cap.release(name, 0, len(cols[0]) if cols else 0)
     return cap

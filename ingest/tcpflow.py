@@ -331,6 +331,7 @@ def flow_start(P: np.ndarray, scratch: np.ndarray, M: np.ndarray, na: int, ns: i
     ``ne``). False when the direction carried no payload (it is not a flow)."""
     if P[PS_NL] == 0:  # (no payload: no histogram bin in use)
         return False
+    bins = scratch[SIZE_BINS: SIZE_BINS + P[PS_N_USED]]  # the histogram's bins in use
     syn_mss_s, syn_mss_r = P[PS_SYN_MSS_S], P[PS_SYN_MSS_R]
     syn_seen = P[PS_SYN_SEEN] != 0
     ref_raw = P[PS_REF_RAW]
@@ -346,9 +347,9 @@ def flow_start(P: np.ndarray, scratch: np.ndarray, M: np.ndarray, na: int, ns: i
             mss -= 12
             mss_src = MSS_SYN_TS
     else:
-        used = np.sort(scratch[SIZE_BINS: SIZE_BINS + P[PS_N_USED]])
-        mss, mss_src = _mss_from_counts(used, scratch[used], len(used), P[PS_NL])
-    for b in scratch[SIZE_BINS: SIZE_BINS + P[PS_N_USED]]:  # the histogram is empty again for the next flow
+        sizes = np.sort(bins)
+        mss, mss_src = _mss_from_counts(sizes, scratch[sizes], len(sizes), P[PS_NL])
+    for b in bins:  # the histogram is empty again for the next flow
         scratch[b] = 0
     M[:] = 0
     M[M_MSS] = mss
@@ -843,8 +844,8 @@ def flow_finish(flow: int, d: int, ne: int, P: np.ndarray, M: np.ndarray, MF: np
     F_i[flow, FI_SENDER_CLIENT] = 1 if M[M_SENDER_CLIENT] != 0 else 0
     F_i[flow, FI_MSS] = M[M_MSS]
     F_i[flow, FI_MSS_SRC] = M[M_MSS_SRC]
-    F_i[flow, FI_SACK] = 1 if ((P[PS_SACK_SEEN] != 0) or ((P[PS_SYN_SACK_S] != 0) and (P[PS_SYN_SACK_R] != 0))) else 0
-    F_i[flow, FI_TS] = 1 if ((P[PS_TS_SEEN] != 0) or ((P[PS_SYN_TS_S] != 0) and (P[PS_SYN_TS_R] != 0))) else 0
+    F_i[flow, FI_SACK] = 1 if P[PS_SACK_SEEN] != 0 or (P[PS_SYN_SACK_S] != 0 and P[PS_SYN_SACK_R] != 0) else 0
+    F_i[flow, FI_TS] = 1 if P[PS_TS_SEEN] != 0 or (P[PS_SYN_TS_S] != 0 and P[PS_SYN_TS_R] != 0) else 0
     F_i[flow, FI_WS] = 1 if syn_ws else 0
     F_i[flow, FI_FIRST_PKT] = P[PS_FIRST_PKT]
     F_i[flow, FI_LAST_PKT] = P[PS_LAST_PKT]
@@ -903,9 +904,9 @@ def analyze_all(
     every column is one contiguous array.
 
     ``stats`` holds the connections' ``demux.conn_stats`` rows: a direction that carried no payload is
-    not a flow and is not analysed. The per-flow working arrays ``seg_*`` (segments sent), ``tsv_*``
-    (TSvals) and ``scratch`` (payload sizes) need one entry per data segment of the largest connection
-    and one more (:func:`work_rows`).
+    not a flow and is not analysed. The per-flow working arrays ``seg_*`` (segments sent) and ``tsv_*``
+    (TSvals) need one entry per data segment of the largest connection and one more; ``scratch`` holds the
+    payload-size histogram (:func:`work_arrays` makes them all).
 
     ``state`` holds (next connection, ack rows, segment rows, episode rows, flows): the rows and flow
     numbers to write next. Returns the next connection to analyse: ``c_end`` when done, earlier when
@@ -944,13 +945,9 @@ WORK_ARRAYS = (("seg_s", np.int64), ("seg_e", np.int64), ("seg_t0", np.int64), (
 SCRATCH_SIZE = 2 * SIZE_BINS
 
 
-def work_rows(stats: np.ndarray) -> int:
-    """Entries each working array of :func:`analyze_all` needs for connections with ``stats`` rows."""
-    return int(stats[:, CS_SEGMENTS].max(initial=0)) + 1
-
-
 def work_arrays(stats: np.ndarray) -> list[np.ndarray]:
-    """The working arrays (:data:`WORK_ARRAYS`, in their own mappings: pages used are mapped in as needed)
-    and the scratch for connections with ``stats`` rows."""
-    rows = work_rows(stats)
+    """The working arrays (:data:`WORK_ARRAYS`, one entry per data segment of the largest connection and one
+    more; in their own mappings, so that pages are mapped in as used) and the scratch, for connections with
+    ``stats`` rows."""
+    rows = int(stats[:, CS_SEGMENTS].max(initial=0)) + 1
     return [*(lazy(rows, dt) for _, dt in WORK_ARRAYS), np.zeros(SCRATCH_SIZE, np.int64)]
