@@ -101,9 +101,8 @@ def loss_classes(decisions: Sequence[Mapping[str, Any]], loss_truth: Mapping[int
     return out
 
 
-def flow_diagnostics(inp: FlowInputs, vantage: str, decisions: Sequence[Mapping[str, Any]],
-                     loss_truth: Mapping[int, str] | None = None) -> dict[str, Any]:
-    """Every §7 explanation of one flow (JSON-ready)."""
+def series_diagnostics(inp: FlowInputs, vantage: str) -> dict[str, Any]:
+    """The §7 explanations read from the flow's events alone (every one but ``loss_classes``)."""
     n = len(inp.t)
     share = float((np.diff(inp.t) < COMPRESSED_S).mean()) if n > 1 else None
     capacity = dispersion_capacity_bps(inp, data_after_bottleneck=vantage in ("receiver", "mid_path"))
@@ -112,8 +111,13 @@ def flow_diagnostics(inp: FlowInputs, vantage: str, decisions: Sequence[Mapping[
         "largest_samples": largest_samples(inp),
         "dispersion_capacity_bps": None if capacity is None or not math.isfinite(capacity) else capacity,
         "dispersion_from": "data" if vantage in ("receiver", "mid_path") else "acks",
-        "loss_classes": loss_classes(decisions, loss_truth),
     }
+
+
+def flow_diagnostics(inp: FlowInputs, vantage: str, decisions: Sequence[Mapping[str, Any]],
+                     loss_truth: Mapping[int, str] | None = None) -> dict[str, Any]:
+    """Every §7 explanation of one flow (JSON-ready)."""
+    return {**series_diagnostics(inp, vantage), "loss_classes": loss_classes(decisions, loss_truth)}
 
 
 def explain(diag: Mapping[str, Any], scores: Mapping[str, Mapping[str, Any]]) -> list[str]:

@@ -8,6 +8,7 @@ the event carries the last row's other columns. Times are seconds since the flow
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,10 +86,11 @@ class FlowInputs:
         cursor again from the reset."""
         if event < 0:
             return math.nan
-        cur = self._derived.get("rtt_min_since")
+        key = f"rtt_min_since:{threading.get_ident()}"  # a cursor per thread: replay runs jobs side by side
+        cur = self._derived.get(key)
         if cur is None or cur[0] != after_t or event + 1 < cur[1]:
             lo = 0 if after_t is None else int(np.searchsorted(self.t, after_t, side="right"))
-            cur = self._derived["rtt_min_since"] = [after_t, lo, math.inf]
+            cur = self._derived[key] = [after_t, lo, math.inf]
         if event + 1 > cur[1]:
             seg = self.rtt_any[cur[1]: event + 1]
             ok = seg[~np.isnan(seg)]

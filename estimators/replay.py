@@ -16,8 +16,8 @@ import numpy as np
 import polars as pl
 
 from estimators import __version__
-from estimators.base import TIMEOUT, Estimator, LossContext
-from estimators.diagnostics import flow_diagnostics
+from estimators.base import TIMEOUT, Decision, Estimator, LossContext
+from estimators.diagnostics import loss_classes, series_diagnostics
 from estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from estimators.newreno import newreno_ssthresh_segments
 from estimators.parallel import run_jobs
@@ -110,33 +110,37 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
     srtt_known = inp.srtt[~np.isnan(inp.srtt)]
     start = first_data + (float(srtt_known[0]) if len(srtt_known) else 0.0)
     end = float(t[-1]) if len(t) else start
-    # Two rounds of independent jobs on every core (``estimators.parallel``), the costliest first:
-    # the estimates and the achieved rate; then each estimate's scores over time, and the loss decisions
-    # with the diagnostics (Python, holding the GIL while the score kernels run without it).
+    # Two rounds of independent jobs on every core (``estimators.parallel``). First the achieved rate, the
+    # time weights and the flow's diagnostics over its events; then one job per estimator, the costliest
+    # first: its series, its decision at every loss event and its scores over time, after which the series
+    # is dropped unless kept — so at most one series per core is alive at a time, not one per estimator.
+    def diagnosed(_: np.ndarray) -> dict[str, Any]:
+        return series_diagnostics(inp, vantage)
+
+    first: list[Any] = run_jobs(
+        [lambda _: achieved_rate(t, inp.acked, REFERENCE_WINDOW), lambda _: time_weights(t, start, end), diagnosed],
+        len(t), rows=0)
+    achieved: np.ndarray = first[0]
+    weights: np.ndarray = first[1]
+    diagnostics: dict[str, Any] = first[2]
+    events = _loss_events(inp, episodes, achieved, truth_arr)
+
+    def replayed(e: Estimator) -> Callable[[np.ndarray], tuple[np.ndarray | None, list[Decision], dict[str, Any]]]:
+        def job(scratch: np.ndarray) -> tuple[np.ndarray | None, list[Decision], dict[str, Any]]:
+            est = e.series(inp)
+            decided = [e.decide(inp, est, ev.ctx) for ev in events]
+            scored = series_scores(t, est, achieved, start, end, truth_arr, weights, scratch)
+            return (est if keep_series else None), decided, scored
+        return job
+
     by_cost = sorted(estimators, key=lambda e: -e.cost)
-
-    def estimate(e: Estimator) -> Callable[[np.ndarray], Any]:
-        return lambda _: e.series(inp)
-
-    first = run_jobs([estimate(e) for e in by_cost] + [lambda _: achieved_rate(t, inp.acked, REFERENCE_WINDOW),
-                                                        lambda _: time_weights(t, start, end)], len(t), rows=0)
-    series = {e.name: first[k] for k, e in enumerate(by_cost)}
-    achieved, weights = first[-2], first[-1]
-
-    def scored(e: Estimator) -> Callable[[np.ndarray], Any]:
-        return lambda scratch: series_scores(t, series[e.name], achieved, start, end, truth_arr, weights, scratch)
-
-    def decided(_: np.ndarray) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        rows = _decisions(inp, episodes, estimators, series, achieved, truth_arr)
-        return rows, flow_diagnostics(inp, vantage, rows, loss_truth)
-
-    second = run_jobs([decided] + [scored(e) for e in by_cost], len(t))
-    rows, diagnostics = second[0]
-    results = {e.name: second[k + 1] for k, e in enumerate(by_cost)}
+    done = dict(zip((e.name for e in by_cost), run_jobs([replayed(e) for e in by_cost], len(t)), strict=True))
+    rows = _decision_rows(events, [(e.name, done[e.name][1]) for e in estimators], inp.mss)
+    diagnostics["loss_classes"] = loss_classes(rows, loss_truth)
     decisions = pl.DataFrame(rows, schema=DECISION_SCHEMA)
     scores: dict[str, dict[str, Any]] = {}
     for e in estimators:
-        s = results[e.name]
+        s = done[e.name][2]
         s.update(_decision_scores([r for r in rows if r["estimator"] == e.name], truth_arr is not None))
         if e.name == "newreno":  # "closer than NewReno" means nothing for NewReno itself
             for k in [k for k in s if k.startswith("closer_than_newreno_share")]:
@@ -149,7 +153,7 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
         if truth_arr is not None:
             columns["truth"] = truth_arr
         for e in estimators:
-            columns[e.name] = series[e.name]
+            columns[e.name] = done[e.name][0]  # type: ignore[assignment]  # kept: keep_series
     return FlowReplay(flow_id, vantage, columns, decisions, scores, (start, end), diagnostics, len(t))
 
 
@@ -176,11 +180,25 @@ def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[s
     return out
 
 
-def _decisions(inp: FlowInputs, episodes: pl.DataFrame, estimators: Sequence[Estimator],
-               series: dict[str, np.ndarray], achieved: np.ndarray, truth: np.ndarray | None
-               ) -> list[dict[str, Any]]:
-    """One row per (loss event, estimator): what it would have set, NewReno's, the ideal, the real sender."""
-    rows: list[dict[str, Any]] = []
+@dataclass(frozen=True)
+class _LossEvent:
+    """What every estimator's decision row at one loss event shares: its context, NewReno's ssthresh, the
+    ideal and what the real sender did (computed once per event, not once per estimator)."""
+
+    ctx: LossContext
+    t_abs: float
+    rttmin: float
+    newreno: float | None
+    ideal: float | None
+    ideal_truth: float | None
+    flight_after: int | None
+    lowest_flight: int | None
+
+
+def _loss_events(inp: FlowInputs, episodes: pl.DataFrame, achieved: np.ndarray, truth: np.ndarray | None
+                 ) -> list[_LossEvent]:
+    """Each loss episode's decision context and shared columns, in episode order."""
+    out: list[_LossEvent] = []
     mss = inp.mss
     t_first_abs = float(inp.t_abs[0] - inp.t[0]) if len(inp.t) else 0.0
     last_timeout: float | None = None
@@ -199,24 +217,35 @@ def _decisions(inp: FlowInputs, episodes: pl.DataFrame, estimators: Sequence[Est
         ideal_truth = tru * rttmin if tru is not None and math.isfinite(tru * rttmin) else None
         after, lowest = _real_sender(inp, start, end, srtt)
         nr = newreno_ssthresh_segments(flight, mss) if event >= 0 else None
-        for e in estimators:
-            dec = e.decide(inp, series[e.name], ctx)
+        out.append(_LossEvent(ctx, start + t_first_abs, rttmin, nr, ideal, ideal_truth, after, lowest))
+        if ctx.kind == TIMEOUT:
+            last_timeout = start
+    return out
+
+
+def _decision_rows(events: Sequence[_LossEvent], decided: Sequence[tuple[str, Sequence[Decision]]], mss: int
+                   ) -> list[dict[str, Any]]:
+    """One row per (loss event, estimator), event by event in the estimators' order: what it would have set,
+    NewReno's, the ideal, the real sender."""
+    rows: list[dict[str, Any]] = []
+    for i, ev in enumerate(events):
+        ctx, ideal, ideal_truth = ev.ctx, ev.ideal, ev.ideal_truth
+        for name, decisions in decided:
+            dec = decisions[i]
             rows.append({
-                "episode": i, "kind": ctx.kind, "t": start + t_first_abs, "t_rel": start, "estimator": e.name,
+                "episode": i, "kind": ctx.kind, "t": ev.t_abs, "t_rel": ctx.start_t, "estimator": name,
                 "estimate_bps": None if dec.estimate is None else dec.estimate * 8,
-                "rttmin_s": None if math.isnan(rttmin) else rttmin,
+                "rttmin_s": None if math.isnan(ev.rttmin) else ev.rttmin,
                 "ssthresh_segments": dec.ssthresh_segments,
                 "ssthresh_bytes": None if dec.ssthresh_segments is None else dec.ssthresh_segments * mss,
                 "cwnd_segments": dec.cwnd_segments, "cwnd_applied_t_rel": dec.cwnd_applied_t, "note": dec.note,
-                "newreno_ssthresh_segments": nr,
+                "newreno_ssthresh_segments": ev.newreno,
                 "ideal_bytes": ideal, "ideal_segments": None if ideal is None else ideal / mss,
                 "ideal_truth_bytes": ideal_truth,
                 "ideal_truth_segments": None if ideal_truth is None else ideal_truth / mss,
-                "flight_before_bytes": flight, "flight_after_srtt_bytes": after,
-                "lowest_flight_in_recovery_bytes": lowest,
+                "flight_before_bytes": ctx.flight, "flight_after_srtt_bytes": ev.flight_after,
+                "lowest_flight_in_recovery_bytes": ev.lowest_flight,
             })
-        if ctx.kind == TIMEOUT:
-            last_timeout = start
     return rows
 
 
