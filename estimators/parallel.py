@@ -21,6 +21,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from estimators.scores import SCRATCH_ROWS
+
 T = TypeVar("T")
 
 #: Below this many events a flow's jobs run in the calling thread.
@@ -51,7 +53,7 @@ def _helpers(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_jobs(jobs: Sequence[Callable[[np.ndarray], T]], n: int, rows: int = 4) -> list[T]:
+def run_jobs(jobs: Sequence[Callable[[np.ndarray], T]], n: int, rows: int = SCRATCH_ROWS) -> list[T]:
     """Run every ``job(scratch)`` and return their results in job order; ``scratch`` is a ``rows × n``
     float64 buffer owned by the worker running the job (its contents are not kept between jobs)."""
     workers = min(len(jobs), usable_cores()) if n >= PARALLEL_MIN_EVENTS else 1

@@ -76,44 +76,6 @@ def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:
-    """``a[lo:lo+n].sum()`` summed in numpy's order (``pairwise_sum`` in numpy's ``loops_utils.h``: halves
-    rounded down to a multiple of 8 until a block holds at most 128 values). Written with an explicit
-    stack: numba's cache cannot reload a recursive function (it crashes the next process)."""
-    s_lo = np.empty(128, np.int64)
-    s_n = np.empty(128, np.int64)
-    s_done = np.zeros(128, np.bool_)
-    vals = np.empty(128, np.float64)
-    sp, vp = 1, 0
-    s_lo[0], s_n[0], s_done[0] = lo, n, False
-    while sp > 0:
-        top = sp - 1
-        m = s_n[top]
-        if m <= 128:
-            vals[vp] = _block_sum(a, s_lo[top], m)
-            vp += 1
-            sp -= 1
-        elif s_done[top]:  # both halves summed: left + right
-            vals[vp - 2] = vals[vp - 2] + vals[vp - 1]
-            vp -= 1
-            sp -= 1
-        else:
-            half = m // 2
-            half -= half % 8
-            s_done[top] = True
-            s_lo[sp], s_n[sp], s_done[sp] = s_lo[top] + half, m - half, False  # right, summed second
-            s_lo[sp + 1], s_n[sp + 1], s_done[sp + 1] = s_lo[top], half, False  # left, summed first
-            sp += 2
-    return vals[0]
-
-
-@njit(cache=True, nogil=True)
-def _sum(a: np.ndarray, n: int) -> float:
-    """``a[:n].sum()`` as numpy computes it (0.0 when empty)."""
-    return 0.0 if n == 0 else _pairwise_sum(a, 0, n)
-
-
-@njit(cache=True, nogil=True)
 def _weighted_median(v: np.ndarray, w: np.ndarray, n: int) -> float:
     """Weighted median of ``v[:n]`` (weights ``w[:n]`` > 0): the smallest value whose cumulative weight,
     in ascending order of value, reaches half the total — by selection (expected linear time; no sort).
@@ -165,46 +127,137 @@ def _weighted_median(v: np.ndarray, w: np.ndarray, n: int) -> float:
     return v[lo]
 
 
+# Sums of values computed on the fly. The values summed are those of events passing a selection, in event
+# order, and each sum is numpy's pairwise sum over that (virtual) compacted array: the tree depends only on
+# how many values there are, and its leaves are visited left to right, so a cursor walking the events fills
+# each leaf's ≤ 128 values into a small buffer as it is reached. One walk computes several sums over the same
+# selection, and nothing the size of the flow is written (before: the selection compacted into scratch rows,
+# then a product row written and summed per score — ten passes, each reading and writing flow-sized rows).
+# The selections and values, by ``mode``:
+#
+# 0: w > 0 and est known — w, w·est        1: the same — w·(est − mean)²   (``p`` = mean)
+# 2: that, ref known and > 0 — w, w·rel, w·|rel|, w·ref, w·(est − ref)²   with rel = (est − ref)/ref
+# 3: mode 2's events with rel > ``p`` — w   4: mode 2's events with rel < −``p`` — w
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _fill(mode: int, src: int, count: int, w: np.ndarray, est: np.ndarray, ref: np.ndarray, p: float,
+          tmp: np.ndarray) -> int:
+    """Write the next ``count`` selected events' values into ``tmp[:, :count]`` from event ``src`` on; return
+    the event after the last one taken. (``error_model="numpy"``: a division by a reference of 0 gives inf or
+    NaN instead of raising — such an event is never selected.)"""
+    k = 0
+    end = len(w)
+    if mode >= 3:  # the over/under shares: a few percent to most of the events, unpredictably — branch-free
+        sign = 1.0 if mode == 3 else -1.0
+        while k < count and src < end:
+            e, r = est[src], ref[src]
+            tmp[0, k] = w[src]
+            k += (w[src] > 0) & (e == e) & (r > 0) & (sign * ((e - r) / r) > p)
+            src += 1
+        return src
+    while k < count and src < end:  # (never short when ``count`` is the selection's size)
+        i = src
+        src += 1
+        wi = w[i]
+        e = est[i]
+        if not (wi > 0 and not np.isnan(e)):
+            continue
+        if mode == 0:
+            tmp[0, k] = wi
+            tmp[1, k] = wi * e
+        elif mode == 1:
+            d = e - p
+            tmp[0, k] = wi * (d * d)
+        else:
+            r = ref[i]
+            if np.isnan(r) or not r > 0:
+                continue
+            rel = (e - r) / r
+            tmp[0, k] = wi
+            tmp[1, k] = wi * rel
+            tmp[2, k] = wi * abs(rel)
+            tmp[3, k] = wi * r
+            d = e - r
+            tmp[4, k] = wi * (d * d)
+        k += 1
+    return src
+
+
+@njit(cache=True, nogil=True)
+def _stream_sums(mode: int, m: int, w: np.ndarray, est: np.ndarray, ref: np.ndarray, p: float) -> np.ndarray:
+    """The sums of ``mode``'s values over its ``m`` selected events, each exactly ``np.sum`` of the compacted
+    values: numpy's ``pairwise_sum`` (``loops_utils.h``: halves rounded down to a multiple of 8 until a block
+    holds at most 128 values, summed by :func:`_block_sum`), its leaves filled by :func:`_fill`. Written with
+    an explicit stack: numba's cache cannot reload a recursive function (it crashes the next process)."""
+    k = 2 if mode == 0 else 5 if mode == 2 else 1
+    out = np.zeros(k)
+    if m == 0:
+        return out
+    tmp = np.empty((k, 128), np.float64)
+    s_lo = np.empty(128, np.int64)
+    s_n = np.empty(128, np.int64)
+    s_done = np.zeros(128, np.bool_)
+    vals = np.empty((k, 128), np.float64)
+    sp, vp, src = 1, 0, 0
+    s_lo[0], s_n[0], s_done[0] = 0, m, False
+    while sp > 0:
+        top = sp - 1
+        size = s_n[top]
+        if size <= 128:
+            src = _fill(mode, src, size, w, est, ref, p, tmp)
+            for j in range(k):
+                vals[j, vp] = _block_sum(tmp[j], 0, size)
+            vp += 1
+            sp -= 1
+        elif s_done[top]:
+            for j in range(k):
+                vals[j, vp - 2] = vals[j, vp - 2] + vals[j, vp - 1]
+            vp -= 1
+            sp -= 1
+        else:
+            half = size // 2
+            half -= half % 8
+            s_done[top] = True
+            s_lo[sp], s_n[sp], s_done[sp] = s_lo[top] + half, size - half, False
+            s_lo[sp + 1], s_n[sp + 1], s_done[sp + 1] = s_lo[top], half, False
+            sp += 2
+    for j in range(k):
+        out[j] = vals[j, 0]
+    return out
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _counts(est: np.ndarray, ref: np.ndarray, w: np.ndarray, tolerance: float) -> tuple[int, int, int]:
+    """How many events have a weight, an estimate and a reference > 0 — and of those, how many are over
+    and under the reference by more than ``tolerance`` (branch-free; see :func:`_fill`)."""
+    m = m_over = m_under = 0
+    for i in range(len(est)):
+        e, r = est[i], ref[i]
+        ok = (w[i] > 0) & (e == e) & (r > 0)
+        rel = (e - r) / r
+        m += ok
+        m_over += ok & (rel > tolerance)
+        m_under += ok & (rel < -tolerance)
+    return m, m_over, m_under
+
+
 @njit(cache=True, nogil=True)
 def _relative(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float,
-              tolerance: float, hold: float, buf: np.ndarray) -> np.ndarray:
-    """Every relative score of ``est`` against ``ref`` (``RELATIVE_SCORES`` order, NaN = none)."""
+              tolerance: float, hold: float) -> np.ndarray:
+    """Every relative score of ``est`` against ``ref`` (``RELATIVE_SCORES`` order, NaN = none): a counting
+    walk, then three summing walks over the events (no scratch)."""
     out = np.full(len(RELATIVE_SCORES), np.nan)
-    ww, e, r, prod = buf[0], buf[1], buf[2], buf[3]
-    m = 0
-    for i in range(len(t)):
-        if w[i] > 0 and not np.isnan(est[i]) and not np.isnan(ref[i]) and ref[i] > 0:
-            ww[m] = w[i]
-            e[m] = est[i]
-            r[m] = ref[i]
-            m += 1
-    total = _sum(ww, m)
+    m, m_over, m_under = _counts(est, ref, w, tolerance)
+    sums = _stream_sums(2, m, w, est, ref, 0.0)
+    total = sums[0]
     if m > 0 and total > 0:
-        for i in range(m):
-            prod[i] = ww[i] * ((e[i] - r[i]) / r[i])
-        out[0] = _sum(prod, m) / total
-        for i in range(m):
-            prod[i] = ww[i] * abs((e[i] - r[i]) / r[i])
-        out[1] = _sum(prod, m) / total
-        for i in range(m):
-            prod[i] = ww[i] * r[i]
-        mean_r = _sum(prod, m) / total
-        for i in range(m):
-            d = e[i] - r[i]
-            prod[i] = ww[i] * (d * d)
-        out[2] = math.sqrt(_sum(prod, m) / total) / mean_r
-        k = 0
-        for i in range(m):
-            if (e[i] - r[i]) / r[i] > tolerance:
-                prod[k] = ww[i]
-                k += 1
-        out[3] = _sum(prod, k) / total
-        k = 0
-        for i in range(m):
-            if (e[i] - r[i]) / r[i] < -tolerance:
-                prod[k] = ww[i]
-                k += 1
-        out[4] = _sum(prod, k) / total
+        out[0] = sums[1] / total
+        out[1] = sums[2] / total
+        mean_r = sums[3] / total
+        out[2] = math.sqrt(sums[4] / total) / mean_r
+        out[3] = _stream_sums(3, m_over, w, est, ref, tolerance)[0] / total
+        out[4] = _stream_sums(4, m_under, w, est, ref, tolerance)[0] / total
     # convergence: the first run of events within ±tolerance lasting ``hold`` s
     run = -1
     n = len(t)
@@ -223,24 +276,22 @@ def _relative(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, st
 
 @njit(cache=True, nogil=True)
 def _level(est: np.ndarray, w: np.ndarray, buf: np.ndarray) -> np.ndarray:
-    """Mean, weighted median and coefficient of variation of ``est`` over time (NaN = none)."""
+    """Mean, weighted median and coefficient of variation of ``est`` over time (NaN = none). The events
+    with a weight and an estimate are compacted into ``buf[0]`` (weights) and ``buf[1]`` (values), which the
+    weighted median's selection reorders."""
     out = np.full(3, np.nan)
-    ww, e, prod = buf[0], buf[1], buf[3]
+    ww, e = buf[0], buf[1]
     m = 0
     for i in range(len(est)):
         if w[i] > 0 and not np.isnan(est[i]):
             ww[m] = w[i]
             e[m] = est[i]
             m += 1
-    wsum = _sum(ww, m)
+    sums = _stream_sums(0, m, ww, e, e, 0.0)
+    wsum = sums[0]
     if m > 0 and wsum > 0:
-        for i in range(m):
-            prod[i] = ww[i] * e[i]
-        mean = _sum(prod, m) / wsum
-        for i in range(m):
-            d = e[i] - mean
-            prod[i] = ww[i] * (d * d)
-        var = _sum(prod, m) / wsum
+        mean = sums[1] / wsum
+        var = _stream_sums(1, m, ww, e, e, mean)[0] / wsum
         out[0] = mean
         out[2] = math.sqrt(var) / mean if mean > 0 else np.nan
         out[1] = _weighted_median(e, ww, m)  # reorders e and ww: last
@@ -253,16 +304,20 @@ def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
     return float(_weighted_median(v, np.array(weights, np.float64), len(v)))
 
 
+#: Scratch rows a score of one estimate needs (``series_scores``' ``buf``: ``SCRATCH_ROWS × len(t)``).
+SCRATCH_ROWS = 2
+
+
 def _scratch(n: int) -> np.ndarray:
-    return np.empty((4, n), np.float64)
+    return np.empty((SCRATCH_ROWS, n), np.float64)
 
 
-def relative_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float,
-                    buf: np.ndarray | None = None) -> dict[str, float | None]:
+def relative_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float
+                    ) -> dict[str, float | None]:
     """Relative errors, over/under shares and convergence of ``est`` against ``ref`` (§5)."""
     f64 = np.float64
     vals = _relative(np.asarray(t, f64), np.asarray(est, f64), np.asarray(ref, f64), np.asarray(w, f64),
-                     float(start), TOLERANCE, CONVERGENCE_HOLD, _scratch(len(t)) if buf is None else buf)
+                     float(start), TOLERANCE, CONVERGENCE_HOLD)
     return {k: _num(float(v)) for k, v in zip(RELATIVE_SCORES, vals, strict=True)}
 
 
@@ -275,16 +330,16 @@ def series_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float,
                   truth: np.ndarray | None, w: np.ndarray | None = None,
                   buf: np.ndarray | None = None) -> dict[str, Any]:
     """Every §5 score over time of one estimate (bytes/s in, bits/s out). ``w`` (the time weights) and
-    ``buf`` (scratch, ``4 × len(t)``) may be passed to share them between estimates of one flow."""
+    ``buf`` (scratch, ``SCRATCH_ROWS × len(t)``) may be passed to share them between estimates of one flow."""
     t = np.asarray(t, np.float64)
     est = np.asarray(est, np.float64)
     w = time_weights(t, start, end) if w is None else w
     buf = _scratch(len(t)) if buf is None else buf
     mean, median, cov = _level(est, w, buf)
     out: dict[str, Any] = {"mean_bps": _num(8 * mean), "median_bps": _num(8 * median), "cov": _num(cov)}
-    out.update(relative_scores(t, est, ref, w, start, buf))
+    out.update(relative_scores(t, est, ref, w, start))
     if truth is not None:
-        for k, v in relative_scores(t, est, truth, w, start, buf).items():
+        for k, v in relative_scores(t, est, truth, w, start).items():
             out[f"{k}_truth"] = v
     return out
 
