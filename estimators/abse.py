@@ -98,6 +98,7 @@ class ABSE(Estimator):
     """Adaptive bandwidth share estimation: adaptive sample window and adaptive filter (seed 000 §3.2)."""
 
     name = "abse"
+    cost = 2.0
     title = "ABSE (adaptive bandwidth share estimation)"
     citation = "Seed 000 §3.1.2, §3.2, eqs. (1)-(6)"
     PARAMS = (

@@ -54,7 +54,8 @@ class Estimator:
     citation: ClassVar[str]
     PARAMS: ClassVar[tuple[Param, ...]] = ()
     has_series: ClassVar[bool] = True
-    #: Relative time per event of ``series`` (replay starts the costliest first on parallel threads).
+    #: Relative time per event of ``series`` (replay starts the costliest first on parallel threads; measured
+    #: on a 2 M-event bulk flow: BE ≈ 1, NewBR ≈ 10).
     cost: ClassVar[float] = 1.0
 
     def __init__(self, **params: Any) -> None:

@@ -69,19 +69,41 @@ def rtt_state(rtt: np.ndarray, rttmin: np.ndarray, beta: float, gamma: float) ->
     return u, latest, avg, rmax_out
 
 
+@njit(cache=True, nogil=True)
+def tsval_clock(ts: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per ACK event: the receiver's TSval unwrapped (ticks since the first, float64) and its group (ACKs
+    with equal TSval). An ACK without TSval (−1) holds the last one (the first one before it), a step is
+    unwrapped modulo 2³², and a step backwards counts as none. ``first``: the first event with a TSval.
+    One pass (before: eight numpy arrays of the flow's length)."""
+    n = len(ts)
+    unwrapped = np.empty(n, np.float64)
+    group = np.empty(n, np.int64)
+    if n == 0:
+        return unwrapped, group
+    prev = ts[first]
+    ticks = 0
+    g = 0
+    unwrapped[0] = 0.0
+    group[0] = 0
+    for k in range(1, n):
+        cur = ts[k] if ts[k] >= 0 else prev
+        step = (cur - prev + (1 << 31)) % (1 << 32) - (1 << 31)  # 32-bit unwrap
+        if step > 0:  # going backwards counts as equal
+            ticks += step
+            g += 1
+        unwrapped[k] = float(ticks)
+        group[k] = g
+        prev = cur
+    return unwrapped, group
+
+
 def receiver_axis(inputs: FlowInputs) -> tuple[np.ndarray, np.ndarray] | None:
     """(receiver-clock time of every ACK event in s, group id per event) or None without usable TSval."""
     ts = inputs.tsval
     has = ts >= 0
     if has.sum() < 2:
         return None
-    first = int(np.flatnonzero(has)[0])
-    holder = np.maximum.accumulate(np.where(has, np.arange(len(ts)), first))  # hold the last TSval
-    filled = ts[holder]
-    step = np.diff(filled)
-    step = (step + (1 << 31)) % (1 << 32) - (1 << 31)  # 32-bit unwrap
-    step = np.maximum(step, 0)  # going backwards counts as equal
-    unwrapped = np.concatenate(([0], np.cumsum(step))).astype(np.float64)
+    unwrapped, group = tsval_clock(ts, int(np.argmax(has)))
     x = unwrapped[has]
     y = inputs.t[has]
     xm, ym = x.mean(), y.mean()
@@ -93,7 +115,6 @@ def receiver_axis(inputs: FlowInputs) -> tuple[np.ndarray, np.ndarray] | None:
     if not slope > 0:
         return None
     axis = intercept + slope * unwrapped
-    group = np.concatenate(([0], np.cumsum(step > 0)))
     return axis, group
 
 
@@ -102,7 +123,7 @@ class NewBR(Estimator):
     """NewBR: ERE = u·BE + (1−u)·RE, u from the queueing delay; loss type from the queue length."""
 
     name = "newbr"
-    cost = 2.5
+    cost = 10.0
     title = "NewBR"
     citation = "Seed 003 §III (Wu, Jie, Ding: TCP NewBR)"
     PARAMS = (

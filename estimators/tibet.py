@@ -40,6 +40,45 @@ def tibet_kernel(t: np.ndarray, length: np.ndarray, a: float) -> np.ndarray:
     return out
 
 
+@njit(cache=True, nogil=True)
+def tibet_tx_at_acks(seg_t: np.ndarray, seg_len: np.ndarray, t: np.ndarray, a: float, out: np.ndarray) -> bool:
+    """TIBET over the transmissions (equal send times merged, :func:`merge_equal_times`) read at every ACK
+    event: ``out[j]`` is its value after the latest transmission at or before ``t[j]`` (NaN before the
+    second). One merge walk over both time-ordered streams, nothing else allocated — the same arithmetic as
+    :func:`tibet_kernel` on the merged arrays followed by a search per ACK. False (``out`` unfinished) when
+    either stream's times go backwards: the caller takes that path instead."""
+    ns = len(seg_t)
+    i = 0
+    groups = 0
+    lbar = 0.0
+    ibar = 0.0
+    prev = 0.0
+    value = np.nan
+    for j in range(len(t)):
+        if j > 0 and t[j] < t[j - 1]:
+            return False
+        while i < ns and seg_t[i] <= t[j]:
+            at = seg_t[i]
+            if groups > 0 and at < prev:
+                return False
+            length = 0
+            while i < ns and seg_t[i] == at:
+                length += seg_len[i]
+                i += 1
+            if groups > 0:
+                lbar = a * lbar + (1.0 - a) * float(length)
+                ibar = a * ibar + (1.0 - a) * (at - prev)
+                value = lbar / ibar
+            prev = at
+            groups += 1
+        out[j] = value
+    # the transmissions after the last ACK (a search would have read them); a loop, not all(): compiled
+    for k in range(max(i, 1), ns):  # noqa: SIM110
+        if seg_t[k] < seg_t[k - 1]:
+            return False
+    return True
+
+
 def merge_equal_times(t: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One event per distinct send time, lengths summed (§1.1 applied to transmissions)."""
     if len(t) == 0:
@@ -92,11 +131,15 @@ class TibetTx(_Tibet):
     """TIBET on the sender's transmitted segments, evaluated at the ACKs (seed 001 §2, send-based)."""
 
     name = "tibet_tx"
-    cost = 6.0
+    cost = 1.0
     title = "TIBET (send-based)"
     citation = "Seed 001 §2, send-based variant"
 
     def series(self, inputs: FlowInputs) -> np.ndarray:
+        out = np.empty(len(inputs.t))
+        if tibet_tx_at_acks(inputs.seg_t, inputs.seg_len, inputs.t, self.params["a"], out):
+            return out
+        # times going backwards (a capture out of order): merged transmissions and a search per ACK
         st, sl = merge_equal_times(inputs.seg_t, inputs.seg_len)
         tx = tibet_kernel(st, sl.astype(np.float64), self.params["a"])
         idx = searchsorted_right(st, inputs.t) - 1  # latest transmission at or before each ACK
