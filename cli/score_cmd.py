@@ -238,9 +238,10 @@ def scores_csv(doc: dict[str, Any]) -> str:
                 rows.append(row)
     if not rows:
         return ""
-    fields: list[str] = []
+    seen: dict[str, None] = {}  # every column, in first-seen order (a dict: linear in rows × columns)
     for r in rows:
-        fields += [k for k in r if k not in fields]
+        seen.update(dict.fromkeys(r))
+    fields = list(seen)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()

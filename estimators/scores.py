@@ -370,11 +370,12 @@ def jain(values: Iterable[float | None]) -> float | None:
 
 def aggregate(per_flow: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Mean of every numeric score over flows (None where no flow has it), plus the number of flows."""
-    keys: list[str] = []
+    keys: dict[str, None] = {}  # every score name, in first-seen order (a dict: linear in flows × names)
     for s in per_flow:
-        keys += [k for k in s if k not in keys and k != "parameters"]
+        keys.update(dict.fromkeys(s))
+    keys.pop("parameters", None)
     out: dict[str, Any] = {"flows": len(per_flow)}
     for k in keys:
-        vals = [s[k] for s in per_flow if isinstance(s.get(k), int | float) and s.get(k) is not None]
+        vals = [v for s in per_flow if isinstance(v := s.get(k), int | float)]
         out[k] = float(np.mean(vals)) if vals else None
     return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import polars as pl
@@ -89,7 +89,12 @@ class FlowSummary:
     confidence_note: str = ""  # what the vantage cannot see
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # every field is a scalar: a shallow copy is asdict's result at a tenth of its cost
+        return {name: getattr(self, name) for name in _FLOW_FIELDS}
+
+
+#: FlowSummary's field names, in order (``FlowSummary.to_dict``).
+_FLOW_FIELDS = tuple(f.name for f in fields(FlowSummary))
 
 
 @dataclass
