@@ -120,13 +120,16 @@ class FlowInputs:
             new_event[1:] = t_ns[1:] != t_ns[:-1]
         else:
             new_event = np.empty(0, bool)
-        row_event = np.cumsum(new_event) - 1
-        last = np.flatnonzero(np.append(new_event[1:], True)) if n else np.empty(0, np.int64)
-        starts = np.flatnonzero(new_event)
-
         # No two rows share a timestamp: the rows are the events, and the columns are used as they are
-        # (views: nothing here or in the estimators writes to its inputs).
-        one_row_events = len(starts) == n
+        # (views: nothing here or in the estimators writes to its inputs); no index arrays are made.
+        one_row_events = bool(new_event.all())
+        if one_row_events:
+            row_event = np.arange(n, dtype=np.int64)
+            last = starts = row_event
+        else:
+            row_event = np.cumsum(new_event) - 1
+            last = np.flatnonzero(np.append(new_event[1:], True))
+            starts = np.flatnonzero(new_event)
 
         def summed(name: str) -> np.ndarray:
             v = col(name).astype(np.int64, copy=False)
