@@ -151,6 +151,8 @@ class NewBR(Estimator):
             g_t = rt[starts]
             g_d = np.add.reduceat(inputs.d, starts)
             g_srtt = inputs.srtt[ends]
+            for a in (g_t, g_d, g_srtt):  # read-only like FlowInputs' columns: one compiled signature of the
+                a.flags.writeable = False  # filters for both axes (a second one costs a cached-kernel load)
             g_be = be_kernel(g_t, g_d, inputs.mss, tau, -1.0, pairing)
             g_re = re_series(g_t, g_d, g_srtt, None, tau, pairing)
             # causal: an ACK sees the latest group that ended at or before it (its own if it is the last)
