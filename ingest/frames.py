@@ -136,7 +136,7 @@ class TableSink:
         self.parts: dict[str, list[dict[str, np.ndarray]]] = {"acks": [], "segments": [], "episodes": []}
         self.spills: dict[str, ColumnSpill] | None = None
         #: The file-mapped columns handed out (spilled), by table (``CaptureIngest.release``).
-        self.mapped: dict[str, list[np.ndarray]] = {}
+        self.mapped: dict[str, dict[str, np.ndarray]] = {}
         if spilled:
             self.spills = {
                 "acks": ColumnSpill(ACK_COLUMNS, spill_dir, "acks"),
@@ -153,7 +153,7 @@ class TableSink:
     def columns(self, name: str) -> dict[str, np.ndarray]:
         if self.spills is not None:
             cols = self.spills[name].mapped()
-            self.mapped[name] = list(cols.values())
+            self.mapped[name] = cols
             return cols
         parts = self.parts[name]
         if len(parts) == 1:

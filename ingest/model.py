@@ -116,13 +116,14 @@ class CaptureIngest:
     acks: pl.DataFrame
     segments: pl.DataFrame
     episodes: pl.DataFrame
-    #: A spilled capture's table columns mapped from files (table → columns); empty when held in memory.
-    mapped: dict[str, list[Any]] = field(default_factory=dict, repr=False, compare=False)
+    #: A spilled capture's table columns mapped from files (table → column name → its raw values: NaN and −1
+    #: where the table has nulls, as the analysis wrote them); empty when held in memory.
+    mapped: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
 
     def release(self, table: str, lo: int, hi: int) -> None:
         """Done with rows ``lo..hi`` of a spilled table for now: their file pages stop counting in this
         process's memory (read again from the page cache if used later). A no-op for tables in memory."""
-        for col in self.mapped.get(table, ()):
+        for col in self.mapped.get(table, {}).values():
             release_mapped(col, lo, hi)
 
     def flow(self, flow_id: int) -> FlowData:

@@ -276,5 +276,5 @@ def ingest_capture(
                               "packets were analysed in timestamp order")
     cap = CaptureIngest(stats, flows, acks, segments, episodes, mapped=tables.mapped if tables is not None else {})
     for name, cols in cap.mapped.items():  # pages read while the tables were built: the kernel's again
-        cap.release(name, 0, len(cols[0]) if cols else 0)
+        cap.release(name, 0, len(next(iter(cols.values()))) if cols else 0)
     return cap

@@ -52,3 +52,26 @@ def test_spilled_capture_replays_the_same_after_releasing_each_flow(tmp_path: Pa
     assert got.scores == ref.scores
     assert [f.scores for f in got.flows] == [f.scores for f in ref.flows]
     assert cap.acks.equals(ingest_capture(path, memory_budget=None).acks)  # the tables still read right
+
+
+def test_a_spilled_table_s_nullable_columns_are_read_from_its_files_as_the_fill_would_make_them(tmp_path: Path
+                                                                                                ) -> None:
+    """Replay takes the RTT and TSval columns of a spilled capture as the files hold them (NaN, −1 at the
+    nulls) instead of a filled copy of each: the same values as the fill, on every shared capture."""
+    from estimators.inputs import ACK_COLUMNS, ACK_FILL, numpy_columns
+    from estimators.replay import flow_columns
+
+    spilled = 0
+    for path in shared_captures():
+        cap = ingest_capture(path, memory_budget=1, spill_dir=tmp_path)
+        if not cap.stats.spilled:  # (a capture too small to spill at any budget)
+            continue
+        spilled += 1
+        raw = cap.mapped["acks"]
+        cols = flow_columns(cap.acks, ACK_COLUMNS, raw).cols
+        filled = numpy_columns(cap.acks, ACK_COLUMNS)
+        for name in ACK_FILL:
+            assert np.shares_memory(cols[name], raw[name]), (path.name, name)
+            assert not cols[name].flags.writeable
+            assert np.array_equal(cols[name], filled[name], equal_nan=True), (path.name, name)
+    assert spilled >= 5
