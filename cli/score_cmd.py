@@ -89,11 +89,13 @@ def score(
             scored.append(sc)
     for w in warnings:  # after the bar is gone
         warn(w)
-    doc = jsonable(document(scored, ests))
+    # the JSON document only where it is output (on a capture of thousands of flows, building it and making
+    # every value JSON-safe is ~1 s); the CSV makes its own values safe
+    doc = jsonable(document(scored, ests)) if fmt == "json" or out is not None else {}
     if fmt == "json":
         print(json.dumps(doc, indent=2))
     elif fmt == "csv":
-        print(scores_csv(doc), end="")
+        print(scores_csv(doc or document(scored, ests)), end="")
     else:
         width = terminal_width()
         for sc in scored:
@@ -221,7 +223,9 @@ def vantage_label(f: dict[str, Any]) -> str:
 def scores_csv(doc: dict[str, Any]) -> str:
     """One row per (capture, flow, estimator); parameters as JSON text. ``bytes`` and ``bulk`` (the flow carried
     at least the truth's ``min_flow_bytes``, 64 kB by default: not a control connection) let a spreadsheet
-    or a DataFrame keep the bulk flows alone."""
+    or a DataFrame keep the bulk flows alone. ``doc``: the score document, JSON-safe or not (the values the
+    CSV takes are made safe here: a NaN is an empty cell)."""
+    from core.scoring import jsonable
     from estimators.truth import DEFAULT_MIN_FLOW_BYTES
 
     rows: list[dict[str, Any]] = []
@@ -233,8 +237,8 @@ def scores_csv(doc: dict[str, Any]) -> str:
                        "receiver": f["receiver"], "bytes": f["bytes"], "bulk": f["bytes"] >= min_bytes,
                        "vantage": f["vantage"], "reconstruction": f.get("reconstruction") or "",
                        "estimator": name}
-                row.update({k: v for k, v in s.items() if k != "parameters"})
-                row["parameters"] = json.dumps(s.get("parameters", {}), sort_keys=True)
+                row.update({k: jsonable(v) for k, v in s.items() if k != "parameters"})
+                row["parameters"] = json.dumps(jsonable(s.get("parameters", {})), sort_keys=True)
                 rows.append(row)
     if not rows:
         return ""
