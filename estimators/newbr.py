@@ -32,14 +32,16 @@ from estimators.registry import register
 
 
 @njit(cache=True, nogil=True)
-def rtt_state(rtt: np.ndarray, rttmin: np.ndarray, beta: float, gamma: float) -> tuple[np.ndarray, np.ndarray,
-                                                                                      np.ndarray, np.ndarray]:
-    """Per event: u, the latest RTT sample, the running mean of samples, rtt_max."""
+def rtt_state(rtt: np.ndarray, rttmin: np.ndarray, beta: float, gamma: float, full: bool = True
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per event: u, the latest RTT sample, the running mean of samples, rtt_max (the last three empty
+    without ``full``: the series needs u alone)."""
     n = len(rtt)
+    m = n if full else 0
     u = np.ones(n)
-    latest = np.full(n, np.nan)
-    avg = np.full(n, np.nan)
-    rmax_out = np.full(n, np.nan)
+    latest = np.full(m, np.nan)
+    avg = np.full(m, np.nan)
+    rmax_out = np.full(m, np.nan)
     have = False
     rmax = 0.0
     prev = 0.0
@@ -59,9 +61,10 @@ def rtt_state(rtt: np.ndarray, rttmin: np.ndarray, beta: float, gamma: float) ->
             total += r
             count += 1
         if have:
-            latest[k] = last
-            avg[k] = total / count
-            rmax_out[k] = rmax
+            if full:
+                latest[k] = last
+                avg[k] = total / count
+                rmax_out[k] = rmax
             rmin = rttmin[k] if not np.isnan(rttmin[k]) else last
             dmax = rmax - rmin
             if dmax > 0.0:
@@ -95,6 +98,31 @@ def tsval_clock(ts: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray]:
         group[k] = g
         prev = cur
     return unwrapped, group
+
+
+_NO_GROUPS = np.empty(0, np.int64)
+
+
+@njit(cache=True, nogil=True)
+def ere_series(u: np.ndarray, be: np.ndarray, re: np.ndarray, group: np.ndarray, ends: np.ndarray,
+               grouped: bool) -> np.ndarray:
+    """ERE = u·BE + (1 − u)·RE at every ACK event (BE alone while RE is undefined). ``grouped``: BE and RE
+    are per TSval group, and an ACK takes the latest group that ended at or before it — its own if it is
+    the group's last ACK, else the one before (causal; NaN before the first group ends). One pass: the
+    numpy expression it replaced made ten arrays of the flow's length."""
+    n = len(u)
+    out = np.empty(n)
+    for k in range(n):
+        if grouped:
+            g = group[k]
+            done = g - 1 if k != ends[g] else g
+            b = be[done] if done >= 0 else np.nan
+            r = re[done] if done >= 0 else np.nan
+        else:
+            b = be[k]
+            r = re[k]
+        out[k] = b if np.isnan(r) else u[k] * b + (1.0 - u[k]) * r
+    return out
 
 
 def receiver_axis(inputs: FlowInputs) -> tuple[np.ndarray, np.ndarray] | None:
@@ -139,31 +167,23 @@ class NewBR(Estimator):
 
     def series(self, inputs: FlowInputs) -> np.ndarray:
         tau, pairing = self.params["tau"], self.params["pairing"]
-        u, _, _, _ = rtt_state(inputs.rtt_any, inputs.rttmin, self.params["beta"], self.params["gamma"])
+        u = rtt_state(inputs.rtt_any, inputs.rttmin, self.params["beta"], self.params["gamma"], False)[0]
         axis = receiver_axis(inputs) if self.params["receiver_timestamps"] else None
         if axis is None:
             be = be_kernel(inputs.t, inputs.d, inputs.mss, tau, -1.0, pairing)
             re = re_series(inputs.t, inputs.d, inputs.srtt, None, tau, pairing)
-        else:
-            rt, group = axis
-            starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
-            ends = np.append(starts[1:] - 1, len(group) - 1)
-            g_t = rt[starts]
-            g_d = np.add.reduceat(inputs.d, starts)
-            g_srtt = inputs.srtt[ends]
-            for a in (g_t, g_d, g_srtt):  # read-only like FlowInputs' columns: one compiled signature of the
-                a.flags.writeable = False  # filters for both axes (a second one costs a cached-kernel load)
-            g_be = be_kernel(g_t, g_d, inputs.mss, tau, -1.0, pairing)
-            g_re = re_series(g_t, g_d, g_srtt, None, tau, pairing)
-            # causal: an ACK sees the latest group that ended at or before it (its own if it is the last)
-            done = group - (np.arange(len(group)) != ends[group])
-            be = np.full(len(group), np.nan)
-            re = np.full(len(group), np.nan)
-            ok = done >= 0
-            be[ok] = g_be[done[ok]]
-            re[ok] = g_re[done[ok]]
-        ere = u * be + (1.0 - u) * re
-        return np.where(np.isnan(re), be, ere)
+            return ere_series(u, be, re, _NO_GROUPS, _NO_GROUPS, False)
+        rt, group = axis
+        starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+        ends = np.append(starts[1:] - 1, len(group) - 1)
+        g_t = rt[starts]
+        g_d = np.add.reduceat(inputs.d, starts)
+        g_srtt = inputs.srtt[ends]
+        for a in (g_t, g_d, g_srtt):  # read-only like FlowInputs' columns: one compiled signature of the
+            a.flags.writeable = False  # filters for both axes (a second one costs a cached-kernel load)
+        g_be = be_kernel(g_t, g_d, inputs.mss, tau, -1.0, pairing)
+        g_re = re_series(g_t, g_d, g_srtt, None, tau, pairing)
+        return ere_series(u, g_be, g_re, group, ends, True)
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
         e = _at(estimate, ctx.event)

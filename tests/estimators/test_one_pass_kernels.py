@@ -88,3 +88,29 @@ def test_the_receiver_clock_in_one_pass_equals_the_numpy_chain(seed):
     want_group = np.concatenate(([0], np.cumsum(step > 0)))
     unwrapped, group = tsval_clock(ts, first)
     assert unwrapped.tobytes() == want_unwrapped.tobytes() and np.array_equal(group, want_group)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_newbr_mix_in_one_pass_equals_the_numpy_expression(seed):
+    """ERE = u·BE + (1 − u)·RE, BE alone where RE is undefined; per TSval group with the causal rule."""
+    from estimators.newbr import ere_series
+
+    rng = np.random.default_rng(300 + seed)
+    n = int(rng.choice([1, 2, 9, 700]))
+    u = rng.uniform(0, 1, n)
+    group = np.concatenate(([0], np.cumsum(rng.random(n - 1) < 0.6))).astype(np.int64)
+    ng = int(group[-1]) + 1
+    starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    ends = np.append(starts[1:] - 1, n - 1)
+    g_be, g_re = rng.uniform(1e5, 1e7, ng), rng.uniform(1e5, 1e7, ng)
+    g_re[rng.random(ng) < 0.2] = np.nan
+    done = group - (np.arange(n) != ends[group])
+    be, re = np.full(n, np.nan), np.full(n, np.nan)
+    ok = done >= 0
+    be[ok], re[ok] = g_be[done[ok]], g_re[done[ok]]
+    want = np.where(np.isnan(re), be, u * be + (1.0 - u) * re)
+    assert ere_series(u, g_be, g_re, group, ends, True).tobytes() == want.tobytes()
+    flat_be, flat_re = rng.uniform(1e5, 1e7, n), np.where(rng.random(n) < 0.2, np.nan, rng.uniform(1e5, 1e7, n))
+    want = np.where(np.isnan(flat_re), flat_be, u * flat_be + (1.0 - u) * flat_re)
+    empty = np.empty(0, np.int64)
+    assert ere_series(u, flat_be, flat_re, empty, empty, False).tobytes() == want.tobytes()
