@@ -73,7 +73,15 @@ def filtered(t: np.ndarray, samples: np.ndarray, tau: float, pairing: bool = Tru
 
 def re_series(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, window_s: float | None, tau: float,
               pairing: bool = True) -> np.ndarray:
-    return filtered(t, re_samples(t, d, srtt, -1.0 if window_s is None else window_s), tau, pairing)
+    """RE after every event (T = ``srtt`` per event, or a fixed ``window_s``)."""
+    return _re_kernel(t, d, srtt, -1.0 if window_s is None else float(window_s), tau, pairing)
+
+
+@njit(cache=True, nogil=True)
+def _re_kernel(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, fixed: float, tau: float, pairing: bool
+               ) -> np.ndarray:
+    """Samples and filter in one compiled call (one cached kernel to load, like ``be_kernel``)."""
+    return filtered(t, re_samples(t, d, srtt, fixed), tau, pairing)
 
 
 @register

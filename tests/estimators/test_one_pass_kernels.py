@@ -114,3 +114,22 @@ def test_newbr_mix_in_one_pass_equals_the_numpy_expression(seed):
     want = np.where(np.isnan(flat_re), flat_be, u * flat_be + (1.0 - u) * flat_re)
     empty = np.empty(0, np.int64)
     assert ere_series(u, flat_be, flat_re, empty, empty, False).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_be_samples_compiled_equal_the_numpy_expression(seed):
+    """BE's raw samples d_k/Δt_k with and without the per-ACK cap, zero intervals included (inf/NaN)."""
+    from estimators.be import be_samples
+
+    rng = np.random.default_rng(400 + seed)
+    n = int(rng.choice([0, 1, 2, 50, 3000]))
+    t = np.cumsum(rng.choice([0.0, 1e-6, 1e-3, 0.1], n))
+    d = rng.choice([0, 1448, 2896, 14480], n).astype(np.int64)
+    for cap in (-1.0, 2.0, 0.5):
+        dk = d.astype(np.float64)
+        if cap > 0:
+            dk = np.minimum(dk, cap * 1448)
+        want = np.full(n, np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            want[1:] = dk[1:] / np.diff(t)
+        assert be_samples(t, d, 1448, cap).tobytes() == want.tobytes()
