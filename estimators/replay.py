@@ -26,6 +26,9 @@ from estimators.scores import aggregate, decision_scores, jain, series_scores, t
 from estimators.truth import Truth, min_flow_bytes
 
 REFERENCE_WINDOW = 1.0  # W, s (ESTIMATORS.md §4)
+#: A spilled capture's flows of at least this many ACK rows hand their input pages back after every
+#: estimator's job, not only once replayed (a system call per column range: not worth it on short flows).
+RELEASE_PER_JOB_ROWS = 1_000_000
 
 
 @dataclass
@@ -107,11 +110,15 @@ def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
 def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np.ndarray],
                 segments: pl.DataFrame | Mapping[str, np.ndarray], episodes: pl.DataFrame,
                 mss: int, estimators: Sequence[Estimator], *, truth: np.ndarray | Callable[[np.ndarray], np.ndarray]
-                | None = None, loss_truth: Mapping[int, str] | None = None, keep_series: bool = True) -> FlowReplay:
+                | None = None, loss_truth: Mapping[int, str] | None = None, keep_series: bool = True,
+                release: Callable[[], None] | None = None) -> FlowReplay:
     """Replay one flow (its ``acks`` and ``segments``: frames, or numpy columns as ``FlowInputs.from_frames``
     takes them). ``truth`` (bytes/s at each event, or a function of absolute event times) is optional;
     ``loss_truth`` labels loss episodes ``random``/``congestion`` (capture metadata) for the diagnostics;
-    without ``keep_series`` the result holds the scores, decisions and diagnostics but not the series."""
+    without ``keep_series`` the result holds the scores, decisions and diagnostics but not the series.
+    ``release`` (the flow's rows in a spilled capture's file mappings) is called after each estimator's job,
+    so that the input pages a job read stop counting in the process's memory (the next job reads them again
+    from the page cache): on a flow of millions of events they are most of replay's resident memory."""
     inp = FlowInputs.from_frames(acks, segments, mss)
     t = inp.t
     truth_arr = truth(inp.t_abs) if callable(truth) else truth
@@ -140,6 +147,8 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
             est = e.series(inp)
             decided = [e.decide(inp, est, ev.ctx) for ev in events]
             scored = series_scores(t, est, achieved, start, end, truth_arr, weights, scratch)
+            if release is not None:
+                release()
             return (est if keep_series else None), decided, scored
         return job
 
@@ -429,13 +438,19 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         s = by_id[fid]
         eps = episodes(fid)
         labels = truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list()) if truth is not None else None
+        spans = [(table, span) for table, cols in (("acks", acks), ("segments", segments))
+                 if release is not None and (span := cols.span(fid)) is not None]
+
+        def release_flow(spans: list[tuple[str, tuple[int, int]]] = spans) -> None:
+            for table, (lo, hi) in spans:
+                release(table, lo, hi)  # type: ignore[misc]  # (spans is empty without it)
+
         flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), eps,
                                  s.mss, estimators, truth=truth_function(truth, fid, deliveries), loss_truth=labels,
-                                 keep_series=keep_series))
-        for table, cols in (("acks", acks), ("segments", segments)):
-            span = cols.span(fid)
-            if release is not None and span is not None:
-                release(table, *span)
+                                 keep_series=keep_series,
+                                 release=release_flow if spans and s.acks >= RELEASE_PER_JOB_ROWS else None))
+        if spans:
+            release_flow()
     if progress is not None:
         progress(len(todo), len(todo))
     scores = capture_scores([(f.flow_id, f.scores) for f in flows], cap.flows, [e.name for e in estimators], truth)

@@ -75,3 +75,27 @@ def test_a_spilled_table_s_nullable_columns_are_read_from_its_files_as_the_fill_
             assert not cols[name].flags.writeable
             assert np.array_equal(cols[name], filled[name], equal_nan=True), (path.name, name)
     assert spilled >= 5
+
+
+def test_a_long_flow_hands_its_input_pages_back_after_every_estimator(tmp_path: Path, monkeypatch) -> None:
+    """Above ``RELEASE_PER_JOB_ROWS`` ACK rows a spilled flow's pages are released after each estimator's job
+    (as well as once the flow is done), and the scores do not change."""
+    import estimators.replay as replay
+
+    path = next(p for p in shared_captures() if p.name.startswith("s04"))
+    ests = [E.create(n) for n in E.DEFAULT_ORDER]
+    ref = replay_capture(ingest_capture(path, memory_budget=None), ests)
+    cap = ingest_capture(path, memory_budget=1, spill_dir=tmp_path)
+    calls: list[str] = []
+    release = cap.release
+
+    def counted(table: str, lo: int, hi: int) -> None:
+        calls.append(table)
+        release(table, lo, hi)
+
+    monkeypatch.setattr(cap, "release", counted)
+    monkeypatch.setattr(replay, "RELEASE_PER_JOB_ROWS", 0)
+    got = replay_capture(cap, ests)
+    assert [f.scores for f in got.flows] == [f.scores for f in ref.flows]
+    flows_with_spans = len(got.flows)
+    assert calls.count("acks") >= flows_with_spans * (len(ests) + 1)
