@@ -359,17 +359,25 @@ def flow_rows(frame: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
     search; a table in any other order is partitioned once instead.
     """
     ids = frame["flow_id"].to_numpy()
-    if len(ids) > 1 and bool(np.any(ids[1:] < ids[:-1])):
+    if not _in_flow_order(ids):
         parts = frame.partition_by("flow_id", as_dict=True)
         return lambda fid: parts.get((fid,), frame.clear())
 
     def rows(fid: int) -> pl.DataFrame:
-        key = ids.dtype.type(fid)  # the column's own type: a Python int would make numpy cast all of ``ids``
-        lo = int(np.searchsorted(ids, key, side="left"))
-        hi = int(np.searchsorted(ids, key, side="right"))
+        lo, hi = _flow_bounds(ids, fid)
         return frame.slice(lo, hi - lo)
 
     return rows
+
+
+def _in_flow_order(ids: np.ndarray) -> bool:
+    return not (len(ids) > 1 and bool(np.any(ids[1:] < ids[:-1])))
+
+
+def _flow_bounds(ids: np.ndarray, fid: int) -> tuple[int, int]:
+    """Where flow ``fid``'s rows lie in a table sorted by flow (binary search)."""
+    key = ids.dtype.type(fid)  # the column's own type: a Python int would make numpy cast all of ``ids``
+    return int(np.searchsorted(ids, key, side="left")), int(np.searchsorted(ids, key, side="right"))
 
 
 class FlowColumns:
@@ -384,7 +392,7 @@ class FlowColumns:
     def __init__(self, frame: pl.DataFrame, names: tuple[str, ...],
                  raw: Mapping[str, np.ndarray] | None = None) -> None:
         ids = frame["flow_id"].to_numpy()
-        self.in_order = not (len(ids) > 1 and bool(np.any(ids[1:] < ids[:-1])))
+        self.in_order = _in_flow_order(ids)
         if not self.in_order:
             order = np.argsort(ids, kind="stable")
             frame, ids = frame[order], ids[order]
@@ -396,16 +404,12 @@ class FlowColumns:
             col.flags.writeable = False
             self.cols[n] = col
 
-    def _bounds(self, fid: int) -> tuple[int, int]:
-        key = self.ids.dtype.type(fid)  # the column's own type: a Python int would make numpy cast all of ``ids``
-        return int(np.searchsorted(self.ids, key, side="left")), int(np.searchsorted(self.ids, key, side="right"))
-
     def __call__(self, fid: int) -> dict[str, np.ndarray]:
-        lo, hi = self._bounds(fid)
+        lo, hi = _flow_bounds(self.ids, fid)
         return {name: col[lo:hi] for name, col in self.cols.items()}
 
     def span(self, fid: int) -> tuple[int, int] | None:
-        return self._bounds(fid) if self.in_order else None
+        return _flow_bounds(self.ids, fid) if self.in_order else None
 
 
 def flow_columns(frame: pl.DataFrame, names: tuple[str, ...], raw: Mapping[str, np.ndarray] | None = None
