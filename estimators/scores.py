@@ -329,6 +329,11 @@ def relative_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarr
     f64 = np.float64
     vals = _relative(np.asarray(t, f64), np.asarray(est, f64), np.asarray(ref, f64), np.asarray(w, f64),
                      float(start), TOLERANCE, CONVERGENCE_HOLD)
+    return _relative_dict(vals)
+
+
+def _relative_dict(vals: np.ndarray) -> dict[str, float | None]:
+    """:func:`_relative`'s values by name (None = none)."""
     return {k: _num(float(v)) for k, v in zip(RELATIVE_SCORES, vals, strict=True)}
 
 
@@ -351,7 +356,7 @@ def series_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float,
                            CONVERGENCE_HOLD, buf)
     mean, median, cov = vals[:3]
     out: dict[str, Any] = {"mean_bps": _num(8 * mean), "median_bps": _num(8 * median), "cov": _num(cov)}
-    out.update({k: _num(float(v)) for k, v in zip(RELATIVE_SCORES, vals[3:], strict=True)})
+    out.update(_relative_dict(vals[3:]))
     if truth is not None:
         for k, v in relative_scores(t, est, truth, w, start).items():
             out[f"{k}_truth"] = v

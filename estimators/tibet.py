@@ -28,14 +28,19 @@ from estimators.search import searchsorted_right
 
 
 @njit(cache=True, nogil=True)
+def _tibet_step(lbar: float, ibar: float, length: float, interval: float, a: float) -> tuple[float, float]:
+    """The two low-pass filters after one sample (seed 001 §2): bytes L̄ and interval Ī."""
+    return a * lbar + (1.0 - a) * length, a * ibar + (1.0 - a) * interval
+
+
+@njit(cache=True, nogil=True)
 def tibet_kernel(t: np.ndarray, length: np.ndarray, a: float) -> np.ndarray:
     n = len(t)
     out = np.full(n, np.nan)
     lbar = 0.0
     ibar = 0.0
     for k in range(1, n):
-        lbar = a * lbar + (1.0 - a) * length[k]
-        ibar = a * ibar + (1.0 - a) * (t[k] - t[k - 1])
+        lbar, ibar = _tibet_step(lbar, ibar, length[k], t[k] - t[k - 1], a)
         out[k] = lbar / ibar
     return out
 
@@ -66,8 +71,7 @@ def tibet_tx_at_acks(seg_t: np.ndarray, seg_len: np.ndarray, t: np.ndarray, a: f
                 length += seg_len[i]
                 i += 1
             if groups > 0:
-                lbar = a * lbar + (1.0 - a) * float(length)
-                ibar = a * ibar + (1.0 - a) * (at - prev)
+                lbar, ibar = _tibet_step(lbar, ibar, float(length), at - prev, a)
                 value = lbar / ibar
             prev = at
             groups += 1
