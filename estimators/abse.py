@@ -99,6 +99,7 @@ class ABSE(Estimator):
 
     name = "abse"
     cost = 2.0
+    footprint = 48.0
     title = "ABSE (adaptive bandwidth share estimation)"
     citation = "Seed 000 §3.1.2, §3.2, eqs. (1)-(6)"
     PARAMS = (

@@ -57,6 +57,11 @@ class Estimator:
     #: Relative time per event of ``series`` (replay starts the costliest first on parallel threads; measured
     #: on a 2 M-event bulk flow: BE ≈ 1, NewBR ≈ 10).
     cost: ClassVar[float] = 1.0
+    #: Bytes per event that replay's job for this estimator holds at its peak — its series, its temporaries
+    #: and the input columns it reads (measured on an 8 M-event bulk flow, ``python -m bench.scale``'s 16 M
+    #: segments: BE, TIBET and Westwood+ ≈ 32, NewBR ≈ 80; replay runs jobs side by side only while their
+    #: footprints fit in the memory budget, ``estimators.parallel.fitting_workers``).
+    footprint: ClassVar[float] = 32.0
 
     def __init__(self, **params: Any) -> None:
         known = {p.name: p for p in self.PARAMS}
@@ -87,6 +92,10 @@ class Estimator:
         ss = max(e * ctx.rttmin / ctx.mss, 2.0)
         cwnd = min(ctx.flight / ctx.mss, ss) if ctx.kind == FAST_RETRANSMIT else 1.0
         return Decision(e, ss, cwnd)
+
+    def forget(self, inputs: FlowInputs) -> None:
+        """Drop what this estimator derived from ``inputs`` for its decisions (replay calls it once the
+        flow's decisions are made, so that a long flow's per-event state does not outlive the job)."""
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

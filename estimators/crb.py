@@ -12,6 +12,7 @@ import dataclasses
 import math
 
 import numpy as np
+from numba import njit
 
 from estimators.base import PAIRING, TAU, Decision, Estimator, LossContext
 from estimators.be import be_kernel
@@ -22,10 +23,25 @@ from estimators.registry import register
 
 
 def choose(be: np.ndarray, re: np.ndarray, flight: np.ndarray, rttmin: np.ndarray, theta: float) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rho = flight / (re * rttmin)
-    congested = (rho > theta) & ~np.isnan(re) & ~np.isnan(rttmin)
-    return np.where(congested, re, be)
+    """CRB's estimate at every event: RE where ρ = flight/(RE·RTTmin) > θ and both are defined, else BE."""
+    return choose_into(be.copy(), re, flight, rttmin, theta)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def choose_into(be: np.ndarray, re: np.ndarray, flight: np.ndarray, rttmin: np.ndarray, theta: float
+                ) -> np.ndarray:
+    """:func:`choose` written over ``be`` (a series the caller owns) in one pass: the numpy expression it
+    replaced made five arrays of the flow's length. The same float operations: flight as float64 over the
+    product RE·RTTmin, compared with θ (NaN compares false; ``error_model="numpy"``: a product of 0 gives inf
+    or NaN, as numpy's division)."""
+    for k in range(len(be)):
+        r = re[k]
+        m = rttmin[k]
+        if np.isnan(r) or np.isnan(m):
+            continue
+        if float(flight[k]) / (r * m) > theta:
+            be[k] = r
+    return be
 
 
 @register
@@ -34,6 +50,7 @@ class CRB(Estimator):
 
     name = "crb"
     cost = 3.0
+    footprint = 56.0
     title = "CRB (combined RE/BE)"
     citation = "Seed 000 §3.1.2"
     PARAMS = (
@@ -54,7 +71,10 @@ class CRB(Estimator):
 
     def series(self, inputs: FlowInputs) -> np.ndarray:
         be = be_kernel(inputs.t, inputs.d, inputs.mss, self.params["tau"], -1.0, self.params["pairing"])
-        return choose(be, self._re(inputs), inputs.flight.astype(np.float64), inputs.rttmin, self.params["theta"])
+        return choose_into(be, self._re(inputs), inputs.flight, inputs.rttmin, self.params["theta"])
+
+    def forget(self, inputs: FlowInputs) -> None:
+        inputs._derived.pop(f"crb_re:{self.params['tau']}:{self.params['pairing']}", None)
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
         """The shared reaction (§1.3), noting how CRB classified the loss: ρ > θ at the event → congestion

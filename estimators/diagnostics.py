@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from estimators.inputs import FlowInputs
 
@@ -42,39 +43,78 @@ def _cause(dt: float, d: int, mss: int) -> str:
     return "burst"
 
 
+@njit(cache=True, nogil=True)
+def _event_scan(t: np.ndarray, d: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """One pass over the ACK intervals: how many are under ``COMPRESSED_S``, and the BE samples ``d/Δt``
+    with Δt > 0 and d > 0 — the interval index ``i`` (``t[i]..t[i+1]``, bytes ``d[i+1]``) and the rate, in
+    order. (Before: the same through eight numpy arrays of the flow's length.)"""
+    n = max(len(t) - 1, 0)
+    idx = np.empty(n, np.int64)
+    rate = np.empty(n)
+    compressed = 0
+    m = 0
+    for i in range(n):
+        dt = t[i + 1] - t[i]
+        if dt < COMPRESSED_S:
+            compressed += 1
+        dd = d[i + 1]
+        if dt > 0.0 and dd > 0:
+            idx[m] = i
+            rate[m] = dd / dt
+            m += 1
+    return compressed, idx[:m], rate[:m]
+
+
+def _top(idx: np.ndarray, rate: np.ndarray, k: int) -> np.ndarray:
+    """The intervals of the ``k`` largest rates, largest first (the selection is linear, not a sort of the
+    whole flow; equal rates are taken as ``np.argpartition`` takes them and listed the later first)."""
+    if len(idx) > k:
+        sel = np.argpartition(rate, len(rate) - k)[len(rate) - k:]
+        idx, rate = idx[sel], rate[sel]
+    return idx[np.argsort(rate, kind="stable")[::-1][:k]]
+
+
+@njit(cache=True, nogil=True)
+def _pair_rates(t: np.ndarray, size: np.ndarray, mss: int, both: bool) -> np.ndarray:
+    """``size[i+1]/(t[i+1] − t[i])`` over the consecutive pairs with a positive gap whose later member (and
+    the earlier, with ``both``) carries at least one MSS, in order."""
+    n = len(t) - 1
+    out = np.empty(max(n, 0))
+    m = 0
+    for i in range(max(n, 0)):
+        gap = t[i + 1] - t[i]
+        if size[i + 1] >= mss and (not both or size[i] >= mss) and gap > 0.0:
+            out[m] = size[i + 1] / gap
+            m += 1
+    return out[:m]
+
+
 def largest_samples(inp: FlowInputs, k: int = 3) -> list[dict[str, Any]]:
     """BE's ``k`` largest raw samples d/Δt with where they came from."""
     if len(inp.t) < 2:
         return []
-    dt = np.diff(inp.t)
-    d = inp.d[1:]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(dt > 0, d / dt, np.nan)
-    ok = np.flatnonzero(~np.isnan(rate) & (d > 0))
-    if len(ok) > k:  # the k largest by selection (linear), not a sort of the whole flow
-        ok = ok[np.argpartition(rate[ok], len(ok) - k)[len(ok) - k:]]
-    top = ok[np.argsort(rate[ok], kind="stable")[::-1][:k]]
-    return [{"t_rel": float(inp.t[i + 1]), "bps": float(8 * rate[i]), "interval_us": float(dt[i] * 1e6),
-             "bytes": int(d[i]), "cause": _cause(float(dt[i]), int(d[i]), inp.mss)} for i in top]
+    _, idx, rate = _event_scan(inp.t, inp.d)
+    return _described(inp, _top(idx, rate, k))
+
+
+def _described(inp: FlowInputs, top: np.ndarray) -> list[dict[str, Any]]:
+    out = []
+    for i in top:
+        dt = float(inp.t[i + 1] - inp.t[i])
+        d = int(inp.d[i + 1])
+        out.append({"t_rel": float(inp.t[i + 1]), "bps": 8 * (d / dt), "interval_us": dt * 1e6,
+                    "bytes": d, "cause": _cause(dt, d, inp.mss)})
+    return out
 
 
 def dispersion_capacity_bps(inp: FlowInputs, data_after_bottleneck: bool) -> float | None:
     """Median packet-pair rate (see the module docstring), bits/s."""
-    if data_after_bottleneck:
-        t, size = inp.seg_t, inp.seg_len
-        if len(t) < 3:
-            return None
-        gap = np.diff(t)
-        full = (size[1:] >= inp.mss) & (size[:-1] >= inp.mss) & (gap > 0)
-        rates = size[1:][full] / gap[full]
-    else:
-        if len(inp.t) < 3:
-            return None
-        gap = np.diff(inp.t)
-        d = inp.d[1:]
-        full = (d >= inp.mss) & (gap > 0)
-        rates = d[full] / gap[full]
-    return float(8 * np.median(rates)) if len(rates) else None
+    t, size = (inp.seg_t, inp.seg_len) if data_after_bottleneck else (inp.t, inp.d)
+    if len(t) < 3:
+        return None
+    rates = _pair_rates(t, size, inp.mss, data_after_bottleneck)
+    # (the rates are this call's own: the median may reorder them rather than copy them)
+    return float(8 * np.median(rates, overwrite_input=True)) if len(rates) else None
 
 
 def loss_classes(decisions: Sequence[Mapping[str, Any]], loss_truth: Mapping[int, str] | None
@@ -104,11 +144,13 @@ def loss_classes(decisions: Sequence[Mapping[str, Any]], loss_truth: Mapping[int
 def series_diagnostics(inp: FlowInputs, vantage: str) -> dict[str, Any]:
     """The §7 explanations read from the flow's events alone (every one but ``loss_classes``)."""
     n = len(inp.t)
-    share = float((np.diff(inp.t) < COMPRESSED_S).mean()) if n > 1 else None
+    compressed, idx, rate = _event_scan(inp.t, inp.d) if n > 1 else (0, np.empty(0, np.int64), np.empty(0))
+    top = _top(idx, rate, 3)
+    del idx, rate
     capacity = dispersion_capacity_bps(inp, data_after_bottleneck=vantage in ("receiver", "mid_path"))
     return {
-        "ack_compression_share": share,
-        "largest_samples": largest_samples(inp),
+        "ack_compression_share": compressed / (n - 1) if n > 1 else None,
+        "largest_samples": _described(inp, top),
         "dispersion_capacity_bps": None if capacity is None or not math.isfinite(capacity) else capacity,
         "dispersion_from": "data" if vantage in ("receiver", "mid_path") else "acks",
     }

@@ -60,22 +60,26 @@ class FlowInputs:
     def __len__(self) -> int:
         return len(self.t)
 
-    def rtt_history(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per event: the latest RTT sample of any row so far, and the mean of all samples so far (NaN
-        before the first). One pass, computed once; the same arithmetic as a running ``total += r`` and
-        ``total / count`` (NaNs add 0.0, which leaves a float sum unchanged)."""
-        if "rtt_history" not in self._derived:
-            r = self.rtt_any
-            have = ~np.isnan(r)
-            count = np.cumsum(have)
-            total = np.cumsum(np.where(have, r, 0.0))
-            idx = np.maximum.accumulate(np.where(have, np.arange(len(r)), -1))
-            latest = np.where(idx >= 0, r[np.maximum(idx, 0)], np.nan)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
-            self._derived["rtt_history"] = (latest, mean)
-        result: tuple[np.ndarray, np.ndarray] = self._derived["rtt_history"]
-        return result
+    def rtt_history_at(self, event: int) -> tuple[float, float]:
+        """At ``event``: the latest RTT sample of any row so far, and the mean of all samples so far (NaN
+        before the first). Loss events are decided in time order, so a cursor (one per thread) carries the
+        count and the running sum from one event to the next — amortised O(1) per event and nothing the size
+        of the flow kept; an event behind the cursor starts it again. The sum is the sequential
+        ``total += r`` (``np.cumsum`` continued from the carried total), so it is the same float however the
+        events are spaced."""
+        key = f"rtt_history:{threading.get_ident()}"
+        cur = self._derived.get(key)
+        if cur is None or event + 1 < cur[0]:
+            cur = self._derived[key] = [0, 0.0, 0, math.nan]  # next event, total, count, latest
+        if event + 1 > cur[0]:
+            seg = self.rtt_any[cur[0]: event + 1]
+            ok = seg[~np.isnan(seg)]
+            if len(ok):
+                cur[1] = float(np.cumsum(np.concatenate(([cur[1]], ok)))[-1])
+                cur[2] += len(ok)
+                cur[3] = float(ok[-1])
+            cur[0] = event + 1
+        return cur[3], (cur[1] / cur[2] if cur[2] else math.nan)
 
     def rtt_min_since(self, event: int, after_t: float | None) -> float:
         """The smallest RTT sample (any row) of the events up to ``event`` whose time is after ``after_t``

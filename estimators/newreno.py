@@ -23,6 +23,7 @@ class NewReno(Estimator):
 
     name = "newreno"
     cost = 0.1
+    footprint = 24.0
     title = "NewReno (baseline)"
     citation = "RFC 6582; RFC 5681"
     has_series = False

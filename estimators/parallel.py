@@ -9,6 +9,11 @@ next job from a shared queue (the first jobs listed should be the longest) and o
 Results do not depend on the number of threads: every job computes what it would alone, and results
 are returned in job order. Flows below ``PARALLEL_MIN_EVENTS`` events run in the calling thread
 (handing work to a thread costs more than it saves).
+
+Memory: jobs running side by side hold their working sets at once. Given each job's footprint (bytes at
+its peak) and a budget, :func:`fitting_workers` runs only as many side by side as the largest footprints
+and their scratch buffers fit in — on a flow of millions of events, one at a time. The results are the
+same however many run.
 """
 
 from __future__ import annotations
@@ -53,10 +58,24 @@ def _helpers(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_jobs(jobs: Sequence[Callable[[np.ndarray], T]], n: int, rows: int = SCRATCH_ROWS) -> list[T]:
+def fitting_workers(workers: int, footprints: Sequence[float], scratch_bytes: int, budget: float) -> int:
+    """The most workers (at most ``workers``, at least one) whose jobs fit in ``budget`` bytes whichever
+    run together: the ``k`` largest footprints plus ``k`` scratch buffers."""
+    largest = sorted(footprints, reverse=True)
+    while workers > 1 and sum(largest[:workers]) + workers * scratch_bytes > budget:
+        workers -= 1
+    return max(1, workers)
+
+
+def run_jobs(jobs: Sequence[Callable[[np.ndarray], T]], n: int, rows: int = SCRATCH_ROWS, *,
+             footprints: Sequence[float] | None = None, budget: float | None = None) -> list[T]:
     """Run every ``job(scratch)`` and return their results in job order; ``scratch`` is a ``rows × n``
-    float64 buffer owned by the worker running the job (its contents are not kept between jobs)."""
+    float64 buffer owned by the worker running the job (its contents are not kept between jobs). With
+    ``footprints`` (bytes per job, in job order) and a ``budget`` (bytes), no more jobs run side by side
+    than fit in it (:func:`fitting_workers`)."""
     workers = min(len(jobs), usable_cores()) if n >= PARALLEL_MIN_EVENTS else 1
+    if footprints is not None and budget is not None:
+        workers = fitting_workers(workers, footprints, rows * n * 8, budget)
     results: list[T | None] = [None] * len(jobs)
     queue: Iterator[int] = iter(range(len(jobs)))
     lock = threading.Lock()

@@ -89,6 +89,7 @@ class RE(Estimator):
     """Rate estimation: bytes acknowledged over the last T (= srtt) through a Tustin low-pass."""
 
     name = "re"
+    footprint = 40.0
     title = "RE (Westwood rate estimation)"
     citation = "Seed 000 §3.1.1, Fig. 1(b); seed 003 §II"
     PARAMS = (

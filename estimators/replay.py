@@ -29,6 +29,11 @@ REFERENCE_WINDOW = 1.0  # W, s (ESTIMATORS.md §4)
 #: A spilled capture's flows of at least this many ACK rows hand their input pages back after every
 #: estimator's job, not only once replayed (a system call per column range: not worth it on short flows).
 RELEASE_PER_JOB_ROWS = 1_000_000
+#: Bytes per event that a flow's replay holds from its first round of jobs to its end (the achieved rate,
+#: the time weights, the event times), and the footprints of the first round's jobs (achieved rate, time
+#: weights, diagnostics) — measured like ``Estimator.footprint``; see ``estimators.parallel.fitting_workers``.
+HELD_BYTES_PER_EVENT = 24.0
+FIRST_ROUND_FOOTPRINTS = (24.0, 16.0, 24.0)
 
 
 @dataclass
@@ -111,21 +116,25 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
                 segments: pl.DataFrame | Mapping[str, np.ndarray], episodes: pl.DataFrame,
                 mss: int, estimators: Sequence[Estimator], *, truth: np.ndarray | Callable[[np.ndarray], np.ndarray]
                 | None = None, loss_truth: Mapping[int, str] | None = None, keep_series: bool = True,
-                release: Callable[[], None] | None = None) -> FlowReplay:
+                release: Callable[[], None] | None = None, memory_budget: int | None = None) -> FlowReplay:
     """Replay one flow (its ``acks`` and ``segments``: frames, or numpy columns as ``FlowInputs.from_frames``
     takes them). ``truth`` (bytes/s at each event, or a function of absolute event times) is optional;
     ``loss_truth`` labels loss episodes ``random``/``congestion`` (capture metadata) for the diagnostics;
     without ``keep_series`` the result holds the scores, decisions and diagnostics but not the series.
     ``release`` (the flow's rows in a spilled capture's file mappings) is called after each estimator's job,
     so that the input pages a job read stop counting in the process's memory (the next job reads them again
-    from the page cache): on a flow of millions of events they are most of replay's resident memory."""
+    from the page cache): on a flow of millions of events they are most of replay's resident memory.
+    ``memory_budget`` (bytes, None = unlimited): no more jobs run side by side than their footprints fit in
+    (``estimators.parallel``); the results are the same either way."""
     inp = FlowInputs.from_frames(acks, segments, mss)
     t = inp.t
     truth_arr = truth(inp.t_abs) if callable(truth) else truth
     # score window: one smoothed RTT after the first data segment, to the last ACK
     first_data = float(inp.seg_t[0]) if len(inp.seg_t) else (float(t[0]) if len(t) else 0.0)
-    srtt_known = inp.srtt[~np.isnan(inp.srtt)]
-    start = first_data + (float(srtt_known[0]) if len(srtt_known) else 0.0)
+    known = ~np.isnan(inp.srtt)
+    first_srtt = int(known.argmax()) if len(known) else 0
+    start = first_data + (float(inp.srtt[first_srtt]) if len(known) and known[first_srtt] else 0.0)
+    del known
     end = float(t[-1]) if len(t) else start
     # Two rounds of independent jobs on every core (``estimators.parallel``). First the achieved rate, the
     # time weights and the flow's diagnostics over its events; then one job per estimator, the costliest
@@ -134,18 +143,23 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
     def diagnosed(_: np.ndarray) -> dict[str, Any]:
         return series_diagnostics(inp, vantage)
 
+    n = len(t)
+    budget = None if memory_budget is None else memory_budget - HELD_BYTES_PER_EVENT * n
     first: list[Any] = run_jobs(
         [lambda _: achieved_rate(t, inp.acked, REFERENCE_WINDOW), lambda _: time_weights(t, start, end), diagnosed],
-        len(t), rows=0)
+        n, rows=0, footprints=[f * n for f in FIRST_ROUND_FOOTPRINTS], budget=budget)
     achieved: np.ndarray = first[0]
     weights: np.ndarray = first[1]
     diagnostics: dict[str, Any] = first[2]
     events = _loss_events(inp, episodes, achieved, truth_arr)
+    if release is not None:  # what the first round read: the jobs below read their own columns again
+        release()
 
     def replayed(e: Estimator) -> Callable[[np.ndarray], tuple[np.ndarray | None, list[Decision], dict[str, Any]]]:
         def job(scratch: np.ndarray) -> tuple[np.ndarray | None, list[Decision], dict[str, Any]]:
             est = e.series(inp)
             decided = [e.decide(inp, est, ev.ctx) for ev in events]
+            e.forget(inp)
             scored = series_scores(t, est, achieved, start, end, truth_arr, weights, scratch)
             if release is not None:
                 release()
@@ -153,7 +167,9 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
         return job
 
     by_cost = sorted(estimators, key=lambda e: -e.cost)
-    done = dict(zip((e.name for e in by_cost), run_jobs([replayed(e) for e in by_cost], len(t)), strict=True))
+    done = dict(zip((e.name for e in by_cost),
+                    run_jobs([replayed(e) for e in by_cost], n, footprints=[e.footprint * n for e in by_cost],
+                             budget=budget), strict=True))
     rows = _decision_rows(events, [(e.name, done[e.name][1]) for e in estimators], inp.mss)
     diagnostics["loss_classes"] = loss_classes(rows, loss_truth)
     scores: dict[str, dict[str, Any]] = {}
@@ -423,7 +439,8 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
                    only: set[int] | None = None, keep_series: bool = True) -> CaptureReplay:
     """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``). Without ``keep_series``
     each flow's series are dropped once scored (``FlowReplay.columns`` None): memory then grows with the
-    largest flow, not with the capture."""
+    largest flow, not with the capture. Each flow keeps to the memory budget the capture was ingested
+    within (``CaptureIngest.memory_budget``), if any."""
     episodes = flow_rows(cap.episodes)
     # the ACK and segment columns as numpy arrays, converted once; each flow gets zero-copy slices
     acks = flow_columns(cap.acks, ACK_COLUMNS, getattr(cap, "mapped", {}).get("acks"))
@@ -451,7 +468,7 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
 
         flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), eps,
                                  s.mss, estimators, truth=truth_function(truth, fid, deliveries), loss_truth=labels,
-                                 keep_series=keep_series,
+                                 keep_series=keep_series, memory_budget=getattr(cap, "memory_budget", None),
                                  release=release_flow if spans and s.acks >= RELEASE_PER_JOB_ROWS else None))
         if spans:
             release_flow()

@@ -29,8 +29,9 @@ def time_weights(t: np.ndarray, start: float, end: float) -> np.ndarray:
     """Weight of each event: how long its value holds inside [start, end]."""
     if len(t) == 0:
         return np.empty(0)
-    nxt = np.append(t[1:], t[-1])
-    return np.clip(nxt, start, end) - np.clip(t, start, end)
+    nxt = np.append(t[1:], t[-1])  # (in place from here: two arrays of the flow's length, not four)
+    np.clip(nxt, start, end, out=nxt)
+    return np.subtract(nxt, np.clip(t, start, end), out=nxt)
 
 
 def _num(x: float) -> float | None:

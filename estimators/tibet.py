@@ -136,6 +136,7 @@ class TibetTx(_Tibet):
 
     name = "tibet_tx"
     cost = 1.0
+    footprint = 48.0
     title = "TIBET (send-based)"
     citation = "Seed 001 §2, send-based variant"
 

@@ -12,6 +12,7 @@ first-touch 500 MB through ``np.empty`` against 0.14 s for an ``mmap`` with ``MA
   it is not available the pages simply fault in on first write.
 * :func:`release_in_background` drops the last references to arrays from a thread, so that unmapping
   them does not hold up the caller.
+* :func:`trim_heap` hands the C heap's free pages back to the kernel after a bounded ingest.
 
 Arrays below 1 MiB, and platforms without these calls, use ``np.empty``.
 """
@@ -42,6 +43,26 @@ def _madvise() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
 
 
 _MADVISE = _madvise()
+
+
+def _malloc_trim() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+    name = ctypes.util.find_library("c")
+    fn = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None  # glibc only
+    if fn is not None:
+        fn.argtypes = [ctypes.c_size_t]
+        fn.restype = ctypes.c_int
+    return fn
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def trim_heap() -> None:
+    """Hand the free pages of the C heap back to the kernel (glibc's ``malloc_trim``; elsewhere nothing).
+    A bounded ingest frees hundreds of MB of chunk-sized buffers that glibc otherwise keeps in its arenas,
+    counted in the process's memory while replay runs (measured on a 16 M-segment capture: ~110 MB)."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 def _mapped(dims: tuple[int, ...], dt: np.dtype, flags: int) -> np.ndarray:

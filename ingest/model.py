@@ -119,6 +119,8 @@ class CaptureIngest:
     #: A spilled capture's table columns mapped from files (table → column name → its raw values: NaN and −1
     #: where the table has nulls, as the analysis wrote them); empty when held in memory.
     mapped: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
+    #: The memory budget (bytes) the capture was ingested within (None = unlimited); replay keeps to it too.
+    memory_budget: int | None = None
 
     def release(self, table: str, lo: int, hi: int) -> None:
         """Done with rows ``lo..hi`` of a spilled table for now: their file pages stop counting in this

@@ -42,6 +42,7 @@ from ingest.frames import (
     segment_columns,
     segments_frame,
 )
+from ingest.memory import trim_heap
 from ingest.model import CaptureIngest, CaptureStats, FlowSummary
 from ingest.packets import PacketStore
 from ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
@@ -274,7 +275,10 @@ def ingest_capture(
     if store.reorders:
         stats.warnings.append(f"{store.reorders} packets had timestamps earlier than the packet before them; "
                               "packets were analysed in timestamp order")
-    cap = CaptureIngest(stats, flows, acks, segments, episodes, mapped=tables.mapped if tables is not None else {})
+    cap = CaptureIngest(stats, flows, acks, segments, episodes, mapped=tables.mapped if tables is not None else {},
+                        memory_budget=memory_budget)
     for name, cols in cap.mapped.items():  # pages read while the tables were built: the kernel's again
         cap.release(name, 0, len(next(iter(cols.values()))) if cols else 0)
+    if spilled:  # the chunk buffers' memory, freed, back to the kernel rather than kept by the allocator
+        trim_heap()
     return cap

@@ -195,3 +195,17 @@ def test_newbr_receiver_clock_undoes_ack_compression():
     cap = E.create("newbr", receiver_timestamps=False).series(inp)
     assert rx[-1] == pytest.approx(1000 / 0.01, rel=0.02)  # 100 kB/s: 1000 bytes every 10 ms
     assert cap[-1] > 2 * rx[-1]  # the bursts inflate capture-time BE
+
+
+def test_crb_forgets_its_rate_estimate_once_the_flow_is_decided():
+    """CRB keeps RE for its loss decisions; replay calls ``forget`` after them, so that on a long flow the
+    array does not outlive CRB's job."""
+    from estimators.crb import CRB
+
+    inp = FlowInputs.from_arrays(np.arange(50) * 0.01, np.full(50, 1448), mss=1448, srtt=np.full(50, 0.05),
+                                 rttmin=np.full(50, 0.04), flight=np.full(50, 14480))
+    crb = CRB()
+    crb.series(inp)
+    assert any(k.startswith("crb_re:") for k in inp._derived)
+    crb.forget(inp)
+    assert not any(k.startswith("crb_re:") for k in inp._derived)

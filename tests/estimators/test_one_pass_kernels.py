@@ -4,6 +4,7 @@ TIBET on transmissions (§3)."""
 import numpy as np
 import pytest
 
+from estimators.inputs import FlowInputs
 from estimators.references import achieved_rate
 
 
@@ -133,3 +134,91 @@ def test_be_samples_compiled_equal_the_numpy_expression(seed):
         with np.errstate(divide="ignore", invalid="ignore"):
             want[1:] = dk[1:] / np.diff(t)
         assert be_samples(t, d, 1448, cap).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_crb_choice_in_one_pass_equals_the_numpy_expression(seed):
+    """CRB: RE where flight/(RE·RTTmin) > θ (both defined), else BE — zeros (inf, NaN) and NaNs included."""
+    from estimators.crb import choose, choose_into
+
+    rng = np.random.default_rng(500 + seed)
+    n = int(rng.choice([0, 1, 3, 400, 5000]))
+    be = rng.uniform(1e5, 1e7, n)
+    be[rng.random(n) < 0.1] = np.nan
+    re = np.where(rng.random(n) < 0.15, np.nan, rng.choice([0.0, 1e5, 1e6, 1e7], n))
+    rttmin = np.where(rng.random(n) < 0.15, np.nan, rng.choice([0.0, 0.01, 0.05], n))
+    flight = rng.choice([0, 1448, 14480, 144800, 1448000], n).astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = flight.astype(np.float64) / (re * rttmin)
+    want = np.where((rho > 1.4) & ~np.isnan(re) & ~np.isnan(rttmin), re, be)
+    assert choose(be, re, flight, rttmin, 1.4).tobytes() == want.tobytes()
+    before = be.copy()
+    assert choose_into(before, re, flight, rttmin, 1.4) is before and before.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_rtt_history_cursor_equals_running_sums_over_the_flow(seed):
+    """NewBR's latest RTT sample and running mean at loss events, by a cursor, against the per-event
+    arrays it replaced (cumulative sums over the whole flow), bit for bit — in order, repeated, and
+    going back (the cursor restarts)."""
+    rng = np.random.default_rng(600 + seed)
+    n = int(rng.choice([1, 5, 300, 20_000]))
+    r = rng.uniform(0.01, 0.3, n)
+    r[rng.random(n) < rng.choice([0.0, 0.5, 0.99])] = np.nan
+    inp = FlowInputs.from_arrays(np.arange(n, dtype=np.float64), np.zeros(n, np.int64), mss=1448, rtt=r)
+    have = ~np.isnan(r)
+    count = np.cumsum(have)
+    total = np.cumsum(np.where(have, r, 0.0))
+    idx = np.maximum.accumulate(np.where(have, np.arange(n), -1))
+    latest = np.where(idx >= 0, r[np.maximum(idx, 0)], np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    events = np.sort(rng.integers(0, n, int(rng.integers(1, 40))))
+    events = np.concatenate((events, events[::-1][:3]))  # repeated and backwards
+    for k in events:
+        got = np.array(inp.rtt_history_at(int(k)))
+        assert got.tobytes() == np.array([latest[k], mean[k]]).tobytes()
+
+
+def numpy_diagnostics(t: np.ndarray, d: np.ndarray, seg_t: np.ndarray, seg_len: np.ndarray, mss: int,
+                      after: bool) -> tuple[float, list[int], float | None]:
+    """The §7 series diagnostics as numpy expressions (the code the one-pass scan replaced)."""
+    dt = np.diff(t)
+    share = float((dt < 100e-6).mean())
+    dd = d[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(dt > 0, dd / dt, np.nan)
+    ok = np.flatnonzero(~np.isnan(rate) & (dd > 0))
+    if len(ok) > 3:
+        ok = ok[np.argpartition(rate[ok], len(ok) - 3)[len(ok) - 3:]]
+    top = [int(i) for i in ok[np.argsort(rate[ok], kind="stable")[::-1][:3]]]
+    if after:
+        gap = np.diff(seg_t)
+        full = (seg_len[1:] >= mss) & (seg_len[:-1] >= mss) & (gap > 0)
+        rates = seg_len[1:][full] / gap[full]
+    else:
+        full = (dd >= mss) & (dt > 0)
+        rates = dd[full] / dt[full]
+    return share, top, (float(8 * np.median(rates)) if len(rates) else None)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_diagnostics_scan_equals_the_numpy_expressions(seed):
+    """ACK compression share, BE's largest samples (ties included) and the dispersion capacity from ACKs
+    and from data segments: the one-pass scan against the arrays it replaced, bit for bit."""
+    from estimators.diagnostics import series_diagnostics
+
+    rng = np.random.default_rng(700 + seed)
+    n = int(rng.choice([3, 10, 400, 20_000]))
+    t = np.cumsum(rng.choice([0.0, 3e-6, 4e-6, 1e-3, 0.02], n))
+    d = rng.choice([0, 1448, 2896, 100], n).astype(np.int64)
+    seg_t = np.cumsum(rng.choice([0.0, 1e-4, 1.2e-3], n))
+    seg_len = rng.choice([0, 1448, 500], n).astype(np.int64)
+    inp = FlowInputs.from_arrays(t, d, mss=1448)
+    inp.seg_t, inp.seg_len = seg_t, seg_len
+    for vantage, after in (("sender", False), ("receiver", True)):
+        got = series_diagnostics(inp, vantage)
+        share, top, capacity = numpy_diagnostics(t, d, seg_t, seg_len, 1448, after)
+        assert got["ack_compression_share"] == share and got["dispersion_capacity_bps"] == capacity
+        assert [s["t_rel"] for s in got["largest_samples"]] == [float(t[i + 1]) for i in top]
+        assert [s["bps"] for s in got["largest_samples"]] == [float(8 * (d[i + 1] / (t[i + 1] - t[i]))) for i in top]

@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -54,6 +55,38 @@ def test_an_error_in_any_job_is_raised(monkeypatch: pytest.MonkeyPatch, failing:
         parallel.run_jobs([job(k) for k in range(6)], parallel.PARALLEL_MIN_EVENTS)
 
 
+def test_no_more_workers_than_the_footprints_fit() -> None:
+    assert parallel.fitting_workers(3, [100, 50, 40], 10, 1_000) == 3
+    assert parallel.fitting_workers(3, [100, 50, 40], 10, 219) == 2  # all three: 190 + 30 = 220 > 219
+    assert parallel.fitting_workers(3, [100, 50, 40], 10, 170) == 2  # the two largest and two buffers
+    assert parallel.fitting_workers(3, [100, 50, 40], 10, 119) == 1  # never fewer than one
+    assert parallel.fitting_workers(1, [100, 50], 10, 10**9) == 1
+
+
+def test_jobs_beyond_the_budget_run_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 3)
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def job(k: int) -> Callable[[np.ndarray], int]:
+        def run(scratch: np.ndarray) -> int:
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            time.sleep(0.02)
+            with lock:
+                running[0] -= 1
+            return k
+        return run
+
+    n = parallel.PARALLEL_MIN_EVENTS
+    scratch = 2 * n * 8
+    for budget, workers in ((300 + 3 * scratch, 3), (200 + 2 * scratch, 2), (199 + 2 * scratch, 1)):
+        most[0] = 0
+        out = parallel.run_jobs([job(k) for k in range(6)], n, footprints=[100, 100, 100, 10, 10, 10], budget=budget)
+        assert out == list(range(6)) and most[0] == workers
+
+
 @pytest.mark.slow
 def test_score_documents_do_not_depend_on_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every flow of every shared capture replayed on three threads gives the recorded documents."""
@@ -62,3 +95,35 @@ def test_score_documents_do_not_depend_on_threads(monkeypatch: pytest.MonkeyPatc
     want = json.loads(DIGESTS.read_text())
     got = {p.relative_to(SHARED).as_posix(): digest(p) for p in shared_captures()}
     assert got == want
+
+
+def test_replay_within_a_small_budget_runs_one_job_at_a_time_with_the_same_results(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture ingested within a memory budget is replayed within it: jobs whose footprints do not fit
+    side by side run one after the other, and every score and decision is the same."""
+    import estimators as E
+    from estimators.replay import replay_capture
+    from ingest import ingest_capture
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_EVENTS", 0)
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 3)
+    chosen: list[int] = []
+    fit = parallel.fitting_workers
+
+    def spy(*args: Any) -> int:
+        chosen.append(fit(*args))
+        return chosen[-1]
+
+    monkeypatch.setattr(parallel, "fitting_workers", spy)
+    path = next(p for p in shared_captures() if p.name.startswith("s04"))
+    ests = [E.create(n) for n in E.DEFAULT_ORDER]
+    cap = ingest_capture(path, memory_budget=None)
+    free = replay_capture(cap, ests)
+    assert cap.memory_budget is None and not chosen  # ingested without a budget: replayed without one
+    cap.memory_budget = 1
+    chosen.clear()
+    tight = replay_capture(cap, ests)
+    assert chosen and set(chosen) == {1}
+    assert tight.scores == free.scores
+    assert [f.scores for f in tight.flows] == [f.scores for f in free.flows]
+    assert [f.decision_rows for f in tight.flows] == [f.decision_rows for f in free.flows]
