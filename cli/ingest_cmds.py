@@ -18,8 +18,9 @@ from ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
 MemoryBudget = Annotated[int, typer.Option(
     "--memory-budget", min=1, metavar="MB",
-    help="Working-set budget of one capture's ingest; a larger capture spills packet columns and tables to "
-         "temporary files ($TMPDIR) and is analysed in connection groups.")]
+    help="Working-set budget of one capture's ingest and replay; a larger capture spills packet columns and "
+         "tables to temporary files ($TMPDIR) and is analysed in connection groups, and replay runs no more "
+         "estimators side by side than fit.")]
 DEFAULT_MEMORY_BUDGET_MB = DEFAULT_MEMORY_BUDGET >> 20
 
 FLOW_JSON_FIELDS = (

@@ -10,7 +10,9 @@ The warm-up capture, ``cli/data/warmup.pcap`` (71 kB), is the first 600 packets 
 reach every kernel that ``score`` runs (and the congestion graph's), with ground truth so that the truth
 scores compile too. What only larger captures reach — two-span decoding, the connection table's growth, a
 connection analysed in chunks beyond the memory budget, the merge search of long flows — is driven on the
-same capture with thresholds lowered for the moment (``_warm_large_capture_paths``).
+same capture with thresholds lowered for the moment (``_warm_large_capture_paths``). It also writes the
+project's bytecode, which a source checkout would otherwise compile on every run where
+``PYTHONDONTWRITEBYTECODE`` is set (``_compile_bytecode``).
 """
 
 from __future__ import annotations
@@ -50,8 +52,27 @@ def warmup() -> None:
     for fr in sc.replay.flows:  # the congestion graph's downsampling kernels (report, dashboard, graph)
         source_for(sc.ingest, fr, fr.flow_id).window(px=50)
     _warm_large_capture_paths()
+    _compile_bytecode()
     what = "compiled and cached" if cold else "already cached; loaded"
     print(f"ackreplay: kernels {what} in {time.perf_counter() - t0:.1f} s")
+
+
+#: The project's packages, whose bytecode ``warmup`` writes.
+PACKAGES = ("api", "cli", "core", "estimators", "graphs", "ingest", "jitcache", "workers")
+
+
+def _compile_bytecode(root: Path | None = None) -> None:
+    """Write the project's bytecode (``__pycache__``) now. An installed wheel has it from pip; a source
+    checkout (``pip install -e``) gets it from whichever run imports a module first — except where
+    ``PYTHONDONTWRITEBYTECODE`` is set, as on many CI machines and containers: there every command would
+    compile each module it imports from source again (~0.05 s of a short command's start-up). A package
+    that cannot be written (a read-only install) is left as it is."""
+    import compileall
+
+    root = Path(__file__).resolve().parent.parent if root is None else root
+    for name in PACKAGES:
+        if (root / name).is_dir():
+            compileall.compile_dir(root / name, quiet=2)
 
 
 def _warm_large_capture_paths() -> None:

@@ -29,8 +29,9 @@ class Settings(BaseSettings):
     max_decompressed_bytes: int | None = Field(
         None, description="gzip captures: stop decompressing past this (default: ingest's, ≥ 1 GiB)")
     ingest_memory_budget_mb: int = Field(
-        1024, ge=1, description="working-set budget of one capture's ingest; larger captures spill to temporary "
-                                "files and are analysed in connection groups")
+        1024, ge=1, description="working-set budget of one capture's ingest and replay; larger captures spill to "
+                                "temporary files and are analysed in connection groups, and replay runs no more "
+                                "estimators side by side than fit")
     quota_bytes: int | None = Field(
         None, ge=0, description="default storage quota of an owner: total bytes of its stored captures (413 "
                                 "quota_exceeded beyond; none: unlimited); `ackreplay quota set` overrides it per owner")

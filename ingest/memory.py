@@ -20,7 +20,6 @@ Arrays below 1 MiB, and platforms without these calls, use ``np.empty``.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import mmap
 import threading
 from collections.abc import Sequence
@@ -32,11 +31,22 @@ _FLAGS = getattr(mmap, "MAP_POPULATE", 0)
 _MADV_POPULATE_WRITE = 23  # linux/mman.h
 
 
-def _madvise() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-    name = ctypes.util.find_library("c")
-    if not name or not _FLAGS:  # MAP_POPULATE exists on Linux only
+def _libc() -> ctypes.CDLL | None:
+    """The C library's symbols: those already loaded into the process (``dlopen(NULL)``: no search — ctypes'
+    ``find_library`` runs ``ldconfig`` in a subprocess, milliseconds of every command's start-up)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:  # not a POSIX system
         return None
-    fn = ctypes.CDLL(name, use_errno=True).madvise
+
+
+_LIBC = _libc()
+
+
+def _madvise() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+    if _LIBC is None or not _FLAGS:  # MAP_POPULATE exists on Linux only
+        return None
+    fn = _LIBC.madvise
     fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     fn.restype = ctypes.c_int
     return fn
@@ -46,8 +56,7 @@ _MADVISE = _madvise()
 
 
 def _malloc_trim() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-    name = ctypes.util.find_library("c")
-    fn = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None  # glibc only
+    fn = getattr(_LIBC, "malloc_trim", None) if _LIBC is not None else None  # glibc only
     if fn is not None:
         fn.argtypes = [ctypes.c_size_t]
         fn.restype = ctypes.c_int

@@ -60,3 +60,55 @@ def test_guard_reports_whether_compiled_code_is_cached(tmp_path: Path, monkeypat
     assert guard(pkg) is False  # the sources are recorded, but nothing is compiled yet
     (pkg / "__pycache__" / "decode.f-1.py311.nbi").write_bytes(b"x")
     assert guard(pkg) is True and "pkg" not in jitcache.COLD
+
+
+KERNEL_MODULE = '''
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def running(x):
+    out = np.empty(len(x))  # an allocation: the loaded code needs numba's runtime
+    total = 0.0
+    for i in range(len(x)):
+        total += np.sqrt(x[i])
+        out[i] = total
+    return out
+'''
+
+PROBE = '''
+import sys
+import cli  # what every ackreplay process starts with
+import numpy as np
+from leanmod import running
+out = running(np.arange(1000.0))
+print(repr(float(out[-1])), "numba.np.arraymath" in sys.modules)
+'''
+
+
+def test_cached_kernels_load_without_the_compiler_set_up_and_uncached_ones_still_compile(tmp_path: Path) -> None:
+    """``jitcache.load_without_compiler_setup`` (installed by the CLI): a kernel not in the cache compiles
+    as before (numba's compiler sets its contexts up itself), and in a new process the same kernel loads
+    from the cache and runs — same result — without numba's registries (``numba.np.arraymath``, one of
+    them, is never imported)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "leanmod.py").write_text(KERNEL_MODULE)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[1])])}
+
+    def run() -> tuple[str, str]:
+        done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
+        value, registries = done.stdout.split()
+        return value, registries
+
+    want = repr(float(sum(i ** 0.5 for i in range(1000))))
+    compiled = run()
+    assert any((tmp_path / "cache").rglob("*.nbc"))  # it was compiled and cached
+    assert compiled == (compiled[0], "True")  # compiling set the registries up
+    loaded = run()
+    assert loaded == (compiled[0], "False")  # loaded from the cache, no registries, same result
+    assert abs(float(compiled[0]) - float(want)) < 1e-6 * float(want)

@@ -6,6 +6,8 @@ and the 64- and 4096-flow captures of ``bench.scale`` compiles nothing."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cli.warmup import WARMUP_CAPTURE, _warm_large_capture_paths
 from estimators import search
 from ingest import demux, fastpath, ingest_capture, pipeline
@@ -28,3 +30,21 @@ def test_warmup_reaches_the_chunked_analysis_and_the_merge_search() -> None:
     assert [f.to_dict() for f in chunked.flows] == [f.to_dict() for f in whole.flows]
     assert chunked.stats.spilled and not [w for w in chunked.stats.warnings if "analysed whole" in w]
     assert max(f.packets for f in whole.flows) > 64
+
+
+def test_warmup_writes_the_project_bytecode_even_where_python_would_not(tmp_path, monkeypatch) -> None:
+    """With ``PYTHONDONTWRITEBYTECODE`` set (CI machines, containers) a source checkout would compile every
+    module it imports on every run; ``warmup`` writes the bytecode of the project's packages once."""
+    import importlib.util
+    import sys
+
+    from cli.warmup import _compile_bytecode
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    (tmp_path / "ingest").mkdir()
+    (tmp_path / "ingest" / "model.py").write_text("X = 1\n")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "other.py").write_text("Y = 2\n")
+    _compile_bytecode(tmp_path)
+    assert Path(importlib.util.cache_from_source(str(tmp_path / "ingest" / "model.py"))).is_file()
+    assert not Path(importlib.util.cache_from_source(str(tmp_path / "notes" / "other.py"))).exists()
