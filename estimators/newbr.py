@@ -150,15 +150,6 @@ def receiver_clock(inputs: FlowInputs) -> tuple[float, float, np.ndarray, np.nda
     return intercept, slope, unwrapped, group
 
 
-def receiver_axis(inputs: FlowInputs) -> tuple[np.ndarray, np.ndarray] | None:
-    """(receiver-clock time of every ACK event in s, group id per event) or None without usable TSval."""
-    clock = receiver_clock(inputs)
-    if clock is None:
-        return None
-    intercept, slope, unwrapped, group = clock
-    return intercept + slope * unwrapped, group
-
-
 @register
 class NewBR(Estimator):
     """NewBR: ERE = u·BE + (1−u)·RE, u from the queueing delay; loss type from the queue length."""
