@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import textwrap
 import warnings
 from collections.abc import Callable
@@ -229,6 +230,7 @@ def scores_csv(doc: dict[str, Any]) -> str:
     from estimators.truth import DEFAULT_MIN_FLOW_BYTES
 
     rows: list[dict[str, Any]] = []
+    parameters: dict[tuple[str, tuple[tuple[str, Any], ...]], str] = {}  # their JSON text, made once per value
     for cap in doc["captures"]:
         min_bytes = (cap.get("truth") or {}).get("min_flow_bytes") or DEFAULT_MIN_FLOW_BYTES
         for f in cap["flows"]:
@@ -237,8 +239,23 @@ def scores_csv(doc: dict[str, Any]) -> str:
                        "receiver": f["receiver"], "bytes": f["bytes"], "bulk": f["bytes"] >= min_bytes,
                        "vantage": f["vantage"], "reconstruction": f.get("reconstruction") or "",
                        "estimator": name}
-                row.update({k: jsonable(v) for k, v in s.items() if k != "parameters"})
-                row["parameters"] = json.dumps(jsonable(s.get("parameters", {})), sort_keys=True)
+                for k, v in s.items():  # (jsonable's own fast path, inline: a CSV of thousands of flows has
+                    if k == "parameters":  # ~10⁶ cells)
+                        continue
+                    t = type(v)
+                    row[k] = (v if math.isfinite(v) else None) if t is float else \
+                        v if (t is int or t is str or v is None or t is bool) else jsonable(v)
+                params = s.get("parameters", {})
+                try:
+                    key = (name, tuple(params.items()))
+                    text = parameters.get(key)
+                except TypeError:  # a value that cannot be a key (a list): not memoised
+                    key, text = None, None
+                if text is None:
+                    text = json.dumps(jsonable(params), sort_keys=True)
+                    if key is not None:
+                        parameters[key] = text
+                row["parameters"] = text
                 rows.append(row)
     if not rows:
         return ""
@@ -247,9 +264,9 @@ def scores_csv(doc: dict[str, Any]) -> str:
         seen.update(dict.fromkeys(r))
     fields = list(seen)
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
+    w = csv.writer(buf, lineterminator="\n")  # (rows as lists: DictWriter checks each row's keys and pads it
+    w.writerow(fields)                          # through a generator — a third of the CSV's time)
+    w.writerows([[r.get(f, "") for f in fields] for r in rows])
     return buf.getvalue()
 
 

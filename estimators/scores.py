@@ -390,12 +390,18 @@ def jain(values: Iterable[float | None]) -> float | None:
 
 def aggregate(per_flow: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Mean of every numeric score over flows (None where no flow has it), plus the number of flows."""
-    keys: dict[str, None] = {}  # every score name, in first-seen order (a dict: linear in flows × names)
+    # every score name in first-seen order with its numeric values in flow order: one pass over the flows'
+    # entries (each name's list then averaged as before)
+    values: dict[str, list[Any]] = {}
     for s in per_flow:
-        keys.update(dict.fromkeys(s))
-    keys.pop("parameters", None)
+        for k, v in s.items():
+            got = values.get(k)
+            if got is None:
+                got = values[k] = []
+            if isinstance(v, (int, float)):
+                got.append(v)
+    values.pop("parameters", None)
     out: dict[str, Any] = {"flows": len(per_flow)}
-    for k in keys:
-        vals = [v for s in per_flow if isinstance(v := s.get(k), int | float)]
+    for k, vals in values.items():
         out[k] = float(np.mean(vals)) if vals else None
     return out

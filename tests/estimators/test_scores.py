@@ -165,3 +165,19 @@ def test_decisions_count_every_event_with_an_ssthresh_even_without_an_ideal():
     assert s["ssthresh_over_ideal_median"] == pytest.approx(0.8)
     assert s["closer_than_newreno_share"] == 1.0
     assert s["ssthresh_over_ideal_median_truth"] is None and "decisions_truth" not in s
+
+
+def test_aggregate_means_every_numeric_score_over_the_flows_that_have_it():
+    """Names in first-seen order, the mean over the flows with a number (bools count as numbers, as they
+    always did; None and missing do not), None where no flow has one; parameters are not a score."""
+    from estimators.scores import aggregate
+
+    per_flow = [
+        {"a": 1.0, "b": None, "parameters": {"x": 1}},
+        {"c": 4, "a": 3.0, "b": None},
+        {"a": None, "c": True, "d": "text"},
+    ]
+    out = aggregate(per_flow)
+    assert list(out) == ["flows", "a", "b", "c", "d"]
+    assert out == {"flows": 3, "a": 2.0, "b": None, "c": 2.5, "d": None}
+    assert aggregate([]) == {"flows": 0}
