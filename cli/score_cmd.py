@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import textwrap
 import warnings
 from collections.abc import Callable
@@ -239,12 +238,7 @@ def scores_csv(doc: dict[str, Any]) -> str:
                        "receiver": f["receiver"], "bytes": f["bytes"], "bulk": f["bytes"] >= min_bytes,
                        "vantage": f["vantage"], "reconstruction": f.get("reconstruction") or "",
                        "estimator": name}
-                for k, v in s.items():  # (jsonable's own fast path, inline: a CSV of thousands of flows has
-                    if k == "parameters":  # ~10⁶ cells)
-                        continue
-                    t = type(v)
-                    row[k] = (v if math.isfinite(v) else None) if t is float else \
-                        v if (t is int or t is str or v is None or t is bool) else jsonable(v)
+                row.update({k: jsonable(v) for k, v in s.items() if k != "parameters"})
                 params = s.get("parameters", {})
                 try:
                     key = (name, tuple(params.items()))

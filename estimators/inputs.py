@@ -60,47 +60,44 @@ class FlowInputs:
     def __len__(self) -> int:
         return len(self.t)
 
+    def _rtt_cursor(self, name: str, event: int, since: float | None, init: tuple[Any, ...]
+                    ) -> tuple[list[Any], np.ndarray]:
+        """A cursor over the RTT samples (any row) for loss events decided in time order, one per thread
+        (replay runs jobs side by side): amortised O(1) per event. Returns its state — ``[since, next event,
+        *init]``, the caller keeping its own values from index 2 on — and the samples of the events up to
+        ``event`` it had not reached. It starts again, from the first event after ``since`` (every event when
+        None) with ``init``, when ``since`` changes or ``event`` is behind it."""
+        key = f"{name}:{threading.get_ident()}"
+        cur = self._derived.get(key)
+        if cur is None or cur[0] != since or event + 1 < cur[1]:
+            lo = 0 if since is None else int(np.searchsorted(self.t, since, side="right"))
+            cur = self._derived[key] = [since, lo, *init]
+        seg = self.rtt_any[cur[1]: event + 1]
+        cur[1] = max(cur[1], event + 1)
+        return cur, seg[~np.isnan(seg)]
+
     def rtt_history_at(self, event: int) -> tuple[float, float]:
         """At ``event``: the latest RTT sample of any row so far, and the mean of all samples so far (NaN
-        before the first). Loss events are decided in time order, so a cursor (one per thread) carries the
-        count and the running sum from one event to the next — amortised O(1) per event and nothing the size
-        of the flow kept; an event behind the cursor starts it again. The sum is the sequential
-        ``total += r`` (``np.cumsum`` continued from the carried total), so it is the same float however the
-        events are spaced."""
-        key = f"rtt_history:{threading.get_ident()}"
-        cur = self._derived.get(key)
-        if cur is None or event + 1 < cur[0]:
-            cur = self._derived[key] = [0, 0.0, 0, math.nan]  # next event, total, count, latest
-        if event + 1 > cur[0]:
-            seg = self.rtt_any[cur[0]: event + 1]
-            ok = seg[~np.isnan(seg)]
-            if len(ok):
-                cur[1] = float(np.cumsum(np.concatenate(([cur[1]], ok)))[-1])
-                cur[2] += len(ok)
-                cur[3] = float(ok[-1])
-            cur[0] = event + 1
-        return cur[3], (cur[1] / cur[2] if cur[2] else math.nan)
+        before the first). A cursor carries the count and the running sum from one loss event to the next
+        (:meth:`_rtt_cursor`): nothing the size of the flow is kept. The sum is the sequential ``total += r``
+        (``np.cumsum`` continued from the carried total), so it is the same float however the events are
+        spaced."""
+        cur, ok = self._rtt_cursor("rtt_history", event, None, (0.0, 0, math.nan))  # + total, count, latest
+        if len(ok):
+            cur[2] = float(np.cumsum(np.concatenate(([cur[2]], ok)))[-1])
+            cur[3] += len(ok)
+            cur[4] = float(ok[-1])
+        return cur[4], (cur[2] / cur[3] if cur[3] else math.nan)
 
     def rtt_min_since(self, event: int, after_t: float | None) -> float:
         """The smallest RTT sample (any row) of the events up to ``event`` whose time is after ``after_t``
-        (all of them when None); NaN when there is none.
-
-        Loss events are decided in time order, so a cursor carries the running minimum from one event to
-        the next: amortised O(1) per event. A new reset time, or an event behind the cursor, starts the
-        cursor again from the reset."""
+        (all of them when None); NaN when there is none. A cursor carries the running minimum from one loss
+        event to the next (:meth:`_rtt_cursor`); a new reset time starts it again from the reset."""
         if event < 0:
             return math.nan
-        key = f"rtt_min_since:{threading.get_ident()}"  # a cursor per thread: replay runs jobs side by side
-        cur = self._derived.get(key)
-        if cur is None or cur[0] != after_t or event + 1 < cur[1]:
-            lo = 0 if after_t is None else int(np.searchsorted(self.t, after_t, side="right"))
-            cur = self._derived[key] = [after_t, lo, math.inf]
-        if event + 1 > cur[1]:
-            seg = self.rtt_any[cur[1]: event + 1]
-            ok = seg[~np.isnan(seg)]
-            if len(ok):
-                cur[2] = min(cur[2], float(ok.min()))
-            cur[1] = event + 1
+        cur, ok = self._rtt_cursor("rtt_min_since", event, after_t, (math.inf,))  # + the minimum
+        if len(ok):
+            cur[2] = min(cur[2], float(ok.min()))
         return cur[2] if math.isfinite(cur[2]) else math.nan
 
     @staticmethod

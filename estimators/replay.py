@@ -451,6 +451,7 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         deliveries.append(a["t"][a["acked"] > 0])
     todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
     release = getattr(cap, "release", None)  # a spilled capture: each flow's file pages back to the kernel
+    budget = getattr(cap, "memory_budget", None)  # the capture's, which each flow's replay keeps to
     by_id = {s.flow_id: s for s in cap.flows}
     flows: list[FlowReplay] = []
     for n, fid in enumerate(todo):
@@ -468,7 +469,7 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
 
         flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), eps,
                                  s.mss, estimators, truth=truth_function(truth, fid, deliveries), loss_truth=labels,
-                                 keep_series=keep_series, memory_budget=getattr(cap, "memory_budget", None),
+                                 keep_series=keep_series, memory_budget=budget,
                                  release=release_flow if spans and s.acks >= RELEASE_PER_JOB_ROWS else None))
         if spans:
             release_flow()
