@@ -66,12 +66,18 @@ def _event_scan(t: np.ndarray, d: np.ndarray) -> tuple[int, np.ndarray, np.ndarr
 
 
 def _top(idx: np.ndarray, rate: np.ndarray, k: int) -> np.ndarray:
-    """The intervals of the ``k`` largest rates, largest first (the selection is linear, not a sort of the
-    whole flow; equal rates are taken as ``np.argpartition`` takes them and listed the later first)."""
+    """The intervals of the ``k`` largest rates, largest first, equal rates the later interval first.
+
+    The selection is linear (not a sort of the whole flow): the k-th largest rate found by
+    ``np.argpartition``, then every interval at or above it ordered by (rate, interval) descending. Which of
+    equal rates ``np.argpartition`` or a plain sort puts first depends on numpy's version and on the SIMD
+    sort it picks for the CPU (x86-simd-sort on AVX-512), so ties are broken by the interval index, never
+    left to the sort (issue #21: the order of two equal samples differed between machines)."""
     if len(idx) > k:
-        sel = np.argpartition(rate, len(rate) - k)[len(rate) - k:]
-        idx, rate = idx[sel], rate[sel]
-    return idx[np.argsort(rate, kind="stable")[::-1][:k]]
+        kth = rate[np.argpartition(rate, len(rate) - k)[len(rate) - k]]
+        keep = rate >= kth
+        idx, rate = idx[keep], rate[keep]
+    return idx[np.lexsort((-idx, -rate))[:k]]
 
 
 @njit(cache=True, nogil=True)

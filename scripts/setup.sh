@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv and install ackreplay with its development extras. Idempotent and quick when nothing
-# changed (a stamp keyed by pyproject.toml's hash).
+# Create .venv and install ackreplay with its development extras, every package at the version of
+# requirements.lock (the versions the suite is run with; docs/testing.md says how to refresh it). Idempotent
+# and quick when nothing changed (a stamp keyed by the hashes of pyproject.toml and requirements.lock).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -11,9 +12,10 @@ fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+stamp=".venv/.installed-$(cat pyproject.toml requirements.lock | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
-  .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]'
+  # -c: the lock pins every package, direct or not, that the extras bring in; pyproject.toml keeps ranges
+  .venv/bin/pip install -q --disable-pip-version-check -c requirements.lock -e '.[dev]'
   rm -f .venv/.installed-*
   touch "$stamp"
 fi

@@ -69,7 +69,9 @@ def wheel(tmp_path_factory) -> Path:
     run = next(line for line in build if line.startswith("RUN pip wheel"))
     assert not [line for line in final if line.startswith("COPY") and "--from=build" not in line], \
         "the image copies nothing of the source tree: it installs the wheel"
-    assert any("pip install" in line and "/dist/ackreplay-" in line for line in final)
+    assert any("pip install" in line and "/dist/ackreplay-" in line and "-c /dist/requirements.lock" in line
+               for line in final), "the image installs the wheel with the lock's versions"
+    assert "RUN cp requirements.lock /dist/" in build
     tmp = tmp_path_factory.mktemp("docker-build")
     context, dist = tmp / "src", tmp / "dist"
     _build_context(context)
@@ -105,7 +107,8 @@ def test_a_fresh_venv_outside_the_checkout_scores_serves_and_migrates(wheel, tmp
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     bin_dir = env_dir / "bin"
-    subprocess.run([str(bin_dir / "pip"), "install", "-q", "--disable-pip-version-check", str(wheel)], check=True,
+    subprocess.run([str(bin_dir / "pip"), "install", "-q", "--disable-pip-version-check", "-c",
+                    str(ROOT / "requirements.lock"), str(wheel)], check=True,
                    capture_output=True, timeout=900)
     work = tmp_path / "elsewhere"
     work.mkdir()

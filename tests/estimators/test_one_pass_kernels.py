@@ -182,16 +182,17 @@ def test_the_rtt_history_cursor_equals_running_sums_over_the_flow(seed):
 
 def numpy_diagnostics(t: np.ndarray, d: np.ndarray, seg_t: np.ndarray, seg_len: np.ndarray, mss: int,
                       after: bool) -> tuple[float, list[int], float | None]:
-    """The §7 series diagnostics as numpy expressions (the code the one-pass scan replaced)."""
+    """The §7 series diagnostics as numpy expressions (the code the one-pass scan replaced; the largest
+    samples by a full sort, the rule the scan's linear selection must give)."""
     dt = np.diff(t)
     share = float((dt < 100e-6).mean())
     dd = d[1:]
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(dt > 0, dd / dt, np.nan)
     ok = np.flatnonzero(~np.isnan(rate) & (dd > 0))
-    if len(ok) > 3:
-        ok = ok[np.argpartition(rate[ok], len(ok) - 3)[len(ok) - 3:]]
-    top = [int(i) for i in ok[np.argsort(rate[ok], kind="stable")[::-1][:3]]]
+    # a full sort by (rate, interval), both descending: equal rates list the later interval first (issue #21:
+    # the order np.argpartition gave them depended on numpy's version and the CPU's SIMD sort)
+    top = sorted((int(i) for i in ok), key=lambda i: (rate[i], i), reverse=True)[:3]
     if after:
         gap = np.diff(seg_t)
         full = (seg_len[1:] >= mss) & (seg_len[:-1] >= mss) & (gap > 0)

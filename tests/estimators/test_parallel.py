@@ -3,7 +3,6 @@ raised, and score documents byte-identical to the single-threaded ones on every 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -13,8 +12,8 @@ import numpy as np
 import pytest
 
 from estimators import parallel
-from tests.conftest import SHARED, shared_captures
-from tests.estimators.test_score_identity import DIGESTS, digest
+from tests.conftest import shared_captures
+from tests.estimators.test_score_identity import assert_same_documents
 
 
 def test_jobs_run_on_several_threads_and_return_in_job_order(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -92,9 +91,7 @@ def test_score_documents_do_not_depend_on_threads(monkeypatch: pytest.MonkeyPatc
     """Every flow of every shared capture replayed on three threads gives the recorded documents."""
     monkeypatch.setattr(parallel, "PARALLEL_MIN_EVENTS", 0)
     monkeypatch.setattr(parallel, "usable_cores", lambda: 3)
-    want = json.loads(DIGESTS.read_text())
-    got = {p.relative_to(SHARED).as_posix(): digest(p) for p in shared_captures()}
-    assert got == want
+    assert_same_documents()
 
 
 def test_replay_within_a_small_budget_runs_one_job_at_a_time_with_the_same_results(

@@ -1,5 +1,5 @@
 """Scores (ESTIMATORS.md §5): the compiled convergence search against the definition, case by case, and the
-compiled one-pass scores against the numpy expressions they replaced, to the last bit."""
+compiled one-pass scores against the numpy expressions they replaced, by value."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from estimators.scores import (
     time_weights,
     weighted_median,
 )
+from tests.valuecompare import differences
 
 
 def by_definition(t, est, ref, start):
@@ -82,7 +83,10 @@ def test_random_series_agree_with_the_definition(seed):
         assert got == pytest.approx(want, abs=0)
 
 
-# ---- the compiled scores against the numpy expressions they replaced (issue #11), bit for bit
+# ---- the compiled scores against the numpy expressions they replaced (issue #11), within the documents' bound.
+# The kernels sum in numpy's pairwise order and agree with numpy 2.x to the last bit; numpy 1.26 (the oldest
+# version pyproject.toml allows) sums in another order and differs in the last bits (issue #21), so the
+# comparison is by value (tests/valuecompare.py): a changed formula still moves a score far beyond it.
 
 
 def numpy_weighted_median(values, weights):
@@ -122,7 +126,7 @@ def numpy_series_scores(t, est, ref, start, end):
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_compiled_scores_equal_the_numpy_expressions_to_the_last_bit(seed):
+def test_compiled_scores_equal_the_numpy_expressions(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.choice([1, 5, 9, 130, 1000, 50_000]))
     t = np.cumsum(rng.exponential(0.001, n)) * rng.choice([1, 1000])
@@ -137,7 +141,8 @@ def test_compiled_scores_equal_the_numpy_expressions_to_the_last_bit(seed):
     start, end = float(t[0] + (t[-1] - t[0]) * 0.1), float(t[-1])
     got = series_scores(t, est, ref, start, end, None)
     want = numpy_series_scores(t, est, ref, start, end)
-    assert got == want  # floats compared exactly: same bits or the test fails
+    diffs = list(differences(want, got))  # None stays None, floats within relative 1e-9
+    assert not diffs, "\n".join(map(str, diffs))
 
 
 @pytest.mark.parametrize("seed", range(200))
