@@ -380,6 +380,11 @@ class EstimatorInfo(Open):
     description: str
     has_series: bool
     parameters: list[ParameterInfo]
+    origin: dict[str, Any] = Field(examples=[{"kind": "builtin"}, {"kind": "distribution", "distribution":
+                                   "ackreplay-median-be", "version": "0.1.0", "entry_point": "median_be:MedianBE"}],
+                                   description="where the estimator came from: the package itself, or an installed "
+                                   "plugin's distribution and version")
+    code_sha256: str | None = Field(None, description="SHA-256 of a plugin's module source (null for built-ins)")
 
 
 class HealthOut(BaseModel):

@@ -16,6 +16,7 @@ import typer
 from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from cli.inputs import FilterOption, label, regular_file
+from cli.plugins import PluginOption, load_plugin_files, plugin_failures
 from cli.progress import Progress
 from cli.render import DEFAULT_WIDTH, terminal_width
 from cli.score_table import legend as column_legend
@@ -54,6 +55,7 @@ def score(
     legend: Annotated[bool, typer.Option("--legend/--no-legend", help="Table: say what each column is, under "
                       "the tables.")] = True,
     filter_expr: FilterOption = None,
+    plugin: PluginOption = None,
 ) -> None:
     """Replay every TCP flow through the estimators and compare them (no server needed).
 
@@ -65,6 +67,7 @@ def score(
 
     if fmt not in ("table", "json", "csv"):
         fail(EXIT_USAGE, "bad_format", f"--format must be table, json or csv, got {fmt!r}")
+    load_plugin_files(plugin)
     try:
         chosen = [n.strip() for n in estimators.split(",") if n.strip()] if estimators else None
         ests = build_estimators(chosen, parse_params(param or []))
@@ -87,6 +90,7 @@ def score(
                      f"(it has {len(sc.ingest.flows)}: `ackreplay flows {name}` lists them)")
             warnings += [f"{name}: {w}" for w in sc.ingest.stats.warnings]
             scored.append(sc)
+    warnings += plugin_failures(scored)
     for w in warnings:  # after the bar is gone
         warn(w)
     # the JSON document only where it is output (on a capture of thousands of flows, building it and making

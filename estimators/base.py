@@ -62,6 +62,11 @@ class Estimator:
     #: segments: BE, TIBET and Westwood+ ≈ 32, NewBR ≈ 80; replay runs jobs side by side only while their
     #: footprints fit in the memory budget, ``estimators.parallel.fitting_workers``).
     footprint: ClassVar[float] = 32.0
+    #: Where the class came from: ``{"kind": "builtin"}`` for the package's own; a plugin's records its
+    #: distribution and version, or its file (``estimators.plugins``).
+    origin: ClassVar[dict[str, Any]] = {"kind": "builtin"}
+    #: SHA-256 of a plugin's module source (None for the package's own: its version names the code).
+    code_sha256: ClassVar[str | None] = None
 
     def __init__(self, **params: Any) -> None:
         known = {p.name: p for p in self.PARAMS}
@@ -78,7 +83,8 @@ class Estimator:
     def schema(cls) -> dict[str, Any]:
         doc = (cls.__doc__ or "").strip().split("\n\n")[0]
         return {"name": cls.name, "title": cls.title, "citation": cls.citation, "description": doc,
-                "has_series": cls.has_series, "parameters": [p.schema() for p in cls.PARAMS]}
+                "has_series": cls.has_series, "parameters": [p.schema() for p in cls.PARAMS],
+                "origin": dict(cls.origin), "code_sha256": cls.code_sha256}
 
     def series(self, inputs: FlowInputs) -> np.ndarray:
         """Estimate (bytes/s) after every event; NaN before the first sample."""

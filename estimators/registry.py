@@ -1,6 +1,9 @@
 """The estimator registry, keyed by stable names stored with every result.
 
-Registering a name twice fails (as the kernel's ``tcp_register_congestion_control`` does).
+Registering a name twice fails (as the kernel's ``tcp_register_congestion_control`` does). The package's
+own estimators register when their modules are imported; installed plugins (entry points of the group
+``ackreplay.estimators``) the first time the registry is read, and plugin files when the CLI loads them
+(``estimators.plugins``).
 """
 
 from __future__ import annotations
@@ -20,11 +23,17 @@ def register(cls: type[Estimator]) -> type[Estimator]:
     return cls
 
 
+def is_registered(name: str) -> bool:
+    return name in _REGISTRY
+
+
 def names() -> list[str]:
+    _installed()
     return list(_REGISTRY)
 
 
 def get(name: str) -> type[Estimator]:
+    _installed()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -37,5 +46,14 @@ def create(name: str, **params: Any) -> Estimator:
 
 
 def catalogue() -> list[dict[str, Any]]:
-    """Names, descriptions, parameter schemas and defaults of every estimator (the API publishes it)."""
+    """Names, descriptions, parameter schemas and defaults of every estimator, built in or plugged in, with
+    where each came from (the API publishes it; ``ackreplay estimators`` prints it)."""
+    _installed()
     return [cls.schema() for cls in _REGISTRY.values()]
+
+
+def _installed() -> None:
+    """The installed plugins join the registry the first time it is read (``estimators.plugins``)."""
+    from estimators.plugins import load_installed
+
+    load_installed()

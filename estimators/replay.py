@@ -21,6 +21,7 @@ from estimators.diagnostics import loss_classes, series_diagnostics
 from estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from estimators.newreno import newreno_ssthresh_segments
 from estimators.parallel import run_jobs
+from estimators.plugins import PluginFailure, checked_series, is_plugin
 from estimators.references import achieved_rate, truth_rate
 from estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
 from estimators.truth import Truth, min_flow_bytes
@@ -109,7 +110,15 @@ def scores_frame(per_flow: Mapping[int, Mapping[str, Mapping[str, Any]]]) -> pl.
 
 
 def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
-    return [{"name": e.name, "parameters": dict(e.params), "version": __version__} for e in estimators]
+    """Name, parameters and the code's version of each estimator, recorded with every result: ackreplay's
+    version for its own; a plugin's distribution version (None for a file) and the SHA-256 of its source."""
+    out = []
+    for e in estimators:
+        row: dict[str, Any] = {"name": e.name, "parameters": dict(e.params), "version": __version__}
+        if is_plugin(e):
+            row.update(version=e.origin.get("version"), origin=dict(e.origin), code_sha256=e.code_sha256)
+        out.append(row)
+    return out
 
 
 def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np.ndarray],
@@ -157,10 +166,16 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
 
     def replayed(e: Estimator) -> Callable[[np.ndarray], tuple[np.ndarray | None, list[Decision], dict[str, Any]]]:
         def job(scratch: np.ndarray) -> tuple[np.ndarray | None, list[Decision], dict[str, Any]]:
-            est = e.series(inp)
-            decided = [e.decide(inp, est, ev.ctx) for ev in events]
+            if is_plugin(e):
+                est, decided, failure = _plugin_job(e, inp, flow_id, events)
+            else:
+                est = e.series(inp)
+                decided = [e.decide(inp, est, ev.ctx) for ev in events]
+                failure = None
             e.forget(inp)
             scored = series_scores(t, est, achieved, start, end, truth_arr, weights, scratch)
+            if failure is not None:
+                scored["error"] = failure
             if release is not None:
                 release()
             return (est if keep_series else None), decided, scored
@@ -189,6 +204,20 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
         for e in estimators:
             columns[e.name] = done[e.name][0]  # type: ignore[assignment]  # kept: keep_series
     return FlowReplay(flow_id, vantage, columns, rows, scores, (start, end), diagnostics, len(t))
+
+
+def _plugin_job(e: Estimator, inp: FlowInputs, flow_id: int, events: Sequence[_LossEvent]
+                ) -> tuple[np.ndarray, list[Decision], str | None]:
+    """A plugin's series and decisions, checked (``estimators.plugins``): when it raises or returns what an
+    estimate cannot be, it has no estimate and no decision on this flow, and the reason is returned."""
+    try:
+        est = checked_series(e, inp, flow_id)
+        return est, [e.decide(inp, est, ev.ctx) for ev in events], None
+    except PluginFailure as failure:
+        message = str(failure)
+    except Exception as exc:  # the plugin's own decide: any error is its failure
+        message = f"estimator {e.name!r} on flow {flow_id}: its decision raised {type(exc).__name__}: {exc}"
+    return np.full(len(inp.t), np.nan), [Decision(None, None, None) for _ in events], message
 
 
 def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[str, Any]:

@@ -402,6 +402,8 @@ def aggregate(per_flow: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 got.append(v)
     values.pop("parameters", None)
     out: dict[str, Any] = {"flows": len(per_flow)}
+    if values.pop("error", None) is not None:  # a plugin that failed on some flows (estimators.plugins)
+        out["failed_flows"] = sum(1 for s in per_flow if s.get("error"))
     for k, vals in values.items():
         out[k] = float(np.mean(vals)) if vals else None
     return out

@@ -1,0 +1,80 @@
+"""``--plugin FILE.py`` for the commands that replay, and ``ackreplay estimators``: the catalogue."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from cli.errors import EXIT_USAGE, fail
+
+#: ``--plugin``: a Python file that defines estimators (subclasses of ackreplay.Estimator), repeatable.
+PluginOption = Annotated[list[Path] | None, typer.Option(
+    "--plugin", metavar="FILE.py", help="Load the estimators this Python file defines (subclasses of "
+    "ackreplay.Estimator; docs/plugins.md), repeatable. Installed plugins are always loaded.")]
+
+
+def load_plugin_files(files: list[Path] | None) -> list[str]:
+    """Register the estimators of each file; a file that cannot be used ends the process with exit 2."""
+    from estimators import EstimatorError
+    from estimators.plugins import load_file
+
+    loaded: list[str] = []
+    for f in files or []:
+        try:
+            loaded += load_file(f)
+        except EstimatorError as exc:
+            fail(EXIT_USAGE, exc.code, exc.message)
+    return loaded
+
+
+def plugin_failures(scored: list[Any]) -> list[str]:
+    """One line per flow on which a plugin failed (``estimators.plugins.checked_series``)."""
+    return [f"{sc.path}: {s['error']}" for sc in scored for fr in sc.replay.flows
+            for s in fr.scores.values() if isinstance(s, dict) and s.get("error")]
+
+
+def _origin(entry: dict[str, Any]) -> str:
+    origin = entry.get("origin") or {}
+    kind = origin.get("kind")
+    if kind == "distribution":
+        return f"{origin.get('distribution')} {origin.get('version')}"
+    if kind == "file":
+        return str(origin.get("path"))
+    return "ackreplay"
+
+
+def _parameter(p: dict[str, Any]) -> str:
+    unit = f" {p['unit']}" if p.get("unit") else ""
+    return f"{p['name']}={p['default']!r}{unit}"
+
+
+def list_estimators(
+    as_json: Annotated[bool, typer.Option("--json", help="The catalogue as JSON (what GET /api/v1/estimators "
+                       "serves).")] = False,
+    plugin: PluginOption = None,
+) -> None:
+    """List every estimator: name, title, citation, parameters with defaults and units, where it came from."""
+    load_plugin_files(plugin)
+    import estimators as E
+    from estimators.plugins import FAILED
+
+    cat = E.catalogue()
+    if as_json:
+        print(json.dumps(cat, indent=2, default=str))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_lines=False, expand=False)
+    for col in ("name", "title / citation", "parameters (default)", "from"):
+        table.add_column(col, overflow="fold")
+    for entry in cat:
+        params = ", ".join(_parameter(p) for p in entry["parameters"]) or "—"
+        table.add_row(entry["name"], f"{entry['title']}\n[dim]{entry['citation']}[/dim]", params, _origin(entry))
+    console = Console()
+    console.print(table)
+    for name, why in FAILED.items():
+        console.print(f"[red]plugin {name} not loaded:[/red] {why}", markup=True, highlight=False)
