@@ -158,7 +158,7 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
     def replayed(e: Estimator) -> Callable[[np.ndarray], tuple[np.ndarray | None, list[Decision], dict[str, Any]]]:
         def job(scratch: np.ndarray) -> tuple[np.ndarray | None, list[Decision], dict[str, Any]]:
             est = e.series(inp)
-            decided = [e.decide(inp, est, ev.ctx) for ev in events]
+            decided = e.decide_all(inp, est, [ev.ctx for ev in events])
             e.forget(inp)
             scored = series_scores(t, est, achieved, start, end, truth_arr, weights, scratch)
             if release is not None:

@@ -117,7 +117,7 @@ def test_sidecar_yaml_truth(tmp_path):
 
 
 @pytest.mark.parametrize("args,code,error", [
-    (["-e", "cubic"], 2, "unknown_estimator"),
+    (["-e", "vegas"], 2, "unknown_estimator"),
     (["-p", "be.tau=-1"], 2, "parameter_out_of_range"),
     (["-p", "be.speed=3"], 2, "unknown_parameter"),
     (["-p", "tau=3"], 2, "invalid_parameter"),

@@ -141,7 +141,7 @@ def test_post_runs_with_parameters(api):
 
 
 @pytest.mark.parametrize("estimators,code", [
-    (["cubic"], "unknown_estimator"),
+    (["vegas"], "unknown_estimator"),
     ([{"name": "abse", "parameters": {"M": 1}}], "unknown_parameter"),
     ([{"name": "be", "parameters": {"tau": -1}}], "parameter_out_of_range"),
 ])
