@@ -68,7 +68,7 @@ def graph(
         fail(EXIT_NOT_FOUND, "no_replayed_flow", f"{name}: no flow was replayed ("
              + "; ".join(f"flow {k}: {v}" for k, v in sc.replay.skipped.items()) + ")")
     stem = Path(Path(name).name.split(".")[0])
-    shown = set(chosen) if chosen else {e.name for e in ests if e.name != "newreno"}
+    shown = {e.name for e in ests} if chosen else {e.name for e in ests if e.name != "newreno"}
     for fid in ids:
         if output is None:
             target = Path(f"{stem}-flow{fid}.png")
