@@ -156,7 +156,13 @@ def table() -> str:
                     notes.append(f"- {alg} {s} t = {c.t:.3f} s ({c.kind}): ns-3 {c.ns3_segments:.1f}, replayed "
                                  f"{'-' if c.ours_segments is None else f'{c.ours_segments:.1f}'} (ratio {r}): "
                                  f"{c.why}")
-    return "\n".join([*lines, "", "Departures:", *notes])
+    pooled = ["| algorithm | ns-3 losses | compared | median (agreeing) | median (all) |", "|---|---|---|---|---|"]
+    for alg in ALGORITHMS:
+        ev = tuple(c for s in SCENARIOS for c in compare(alg, s))
+        every = median_ratio(ev, False)
+        pooled.append(f"| {alg} | {len(ev)} | {sum(c.why is None for c in ev)} | {median_ratio(ev, True):.3f} | "
+                      f"{'-' if every is None else f'{every:.3f}'} |")
+    return "\n".join([*lines, "", "Pooled over the three scenarios:", "", *pooled, "", "Departures:", "", *notes])
 
 
 if __name__ == "__main__":
