@@ -152,3 +152,20 @@ def test_groups_expand_in_order():
     assert E.expand(["be", "all"])[:2] == ["be", "re"] and set(E.expand(["all"])) == set(E.names())
     assert E.expand(["stcp", "cubic", "stcp"]) == ["stcp", "cubic"]
     assert not set(E.DEFAULT_ORDER) & set(LOSS_BASED)  # the default set keeps to the estimators
+
+
+def test_every_shared_capture_replays_them():
+    """The five replay on every shared capture (every flow, any vantage): a decision at every loss event, at
+    least the floor of 2 segments, and no estimate anywhere."""
+    from core.scoring import score_file
+    from tests.conftest import shared_captures
+
+    for path in shared_captures():
+        sc = score_file(path, [E.create(n) for n in LOSS_BASED], allow_vantage=True)
+        for fr in sc.replay.flows:
+            for name in LOSS_BASED:
+                rows = [r for r in fr.decision_rows if r["estimator"] == name]
+                assert fr.scores[name]["mean_bps"] is None
+                assert fr.scores[name]["decisions"] == len(rows)  # every loss event decided
+                assert all(r["ssthresh_segments"] >= 2.0 for r in rows)
+                assert all(r["estimate_bps"] is None for r in rows)
