@@ -2,7 +2,8 @@
 
 Compiles ``scenario.cc`` against the system's ns-3 (Debian ``libns3-dev``, ns-3.37: ``apt-get install
 libns3-dev g++ pkg-config``), runs every scenario, and keeps for each: the sender's capture cut to its
-headers (gzip) and ``<name>.ns3.json`` with ns-3's own ssthresh at every loss. Deterministic: ns-3's
+headers (gzip) and ``<name>.ns3.json`` with ns-3's own ssthresh at every loss (of both flows of a two-flow
+run; the NewReno competitor's capture is kept for ``COMPETITOR_KEPT``). Deterministic: ns-3's
 default seed, so a rerun writes the same files.
 
     python testbed/ns3/regenerate.py [--out tests/data/ns3] [--only cubic_1f_bdp1 ...]
@@ -32,6 +33,9 @@ ALGORITHMS = {"stcp": "TcpScalable", "hstcp": "TcpHighSpeed", "htcp": "TcpHtcp",
 #: at B = 1·BDP.
 SCENARIOS = {"1f_bdp1": (1, 1.0), "1f_bdp01": (1, 0.1), "2f_bdp1": (2, 1.0)}
 RATE, RTT_MS, DURATION_S = "10Mbps", 60.0, 20.0
+#: Two-flow runs whose NewReno competitor is kept too (``<name>.newreno.pcap.gz``; its losses are flow 1 of the
+#: JSON): one is enough to check replayed ``newreno`` against ns-3's.
+COMPETITOR_KEPT = ("cubic_2f_bdp1",)
 STATE_RECOVERY, STATE_LOSS = 3, 4  # TcpSocketState::CA_RECOVERY, CA_LOSS
 PPP_HEADER = 2
 SNAPLEN = 128  # PPP + IP (20) + TCP with options (≤ 60)
@@ -83,6 +87,8 @@ def run(exe: Path, name: str, cc: str, flows: int, buffer_bdp: float, work: Path
     subprocess.run([str(exe), f"--cc={cc}", f"--prefix={prefix}", f"--rate={RATE}", f"--rtt={RTT_MS}",
                     f"--buffer={buffer_bdp}", f"--duration={DURATION_S}", f"--flows={flows}"], check=True)
     headers_only(Path(f"{prefix}-0-1.pcap"), out / f"{name}.pcap.gz")  # sender 0 (node 0, device 1)
+    if name in COMPETITOR_KEPT:  # the NewReno sender's side too (node 1, device 1)
+        headers_only(Path(f"{prefix}-1-1.pcap"), out / f"{name}.newreno.pcap.gz")
     meta, events = losses(Path(f"{prefix}.trace.csv"))
     doc = {"simulator": "ns-3.37 (Debian libns3-dev)", "scenario": "testbed/ns3/scenario.cc", "cc": cc,
            "rate": meta["rate"], "rtt_ms": float(meta["rtt_ms"]), "buffer_bdp": float(meta["buffer_bdp"]),

@@ -32,7 +32,10 @@ MATCH_S = 0.02  # ns-3 retransmits as it enters recovery; the sender-side captur
 #: ns-3's window at the loss that each of its controls multiplies: the bytes in flight (TcpScalable,
 #: TcpHighSpeed, TcpHtcp get them as GetSsThresh's argument) or cwnd (TcpBic, TcpCubic: GetCwndInSegments).
 NS3_WINDOW = {"stcp": "inflight_bytes", "hstcp": "inflight_bytes", "htcp": "inflight_bytes", "bic": "cwnd_bytes",
-              "cubic": "cwnd_bytes"}
+              "cubic": "cwnd_bytes", "newreno": "inflight_bytes"}
+#: The NewReno competitor of a two-flow run whose capture is kept (flow 1 of its JSON): ns-3's TcpNewReno halves
+#: the bytes in flight, replayed ``newreno`` the capture's flight (§1.3).
+COMPETITOR = ("cubic", "2f_bdp1")  # its capture: <alg>_<scenario>.newreno.pcap.gz
 WINDOW_TOLERANCE = 0.1  # ns-3's window and the capture's flight differ by more: another input, not a check
 MEDIAN_BAND = (0.95, 1.05)
 EVENT_BAND = (0.8, 1.25)
@@ -84,22 +87,25 @@ def departure(alg: str, ns3: dict[str, float], ours: dict[str, object] | None, m
 
 
 @cache
-def compare(alg: str, scenario: str) -> tuple[Compared, ...]:
+def compare(alg: str, scenario: str, competitor: bool = False) -> tuple[Compared, ...]:
+    """Each ns-3 loss of the run's flow 0 (of its NewReno flow 1 with ``competitor``) beside the replayed one."""
     name = f"{alg}_{scenario}"
     doc = json.loads((DATA / f"{name}.ns3.json").read_text())
-    sc = score_file(DATA / f"{name}.pcap.gz", [E.create(alg)], use_sidecar=False)
-    flow = max(sc.replay.flows, key=lambda f: f.events)  # the bulk flow (the capture holds only sender 0's)
-    rows = [r for r in flow.decision_rows if r["estimator"] == alg]
+    replayed = "newreno" if competitor else alg
+    capture = DATA / f"{name}{'.newreno' if competitor else ''}.pcap.gz"
+    sc = score_file(capture, [E.create(replayed)], use_sidecar=False)
+    flow = max(sc.replay.flows, key=lambda f: f.events)  # the bulk flow (each capture holds one sender's)
+    rows = [r for r in flow.decision_rows if r["estimator"] == replayed]
     mss = int(doc["mss"])
     out = []
-    for loss in (x for x in doc["losses"] if x["flow"] == doc["captured_flow"]):
+    for loss in (x for x in doc["losses"] if x["flow"] == (1 if competitor else doc["captured_flow"])):
         near = min(rows, key=lambda r: abs(r["t"] - loss["t"]), default=None)
         ours = near if near is not None and abs(near["t"] - loss["t"]) <= MATCH_S else None
         out.append(Compared(
             loss["t"], loss["kind"], loss["ssthresh_bytes"] / mss,
             None if ours is None else ours["ssthresh_segments"],
-            None if ours is None else ours["flight_before_bytes"] / mss, loss[NS3_WINDOW[alg]] / mss,
-            departure(alg, loss, ours, mss)))
+            None if ours is None else ours["flight_before_bytes"] / mss, loss[NS3_WINDOW[replayed]] / mss,
+            departure(replayed, loss, ours, mss)))
     return tuple(out)
 
 
@@ -130,6 +136,16 @@ def test_every_algorithm_pooled_over_its_scenarios(alg):
     assert sum(c.why is None for c in events) > len(events) / 2
 
 
+def test_replayed_newreno_matches_ns3s_competitor():
+    """The NewReno flow of a two-flow run: ns-3 halves its bytes in flight, replay the capture's flight."""
+    events = compare(*COMPETITOR, competitor=True)
+    checked = [c for c in events if c.why is None]
+    assert len(checked) >= 2
+    med = median_ratio(events, agreeing_only=True)
+    assert med is not None and MEDIAN_BAND[0] <= med <= MEDIAN_BAND[1]
+    assert all(EVENT_BAND[0] <= c.ratio <= EVENT_BAND[1] for c in checked)
+
+
 def test_the_oracle_sees_each_controls_own_decrease():
     """The check can fail: the wrong control's decrease against an ns-3 run falls outside the band (CUBIC's
     0.7 replayed on the STCP sender's losses, which ns-3 cut by 1/8)."""
@@ -156,6 +172,12 @@ def table() -> str:
                     notes.append(f"- {alg} {s} t = {c.t:.3f} s ({c.kind}): ns-3 {c.ns3_segments:.1f}, replayed "
                                  f"{'-' if c.ours_segments is None else f'{c.ours_segments:.1f}'} (ratio {r}): "
                                  f"{c.why}")
+    ev = compare(*COMPETITOR, competitor=True)
+    ok = [c.ratio for c in ev if c.why is None and c.ratio is not None]
+    lines.append(f"| newreno (the NewReno flow of {'_'.join(COMPETITOR)}) | {COMPETITOR[1]} | {len(ev)} | {len(ok)} | "
+                 f"{statistics.median(ok):.3f} | {median_ratio(ev, False):.3f} | {min(ok):.3f}–{max(ok):.3f} |")
+    notes += [f"- newreno (NewReno flow) t = {c.t:.3f} s ({c.kind}): ns-3 {c.ns3_segments:.1f}, replayed "
+              f"{c.ours_segments:.1f}: {c.why}" for c in ev if c.why is not None and c.ours_segments is not None]
     pooled = ["| algorithm | ns-3 losses | compared | median (agreeing) | median (all) |", "|---|---|---|---|---|"]
     for alg in ALGORITHMS:
         ev = tuple(c for s in SCENARIOS for c in compare(alg, s))
