@@ -31,7 +31,8 @@ Where Linux differs (not followed, §8 is the reference): its throughput is a sm
 (``maxB``), not bytes over the epoch; it ignores a smoothed RTT more than 20 ms above RTTmax instead of
 taking it 20 ms at a time, and fades RTTmax towards RTTmin at a loss instead of restarting it; it keeps
 β = 0.5 for one more loss after a throughput switch (``modeswitch``) and when RTTmin ≤ 10 ms. ns-3
-``TcpHtcp`` differs more (see ``testbed/ns3/README.md``): its β is not clamped, ``diff / m_lastThroughput``
+``TcpHtcp`` differs more (see ``testbed/ns3/README.md``): it resets RTTmin at every loss (its RTTmin/RTTmax
+are the smoothed RTT's within the epoch), its β is not clamped, ``diff / m_lastThroughput``
 is an integer division so the adaptive β applies only when the throughput rose (any drop falls back to
 0.5), and it multiplies the bytes in flight.
 """

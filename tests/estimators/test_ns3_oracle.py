@@ -79,8 +79,8 @@ def departure(alg: str, ns3: dict[str, float], ours: dict[str, object] | None, m
             return (f"ns-3 TcpHtcp fell back to β 0.5 (its integer division: unless the throughput rose, 0.5); "
                     f"§8 β = {beta:.3f}")
         if halved and not ns_halved:
-            return (f"ns-3 TcpHtcp β = {ns_beta:.3f}: RTTmin/RTTmax of its epoch's samples (RTTmin reset at every "
-                    f"loss, no 0.8 cap); §8 β = 0.5 (the flow's RTTmin, or the epoch throughput moved > 20 %)")
+            return (f"ns-3 TcpHtcp β = {ns_beta:.3f}: RTTmin/RTTmax of its smoothed RTT within the epoch (RTTmin reset "
+                    f"at every loss, no 0.8 cap); §8 β = 0.5 (the flow's RTTmin, or the epoch throughput moved > 20 %)")
         if not halved and ns_beta > E.create("htcp").params["beta_max"]:
             return f"ns-3 TcpHtcp β = {ns_beta:.3f} is not capped at 0.8"
     return None
