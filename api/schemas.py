@@ -174,7 +174,8 @@ class RunIn(BaseModel):
     captures: list[str] = Field(min_length=1, examples=[[CAPTURE_ID]])
     estimators: list[str | EstimatorSpec] | None = Field(
         None, examples=[["be", {"name": "abse", "parameters": {"N": 12}}]],
-        description="names or {name, parameters}; default: every estimator with default parameters")
+        description="names, group words (seed004, all, default) or {name, parameters}; default: the default set "
+                    "(be, re, crb, abse, tibet, tibet_tx, newbr, westwood_plus, newreno) with default parameters")
 
 
 class RunCreated(BaseModel):
@@ -371,6 +372,9 @@ class ParameterInfo(Open):
     type: str = Field(examples=["float"])
     default: Any = Field(examples=[10.0])
     description: str = Field(examples=["τ scale factor N (eq. (6))"])
+    alternatives: dict[str, Any] | None = Field(
+        None, examples=[{"seed004": 0.8}],
+        description="other documented values by name (accepted in place of the value, e.g. cubic.beta = \"seed004\")")
 
 
 class EstimatorInfo(Open):

@@ -9,7 +9,7 @@ import typer
 
 from cli.errors import EXIT_USAGE, fail, warn
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import FilterOption, label
+from cli.inputs import ESTIMATORS_HELP, FilterOption, label
 from cli.progress import Progress
 from cli.warmup import announce_cold
 
@@ -18,7 +18,7 @@ def compare(
     a: Annotated[Path, typer.Argument(help="Capture A (pcap, pcapng, optionally gzipped).")],
     b: Annotated[Path, typer.Argument(help="Capture B.")],
     estimators: Annotated[str | None, typer.Option("--estimators", "-e",
-                          help="Comma-separated estimators (default: all).")] = None,
+                          help=ESTIMATORS_HELP)] = None,
     truth: Annotated[str | None, typer.Option("--truth", help="Ground truth for both (default: each capture's "
                      "sidecar, if any).")] = None,
     allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows whose sender view "

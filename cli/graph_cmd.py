@@ -9,7 +9,7 @@ import typer
 
 from cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import FilterOption, label
+from cli.inputs import ESTIMATORS_HELP, FilterOption, label
 from cli.warmup import announce_cold
 
 
@@ -25,7 +25,7 @@ def graph(
     t1: Annotated[float | None, typer.Option("--t1", help="Window end (s).")] = None,
     log: Annotated[bool, typer.Option("--log", help="Log scale on the rate panel (nothing clipped).")] = False,
     estimators: Annotated[str | None, typer.Option("--estimators", "-e",
-                          help="Comma-separated estimators (default: all but NewReno drawn).")] = None,
+                          help=ESTIMATORS_HELP + " NewReno is not drawn unless named.")] = None,
     width: Annotated[float, typer.Option("--width", min=4.0, max=40.0, help="Width in inches (150 dpi).")] = 12.0,
     allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows whose sender view "
                              "cannot be rebuilt.")] = False,
@@ -68,7 +68,7 @@ def graph(
         fail(EXIT_NOT_FOUND, "no_replayed_flow", f"{name}: no flow was replayed ("
              + "; ".join(f"flow {k}: {v}" for k, v in sc.replay.skipped.items()) + ")")
     stem = Path(Path(name).name.split(".")[0])
-    shown = set(chosen) if chosen else {e.name for e in ests if e.name != "newreno"}
+    shown = {e.name for e in ests} if chosen else {e.name for e in ests if e.name != "newreno"}
     for fid in ids:
         if output is None:
             target = Path(f"{stem}-flow{fid}.png")

@@ -25,6 +25,10 @@ FilterOption = Annotated[str | None, typer.Option(
     "--filter", "-F", metavar="EXPR", help="Keep only connections matching this pcap-filter expression "
     "(tcpdump syntax: host, net, port, portrange, src/dst, ip/ip6/tcp, and/or/not), e.g. 'port 5201 and net "
     "10.0.0.0/8'.")]
+#: ``--estimators``: names and group words (``estimators.GROUPS``).
+ESTIMATORS_HELP = ("Comma-separated estimators, or group words: seed004 (newreno, stcp, hstcp, htcp, westwood_plus, "
+                   "bic, cubic), all (every estimator), default (be, re, crb, abse, tibet, tibet_tx, newbr, "
+                   "westwood_plus, newreno: what runs when none is named).")
 CHUNK = 1 << 20
 
 

@@ -9,7 +9,7 @@ import typer
 
 from cli.errors import EXIT_USAGE, fail, guarded
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import FilterOption, label
+from cli.inputs import ESTIMATORS_HELP, FilterOption, label
 from cli.warmup import announce_cold
 
 
@@ -19,7 +19,7 @@ def report(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="The HTML file to write (default: "
                       "<capture name>.html in the current directory).")] = None,
     estimators: Annotated[str | None, typer.Option("--estimators", "-e",
-                          help="Comma-separated estimators (default: all).")] = None,
+                          help=ESTIMATORS_HELP)] = None,
     allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows whose sender view "
                              "cannot be rebuilt.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,

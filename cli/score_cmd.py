@@ -15,7 +15,7 @@ import typer
 
 from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import FilterOption, label, regular_file
+from cli.inputs import ESTIMATORS_HELP, FilterOption, label, regular_file
 from cli.plugins import PluginOption, load_plugin_files, plugin_failures
 from cli.progress import Progress
 from cli.render import DEFAULT_WIDTH, terminal_width
@@ -32,7 +32,7 @@ def score(
     files: Annotated[list[Path], typer.Argument(help="Capture files (pcap, pcapng, optionally gzipped); - reads "
                                                       "standard input (tcpdump -w - | ackreplay score -).")],
     estimators: Annotated[str | None, typer.Option("--estimators", "-e",
-                          help="Comma-separated estimators (default: all).")] = None,
+                          help=ESTIMATORS_HELP)] = None,
     param: Annotated[list[str] | None, typer.Option("--param", "-p",
                      help="ESTIMATOR.PARAM=VALUE, repeatable (e.g. abse.N=12).")] = None,
     truth: Annotated[str | None, typer.Option("--truth", help="Ground truth, e.g. bottleneck=5Mbit,shared_by=all "

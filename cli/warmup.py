@@ -47,7 +47,7 @@ def warmup() -> None:
     t0 = time.perf_counter()
     from graphs.congestion import source_for
 
-    sc = score_file(WARMUP_CAPTURE, build_estimators(None, {}), truth=Truth.parse("bottleneck=10Mbit,shared_by=all"),
+    sc = score_file(WARMUP_CAPTURE, build_estimators(["all"], {}), truth=Truth.parse("bottleneck=10Mbit,shared_by=all"),
                     use_sidecar=False)
     for fr in sc.replay.flows:  # the congestion graph's downsampling kernels (report, dashboard, graph)
         source_for(sc.ingest, fr, fr.flow_id).window(px=50)

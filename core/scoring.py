@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, names
+from estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, expand, names
 from estimators import __version__ as VERSION
 from estimators.replay import CaptureReplay, describe, replay_capture
 from estimators.truth import Truth, min_flow_bytes, parse_drops
@@ -72,8 +72,9 @@ class ScoredCapture:
 
 
 def build_estimators(selected: Sequence[str] | None, params: dict[str, dict[str, Any]]) -> list[Estimator]:
-    """Estimators by name (default: all, in the reference order) with per-estimator parameters."""
-    chosen = list(selected) if selected else list(DEFAULT_ORDER)
+    """Estimators by name or group word (``seed004``, ``all``: ``estimators.GROUPS``; default: the default
+    set, in the reference order) with per-estimator parameters."""
+    chosen = expand(selected) if selected else list(DEFAULT_ORDER)
     for name in list(params):
         if name not in names():
             raise EstimatorError("unknown_estimator", f"--param names unknown estimator {name!r} "

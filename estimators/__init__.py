@@ -1,13 +1,16 @@
 """ackreplay.estimators — Westwood-family bandwidth estimators replayed over ACK streams. Pure library.
 
 Registry names: ``be``, ``re``, ``crb``, ``abse``, ``tibet``, ``tibet_tx``, ``newbr``, ``newreno``,
-``westwood_plus``. See ``docs/estimators.md`` and ``../shared/ESTIMATORS.md``.
+``westwood_plus``, and the decision-only congestion controls of seed 004 (§8) ``stcp``, ``hstcp``,
+``htcp``, ``bic``, ``cubic``. Group words: ``default``, ``seed004``, ``all`` (:data:`GROUPS`). See
+``docs/estimators.md`` and ``../shared/ESTIMATORS.md``.
 """
 
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from estimators import abse, be, crb, newbr, newreno, rate, tibet, westwood_plus  # noqa: F401  (registration)
+from estimators import abse, be, bic, crb, cubic, hstcp, htcp, newbr, newreno, rate, stcp, tibet, westwood_plus  # noqa: F401  (registration)
 from estimators.base import Decision, Estimator, LossContext
 from estimators.inputs import FlowInputs
 from estimators.params import EstimatorError, Param
@@ -21,10 +24,32 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0+unknown"
 
+#: What runs when no estimator is named: the bandwidth estimators and NewReno (the §8 controls are left out:
+#: they have no estimate, and their rows would fill the score table with dashes; ``-e seed004`` adds them).
 DEFAULT_ORDER = ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "newreno")
+#: The congestion controls seed 004 compares (§8), in its order: NewReno, STCP, HSTCP, HTCP, Westwood+, BIC, CUBIC.
+SEED004_ORDER = ("newreno", "stcp", "hstcp", "htcp", "westwood_plus", "bic", "cubic")
+#: Words that stand for a set of estimators wherever names are given (``-e seed004``, ``-e all,…``).
+GROUPS: dict[str, tuple[str, ...]] = {
+    "default": DEFAULT_ORDER,
+    "seed004": SEED004_ORDER,
+    "all": DEFAULT_ORDER + tuple(n for n in SEED004_ORDER if n not in DEFAULT_ORDER),
+}
+
+
+def expand(selected: Sequence[str]) -> list[str]:
+    """Names with every group word replaced by its members, in order, each name once."""
+    out: list[str] = []
+    for name in selected:
+        for n in GROUPS.get(name, (name,)):
+            if n not in out:
+                out.append(n)
+    return out
 
 __all__ = [
     "DEFAULT_ORDER",
+    "GROUPS",
+    "SEED004_ORDER",
     "Decision",
     "Estimator",
     "EstimatorError",
@@ -34,6 +59,7 @@ __all__ = [
     "__version__",
     "catalogue",
     "create",
+    "expand",
     "get",
     "names",
 ]

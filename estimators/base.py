@@ -8,6 +8,7 @@ would have set (ESTIMATORS.md §1.3, seed 000 §2).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -98,6 +99,13 @@ class Estimator:
         ss = max(e * ctx.rttmin / ctx.mss, 2.0)
         cwnd = min(ctx.flight / ctx.mss, ss) if ctx.kind == FAST_RETRANSMIT else 1.0
         return Decision(e, ss, cwnd)
+
+    def decide_all(self, inputs: FlowInputs, estimate: np.ndarray, contexts: Sequence[LossContext]
+                   ) -> list[Decision]:
+        """The decision at every loss event of the flow, ``contexts`` in episode order. Stateless estimators
+        decide each alone (:meth:`decide`); the loss-based controls of §8 carry their state (W_max, RTTmax,
+        epoch throughput) from one event to the next in one pass."""
+        return [self.decide(inputs, estimate, ctx) for ctx in contexts]
 
     def forget(self, inputs: FlowInputs) -> None:
         """Drop what this estimator derived from ``inputs`` for its decisions (replay calls it once the

@@ -21,6 +21,8 @@ class Param:
 
     ``minimum``/``maximum`` bound numbers (``exclusive_minimum`` makes the lower bound strict);
     ``choices`` lists the allowed strings; ``nullable`` allows ``None`` (meaning "off"/"derived").
+    ``alternatives`` names other documented values (e.g. ``(("seed004", 0.8),)`` beside a deployed default):
+    a number parameter accepts such a name in place of its value (``--param cubic.beta=seed004``).
     """
 
     name: str
@@ -34,6 +36,7 @@ class Param:
     choices: tuple[str, ...] = ()
     nullable: bool = False
     source: str = ""
+    alternatives: tuple[tuple[str, Any], ...] = ()
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -48,6 +51,7 @@ class Param:
             "unit": self.unit,
             "description": self.description,
             "source": self.source,
+            "alternatives": dict(self.alternatives) or None,
         }
 
     def validate(self, owner: str, value: Any) -> Any:
@@ -63,6 +67,9 @@ class Param:
                 raise EstimatorError("invalid_parameter", f"{owner}.{self.name} must be true or false, got {value!r}")
             return value
         if self.type in (int, float):
+            named = dict(self.alternatives)
+            if isinstance(value, str) and value in named:
+                value = named[value]
             try:
                 num = self.type(value) if not isinstance(value, bool) else None
             except (TypeError, ValueError):

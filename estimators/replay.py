@@ -170,7 +170,7 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
                 est, decided, failure = _plugin_job(e, inp, flow_id, events)
             else:
                 est = e.series(inp)
-                decided = [e.decide(inp, est, ev.ctx) for ev in events]
+                decided = e.decide_all(inp, est, [ev.ctx for ev in events])
                 failure = None
             e.forget(inp)
             scored = series_scores(t, est, achieved, start, end, truth_arr, weights, scratch)
@@ -212,7 +212,7 @@ def _plugin_job(e: Estimator, inp: FlowInputs, flow_id: int, events: Sequence[_L
     estimate cannot be, it has no estimate and no decision on this flow, and the reason is returned."""
     try:
         est = checked_series(e, inp, flow_id)
-        return est, [e.decide(inp, est, ev.ctx) for ev in events], None
+        return est, e.decide_all(inp, est, [ev.ctx for ev in events]), None
     except PluginFailure as failure:
         message = str(failure)
     except Exception as exc:  # the plugin's own decide: any error is its failure

@@ -30,6 +30,7 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
     names = [n for n in data["rates"] if n not in ("achieved", "truth")]
     color = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
     visible = [n for n in names if shown is None or n in shown]
+    drawn = {n for n in names if any(v is not None for v in data["rates"][n]["y"])}  # has an estimate here
     fig, axes = plt.subplots(4, 1, sharex=True, figsize=(width_in, width_in * 0.85),
                              gridspec_kw={"height_ratios": [1.4, 1, 1, 0.8]}, constrained_layout=True)
     seq, flight, rates, rtt = axes
@@ -47,9 +48,9 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
     flight.plot(*_xy(f["ideal"]), "_", ms=14, mew=2, color="black", label="ideal (rate × RTTmin)")
     for n in visible:
         e = f["estimators"].get(n)
-        if e:
+        if e:  # a decision-only control (§8: no estimate to draw) is named here, by its markers
             flight.plot(e["t"], [float("nan") if v is None else v for v in e["ssthresh"]], "o", ms=4,
-                        color=color[n])
+                        color=color[n], label=None if n in drawn else f"{n} ssthresh")
             flight.plot(e["cwnd_t"], [float("nan") if v is None else v for v in e["cwnd"]], "D", ms=4,
                         mfc="none", color=color[n])
     flight.set_ylabel("in flight (bytes)")
@@ -61,7 +62,7 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
     if data.get("capacity_bps"):
         rates.axhline(data["capacity_bps"] / 1e6, ls=":", color="grey", lw=1.5, label="capacity (dispersion)")
     top = data.get("y_top")
-    for n in visible:
+    for n in (n for n in visible if n in drawn):
         rates.plot(*_xy(r[n], 1e-6), color=color[n], lw=1, label=n)
         clipped = data["clipped"].get(n)
         if clipped and top and not log:

@@ -117,7 +117,7 @@ def test_sidecar_yaml_truth(tmp_path):
 
 
 @pytest.mark.parametrize("args,code,error", [
-    (["-e", "cubic"], 2, "unknown_estimator"),
+    (["-e", "vegas"], 2, "unknown_estimator"),
     (["-p", "be.tau=-1"], 2, "parameter_out_of_range"),
     (["-p", "be.speed=3"], 2, "unknown_parameter"),
     (["-p", "tau=3"], 2, "invalid_parameter"),
@@ -332,3 +332,42 @@ def test_notebook_results_convert_to_pandas_and_render_as_html():
     html_text = sc._repr_html_()
     assert "<table" in html_text and "1 bulk flows replayed" in html_text
     assert "<table" in sc.replay._repr_html_() and "<table" in sc.replay.flows[-1]._repr_html_()
+
+
+NS3_CUBIC = ROOT / "tests" / "data" / "ns3" / "cubic_1f_bdp1.pcap.gz"
+
+
+def test_seed004_group_scores_the_decision_only_controls(tmp_path):
+    """``-e seed004`` adds STCP, HSTCP, HTCP, BIC and CUBIC beside NewReno and Westwood+: decisions and the
+    loss-event scores in the JSON, CSV and Parquet; their estimate columns none, never 0."""
+    code, out, _ = run("score", NS3_CUBIC, "-e", "seed004", "-f", "json")
+    assert code == 0
+    flow = max(json.loads(out)["captures"][0]["flows"], key=lambda f: f["bytes"])
+    sc = flow["scores"]
+    assert list(sc) == ["newreno", "stcp", "hstcp", "htcp", "westwood_plus", "bic", "cubic"]
+    for name in ("stcp", "hstcp", "htcp", "bic", "cubic"):
+        assert sc[name]["mean_bps"] is None and sc[name]["decisions"] == flow["loss_events"] > 0
+        assert sc[name]["ssthresh_over_ideal_median"] > 0 and sc[name]["closer_than_newreno_share"] is not None
+    assert sc["cubic"]["parameters"] == {"beta": 0.7, "fast_convergence": True}
+    code, out, _ = run("score", NS3_CUBIC, "-e", "stcp,cubic", "-p", "cubic.beta=seed004", "-f", "csv")
+    rows = [r for r in csv.DictReader(io.StringIO(out)) if r["bulk"] == "True"]
+    assert [r["estimator"] for r in rows] == ["stcp", "cubic"] and rows[0]["mean_bps"] == ""
+    assert json.loads(rows[1]["parameters"])["beta"] == 0.8
+    code, _, _ = run("score", NS3_CUBIC, "-e", "all", "--out", tmp_path / "out")
+    base = tmp_path / "out" / NS3_CUBIC.name
+    decisions = pl.read_parquet(base / "decisions.parquet")
+    cubic = decisions.filter(pl.col("estimator") == "cubic")
+    assert cubic.height == flow["loss_events"] and cubic["estimate_bps"].null_count() == cubic.height
+    assert cubic["note"].str.contains("W_max").all()
+    series = pl.read_parquet(base / "series.parquet")
+    assert series["cubic_bps"].null_count() == series.height  # none, not 0
+    assert "cubic" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_graph_names_decision_only_controls_by_their_markers(tmp_path):
+    """CUBIC and the other §8 controls have no estimate: no rate line, their ssthresh markers named in the
+    flight panel (a group word selects them)."""
+    code, _, _ = run("graph", NS3_CUBIC, "-e", "seed004", "-o", tmp_path / "g.svg")
+    assert code == 0
+    svg = (tmp_path / "g.svg").read_text()
+    assert "cubic ssthresh" in svg and "westwood_plus" in svg and "westwood_plus ssthresh" not in svg

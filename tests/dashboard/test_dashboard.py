@@ -402,6 +402,29 @@ def test_offline_report_draws_the_congestion_graph(browser, tmp_path):
     context.close()
 
 
+def test_report_names_the_decision_only_controls_by_their_markers(browser, tmp_path):
+    """``ackreplay report -e seed004``: CUBIC and the other §8 controls have no estimate, so no rate line; their
+    ssthresh markers in the flight panel carry their names in the legend (and toggle them), Westwood+ keeps
+    its rate line."""
+    target = tmp_path / "report.html"
+    capture = ROOT / "tests" / "data" / "ns3" / "cubic_1f_bdp1.pcap.gz"
+    subprocess.run([EXE, "report", str(capture), "-e", "seed004", "-o", str(target)], cwd=ROOT, check=True,
+                   capture_output=True)
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(target.as_uri())
+    page.wait_for_selector("#congestion-0[data-ready='1']", timeout=30_000)
+    traces = page.evaluate("document.getElementById('congestion-0').data.map(t => [t.name, t.yaxis, "
+                           "t.showlegend !== false])")
+    legend = {(n, axis) for n, axis, shown in traces if shown}
+    for name in ("stcp", "hstcp", "htcp", "bic", "cubic"):
+        assert (name, "y2") in legend and (name, "y3") not in legend
+    assert ("westwood_plus", "y3") in legend and problems == []
+    context.close()
+
+
 def test_flows_appear_while_the_run_is_going_and_say_why_they_were_not_replayed(server, page):
     """The capture page lists the flows as soon as ingest has found them (the run still going: 'pending'),
     then says per flow whether it was replayed and, when not, why; the run picker names the captures."""

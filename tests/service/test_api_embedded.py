@@ -140,8 +140,29 @@ def test_post_runs_with_parameters(api):
     assert rows and all(r["parameters"]["N"] == 12.0 for r in rows)
 
 
+def test_seed004_group_through_the_api(api):
+    """A run with the group word ``seed004``: the §8 controls' loss-event scores and decisions in the results,
+    their estimates none (null), never 0; the catalogue describes them as decision-only."""
+    cid = upload(api, ROOT / "tests" / "data" / "ns3" / "cubic_1f_bdp1.pcap.gz").json()["capture"]["id"]
+    r = api.post("/api/v1/runs", json={"captures": [cid], "estimators": ["seed004"]})
+    assert r.status_code == 202, r.text
+    run = wait_run(api, r.json()["run_id"])
+    assert [e["name"] for e in run["estimators"]] == ["newreno", "stcp", "hstcp", "htcp", "westwood_plus", "bic",
+                                                     "cubic"]
+    rows = api.get(f"/api/v1/runs/{run['id']}/scores", params={"estimator": "cubic"}).json()["items"]
+    bulk = max(rows, key=lambda x: x["decisions"] or 0)
+    assert bulk["mean_bps"] is None and bulk["decisions"] > 0 and bulk["ssthresh_over_ideal_median"] > 0
+    dec = api.get(f"/api/v1/runs/{run['id']}/captures/{cid}/flows/{bulk['flow_id']}/decisions").json()
+    cubic = [d for d in dec if d["estimator"] == "cubic"]
+    assert len(cubic) == bulk["decisions"] and all(d["estimate_bps"] is None and d["ssthresh_segments"] for d in cubic)
+    cat = {c["name"]: c for c in api.get("/api/v1/estimators").json()}
+    assert not cat["cubic"]["has_series"]
+    beta = next(p for p in cat["cubic"]["parameters"] if p["name"] == "beta")
+    assert beta["default"] == 0.7 and beta["alternatives"]["seed004"] == 0.8
+
+
 @pytest.mark.parametrize("estimators,code", [
-    (["cubic"], "unknown_estimator"),
+    (["vegas"], "unknown_estimator"),
     ([{"name": "abse", "parameters": {"M": 1}}], "unknown_parameter"),
     ([{"name": "be", "parameters": {"tau": -1}}], "parameter_out_of_range"),
 ])

@@ -33,6 +33,7 @@ function traces(d, { shown, log }) {
   const names = Object.keys(d.rates).filter((n) => n !== "achieved" && n !== "truth");
   const color = estimatorColors(names);
   const vis = (n) => (shown === null || shown.has(n) ? true : "legendonly");
+  const drawn = new Set(names.filter((n) => d.rates[n].y.some((v) => v !== null)));  // has an estimate here
   const mb = (ys) => ys.map((v) => (v === null ? null : v / 1e6));
   const out = [];
   const s = d.sequence;
@@ -48,14 +49,15 @@ function traces(d, { shown, log }) {
   out.push({ name: "ideal (rate × RTTmin)", x: d.flight.ideal.t, y: d.flight.ideal.y, yaxis: "y2", mode: "markers", marker: { symbol: "line-ew-open", size: 18, color: "black" }, legendgroup: "flight" });
   for (const [n, e] of Object.entries(d.flight.estimators)) {
     if (!(n in color)) color[n] = PALETTE[Object.keys(color).length % PALETTE.length];
-    out.push({ name: `${n} ssthresh`, x: e.t, y: e.ssthresh, yaxis: "y2", mode: "markers", marker: { symbol: "circle", size: 8, color: color[n] }, legendgroup: n, showlegend: false, visible: vis(n) });
+    // a decision-only control (§8: no estimate, no rate line) is named in the legend by its ssthresh markers
+    out.push({ name: drawn.has(n) ? `${n} ssthresh` : n, x: e.t, y: e.ssthresh, yaxis: "y2", mode: "markers", marker: { symbol: "circle", size: 8, color: color[n] }, legendgroup: n, showlegend: !drawn.has(n), visible: vis(n) });
     out.push({ name: `${n} cwnd`, x: e.cwnd_t, y: e.cwnd, yaxis: "y2", mode: "markers", marker: { symbol: "diamond-open", size: 8, color: color[n] }, legendgroup: n, showlegend: false, visible: vis(n) });
   }
 
   out.push({ name: "achieved", x: d.rates.achieved.t, y: mb(d.rates.achieved.y), yaxis: "y3", mode: "lines", line: { color: "black", width: 3 } });
   if (d.rates.truth) out.push({ name: "truth", x: d.rates.truth.t, y: mb(d.rates.truth.y), yaxis: "y3", mode: "lines", line: { color: "grey", dash: "dash", width: 3 } });
   if (d.capacity_bps) out.push({ name: "capacity (dispersion)", x: d.window, y: [d.capacity_bps / 1e6, d.capacity_bps / 1e6], yaxis: "y3", mode: "lines", line: { color: "grey", dash: "dot", width: 2 } });
-  for (const n of names) {
+  for (const n of names.filter((m) => drawn.has(m))) {
     out.push({ name: n, x: d.rates[n].t, y: mb(d.rates[n].y), yaxis: "y3", mode: "lines", line: { color: color[n], width: 1.5 }, legendgroup: n, visible: vis(n) });
     const c = d.clipped[n];
     if (c && !log) out.push({ name: `${n} clipped`, x: c.t, y: c.t.map(() => d.y_top / 1e6), customdata: mb(c.y), yaxis: "y3", mode: "markers",

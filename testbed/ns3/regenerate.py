@@ -1,0 +1,120 @@
+"""Regenerate the ns-3 oracle data of ``tests/data/ns3/`` (see README.md beside this file).
+
+Compiles ``scenario.cc`` against the system's ns-3 (Debian ``libns3-dev``, ns-3.37: ``apt-get install
+libns3-dev g++ pkg-config``), runs every scenario, and keeps for each: the sender's capture cut to its
+headers (gzip) and ``<name>.ns3.json`` with ns-3's own ssthresh at every loss (of both flows of a two-flow
+run; the NewReno competitor's capture is kept for ``COMPETITOR_KEPT``). Deterministic: ns-3's
+default seed, so a rerun writes the same files.
+
+    python testbed/ns3/regenerate.py [--out tests/data/ns3] [--only cubic_1f_bdp1 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import struct
+import subprocess
+import tempfile
+from pathlib import Path
+
+import dpkt
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+MODULES = ("ns3-core", "ns3-network", "ns3-internet", "ns3-point-to-point", "ns3-applications",
+           "ns3-traffic-control")
+#: ackreplay name → ns-3 TypeId (without ``ns3::``).
+ALGORITHMS = {"stcp": "TcpScalable", "hstcp": "TcpHighSpeed", "htcp": "TcpHtcp", "bic": "TcpBic",
+              "cubic": "TcpCubic"}
+#: scenario → (flows, buffer in BDPs): one flow at B = 1·BDP and 0.1·BDP, and two flows (the second NewReno)
+#: at B = 1·BDP.
+SCENARIOS = {"1f_bdp1": (1, 1.0), "1f_bdp01": (1, 0.1), "2f_bdp1": (2, 1.0)}
+RATE, RTT_MS, DURATION_S = "10Mbps", 60.0, 20.0
+#: Two-flow runs whose NewReno competitor is kept too (``<name>.newreno.pcap.gz``; its losses are flow 1 of the
+#: JSON): one is enough to check replayed ``newreno`` against ns-3's.
+COMPETITOR_KEPT = ("cubic_2f_bdp1",)
+STATE_RECOVERY, STATE_LOSS = 3, 4  # TcpSocketState::CA_RECOVERY, CA_LOSS
+PPP_HEADER = 2
+SNAPLEN = 128  # PPP + IP (20) + TCP with options (≤ 60)
+
+
+def compile_scenario(work: Path) -> Path:
+    """g++ against pkg-config's ns-3 (its ``--libs`` name GSL files that only ``libgsl-dev`` ships: the
+    library names are given instead, the shared libraries bring their own dependencies)."""
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs-only-L", *MODULES], check=True, text=True,
+                           capture_output=True).stdout.split()
+    exe = work / "scenario"
+    subprocess.run(["g++", "-O1", "-std=c++17", "-o", str(exe), str(HERE / "scenario.cc"), *flags,
+                    *(f"-l{m}" for m in MODULES)], check=True)
+    return exe
+
+
+def headers_only(src: Path, dst: Path) -> None:
+    """The capture with every record cut after its TCP header (PPP + IP + TCP; each record keeps its original
+    length), gzip-compressed: a few hundred kB instead of tens of MB."""
+    with src.open("rb") as f, dst.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9,
+                                                                      mtime=0) as g:
+        reader = dpkt.pcap.Reader(f)
+        g.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, SNAPLEN, reader.datalink()))
+        for ts, buf in reader:
+            ip = buf[PPP_HEADER:]
+            ihl = (ip[0] & 0x0F) * 4
+            keep = PPP_HEADER + ihl + ((ip[ihl + 12] >> 4) * 4 if len(ip) > ihl + 12 else 0)
+            sec, usec = divmod(round(ts * 1e6), 1_000_000)
+            g.write(struct.pack("<IIII", sec, usec, keep, len(buf)) + buf[:keep])
+
+
+def losses(trace: Path) -> tuple[dict[str, str], list[dict[str, object]]]:
+    """The scenario line and one entry per loss row of the trace."""
+    lines = trace.read_text().splitlines()
+    meta = dict(kv.split("=", 1) for kv in lines[0].lstrip("# ").split())
+    out: list[dict[str, object]] = []
+    for line in lines[2:]:
+        t_ns, what, flow, kind, ssthresh, cwnd, inflight, _ = line.split(",")
+        if what != "loss":
+            continue
+        out.append({"t": int(t_ns) / 1e9, "flow": int(flow),
+                    "kind": "timeout" if int(kind) == STATE_LOSS else "fast_retransmit",
+                    "ssthresh_bytes": int(ssthresh), "cwnd_bytes": int(cwnd), "inflight_bytes": int(inflight)})
+    return meta, out
+
+
+def run(exe: Path, name: str, cc: str, flows: int, buffer_bdp: float, work: Path, out: Path) -> None:
+    prefix = work / name
+    subprocess.run([str(exe), f"--cc={cc}", f"--prefix={prefix}", f"--rate={RATE}", f"--rtt={RTT_MS}",
+                    f"--buffer={buffer_bdp}", f"--duration={DURATION_S}", f"--flows={flows}"], check=True)
+    headers_only(Path(f"{prefix}-0-1.pcap"), out / f"{name}.pcap.gz")  # sender 0 (node 0, device 1)
+    if name in COMPETITOR_KEPT:  # the NewReno sender's side too (node 1, device 1)
+        headers_only(Path(f"{prefix}-1-1.pcap"), out / f"{name}.newreno.pcap.gz")
+    meta, events = losses(Path(f"{prefix}.trace.csv"))
+    doc = {"simulator": "ns-3.37 (Debian libns3-dev)", "scenario": "testbed/ns3/scenario.cc", "cc": cc,
+           "rate": meta["rate"], "rtt_ms": float(meta["rtt_ms"]), "buffer_bdp": float(meta["buffer_bdp"]),
+           "buffer_packets": int(meta["buffer_packets"]), "flows": flows, "mss": int(meta["mss"]),
+           "captured_flow": 0, "competitor": "TcpNewReno" if flows > 1 else None, "losses": events}
+    (out / f"{name}.ns3.json").write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "tests" / "data" / "ns3")
+    ap.add_argument("--only", nargs="*", help="scenario names, e.g. cubic_1f_bdp1")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="ackreplay-ns3-"))
+    try:
+        exe = compile_scenario(work)
+        for alg, cc in ALGORITHMS.items():
+            for scen, (flows, buffer_bdp) in SCENARIOS.items():
+                name = f"{alg}_{scen}"
+                if not args.only or name in args.only:
+                    run(exe, name, cc, flows, buffer_bdp, work, args.out)
+                    print(f"wrote {args.out / name}.pcap.gz, .ns3.json")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
