@@ -167,7 +167,17 @@ class GraphOut(BaseModel):
 
 class EstimatorSpec(BaseModel):
     name: str = Field(examples=["abse"])
-    parameters: dict[str, Any] = Field(default_factory=dict, examples=[{"N": 12}])
+    parameters: dict[str, Any] = Field(
+        default_factory=dict, examples=[{"N": 12}, {"tau": [0.25, 0.5, 1, 2]}, {"tau": "0.1:2:0.1"}],
+        description="parameter values; a list, a comma-separated string or START:STOP:STEP sweeps the parameter: "
+                    "one variant per value, named e.g. re[tau=0.5] (at most 64)")
+
+
+class EstimatorUsed(Open):
+    """An estimator as a run used it; a sweep's variant also names its registry ``estimator``."""
+
+    name: str = Field(examples=["re[tau=0.5]"])
+    parameters: dict[str, Any] = Field(examples=[{"tau": 0.5, "pairing": True, "window": None}])
 
 
 class RunIn(BaseModel):
@@ -207,7 +217,7 @@ class RunStatusOut(BaseModel):
     id: str = Field(examples=[RUN_ID])
     status: str = Field(description="queued | running | succeeded | failed", examples=["succeeded"])
     is_default: bool
-    estimators: list[EstimatorSpec]
+    estimators: list[EstimatorUsed]
     version: str = Field(examples=["0.1.0"])
     created_at: Timestamp
     started_at: Timestamp | None

@@ -10,6 +10,7 @@ import typer
 from cli.errors import EXIT_USAGE, fail, warn
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from cli.inputs import ESTIMATORS_HELP, FilterOption, label
+from cli.plugins import PluginOption, load_plugin_files
 from cli.progress import Progress
 from cli.warmup import announce_cold
 
@@ -25,6 +26,7 @@ def compare(
                              "cannot be rebuilt.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
     filter_expr: FilterOption = None,
+    plugin: PluginOption = None,
 ) -> None:
     """Compare two captures side by side: each estimator's median composite error, |err| and bias over each
     capture's bulk flows, the change from A to B, and its rank in each."""
@@ -35,6 +37,7 @@ def compare(
     from estimators import EstimatorError
     from estimators.truth import Truth
 
+    load_plugin_files(plugin)
     try:
         ests = build_estimators([n.strip() for n in estimators.split(",") if n.strip()] if estimators else None, {})
         given = Truth.parse(truth) if truth else None

@@ -10,6 +10,7 @@ import typer
 from cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from cli.inputs import ESTIMATORS_HELP, FilterOption, label
+from cli.plugins import PluginOption, load_plugin_files
 from cli.warmup import announce_cold
 
 
@@ -31,6 +32,7 @@ def graph(
                              "cannot be rebuilt.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
     filter_expr: FilterOption = None,
+    plugin: PluginOption = None,
 ) -> None:
     """Draw a flow's congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
     estimates against the achieved rate, RTT) to a PNG, SVG or PDF file."""
@@ -45,6 +47,7 @@ def graph(
         fail(EXIT_USAGE, "bad_format", f"cannot write {output.name!r}: the graph is written as "
              f"{', '.join('.' + f for f in FORMATS)}")
     chosen = [n.strip() for n in estimators.split(",") if n.strip()] if estimators else None
+    load_plugin_files(plugin)
     try:
         ests = build_estimators(chosen, {})
     except EstimatorError as exc:

@@ -10,6 +10,7 @@ import typer
 from cli.errors import EXIT_USAGE, fail, guarded
 from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from cli.inputs import ESTIMATORS_HELP, FilterOption, label
+from cli.plugins import PluginOption, load_plugin_files
 from cli.warmup import announce_cold
 
 
@@ -24,6 +25,7 @@ def report(
                              "cannot be rebuilt.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
     filter_expr: FilterOption = None,
+    plugin: PluginOption = None,
 ) -> None:
     """Write the self-contained HTML report of one capture (opens offline)."""
     from cli.report import render
@@ -32,6 +34,7 @@ def report(
     from estimators import EstimatorError
 
     name = label(file)
+    load_plugin_files(plugin)
     try:
         ests = build_estimators([n.strip() for n in estimators.split(",") if n.strip()] if estimators else None, {})
     except EstimatorError as exc:

@@ -109,7 +109,7 @@ def score(
         if legend:
             print(legend_text(width))
     if out is not None:
-        guarded(lambda: write_outputs(out, scored, doc))
+        guarded(lambda: write_outputs(out, scored, doc, ests))
         print(f"wrote series, decisions, scores and report.html to {out}", file=__import__("sys").stderr)
 
 
@@ -268,7 +268,7 @@ def scores_csv(doc: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
-def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any]) -> None:
+def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], ests: list[Any]) -> None:
     import polars as pl
 
     from cli.report import render
@@ -290,3 +290,21 @@ def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any]) -
     (out / "scores.json").write_text(json.dumps(doc, indent=2))
     (out / "scores.csv").write_text(scores_csv(doc))
     (out / "report.html").write_text(render(scored))
+    write_sweeps(out, scored, ests)
+
+
+def write_sweeps(out: Path, scored: list[ScoredCapture], ests: list[Any]) -> list[Path]:
+    """A sensitivity plot per swept estimator and parameter, over the bulk flows of every capture."""
+    from estimators.sweep import swept_parameters
+    from graphs.sensitivity import write_sensitivity
+
+    flows = [fr.scores for sc in scored for fr in sc.replay.flows
+             if fr.flow_id in {s.flow_id for s in sc.ingest.flows if s.bytes >= sc.min_flow_bytes}]
+    written = []
+    for kind, params in swept_parameters(ests).items():
+        group = [e for e in ests if e.kind == kind]
+        for param in params:
+            path = write_sensitivity(out, kind, param, [(e.name, e.params[param]) for e in group], flows)
+            if path is not None:
+                written.append(path)
+    return written

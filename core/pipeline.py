@@ -29,6 +29,7 @@ from estimators import EstimatorError
 from estimators import __version__ as VERSION
 from estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
 from estimators.replay import bulk_flow_ids, capture_scores, flow_columns, flow_rows, plan, replay_flow, truth_function
+from estimators.sweep import from_spec, variant_spec
 from estimators.truth import Truth
 from ingest import IngestError, ingest_capture
 
@@ -52,7 +53,7 @@ def estimator_spec(items: list[Any] | None) -> list[dict[str, Any]]:
         ests = build_estimators(names or None, params)
     except EstimatorError as exc:
         raise ServiceError(exc.message, code=exc.code, status=422) from exc
-    return [{"name": e.name, "parameters": dict(e.params)} for e in ests]
+    return variant_spec(ests)
 
 
 def start_run(session: Session, owner: Owner, captures: list[Capture], estimators: list[dict[str, Any]], *,
@@ -219,8 +220,7 @@ def replay_task(task_id: str) -> None:
         if run is None or cap is None:
             task.status = "done"
             return
-        ests = build_estimators([e["name"] for e in run.estimators],
-                                {e["name"]: e["parameters"] for e in run.estimators})
+        ests = from_spec(run.estimators)
         truth = _truth(cap)
         flows = {f.flow_id: f for f in _flows(session, cap.id)}
         deliveries = _deliveries(store, cap.id, bulk_flow_ids([_Summary(f) for f in flows.values()], truth))

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, expand, names
+from estimators import DEFAULT_ORDER, Estimator, EstimatorError, expand, names
 from estimators import __version__ as VERSION
 from estimators.replay import CaptureReplay, describe, replay_capture
+from estimators.sweep import MAX_VARIANTS, variants
 from estimators.truth import Truth, min_flow_bytes, parse_drops
 from ingest import CaptureIngest, ingest_capture
 from ingest.pipeline import DEFAULT_MEMORY_BUDGET
@@ -73,7 +74,8 @@ class ScoredCapture:
 
 def build_estimators(selected: Sequence[str] | None, params: dict[str, dict[str, Any]]) -> list[Estimator]:
     """Estimators by name or group word (``seed004``, ``all``: ``estimators.GROUPS``; default: the default
-    set, in the reference order) with per-estimator parameters."""
+    set, in the reference order) with per-estimator parameters; a parameter naming several values
+    (``"0.1,0.5,1"``, ``"0.1:2:0.1"``, a list) makes one variant per value (``estimators.sweep``)."""
     chosen = expand(selected) if selected else list(DEFAULT_ORDER)
     for name in list(params):
         if name not in names():
@@ -83,17 +85,21 @@ def build_estimators(selected: Sequence[str] | None, params: dict[str, dict[str,
             raise EstimatorError("unknown_estimator", f"--param sets {name} but {name} is not among the "
                                  f"selected estimators ({', '.join(chosen)})")
     seen: set[str] = set()
-    out = []
+    out: list[Estimator] = []
     for n in chosen:
         if n in seen:
             continue
         seen.add(n)
-        out.append(create(n, **params.get(n, {})))
+        out += variants(n, params.get(n, {}))  # one, or one per swept value (estimators.sweep)
+    if len(out) > MAX_VARIANTS + len(seen):
+        raise EstimatorError("too_many_variants", f"{len(out)} estimators and variants in one run, at most "
+                             f"{MAX_VARIANTS + len(seen)}")
     return out
 
 
 def parse_params(items: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """``["abse.N=12", "be.tau=0.5"]`` → ``{"abse": {"N": "12"}, "be": {"tau": "0.5"}}`` (validated later)."""
+    """``["abse.N=12", "be.tau=0.5"]`` → ``{"abse": {"N": "12"}, "be": {"tau": "0.5"}}`` (validated later; a
+    sweep's ``"0.1,0.5"`` or ``"0.1:2:0.1"`` stays a string until ``build_estimators``)."""
     out: dict[str, dict[str, Any]] = {}
     for item in items:
         key, sep, value = item.partition("=")

@@ -107,6 +107,17 @@ class Estimator:
         epoch throughput) from one event to the next in one pass."""
         return [self.decide(inputs, estimate, ctx) for ctx in contexts]
 
+    @property
+    def kind(self) -> str:
+        """The registry name (``re`` for the variant ``re[tau=0.5]`` of a sweep)."""
+        return type(self).name
+
+    def renamed(self, label: str) -> Estimator:
+        """This estimator shown and keyed under ``label`` in every result (a sweep's variant,
+        ``estimators.sweep``); :attr:`kind` keeps the registry name."""
+        self.__dict__["name"] = label
+        return self
+
     def forget(self, inputs: FlowInputs) -> None:
         """Drop what this estimator derived from ``inputs`` for its decisions (replay calls it once the
         flow's decisions are made, so that a long flow's per-event state does not outlive the job)."""

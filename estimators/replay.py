@@ -115,6 +115,8 @@ def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
     out = []
     for e in estimators:
         row: dict[str, Any] = {"name": e.name, "parameters": dict(e.params), "version": __version__}
+        if e.name != e.kind:  # a sweep's variant: re[tau=0.5] of re
+            row["estimator"] = e.kind
         if is_plugin(e):
             row.update(version=e.origin.get("version"), origin=dict(e.origin), code_sha256=e.code_sha256)
         out.append(row)

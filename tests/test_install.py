@@ -131,6 +131,15 @@ def test_a_fresh_venv_outside_the_checkout_scores_serves_and_migrates(wheel, tmp
     doc = json.loads(scored.stdout)
     assert doc["captures"][0]["file"] == "stdin"
     assert [f["flow_id"] for f in doc["captures"][0]["flows"] if f["replayed"]] == [0, 2]
+    # the tutorial's plugin distribution (docs/plugins.md) installed beside the wheel: found by its entry point
+    subprocess.run([str(bin_dir / "pip"), "install", "-q", "--disable-pip-version-check", "--no-deps",
+                    str(ROOT / "examples" / "ackrate")], check=True, capture_output=True, timeout=900)
+    plugged = run("score", "-", "-f", "json", "-e", "re,ackrate", stdin=SAMPLE.read_bytes())
+    assert plugged.returncode == 0, plugged.stderr
+    plugged_doc = json.loads(plugged.stdout)
+    assert plugged_doc["estimators"][1]["origin"]["distribution"] == "ackreplay-ackrate"
+    plugged_flows = {f["flow_id"]: f["scores"] for f in plugged_doc["captures"][0]["flows"]}
+    assert 2.0e6 < plugged_flows[2]["ackrate"]["mean_bps"] < 3.2e6
 
     port = free_port()
     log = work / "serve.log"
@@ -159,6 +168,17 @@ def test_a_fresh_venv_outside_the_checkout_scores_serves_and_migrates(wheel, tmp
         served = httpx.get(f"{base}/api/v1/runs/{body['run_id']}/document", timeout=30).json()
         flows = {f["flow_id"]: f["scores"] for f in served["captures"][0]["flows"]}
         assert flows == {f["flow_id"]: f["scores"] for f in doc["captures"][0]["flows"]}  # the same numbers
+        cat = {e["name"]: e for e in httpx.get(f"{base}/api/v1/estimators", timeout=10).json()}
+        assert cat["ackrate"]["origin"]["version"] == "0.1.0"  # the server's installed plugin, in its catalogue
+        run_id = httpx.post(f"{base}/api/v1/runs", json={"captures": [body["capture"]["id"]],
+                                                          "estimators": ["re", "ackrate"]}, timeout=30).json()["run_id"]
+        deadline = time.monotonic() + 300
+        while (status := httpx.get(f"{base}/api/v1/runs/{run_id}", timeout=10).json())["status"] not in (
+                "succeeded", "failed"):
+            assert time.monotonic() < deadline, status
+            time.sleep(0.3)
+        served = httpx.get(f"{base}/api/v1/runs/{run_id}/document", timeout=30).json()
+        assert {f["flow_id"]: f["scores"] for f in served["captures"][0]["flows"]} == plugged_flows
         assert httpx.get(f"{base}/api/v1/docs/assets/swagger-ui-bundle.js", timeout=10).status_code == 200
         assert httpx.get(f"{base}/dashboard/", timeout=10).status_code == 200
     finally:
