@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.errors import EXIT_USAGE, fail
+from ackreplay.cli.errors import EXIT_USAGE, fail
 
 #: ``--plugin``: a Python file that defines estimators (subclasses of ackreplay.Estimator), repeatable.
 PluginOption = Annotated[list[Path] | None, typer.Option(
@@ -18,8 +18,8 @@ PluginOption = Annotated[list[Path] | None, typer.Option(
 
 def load_plugin_files(files: list[Path] | None) -> list[str]:
     """Register the estimators of each file; a file that cannot be used ends the process with exit 2."""
-    from estimators import EstimatorError
-    from estimators.plugins import load_file
+    from ackreplay.estimators import EstimatorError
+    from ackreplay.estimators.plugins import load_file
 
     loaded: list[str] = []
     for f in files or []:
@@ -58,8 +58,8 @@ def list_estimators(
 ) -> None:
     """List every estimator: name, title, citation, parameters with defaults and units, where it came from."""
     load_plugin_files(plugin)
-    import estimators as E
-    from estimators.plugins import FAILED
+    import ackreplay.estimators as E
+    from ackreplay.estimators.plugins import FAILED
 
     cat = E.catalogue()
     if as_json:

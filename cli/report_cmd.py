@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from cli.errors import EXIT_USAGE, fail, guarded
-from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import ESTIMATORS_HELP, FilterOption, label
-from cli.plugins import PluginOption, load_plugin_files
-from cli.warmup import announce_cold
+from ackreplay.cli.errors import EXIT_USAGE, fail, guarded
+from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label
+from ackreplay.cli.plugins import PluginOption, load_plugin_files
+from ackreplay.cli.warmup import announce_cold
 
 
 def report(
@@ -28,10 +28,10 @@ def report(
     plugin: PluginOption = None,
 ) -> None:
     """Write the self-contained HTML report of one capture (opens offline)."""
-    from cli.report import render
-    from cli.score_cmd import flow_filter, score_input
-    from core.scoring import build_estimators
-    from estimators import EstimatorError
+    from ackreplay.cli.report import render
+    from ackreplay.cli.score_cmd import flow_filter, score_input
+    from ackreplay.core.scoring import build_estimators
+    from ackreplay.estimators import EstimatorError
 
     name = label(file)
     load_plugin_files(plugin)

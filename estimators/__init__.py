@@ -10,12 +10,26 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from estimators import abse, be, bic, crb, cubic, hstcp, htcp, newbr, newreno, rate, stcp, tibet, westwood_plus  # noqa: F401  (registration)
-from estimators.base import Decision, Estimator, LossContext
-from estimators.inputs import FlowInputs
-from estimators.params import EstimatorError, Param
-from estimators.registry import catalogue, create, get, names
-from jitcache import guard
+from ackreplay.estimators import (  # noqa: F401  (registration)
+    abse,
+    be,
+    bic,
+    crb,
+    cubic,
+    hstcp,
+    htcp,
+    newbr,
+    newreno,
+    rate,
+    stcp,
+    tibet,
+    westwood_plus,
+)
+from ackreplay.estimators.base import Decision, Estimator, LossContext
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.params import EstimatorError, Param
+from ackreplay.estimators.registry import catalogue, create, get, names
+from ackreplay.jitcache import guard
 
 guard(Path(__file__).parent)  # numba loads cached code at first call: drop it if sources changed
 

@@ -24,10 +24,10 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from estimators.bic import BICTCP_BETA_SCALE, FAST_CONVERGENCE, Bic
-from estimators.loss_based import MIN_SSTHRESH
-from estimators.params import Param
-from estimators.registry import register
+from ackreplay.estimators.bic import BICTCP_BETA_SCALE, FAST_CONVERGENCE, Bic
+from ackreplay.estimators.loss_based import MIN_SSTHRESH
+from ackreplay.estimators.params import Param
+from ackreplay.estimators.registry import register
 
 
 @njit(cache=True, nogil=True)

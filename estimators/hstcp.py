@@ -20,11 +20,11 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from estimators.base import LossContext
-from estimators.inputs import FlowInputs
-from estimators.loss_based import MIN_SSTHRESH, LossBased
-from estimators.params import Param
-from estimators.registry import register
+from ackreplay.estimators.base import LossContext
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.loss_based import MIN_SSTHRESH, LossBased
+from ackreplay.estimators.params import Param
+from ackreplay.estimators.registry import register
 
 STANDARD_DECREASE = 0.5  # b(w) for w ≤ Low_Window: standard TCP (RFC 3649 §5)
 

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from estimators.base import FAST_RETRANSMIT, TIMEOUT, Decision, Estimator, LossContext
-from estimators.inputs import FlowInputs
-from estimators.params import EstimatorError
+from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, Decision, Estimator, LossContext
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.params import EstimatorError
 
 #: The floor of every ssthresh, segments (§1.3; Linux's ``max(…, 2U)``).
 MIN_SSTHRESH = 2.0

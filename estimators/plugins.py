@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from estimators.base import Estimator
-from estimators.params import EstimatorError
+from ackreplay.estimators.base import Estimator
+from ackreplay.estimators.params import EstimatorError
 
 GROUP = "ackreplay.estimators"
 #: Plugins that could not be loaded: name (entry point or file) → why. The catalogue command shows them.
@@ -67,7 +67,7 @@ def _check_class(cls: Any, where: str) -> type[Estimator]:
 
 
 def _adopt(cls: type[Estimator], origin: dict[str, Any]) -> None:
-    from estimators.registry import register
+    from ackreplay.estimators.registry import register
 
     cls.origin = origin
     cls.code_sha256 = _source_sha256(sys.modules.get(cls.__module__))
@@ -81,7 +81,7 @@ def load_installed() -> None:
     if _installed_loaded:
         return
     _installed_loaded = True
-    from estimators.registry import is_registered
+    from ackreplay.estimators.registry import is_registered
 
     for ep in entry_points(group=GROUP):
         dist = ep.dist
@@ -107,7 +107,7 @@ def load_file(path: str | Path) -> list[str]:
 
     Raises :class:`EstimatorError` (code ``invalid_plugin``) naming the file when it cannot be imported,
     defines no estimator, or defines one whose name is taken."""
-    from estimators.registry import get, is_registered
+    from ackreplay.estimators.registry import get, is_registered
 
     path = Path(path).resolve()
     if not path.is_file():

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from estimators.base import Estimator
-from estimators.params import EstimatorError
+from ackreplay.estimators.base import Estimator
+from ackreplay.estimators.params import EstimatorError
 
 _REGISTRY: dict[str, type[Estimator]] = {}
 
@@ -54,6 +54,6 @@ def catalogue() -> list[dict[str, Any]]:
 
 def _installed() -> None:
     """The installed plugins join the registry the first time it is read (``estimators.plugins``)."""
-    from estimators.plugins import load_installed
+    from ackreplay.estimators.plugins import load_installed
 
     load_installed()

@@ -15,9 +15,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from estimators.base import Estimator
-from estimators.params import EstimatorError
-from estimators.registry import create
+from ackreplay.estimators.base import Estimator
+from ackreplay.estimators.params import EstimatorError
+from ackreplay.estimators.registry import create
 
 #: At most this many variants in one run (all swept estimators together): a sweep is a replay each.
 MAX_VARIANTS = 64

@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import estimators as E
-from core.scoring import score_file
-from estimators.base import FAST_RETRANSMIT
-from estimators.inputs import FlowInputs
+import ackreplay.estimators as E
+from ackreplay.core.scoring import score_file
+from ackreplay.estimators.base import FAST_RETRANSMIT
+from ackreplay.estimators.inputs import FlowInputs
 from tests.conftest import ROOT, SHARED
 
 GEN = SHARED / "generated"

@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-import estimators as E
-from estimators.base import FAST_RETRANSMIT, TIMEOUT, LossContext
-from estimators.inputs import FlowInputs
+import ackreplay.estimators as E
+from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, LossContext
+from ackreplay.estimators.inputs import FlowInputs
 
 MSS = 1000
 LOSS_BASED = ("stcp", "hstcp", "htcp", "bic", "cubic")
@@ -157,7 +157,7 @@ def test_groups_expand_in_order():
 def test_every_shared_capture_replays_them():
     """The five replay on every shared capture (every flow, any vantage): a decision at every loss event, at
     least the floor of 2 segments, and no estimate anywhere."""
-    from core.scoring import score_file
+    from ackreplay.core.scoring import score_file
     from tests.conftest import shared_captures
 
     for path in shared_captures():

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-import estimators as E
-from core.scoring import score_file
+import ackreplay.estimators as E
+from ackreplay.core.scoring import score_file
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ns3"
 ALGORITHMS = ("stcp", "hstcp", "htcp", "bic", "cubic")

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from cli.main import app
+from ackreplay.cli.main import app
 from tests.conftest import SHARED, shared_captures
 from tests.valuecompare import Difference, differences, report
 

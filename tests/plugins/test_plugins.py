@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli.main import app
-from estimators import registry
+from ackreplay.cli.main import app
+from ackreplay.estimators import registry
 from tests.valuecompare import differences
 
 ROOT = Path(__file__).resolve().parents[2]

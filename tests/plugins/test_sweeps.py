@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli.main import app
-from core.scoring import build_estimators, parse_params
-from estimators import EstimatorError
-from estimators.sweep import MAX_VARIANTS, from_spec, sweep_values, variant_spec
+from ackreplay.cli.main import app
+from ackreplay.core.scoring import build_estimators, parse_params
+from ackreplay.estimators import EstimatorError
+from ackreplay.estimators.sweep import MAX_VARIANTS, from_spec, sweep_values, variant_spec
 from tests.conftest import ROOT
 from tests.service.harness import client, configured, upload, wait_run
 from tests.valuecompare import differences
