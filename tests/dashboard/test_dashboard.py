@@ -482,3 +482,22 @@ def test_nothing_overflows_at_desktop_and_phone_widths(server, browser, width):
         if width == 390 and "flows/" in path:
             shot(page, "dashboard-flow-phone.png", "section:has(#congestion)")
     context.close()
+
+
+def test_the_compare_page_ranks_the_variants_of_a_sweep(server, page):
+    """A run that sweeps RE's τ (issue #25): the compare page's board has a column per variant, re[tau=…]."""
+    cid, _ = _default_run(server, SAMPLE)
+    r = httpx.post(f"{server}/api/v1/runs", json={"captures": [cid], "estimators": [
+        "be", {"name": "re", "parameters": {"tau": [0.25, 0.5, 1, 2, 4]}}]}, timeout=30)
+    assert r.status_code == 202, r.text
+    run_id = r.json()["run_id"]
+    for _ in range(600):
+        if httpx.get(f"{server}/api/v1/runs/{run_id}").json()["status"] in ("succeeded", "failed"):
+            break
+        time.sleep(0.3)
+    page.goto(f"{server}/dashboard/#/compare?runs={run_id}")
+    board = page.locator("#leaderboard")
+    for name in ("be", "re[tau=0.25]", "re[tau=0.5]", "re[tau=1.0]", "re[tau=2.0]", "re[tau=4.0]"):
+        expect(board.locator("thead th", has_text=name)).to_have_count(1)
+    expect(board.locator("td.best").first).to_be_visible()
+    shot(page, "dashboard-compare-sweep.png")

@@ -82,6 +82,11 @@ def test_a_sweep_through_the_api(tmp_path: Path) -> None:
         assert run["estimators"][2]["estimator"] == "re" and "estimator" not in run["estimators"][0]
         rows = api.get(f"/api/v1/runs/{run['id']}/scores", params={"estimator": "re[tau=0.5]"}).json()["items"]
         assert rows and all(r["parameters"]["tau"] == 0.5 for r in rows)
+        # the board behind the dashboard's compare page ranks the variants side by side
+        board = api.get("/api/v1/leaderboard", params={"runs": run["id"]}).json()
+        assert set(board["estimators"]) == {e["name"] for e in run["estimators"]}
+        ranks = {n: board["scores"]["mean_abs_rel_error"]["estimators"][n]["rank"] for n in board["estimators"]}
+        assert sorted(ranks.values()) == [1, 2, 3, 4, 5, 6]
         bad = api.post("/api/v1/runs", json={"captures": [cid], "estimators": [
             {"name": "re", "parameters": {"tau": "0:1000:1"}}]})
         assert bad.status_code == 422 and bad.json()["error"] == "too_many_variants"
