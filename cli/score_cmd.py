@@ -179,6 +179,7 @@ def legend_text(width: int) -> str:
 def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
     from core.scoring import capture_document
     from estimators.diagnostics import explain
+    from estimators.path import path_line
     from estimators.replay import NOT_SELECTED
 
     d = capture_document(sc)
@@ -196,6 +197,8 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
                            f"{1e3 * (f['rttmin_s'] or 0):.1f} ms, {f['loss_events']} loss events, vantage "
                            f"{vantage_label(f)}", wide))
         lines.append(score_table(f["scores"], with_truth, width))
+        if f.get("path"):
+            lines.append(_wrap(f"  path: {path_line(f['path'])}", wide, "        "))
         if f.get("diagnostics"):
             lines += [_wrap(f"  why: {line}", wide, "       ") for line in explain(f["diagnostics"], f["scores"])]
     if small and not all_flows:
@@ -205,6 +208,9 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
     if skipped:
         lines.append(_wrap("not replayed: " + "; ".join(f"flow {f['flow_id']} ({f['skipped_reason']})"
                                                        for f in skipped), wide))
+    for g in d.get("path_groups") or []:
+        lines.append(_wrap(f"shared bottleneck, flows {', '.join(map(str, g['flows']))}: path: {path_line(g['path'])}",
+                           wide, "  "))
     fair = d["scores"].get("fairness", {})
     if fair.get("goodput") is not None:
         lines.append(_wrap("Jain's fairness over bulk flows: goodput " + f"{fair['goodput']:.3f}; estimates "

@@ -188,6 +188,7 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         doc["scores"] = fr.scores if fr is not None else {}
         doc["score_window_rel_s"] = list(fr.window) if fr is not None else None
         doc["diagnostics"] = fr.diagnostics if fr is not None else None
+        doc["path"] = fr.path if fr is not None else None
         flows.append(doc)
     return {
         "file": str(sc.path),
@@ -196,6 +197,7 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         "truth_source": sc.truth_source,
         "flows": flows,
         "scores": sc.replay.scores,
+        "path_groups": sc.replay.path_groups,
     }
 
 
