@@ -13,6 +13,7 @@ import typer
 from cli.compare_cmd import compare
 from cli.graph_cmd import graph
 from cli.ingest_cmds import acks, flows
+from cli.model_cmd import model
 from cli.report_cmd import report
 from cli.score_cmd import score
 from cli.service_cmds import migrate, quota_app, serve, token_app, worker
@@ -55,6 +56,7 @@ app.command()(warmup)
 app.command()(report)
 app.command()(graph)
 app.command()(compare)
+app.command()(model)
 app.add_typer(token_app, name="token")
 app.add_typer(quota_app, name="quota")
 

@@ -189,6 +189,7 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         doc["score_window_rel_s"] = list(fr.window) if fr is not None else None
         doc["diagnostics"] = fr.diagnostics if fr is not None else None
         doc["path"] = fr.path if fr is not None else None
+        doc["path_models"] = path_models(fr.path) if fr is not None and fr.path else None
         flows.append(doc)
     return {
         "file": str(sc.path),
@@ -199,6 +200,19 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         "scores": sc.replay.scores,
         "path_groups": sc.replay.path_groups,
     }
+
+
+def path_models(path: dict[str, Any]) -> dict[str, Any] | None:
+    """What the seeds' models predict on a flow's path (§9, ``estimators.models``): seed 004's decrease
+    factor, busy-link verdict and single-flow utilisation per decision rule, and seed 002's NewReno/Westwood+
+    shares at its buffer/BDP (with and without the floor-half fix); None when the path lacks a figure."""
+    from estimators.models import PathModel, seed002_shares, seed004
+
+    c, rtt, over = path.get("capacity_bps"), path.get("base_rtt_s"), path.get("buffer_over_bdp")
+    if not c or not rtt or over is None:
+        return None
+    return {"seed004": seed004(PathModel.of(c, rtt, over)), "seed002": seed002_shares(over),
+            "seed002_floor_half": seed002_shares(over, floor_half=True)}
 
 
 def document(scored: Sequence[ScoredCapture], estimators: Sequence[Estimator]) -> dict[str, Any]:

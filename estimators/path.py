@@ -107,7 +107,8 @@ class LinkInfo:
     def of(summary: Any) -> LinkInfo:
         """From an ingest ``FlowSummary`` or its dict."""
         get = summary.get if isinstance(summary, Mapping) else (lambda k: getattr(summary, k, None))
-        ipv6 = ":" in str(get("sender") or "")
+        sender = str(get("sender") or "")
+        ipv6 = sender.startswith("[") or sender.count(":") > 1  # "10.0.0.1:80" is IPv4 with its port
         return LinkInfo(str(get("vantage") or "sender"), int(get("mss") or 0),
                         wire_overhead(ipv6, bool(get("timestamps"))), float(get("delivery_rate_bps") or 0.0),
                         int(get("data_segments") or 0), get("confidence"),
