@@ -174,9 +174,11 @@ class GraphOut(BaseModel):
     rates: dict[str, XY] = Field(description="achieved, truth (when known) and each estimator (bit/s)")
     clipped: dict[str, XY] = Field(description="per estimator, the drawn points above y_top")
     y_top: float | None = Field(description="the rate panel's top (bit/s): 2 × the larger of the achieved "
-                                            "rate's 99th percentile, the truth and the dispersion capacity")
-    capacity_bps: float | None
+                                            "rate's 99th percentile, the truth and the path's capacity")
+    capacity_bps: float | None = Field(description="the path's capacity (packet-pair dispersion mode, §9)")
     rtt: dict[str, XY] = Field(description="samples, srtt and rttmin (ms)")
+    queue: dict[str, Any] | None = Field(None, description="queue ({t, y}: (RTT − RTTmin)·capacity, bytes) and "
+                                         "buffer_bytes (the path's inferred buffer); null without a capacity")
     episodes: list[EpisodeOut]
 
 

@@ -188,9 +188,10 @@ def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: in
         series = store.read_parquet(result.series_key, pl.col("flow_id") == flow_id).drop("flow_id")
         rows = decisions(session, run, capture_id, flow_id)
         dec = pl.DataFrame(rows, schema=DECISION_SCHEMA) if rows else pl.DataFrame(schema=DECISION_SCHEMA)
-        capacity = diagnostics(session, run, capture_id, flow_id).get("dispersion_capacity_bps")
+        stored = _stored_diagnostics(session, run, capture_id, flow_id)
         return CongestionSource.build(flow_id, int(flow.summary["mss"]), tables["acks"], tables["segments"],
-                                      tables["episodes"], series, dec, capacity)
+                                      tables["episodes"], series, dec, stored.get("dispersion_capacity_bps"),
+                                      (stored.get("path") or {}).get("buffer_bytes"))
 
     return _graphs.get((run.id, capture_id, flow_id), build).window(t0, t1, px)
 
