@@ -205,14 +205,19 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
 def path_models(path: dict[str, Any]) -> dict[str, Any] | None:
     """What the seeds' models predict on a flow's path (§9, ``estimators.models``): seed 004's decrease
     factor, busy-link verdict and single-flow utilisation per decision rule, and seed 002's NewReno/Westwood+
-    shares at its buffer/BDP (with and without the floor-half fix); None when the path lacks a figure."""
-    from estimators.models import PathModel, seed002_shares, seed004
+    shares at its buffer/BDP (with and without the floor-half fix) and over a range of buffer/BDP around it
+    (``seed002_curve``: the dashboard draws it); None when the path lacks a figure."""
+    from estimators.models import PathModel, seed002_curve, seed002_shares, seed004
 
     c, rtt, over = path.get("capacity_bps"), path.get("base_rtt_s"), path.get("buffer_over_bdp")
     if not c or not rtt or over is None:
         return None
+    hi = max(8.0, 2.0 * over)
+    curve = [{"buffer_over_bdp": p["buffer_over_bdp"], "newreno": p["newreno"], "westwood_plus": p["westwood_plus"],
+              "westwood_plus_floor_half": f["westwood_plus"]}
+             for p, f in zip(seed002_curve(0.05, hi, 25), seed002_curve(0.05, hi, 25, floor_half=True), strict=True)]
     return {"seed004": seed004(PathModel.of(c, rtt, over)), "seed002": seed002_shares(over),
-            "seed002_floor_half": seed002_shares(over, floor_half=True)}
+            "seed002_floor_half": seed002_shares(over, floor_half=True), "seed002_curve": curve}
 
 
 def document(scored: Sequence[ScoredCapture], estimators: Sequence[Estimator]) -> dict[str, Any]:
