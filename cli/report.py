@@ -77,22 +77,35 @@ def seed002_figure(buffer_over_bdp: float, measured: dict[str, float] | None = N
     return fig
 
 
+def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A small HTML table (cells escaped)."""
+    cells = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return "<table class='path'><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + f"</tr>{cells}</table>"
+
+
 def path_html(path: dict[str, Any], models: dict[str, Any] | None, title: str = "path") -> str:
-    """The §9 path: each figure with its evidence, seed 004's verdict and single-flow utilisation per rule, and
-    seed 002's curve with this path's buffer/BDP."""
+    """The §9 path: each figure with its evidence, seed 004's verdict and single-flow utilisation per rule, the
+    same rule for every replayed decision at the flow's losses, and seed 002's curve with this path's
+    buffer/BDP."""
     from estimators.path import path_line
 
-    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(path.get(k)))}</td>"
-                   f"<td>{html.escape(v)}</td></tr>" for k, v in (path.get("evidence") or {}).items())
+    def link(v: dict[str, Any]) -> str:
+        return "busy" if v["busy_link"] else "idles"
+
+    evidence = (path.get("evidence") or {}).items()
     out = [f"<p><strong>{html.escape(title)}:</strong> {html.escape(path_line(path))}</p>",
-           f"<table class='path'><tr><th>figure</th><th>value</th><th>evidence</th></tr>{rows}</table>"]
+           _table(("figure", "value", "evidence"), [(k, path.get(k), v) for k, v in evidence])]
     if models:
-        verdicts = "".join(f"<tr><td>{html.escape(n)}</td><td>{v['decrease']:.3f}</td>"
-                           f"<td>{'busy' if v['busy_link'] else 'idles'}</td><td>{v['utilisation']:.3f}</td></tr>"
-                           for n, v in models["seed004"].items())
         out.append("<p>Seed 004 on this path (one flow): decrease factor b, the rule B ≥ b/(1−b)·BDP, and the "
-                   "utilisation of the single-flow model.</p><table class='path'><tr><th>rule</th><th>b</th>"
-                   f"<th>link</th><th>utilisation</th></tr>{verdicts}</table>")
+                   "utilisation of the single-flow model.</p>")
+        out.append(_table(("rule", "b", "link", "utilisation"), [(n, f"{v['decrease']:.3f}", link(v),
+                                                                  f"{v['utilisation']:.3f}")
+                                                                 for n, v in models["seed004"].items()]))
+        if models.get("replayed"):
+            out.append("<p>Seed 004's rule for each replayed decision at this flow's losses (b = median of "
+                       "1 − ssthresh/w; real_sender: what the captured sender did).</p>")
+            out.append(_table(("rule", "b", "losses", "link"), [(n, f"{v['decrease']:.3f}", v["losses"], link(v))
+                                                               for n, v in models["replayed"].items()]))
         out.append(seed002_figure(float(path["buffer_over_bdp"])).to_html(full_html=False, include_plotlyjs=False))
     return "".join(out)
 
@@ -148,7 +161,7 @@ def render(scored: Sequence[ScoredCapture]) -> str:
             if why:
                 parts.append("<ul class='why'>" + "".join(f"<li>{html.escape(w)}</li>" for w in why) + "</ul>")
             if fr.path:
-                parts.append(path_html(fr.path, path_models(fr.path)))
+                parts.append(path_html(fr.path, path_models(fr.path, fr.decision_rows)))
         for g in sc.replay.path_groups:
             parts.append(path_html(g["path"], path_models(g["path"]),
                                    f"shared bottleneck of flows {', '.join(map(str, g['flows']))}"))

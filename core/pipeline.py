@@ -285,9 +285,9 @@ def replay_task(task_id: str) -> None:
                              bulk_flow_ids([_Summary(flows[fid]) for fid in task.flow_ids], truth))
         group_of = {fid: g for g in groups for fid in g["flows"]}
         for rep in reps:
+            models = path_models(rep.path, rep.decision_rows) if rep.path else None
             diagnostic_rows.append({"run_id": run.id, "capture_id": cap.id, "flow_id": rep.flow_id, "data": jsonable({
-                **rep.diagnostics, "path": rep.path, "path_models": path_models(rep.path) if rep.path else None,
-                "path_group": group_of.get(rep.flow_id)})})
+                **rep.diagnostics, "path": rep.path, "path_models": models, "path_group": group_of.get(rep.flow_id)})})
         if series_parts:
             store.write_parquet(series_key, pl.concat(series_parts, how="diagonal"))
         if result_rows:

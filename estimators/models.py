@@ -25,7 +25,7 @@ Lambert's W (Corless et al. 1996) is computed here by Halley's iteration (scipy 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,8 +215,8 @@ def single_flow_utilisation(rule: Rule, path: PathModel, losses: int = 40) -> fl
 
 def busy_link(decrease: float, buffer_over_bdp: float) -> bool:
     """Seed 004's rule: one flow whose window falls by ``decrease`` (b) keeps the link busy iff
-    ``B ≥ b/(1−b)·BDP``."""
-    return decrease < 1.0 and buffer_over_bdp >= decrease / (1.0 - decrease) - 1e-12
+    ``B ≥ b/(1−b)·BDP`` (a rule that does not decrease, b ≤ 0, always does)."""
+    return decrease <= 0.0 or (decrease < 1.0 and buffer_over_bdp >= decrease / (1.0 - decrease) - 1e-12)
 
 
 #: Each rule's decrease factor b at a loss on a path (its window at the overflow: BDP + B).
@@ -293,4 +293,31 @@ def seed002_curve(lo: float = 0.05, hi: float = 8.0, points: int = 25, floor_hal
     for i in range(points):
         x = lo * (hi / lo) ** (i / max(points - 1, 1))
         out.append({"buffer_over_bdp": x, **seed002_shares(x, floor_half)})
+    return out
+
+
+def replayed_verdicts(decision_rows: Sequence[Mapping[str, Any]], buffer_over_bdp: float) -> dict[str, dict[str, Any]]:
+    """Seed 004's rule for every replayed decision rule on this path: per estimator (the Westwood family,
+    NewReno, and any decision-only rule replay adds, by its name), its decrease factor at this flow's losses —
+    the median of ``1 − ssthresh/w`` with w the real sender's flight at the loss — and whether one flow backing
+    off so keeps the link busy (``B ≥ b/(1−b)·BDP``); ``real_sender``: the same for what the captured sender
+    did (its flight one smoothed RTT after the loss)."""
+    by: dict[str, list[float]] = {}
+    real: dict[int, float] = {}
+    for r in decision_rows:
+        w = r.get("flight_before_bytes")
+        if not w or w <= 0:
+            continue
+        ss = r.get("ssthresh_bytes")
+        if ss is not None:
+            by.setdefault(str(r["estimator"]), []).append(1.0 - float(ss) / float(w))
+        after = r.get("flight_after_srtt_bytes")
+        if after is not None:
+            real[int(r["episode"])] = 1.0 - float(after) / float(w)
+    if real:
+        by["real_sender"] = list(real.values())
+    out: dict[str, dict[str, Any]] = {}
+    for name, bs in by.items():
+        b = sorted(bs)[len(bs) // 2] if len(bs) % 2 else (sorted(bs)[len(bs) // 2 - 1] + sorted(bs)[len(bs) // 2]) / 2
+        out[name] = {"decrease": b, "losses": len(bs), "busy_link": busy_link(b, buffer_over_bdp)}
     return out

@@ -12,6 +12,7 @@ from estimators.models import (
     PathModel,
     busy_link,
     lambert_w,
+    replayed_verdicts,
     rules,
     seed002_curve,
     seed002_shares,
@@ -83,3 +84,26 @@ def test_seed_002_statements():
     assert seed002_shares(100)["ratio"] == pytest.approx(1 / 3, rel=0.05)
     ratios = [p["ratio"] for p in seed002_curve(0.05, 50, 15)]
     assert all(a > b for a, b in itertools.pairwise(ratios))  # Westwood+'s share falls as the buffer grows
+
+
+def test_the_rule_for_the_replayed_decisions():
+    """Each replayed rule's decrease factor is the median of 1 − ssthresh/w over the flow's losses (rows
+    without an ssthresh or a flight are skipped); the real sender's from its flight one srtt later, once per
+    loss event."""
+    rows = [
+        {"episode": 0, "estimator": "newreno", "ssthresh_bytes": 50.0, "flight_before_bytes": 100,
+         "flight_after_srtt_bytes": 70},
+        {"episode": 0, "estimator": "stcp", "ssthresh_bytes": 87.5, "flight_before_bytes": 100,
+         "flight_after_srtt_bytes": 70},
+        {"episode": 1, "estimator": "newreno", "ssthresh_bytes": 60.0, "flight_before_bytes": 120,
+         "flight_after_srtt_bytes": 84},
+        {"episode": 1, "estimator": "stcp", "ssthresh_bytes": None, "flight_before_bytes": 120,
+         "flight_after_srtt_bytes": 84},
+        {"episode": 2, "estimator": "newreno", "ssthresh_bytes": 10.0, "flight_before_bytes": 0,
+         "flight_after_srtt_bytes": 5},
+    ]
+    v = replayed_verdicts(rows, 0.5)
+    assert v["newreno"] == {"decrease": 0.5, "losses": 2, "busy_link": False}
+    assert v["stcp"] == {"decrease": 0.125, "losses": 1, "busy_link": True}
+    assert v["real_sender"]["decrease"] == pytest.approx(0.3) and v["real_sender"]["losses"] == 2
+    assert replayed_verdicts([], 1.0) == {}

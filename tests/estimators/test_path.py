@@ -164,6 +164,11 @@ def test_the_score_document_and_graph_carry_the_path():
     assert models["seed004"]["cubic"]["busy_link"]
     assert models["seed004"]["newreno"]["busy_link"] == (path["buffer_over_bdp"] >= 1.0)
     assert models["seed002"]["ratio"] == pytest.approx(1.0, abs=0.05)
+    # the replayed rules at this flow's losses: NewReno halves; the captured CUBIC sender backed off by ~0.3
+    replayed = models["replayed"]
+    assert replayed["newreno"]["decrease"] == pytest.approx(0.5) and replayed["newreno"]["losses"] == 9
+    assert replayed["real_sender"]["decrease"] == pytest.approx(0.3, abs=0.05) and replayed["real_sender"]["busy_link"]
+    assert set(replayed) == {"be", "newreno", "real_sender"}
     assert doc["path_groups"] == []
     fr = next(f for f in sc.replay.flows if f.flow_id == 2)
     graph = source_for(sc.ingest, fr, 2).window(px=400)

@@ -148,6 +148,8 @@ export function pathCard(doc) {
   const models = doc.path_models;
   const s4 = models ? html`<h3>Seed 004 on this path (one flow)</h3><p class="muted">A flow whose window falls by b at a loss keeps the link busy iff B ≥ b/(1−b)·BDP; the utilisation is the single-flow model's.</p>
     <div class="table-wrap"><table id="seed004"><thead><tr><th>algorithm</th><th>b</th><th>link</th><th>utilisation</th></tr></thead><tbody>${Object.entries(models.seed004).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.busy_link ? "busy" : "idles"}</td><td>${num(v.utilisation, 3)}</td></tr>`)}</tbody></table></div>
+    ${Object.keys(models.replayed || {}).length ? html`<p class="muted">The same rule for each replayed decision at this flow's losses (b = median of 1 − ssthresh/w; real_sender: what the captured sender did):</p>
+    <div class="table-wrap"><table id="seed004-replayed"><thead><tr><th>rule</th><th>b</th><th>losses</th><th>link</th></tr></thead><tbody>${Object.entries(models.replayed).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.losses}</td><td>${v.busy_link ? "busy" : "idles"}</td></tr>`)}</tbody></table></div>` : ""}
     <h3>Seed 002: NewReno and Westwood+ sharing this bottleneck</h3><p class="muted">At ${num(p.buffer_over_bdp, 2)}×BDP: NewReno ${num(models.seed002.newreno, 3)}, Westwood+ ${num(models.seed002.westwood_plus, 3)} of the capacity; with the floor-half fix ${num(models.seed002_floor_half.newreno, 3)} / ${num(models.seed002_floor_half.westwood_plus, 3)}.</p>
     <div id="seed002" class="plot" role="img" aria-label="seed 002 shares over buffer/BDP"></div>`
     : html`<p class="muted">No model on this path: it needs the capacity, base RTT and buffer/BDP.</p>`;
