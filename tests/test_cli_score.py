@@ -215,6 +215,11 @@ def test_graph_writes_png_svg_and_pdf_and_names_bad_requests(tmp_path):
     assert code == 4 and "flow 7: no such flow" in err and not (tmp_path / "none.png").exists()
     code, _, err = run("graph", SAMPLE, "-o", tmp_path / "g.txt")
     assert code == 2 and "bad_format" in err
+    # the queue panel (#24): (RTT − RTTmin)·C with the path's capacity, and the inferred buffer when known
+    code, _, _ = run("graph", SHARED / "generated" / "s08_cubic_1f_2M_rtt200_buf1bdp.pcap", "-o", tmp_path / "q.svg",
+                     "-e", "newreno")
+    svg = (tmp_path / "q.svg").read_text()
+    assert code == 0 and "queue (bytes)" in svg and "inferred buffer" in svg and "capacity (packet pairs)" in svg
 
 
 def _cli_env(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
