@@ -25,6 +25,7 @@ from plotly.offline import get_plotlyjs
 from cli.score_table import score_table
 from core.scoring import ScoredCapture, path_models
 from estimators.diagnostics import explain
+from estimators.path import group_line
 from estimators.replay import FlowReplay
 from graphs.congestion import source_for
 
@@ -163,8 +164,9 @@ def render(scored: Sequence[ScoredCapture]) -> str:
             if fr.path:
                 parts.append(path_html(fr.path, path_models(fr.path, fr.decision_rows)))
         for g in sc.replay.path_groups:
-            parts.append(path_html(g["path"], path_models(g["path"]),
-                                   f"shared bottleneck of flows {', '.join(map(str, g['flows']))}"))
+            title = "shared bottleneck of flows " + ", ".join(map(str, g["flows"]))
+            parts.append(path_html(g["path"], path_models(g["path"]), title))
+            parts.append(f"<p>{html.escape(group_line(g))}</p>")
         if small:
             parts.append(f"<p>Flows under {min_bytes} bytes (replayed; scores in scores.json/csv): "
                          f"{', '.join(small)}</p>")

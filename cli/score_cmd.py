@@ -179,7 +179,7 @@ def legend_text(width: int) -> str:
 def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
     from core.scoring import capture_document
     from estimators.diagnostics import explain
-    from estimators.path import path_line
+    from estimators.path import group_line, path_line
     from estimators.replay import NOT_SELECTED
 
     d = capture_document(sc)
@@ -209,8 +209,7 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
         lines.append(_wrap("not replayed: " + "; ".join(f"flow {f['flow_id']} ({f['skipped_reason']})"
                                                        for f in skipped), wide))
     for g in d.get("path_groups") or []:
-        lines.append(_wrap(f"shared bottleneck, flows {', '.join(map(str, g['flows']))}: path: {path_line(g['path'])}",
-                           wide, "  "))
+        lines.append(_wrap(f"shared bottleneck, flows {', '.join(map(str, g['flows']))}: {group_line(g)}", wide, "  "))
     fair = d["scores"].get("fairness", {})
     if fair.get("goodput") is not None:
         lines.append(_wrap("Jain's fairness over bulk flows: goodput " + f"{fair['goodput']:.3f}; estimates "

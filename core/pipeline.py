@@ -189,6 +189,7 @@ class _PathSummary:
         self.receiver = str(summary.get("receiver", ""))
         self.start_t = float(summary.get("start_t") or 0.0)
         self.end_t = float(summary.get("end_t") or 0.0)
+        self.delivery_rate_bps = float(summary.get("delivery_rate_bps") or 0.0)
 
 
 def _flows(session: Session, capture_id: str) -> list[Flow]:

@@ -321,3 +321,65 @@ def replayed_verdicts(decision_rows: Sequence[Mapping[str, Any]], buffer_over_bd
         b = sorted(bs)[len(bs) // 2] if len(bs) % 2 else (sorted(bs)[len(bs) // 2 - 1] + sorted(bs)[len(bs) // 2]) / 2
         out[name] = {"decrease": b, "losses": len(bs), "busy_link": busy_link(b, buffer_over_bdp)}
     return out
+
+
+#: A sender whose window falls by a factor in this range at its losses behaves as NewReno (b = ½).
+NEWRENO_LIKE = (0.4, 0.6)
+#: A sender whose window after a loss lies within this ratio of its rate × RTTmin behaves as Westwood+.
+WESTWOOD_LIKE = (0.8, 1.25)
+
+
+def sender_behaviour(decision_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """How the captured sender backed off at its losses, from the replay's decision rows (one per event):
+    ``decrease`` (median 1 − flight one srtt after / flight before), ``pipe_ratio`` (median flight after /
+    (achieved rate × RTTmin), the Westwood+ target) and ``kind``: ``westwood_plus`` when the window lands on
+    the pipe — the median ratio within :data:`WESTWOOD_LIKE` — and more steadily than on a fixed fraction of
+    the window (the relative spread of after/pipe below that of after/w: a constant-factor sender such as
+    CUBIC can land near the pipe on average, but its after/w is what stays put); else ``newreno`` (b within
+    :data:`NEWRENO_LIKE`); else ``other``; ``unknown`` without losses."""
+    by_event: dict[int, tuple[float, float | None]] = {}
+    for r in decision_rows:
+        w, after = r.get("flight_before_bytes"), r.get("flight_after_srtt_bytes")
+        if w and w > 0 and after is not None:
+            ideal = r.get("ideal_bytes")
+            by_event[int(r["episode"])] = (after / w, after / ideal if ideal else None)
+    if not by_event:
+        return {"kind": "unknown", "decrease": None, "pipe_ratio": None, "losses": 0}
+    kept = [v[0] for v in by_event.values()]
+    b = 1.0 - _median(kept)
+    ratios = [v[1] for v in by_event.values() if v[1] is not None]
+    pipe = _median(ratios) if ratios else None
+    steadier = bool(ratios) and _spread(ratios) < _spread(kept)
+    kind = ("westwood_plus" if pipe is not None and WESTWOOD_LIKE[0] <= pipe <= WESTWOOD_LIKE[1] and steadier else
+            "newreno" if NEWRENO_LIKE[0] <= b <= NEWRENO_LIKE[1] else "other")
+    return {"kind": kind, "decrease": b, "pipe_ratio": pipe, "losses": len(by_event)}
+
+
+def _spread(xs: Sequence[float]) -> float:
+    """Interquartile range over the median (inf for a median of 0)."""
+    s = sorted(xs)
+    q1, q3, mid = s[len(s) // 4], s[(3 * len(s)) // 4], _median(s)
+    return (q3 - q1) / mid if mid > 0 else math.inf
+
+
+def _median(xs: Sequence[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def measured_shares(members: Sequence[Mapping[str, Any]], capacity_bps: float | None,
+                    buffer_over_bdp: float | None) -> dict[str, Any] | None:
+    """Seed 002 beside the measurement, for a group of flows sharing a bottleneck that holds a NewReno-like
+    and a Westwood+-like sender (``members``: ``flow_id``, ``kind``, ``rate_bps`` — its wire rate while
+    delivering): each kind's measured share of the capacity (summed over its flows) and the model's at the
+    path's buffer/BDP; None when the group lacks either kind or a figure."""
+    kinds = {m["kind"] for m in members}
+    if not {"newreno", "westwood_plus"} <= kinds or not capacity_bps or buffer_over_bdp is None:
+        return None
+    measured = {k: sum(m["rate_bps"] for m in members if m["kind"] == k) / capacity_bps
+                for k in ("newreno", "westwood_plus")}
+    model = seed002_shares(buffer_over_bdp)
+    return {"measured": measured, "model": {k: model[k] for k in ("newreno", "westwood_plus")},
+            "model_floor_half": {k: v for k, v in seed002_shares(buffer_over_bdp, floor_half=True).items()
+                                 if k in ("newreno", "westwood_plus")}}

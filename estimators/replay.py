@@ -19,6 +19,7 @@ from estimators import __version__
 from estimators.base import TIMEOUT, Decision, Estimator, LossContext
 from estimators.diagnostics import loss_classes, series_diagnostics
 from estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
+from estimators.models import measured_shares, sender_behaviour
 from estimators.newreno import newreno_ssthresh_segments
 from estimators.parallel import run_jobs
 from estimators.path import LinkInfo, PathParts, bottleneck_groups, flow_parts, infer, merge_parts
@@ -216,7 +217,10 @@ def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk:
                 ) -> list[dict[str, Any]]:
     """Pool the path evidence of the replayed bulk flows (§4: control connections are no competitors) that
     share a bottleneck (``estimators.path.bottleneck_groups``): each member's ``path`` takes the group's
-    capacity and base RTT; returns one entry per group of two flows or more, with the group's own ``path``."""
+    capacity and base RTT; returns one entry per group of two flows or more, with the group's own ``path``, its
+    ``members`` (each sender's backoff as the capture shows it, ``estimators.models.sender_behaviour``, and its
+    wire rate) and, where a NewReno-like and a Westwood+-like sender share it, seed 002's shares beside the
+    measured ones (``seed002``, else None)."""
     wanted = set(bulk)
     have = {f.flow_id: f for f in flows if f.path_parts is not None and f.flow_id in wanted}
     groups = bottleneck_groups([(fid, summaries[fid].sender, summaries[fid].receiver, summaries[fid].start_t,
@@ -230,7 +234,15 @@ def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk:
             fr = have[fid]
             fr.path = infer(fr.path_parts, pooled)  # type: ignore[arg-type]
             set_capacity(fr.diagnostics, fr.path, pooled.source)
-        out.append({"flows": g, "path": infer(pooled)})
+        path = infer(pooled)
+        members = []
+        for fid in g:
+            s = summaries[fid]
+            wire = have[fid].path_parts.wire_mss / max(have[fid].path_parts.mss, 1)  # type: ignore[union-attr]
+            members.append({"flow_id": fid, **sender_behaviour(have[fid].decision_rows),
+                            "rate_bps": float(getattr(s, "delivery_rate_bps", 0.0) or 0.0) * wire})
+        out.append({"flows": g, "path": path, "members": members,
+                    "seed002": measured_shares(members, path["capacity_bps"], path["buffer_over_bdp"])})
     return out
 
 

@@ -477,6 +477,7 @@ def test_the_path_card_and_the_queue_panel(server, page):
     expect(page.locator("#path-figures")).to_contain_text("packet-pair dispersion mode (pathrate)")
     expect(page.locator("#path-figures")).to_contain_text("Mbit/s")
     expect(page.locator("#path-group")).to_contain_text("Shares its bottleneck with flows")
+    expect(page.locator("#path-group")).to_contain_text("newreno (b 0.50)")
     expect(page.locator("#seed004 tbody tr")).to_have_count(7)
     expect(page.locator("#seed004-replayed")).to_contain_text("real_sender")
     page.wait_for_selector("#seed002 .main-svg", timeout=30_000)

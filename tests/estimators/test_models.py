@@ -12,11 +12,13 @@ from estimators.models import (
     PathModel,
     busy_link,
     lambert_w,
+    measured_shares,
     replayed_verdicts,
     rules,
     seed002_curve,
     seed002_shares,
     seed004,
+    sender_behaviour,
     single_flow_utilisation,
 )
 
@@ -107,3 +109,27 @@ def test_the_rule_for_the_replayed_decisions():
     assert v["stcp"] == {"decrease": 0.125, "losses": 1, "busy_link": True}
     assert v["real_sender"]["decrease"] == pytest.approx(0.3) and v["real_sender"]["losses"] == 2
     assert replayed_verdicts([], 1.0) == {}
+
+
+def test_sender_behaviour_and_measured_shares():
+    """A sender that halves is NewReno-like; one whose window lands on the pipe (rate × RTTmin) whatever its
+    window was is Westwood+-like; a constant-factor one (CUBIC, 0.7·w) that lands near the pipe on average is
+    neither. A group with both kinds gets seed 002's shares beside the measured ones."""
+    def rows(pairs):
+        return [{"episode": i, "estimator": "newreno", "flight_before_bytes": w, "flight_after_srtt_bytes": a,
+                 "ideal_bytes": p} for i, (w, a, p) in enumerate(pairs)]
+
+    halves = rows([(100, 50, 60), (140, 70, 60), (80, 40, 60)])
+    westwood = rows([(100, 61, 60), (140, 59, 60), (90, 60.5, 60), (120, 60, 60)])
+    cubic = rows([(100, 70, 75), (80, 56, 60), (120, 84, 70), (90, 63, 50)])
+    assert sender_behaviour(halves)["kind"] == "newreno" and sender_behaviour(halves)["decrease"] == 0.5
+    assert sender_behaviour(westwood)["kind"] == "westwood_plus"
+    assert sender_behaviour(cubic)["kind"] == "other" and sender_behaviour(cubic)["decrease"] == pytest.approx(0.3)
+    assert sender_behaviour([])["kind"] == "unknown"
+    members = [{"flow_id": 1, "kind": "newreno", "rate_bps": 6e6}, {"flow_id": 2, "kind": "westwood_plus",
+                                                                     "rate_bps": 4e6}]
+    s = measured_shares(members, 10e6, 2.0)
+    assert s["measured"] == {"newreno": pytest.approx(0.6), "westwood_plus": pytest.approx(0.4)}
+    assert s["model"]["newreno"] == pytest.approx(seed002_shares(2.0)["newreno"])
+    assert s["model_floor_half"]["newreno"] == pytest.approx(0.5)
+    assert measured_shares(members[:1], 10e6, 2.0) is None and measured_shares(members, 10e6, None) is None

@@ -175,3 +175,17 @@ def test_the_score_document_and_graph_carry_the_path():
     queue = [y for y in graph["queue"]["queue"]["y"] if y is not None]
     assert graph["queue"]["buffer_bytes"] == pytest.approx(path["buffer_bytes"])
     assert max(queue) == pytest.approx(path["buffer_bytes"], rel=0.25) and min(queue) >= 0
+
+
+def test_the_senders_sharing_a_bottleneck_are_told_apart(tmp_path):
+    """s09 (Reno and CUBIC on one 10 Mbit/s link): the group names each sender's backoff — Reno halves,
+    CUBIC keeps 0.7 — and, holding no Westwood+-like sender, gives no seed 002 comparison."""
+    capture = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
+    if not capture.exists():
+        pytest.skip("shared captures not present")
+    _, groups = path_of(capture, tmp_path)
+    (g,) = groups
+    kinds = {m["flow_id"]: m for m in g["members"]}
+    assert kinds[4]["kind"] == "newreno" and kinds[4]["decrease"] == pytest.approx(0.5, abs=0.05)
+    assert kinds[5]["kind"] == "other" and kinds[5]["decrease"] == pytest.approx(0.3, abs=0.05)
+    assert g["seed002"] is None

@@ -144,7 +144,10 @@ function pathValue(key, v) {
 export function pathCard(doc) {
   const p = doc.path;
   if (!p) return "";
-  const group = doc.path_group ? html`<p class="muted" id="path-group">Shares its bottleneck with flows ${doc.path_group.flows.join(", ")}: capacity and base RTT are the group's.</p>` : "";
+  const g = doc.path_group;
+  const senders = g && g.members ? g.members.map((m) => `${m.flow_id} ${m.kind}${m.decrease != null ? ` (b ${num(m.decrease, 2)})` : ""}`).join(", ") : "";
+  const shares = g && g.seed002 ? html` Seed 002 at this buffer/BDP: NewReno ${num(g.seed002.model.newreno, 2)}, Westwood+ ${num(g.seed002.model.westwood_plus, 2)} of the capacity; measured ${num(g.seed002.measured.newreno, 2)}, ${num(g.seed002.measured.westwood_plus, 2)}.` : "";
+  const group = g ? html`<p class="muted" id="path-group">Shares its bottleneck with flows ${g.flows.join(", ")}: capacity and base RTT are the group's. Senders: ${senders}.${shares}</p>` : "";
   const models = doc.path_models;
   const s4 = models ? html`<h3>Seed 004 on this path (one flow)</h3><p class="muted">A flow whose window falls by b at a loss keeps the link busy iff B ≥ b/(1−b)·BDP; the utilisation is the single-flow model's.</p>
     <div class="table-wrap"><table id="seed004"><thead><tr><th>algorithm</th><th>b</th><th>link</th><th>utilisation</th></tr></thead><tbody>${Object.entries(models.seed004).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.busy_link ? "busy" : "idles"}</td><td>${num(v.utilisation, 3)}</td></tr>`)}</tbody></table></div>
