@@ -20,9 +20,10 @@ flow's own rate-limited spacing lies at or below ADR). The pairs:
   packets after an idle spell through at line rate).
 
 The histogram has log-spaced bins :data:`BIN_REL` wide; its mode is the densest window of ±:data:`MODE_REL`,
-the capacity the median of the samples in it. Sizes are **wire** bytes: payload plus TCP/IP headers plus a
-14-byte Ethernet header — what a Linux qdisc (and so the testbed's ``tbf rate``) counts — so the figure is
-the link's rate, not the payload's (the payload's ceiling, ``C·mss/wire``, is given in the evidence).
+the capacity the median of the samples within ±:data:`REFINE_REL` of it. Sizes are **wire** bytes: payload
+plus TCP/IP headers plus a 14-byte Ethernet header — what a Linux qdisc (and so the testbed's ``tbf rate``)
+counts — so the figure is the link's rate, not the payload's (the payload's ceiling, ``C·mss/wire``, is
+given in the evidence).
 
 **Base RTT** — the smallest RTT sample, less half a full-size segment's transmission at C: a sample
 includes the data segment's own transmission at the bottleneck (an idle ping hardly does), unless a
@@ -32,17 +33,22 @@ idles the link: BBR's ProbeRTT); taking off half leaves at most half a transmiss
 
 **Buffer** — at each loss episode, the queueing delay just before the sender retransmitted: the largest
 RTT sample (less the minimum) of the ACKs that arrived in the smoothed RTT before its first retransmission
-(they timed the segments sent just before the dropped one). Losses at a queue of at least
-:data:`FULL_QUEUE_SHARE` of the deepest queue the flow built (its :data:`DEEP_QUANTILE` RTT quantile) are
-buffer overflows, when that queue is at least :data:`MIN_QUEUE_PACKETS` full-size packets; the buffer is
-``median queueing delay at the overflows × C``. ``buffer_over_bdp`` = B/(C·RTTmin).
+(they timed the segments sent just before the dropped one). A lone flow's queue peaks at every loss, so the
+level alone does not tell an overflow from a random loss; a drop-tail buffer overflows at one level, again
+and again. Losses at a queue of at least :data:`FULL_QUEUE_SHARE` of the deepest queue the flow built (its
+:data:`DEEP_QUANTILE` RTT quantile, at least :data:`MIN_QUEUE_PACKETS` full-size packets) are candidates; they
+are overflows when at least half of them lie within ±:data:`OVERFLOW_SPREAD` of their median (those are),
+else none is. The buffer is ``median queueing delay at the overflows × C``; ``buffer_over_bdp`` =
+B/(C·base RTT).
 
 **Random loss** — the segments retransmitted in loss episodes not preceded by a full queue, per new data
 segment sent.
 
 Every figure is ``None`` with its reason when the capture cannot show it. :class:`PathParts` holds what one
 flow contributes (a fixed-size dispersion histogram, its RTT and loss evidence), so that the flows sharing a
-bottleneck are pooled (:func:`merge_parts`) and judged as one path.
+bottleneck (:func:`bottleneck_groups`) are pooled (:func:`merge_parts`) and judged as one path: their joint
+rate is the floor of the mode (on a shared link one flow's pairs are spread by the others' packets: two flows
+interleaving read C/2).
 """
 
 from __future__ import annotations
@@ -120,8 +126,9 @@ class PathParts:
     """One flow's (or a group's pooled) evidence about its path."""
 
     flows: list[int]
-    source: str  # "data" (after the bottleneck) | "acks" (ACK spacing of back-to-back data)
-    hist: np.ndarray  # int64[HIST_BINS]: pair rates (wire bits/s), log bins
+    source: str  # "data" (after the bottleneck) | "acks" (ACK spacing of data queued at the bottleneck)
+    hist_bins: np.ndarray  # int64: the occupied bins of the pair-rate histogram (wire bits/s, log bins)
+    hist_counts: np.ndarray  # int64: their counts (sparse: a short flow holds a few bins, not HIST_BINS)
     pairs: int  # pair samples in the histogram
     adr_bps: float  # average dispersion rate (wire bits/s), the mode's floor
     wire_mss: int  # wire bytes of a full-size segment
@@ -134,9 +141,33 @@ class PathParts:
     data_segments: int = 0
     confidence_cap: str | None = None
     span: tuple[float, float] = (0.0, 0.0)  # epoch s
+    #: The histogram's mode once found (a group's pooled evidence is judged once per member)
+    _mode: tuple[float | None, int, int] | None = field(default=None, repr=False, compare=False)
+
+    def mode(self) -> tuple[float | None, int, int]:
+        """:func:`histogram_mode` of this evidence above :data:`ADR_SHARE` × its average dispersion rate."""
+        if self._mode is None:
+            self._mode = (histogram_mode(dense_histogram(self), ADR_SHARE * self.adr_bps) if self.pairs
+                          else (None, 0, 0))
+        return self._mode
 
 
 # ---------------------------------------------------------------------------------------------- capacity
+
+
+@njit(cache=True, nogil=True)
+def _seek(a: np.ndarray, x: int, hint: int) -> int:
+    """``np.searchsorted(a, x)`` (left) for a sorted ``a``, walking from ``hint`` when ``x`` lies a few entries
+    ahead of it — the ACKs advance through the segments in order, so the walk is amortised O(1) per ACK —
+    and by binary search otherwise."""
+    n = len(a)
+    if 0 <= hint <= n and (hint == 0 or a[hint - 1] < x):
+        j = hint
+        for _ in range(8):
+            if j >= n or a[j] >= x:
+                return j
+            j += 1
+    return int(np.searchsorted(a, x))
 
 
 @njit(cache=True, nogil=True)
@@ -153,6 +184,7 @@ def _ack_pairs(t: np.ndarray, ack: np.ndarray, rtt: np.ndarray, rtt_min: float, 
     out = np.empty(max(n - 1, 0))
     m = 0
     prev_ok = False
+    hint = 0
     for k in range(1, n):
         ok = False
         a0, a1 = ack[k - 1], ack[k]
@@ -160,8 +192,9 @@ def _ack_pairs(t: np.ndarray, ack: np.ndarray, rtt: np.ndarray, rtt_min: float, 
         nbytes = a1 - a0
         nseg = (nbytes + mss // 2) // mss
         if a1 > a0 and gap > 0.0 and 1 <= nseg <= max_segments and rtt[k] - rtt_min >= queued * gap:
-            i0 = np.searchsorted(seg_end, a0)
-            i1 = np.searchsorted(seg_end, a1)
+            i0 = _seek(seg_end, a0, hint)
+            i1 = _seek(seg_end, a1, i0)
+            hint = i1
             # at segment boundaries (not partial ACKs), and none of the bytes retransmitted
             if i0 < len(seg_end) and i1 < len(seg_end) and seg_end[i0] == a0 and seg_end[i1] == a1:
                 r = np.searchsorted(retx_lo, a0)
@@ -189,10 +222,40 @@ def _data_pairs(t: np.ndarray, seq: np.ndarray, length: np.ndarray, new: np.ndar
     return out[:m]
 
 
+@njit(cache=True, nogil=True)
+def _range_max(v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``max(v[lo[i]:hi[i]])`` per range, NaN for an empty one."""
+    out = np.full(len(lo), np.nan)
+    for i in range(len(lo)):
+        if hi[i] > lo[i]:
+            out[i] = v[lo[i]:hi[i]].max()
+    return out
+
+
+def _rank_value(x: np.ndarray, q: float) -> float:
+    """The sample at rank ``q·(n−1)`` (no interpolation): a sort for a short flow (``np.quantile``'s own cost
+    is most of a short flow's inference), ``np.quantile`` for a long one (``np.partition`` alone slows to
+    seconds on a million samples of two distinct values)."""
+    if len(x) <= 4096:
+        return float(np.sort(x)[int(q * (len(x) - 1))])
+    return float(np.quantile(x, q, method="lower"))
+
+
 def _histogram(rates: np.ndarray) -> np.ndarray:
+    """The dense dispersion histogram of pair rates (bits/s): :data:`HIST_BINS` log bins."""
     idx = np.floor(np.log(rates / HIST_LO_BPS) / math.log1p(BIN_REL)).astype(np.int64)
     idx = idx[(idx >= 0) & (idx < HIST_BINS)]
     return np.bincount(idx, minlength=HIST_BINS).astype(np.int64)
+
+
+def _sparse(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    bins = np.flatnonzero(hist)
+    return bins, hist[bins]
+
+
+def dense_histogram(parts: PathParts) -> np.ndarray:
+    """The evidence's histogram as :data:`HIST_BINS` counts (pooled groups add their flows' bins)."""
+    return np.bincount(parts.hist_bins, weights=parts.hist_counts, minlength=HIST_BINS).astype(np.int64)
 
 
 def _bin_rate(i: float) -> float:
@@ -229,12 +292,13 @@ def histogram_mode(hist: np.ndarray, floor_bps: float) -> tuple[float | None, in
 def _column(table: Any, name: str, dtype: type) -> np.ndarray:
     """A column of a Polars frame (nulls as NaN) or of a mapping of numpy arrays, as numpy."""
     col = table[name]
-    if hasattr(col, "to_numpy"):
-        if col.dtype in (pl.Enum, pl.Categorical) or isinstance(col.dtype, pl.Enum | pl.Categorical):
+    if isinstance(col, pl.Series):
+        if isinstance(col.dtype, pl.Enum | pl.Categorical):
             col = col.to_physical()
         elif col.dtype == pl.String:
             col = col.replace_strict({"new": 0, "retransmission": 1}, default=2, return_dtype=pl.Int8)
-        col = col.cast(pl.Float64).fill_null(math.nan) if dtype is np.float64 else col
+        if dtype is np.float64 and col.null_count():  # (a Polars call costs ~0.1 ms: only when needed)
+            col = col.cast(pl.Float64).fill_null(math.nan)
         col = col.to_numpy()
     return np.asarray(col, dtype)
 
@@ -254,35 +318,45 @@ def flow_parts(flow_id: int, link: LinkInfo, acks: Any, segments: Any, episodes:
     if after:
         rates = _data_pairs(st, seq, ln, new, mss, link.overhead)
     else:
-        last = np.ones(len(at), bool)  # ACK rows with equal timestamps are one event (§1.1): its last row
+        # ACK rows with equal timestamps are one event (§1.1): its last row (views when every row is one)
+        last = np.ones(len(at), bool)
         if len(at) > 1:
             last[:-1] = at[1:] != at[:-1]
-        end = seq[new] + ln[new]
+
+        def events(a: np.ndarray) -> np.ndarray:
+            return a if every else a[last]
+
+        every = bool(last.all())
+        end = seq[new] + ln[new] if not new.all() else seq + ln
+        if len(end) > 1 and bool(np.any(end[1:] < end[:-1])):  # (new data is sent in sequence order)
+            end.sort()
         retx = np.sort(seq[(kind == 1) & (ln > 0)])
-        rtt_ev = _column(acks, "rtt", np.float64)[last]
-        known = rtt_ev[~np.isnan(rtt_ev)]
-        rates = (_ack_pairs(at[last], _column(acks, "ack", np.int64)[last], rtt_ev, float(known.min()),
-                            np.sort(end), retx, mss, link.overhead, QUEUED, MAX_PAIR_SEGMENTS)
-                 if len(known) else np.empty(0))
+        rtt_ev = events(_column(acks, "rtt", np.float64))
+        rtt_min_ev = float(np.nanmin(rtt_ev)) if len(rtt_ev) and not np.isnan(rtt_ev).all() else math.nan
+        rates = (_ack_pairs(events(at), events(_column(acks, "ack", np.int64)), rtt_ev, rtt_min_ev, end, retx,
+                            mss, link.overhead, QUEUED, MAX_PAIR_SEGMENTS)
+                 if math.isfinite(rtt_min_ev) else np.empty(0))
     wire_mss = mss + link.overhead
     adr = link.delivery_rate_bps * wire_mss / mss
     rtt = _column(acks, "rtt", np.float64)
     have = ~np.isnan(rtt)
     rtt_t, rtt_v = at[have], rtt[have]
     rtt_min = float(rtt_v.min()) if len(rtt_v) else math.nan
-    deep = float(np.quantile(rtt_v, DEEP_QUANTILE) - rtt_min) if len(rtt_v) else math.nan
+    deep = _rank_value(rtt_v, DEEP_QUANTILE) - rtt_min if len(rtt_v) else math.nan
     srtt = _column(acks, "srtt", np.float64)
-    starts = [float(x) for x in episodes["start_t_rel"]]
-    retx_n = [int(x) for x in episodes["retransmissions"]]
-    loss_q: list[float] = []
-    for s in starts:  # the ACKs of the last smoothed RTT before the first retransmission
-        k = int(np.searchsorted(at, s, side="right")) - 1
-        span = float(srtt[k]) if k >= 0 and math.isfinite(srtt[k]) else (rtt_min if math.isfinite(rtt_min) else 0.0)
-        lo, hi = np.searchsorted(rtt_t, s - span, side="left"), np.searchsorted(rtt_t, s, side="right")
-        loss_q.append(float(rtt_v[lo:hi].max() - rtt_min) if hi > lo else math.nan)
-    return PathParts([flow_id], "data" if after else "acks", _histogram(rates) if len(rates) else
-                     np.zeros(HIST_BINS, np.int64), len(rates), adr, wire_mss, mss, len(rtt_v), rtt_min, deep,
-                     loss_q, retx_n, int(link.data_segments), link.confidence, link.span)
+    has_eps = len(episodes["start_t_rel"]) > 0
+    starts = _column(episodes, "start_t_rel", np.float64) if has_eps else np.empty(0)
+    retx_n = [int(x) for x in _column(episodes, "retransmissions", np.int64)] if has_eps else []
+    # the RTT samples of the last smoothed RTT before each episode's first retransmission
+    k = np.searchsorted(at, starts, side="right") - 1
+    sk = srtt[np.maximum(k, 0)] if len(srtt) else np.full(len(starts), math.nan)
+    span = np.where((k >= 0) & np.isfinite(sk), sk, rtt_min if math.isfinite(rtt_min) else 0.0)
+    lo = np.searchsorted(rtt_t, starts - span, side="left")
+    hi = np.searchsorted(rtt_t, starts, side="right")
+    loss_q = [float(x) for x in _range_max(rtt_v, lo, hi) - rtt_min]
+    bins, counts = _sparse(_histogram(rates)) if len(rates) else (np.empty(0, np.int64), np.empty(0, np.int64))
+    return PathParts([flow_id], "data" if after else "acks", bins, counts, len(rates), adr, wire_mss, mss,
+                     len(rtt_v), rtt_min, deep, loss_q, retx_n, int(link.data_segments), link.confidence, link.span)
 
 
 def merge_parts(parts: Sequence[PathParts]) -> PathParts:
@@ -296,7 +370,8 @@ def merge_parts(parts: Sequence[PathParts]) -> PathParts:
     bits = sum(p.adr_bps * (p.span[1] - p.span[0]) for p in parts)
     return PathParts(
         [f for p in parts for f in p.flows], parts[0].source if len({p.source for p in parts}) == 1 else "mixed",
-        np.sum([p.hist for p in parts], axis=0), sum(p.pairs for p in parts),
+        np.concatenate([p.hist_bins for p in parts]), np.concatenate([p.hist_counts for p in parts]),
+        sum(p.pairs for p in parts),
         bits / (hi - lo) if hi > lo else max(p.adr_bps for p in parts),
         max(p.wire_mss for p in parts), max(p.mss for p in parts), sum(p.rtt_samples for p in parts),
         float(np.nanmin([p.rtt_min_s for p in parts])) if any(math.isfinite(p.rtt_min_s) for p in parts) else math.nan,
@@ -328,8 +403,9 @@ def infer(parts: PathParts, shared: PathParts | None = None) -> dict[str, Any]:
            "ACK spacing of data queued back to back at the bottleneck" if parts.source == "acks" else
            "the pooled data and ACK pairs")
     if len(parts.flows) > 1:
-        how += f" of the {len(parts.flows)} flows sharing the bottleneck ({', '.join(map(str, parts.flows))})"
-    cap, in_mode, above = histogram_mode(parts.hist, ADR_SHARE * parts.adr_bps) if parts.pairs else (None, 0, 0)
+        named = ", ".join(map(str, parts.flows[:8])) + (", …" if len(parts.flows) > 8 else "")
+        how += f" of the {len(parts.flows)} flows sharing the bottleneck ({named})"
+    cap, in_mode, above = parts.mode()
     if cap is None or in_mode < MIN_MODE_PAIRS:
         capacity = None
         ev["capacity_bps"] = (f"null: too few packet pairs to find a dispersion mode ({in_mode} in the densest "
