@@ -157,7 +157,7 @@ export function pathCard(doc) {
     <div id="seed002" class="plot" role="img" aria-label="seed 002 shares over buffer/BDP"></div>`
     : html`<p class="muted">No model on this path: it needs the capacity, base RTT and buffer/BDP.</p>`;
   return html`<section class="card" id="path"><h2>Path</h2>${group}
-    <div class="table-wrap"><table id="path-figures"><thead><tr><th>figure</th><th>value</th><th>evidence</th></tr></thead><tbody>${Object.keys(PATH_LABELS).map((k) => html`<tr><th>${PATH_LABELS[k]}</th><td>${pathValue(k, p[k])}</td><td class="evidence">${p.evidence[k]}</td></tr>`)}</tbody></table></div>
+    <div class="table-wrap"><table id="path-figures"><thead><tr><th>figure</th><th>value</th><th class="text">evidence</th></tr></thead><tbody>${Object.keys(PATH_LABELS).map((k) => html`<tr><th>${PATH_LABELS[k]}</th><td>${pathValue(k, p[k])}</td><td class="evidence">${p.evidence[k]}</td></tr>`)}</tbody></table></div>
     <p class="muted">confidence ${p.confidence}</p>${s4}</section>`;
 }
 
