@@ -351,3 +351,17 @@ def test_the_report_shows_the_path_and_the_seed_models(tmp_path):
     assert code == 0 and "<strong>path:</strong> capacity 10.0" in text and "packet-pair dispersion mode" in text
     assert "Seed 004 on this path" in text and "westwood_plus" in text and "seed 002: throughput shares" in text
     assert "this path: 0.99" in text  # the buffer/BDP marked on the curve
+
+
+def test_model_prints_seed_002_and_seed_004(tmp_path):
+    """``ackreplay model``: seed 002's shares at a buffer/BDP (with the floor-half fix) and seed 004's verdict
+    per algorithm; ``--curve`` a range; ``--json`` the same as data; a bad range is a usage error."""
+    code, out, _ = run("model", "--buffer-bdp", "0.5")
+    assert code == 0 and "NewReno 0.375, Westwood+ 0.623" in out and "cubic" in out and "link busy" in out
+    code, out, _ = run("model", "--buffer-bdp", "2", "--json")
+    doc = json.loads(out)
+    assert doc["seed002_floor_half"]["newreno"] == pytest.approx(0.5) and doc["seed004"]["newreno"]["busy_link"]
+    code, out, _ = run("model", "--curve", "0.1:10:5")
+    assert code == 0 and len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 5
+    code, _, _err = run("model", "--curve", "3:1")
+    assert code == 2
