@@ -225,11 +225,17 @@ def vantage_label(f: dict[str, Any]) -> str:
     return f"{f['vantage']} (reconstructed, {f.get('confidence') or 'low'} confidence: {f.get('confidence_note', '')})"
 
 
+#: The path's figures a CSV row carries (``path_<name>``).
+PATH_FIGURES = ("capacity_bps", "base_rtt_s", "buffer_bytes", "buffer_over_bdp", "random_loss_rate", "confidence")
+
+
 def scores_csv(doc: dict[str, Any]) -> str:
     """One row per (capture, flow, estimator); parameters as JSON text. ``bytes`` and ``bulk`` (the flow carried
     at least the truth's ``min_flow_bytes``, 64 kB by default: not a control connection) let a spreadsheet
     or a DataFrame keep the bulk flows alone. ``doc``: the score document, JSON-safe or not (the values the
-    CSV takes are made safe here: a NaN is an empty cell)."""
+    CSV takes are made safe here: a NaN is an empty cell). The flow's path (§9) closes each row: ``path_*``
+    (capacity_bps, base_rtt_s, buffer_bytes, buffer_over_bdp, random_loss_rate, confidence; empty where
+    null — the JSON's ``path.evidence`` says why)."""
     from core.scoring import jsonable
     from estimators.truth import DEFAULT_MIN_FLOW_BYTES
 
@@ -255,6 +261,8 @@ def scores_csv(doc: dict[str, Any]) -> str:
                     if key is not None:
                         parameters[key] = text
                 row["parameters"] = text
+                path = f.get("path") or {}  # the flow's path (§9), the same on each of its rows
+                row.update({f"path_{k}": jsonable(path.get(k)) for k in PATH_FIGURES})
                 rows.append(row)
     if not rows:
         return ""

@@ -170,6 +170,15 @@ def test_the_score_document_and_graph_carry_the_path():
     assert replayed["real_sender"]["decrease"] == pytest.approx(0.3, abs=0.05) and replayed["real_sender"]["busy_link"]
     assert set(replayed) == {"be", "newreno", "real_sender"}
     assert doc["path_groups"] == []
+    # the CSV closes each of the flow's rows with its path's figures
+    import csv
+    import io
+
+    from cli.score_cmd import scores_csv
+
+    rows = [r for r in csv.DictReader(io.StringIO(scores_csv({"captures": [doc]}))) if r["flow_id"] == "2"]
+    assert len(rows) == 2 and all(float(r["path_capacity_bps"]) == path["capacity_bps"] for r in rows)
+    assert rows[0]["path_confidence"] == path["confidence"] and list(rows[0])[-1] == "path_confidence"
     fr = next(f for f in sc.replay.flows if f.flow_id == 2)
     graph = source_for(sc.ingest, fr, 2).window(px=400)
     queue = [y for y in graph["queue"]["queue"]["y"] if y is not None]
