@@ -66,6 +66,8 @@ from numba import njit
 ETHERNET_HEADER = 14
 #: Sender side: a pair counts when its later segment queued at least this share of the ACK gap.
 QUEUED = 0.5
+#: Sender side: the pairs of an ACK train averaged into one sample (sliding).
+TRAIN = 4
 #: Dispersion histogram: log-spaced bins of this relative width, from :data:`HIST_LO_BPS` up.
 BIN_REL = 0.005
 HIST_LO_BPS = 1e4
@@ -84,6 +86,11 @@ MIN_MODE_PAIRS = 5
 MAX_PAIR_SEGMENTS = 4
 #: Buffer evidence: the deepest queue is this quantile of the queueing delays over the flow.
 DEEP_QUANTILE = 0.98
+#: What the buffer caps: this quantile of the queueing delays over the flow (the deepest, bar outliers).
+TOP_QUANTILE = 0.999
+#: Overflows: this many losses at one level, or one at a level the flow never queued beyond this × it.
+MIN_OVERFLOWS = 2
+CAP_SLACK = 1.25
 #: A loss whose queueing delay is at least this share of the deepest queue came from a full buffer.
 FULL_QUEUE_SHARE = 0.6
 #: Buffer-overflow losses recur at one queue level: within ± this share of their median.
@@ -136,6 +143,7 @@ class PathParts:
     rtt_samples: int
     rtt_min_s: float  # NaN = no sample
     deep_queue_s: float  # the DEEP_QUANTILE queueing delay over the flow (NaN = none)
+    top_queue_s: float  # the TOP_QUANTILE one: what the buffer capped (NaN = none)
     loss_queue_s: list[float] = field(default_factory=list)  # queueing delay before each loss episode
     loss_retx: list[int] = field(default_factory=list)  # segments retransmitted in each episode
     data_segments: int = 0
@@ -172,18 +180,24 @@ def _seek(a: np.ndarray, x: int, hint: int) -> int:
 
 @njit(cache=True, nogil=True)
 def _ack_pairs(t: np.ndarray, ack: np.ndarray, rtt: np.ndarray, rtt_min: float, seg_end: np.ndarray,
-               retx_lo: np.ndarray, mss: int, overhead: int, queued: float, max_segments: int) -> np.ndarray:
-    """Sender side: wire bits/s of consecutive advancing ACK events whose later data segment found the
-    bottleneck busy — its queueing delay (RTT sample less the minimum) at least ``queued`` × the ACK gap, so
-    it waited behind the earlier one and the bottleneck spaced them — each counted only when the pair just
-    before it qualified too (inside a train: a token-bucket shaper lets the first packets of a burst through
-    at line rate, and pathrate reads capacity from trains for the same reason). ``t``/``ack``/``rtt``: ACK
-    events (last row of each timestamp); ``seg_end``: the new segments' ends (sorted); ``retx_lo``: starts of
-    retransmitted segments (sorted)."""
+               retx_lo: np.ndarray, mss: int, overhead: int, queued: float, max_segments: int, train: int
+               ) -> np.ndarray:
+    """Sender side: the wire bits/s of short ACK trains. A pair of consecutive advancing ACK events qualifies
+    when its later data segment found the bottleneck busy — its queueing delay (RTT sample less the minimum)
+    at least ``queued`` × the ACK gap, so it waited behind the earlier one and the bottleneck spaced them —
+    at segment boundaries, none of its bytes retransmitted. Each run of qualifying pairs is a train; past
+    its first pair (a token-bucket shaper lets the first packets of a burst through at line rate), every
+    ``train`` consecutive pairs give one sample, their bytes over their time (sliding): the return path's
+    jitter moves single ACKs — one early, the next late — and cancels within a train (pathrate reads
+    capacity from trains for the same reasons). ``t``/``ack``/``rtt``: ACK events (last row of each
+    timestamp); ``seg_end``: the new segments' ends (sorted); ``retx_lo``: starts of retransmitted segments
+    (sorted)."""
     n = len(t)
     out = np.empty(max(n - 1, 0))
+    bits = np.zeros(train)
+    gaps = np.zeros(train)
     m = 0
-    prev_ok = False
+    run = 0
     hint = 0
     for k in range(1, n):
         ok = False
@@ -199,10 +213,17 @@ def _ack_pairs(t: np.ndarray, ack: np.ndarray, rtt: np.ndarray, rtt_min: float, 
             if i0 < len(seg_end) and i1 < len(seg_end) and seg_end[i0] == a0 and seg_end[i1] == a1:
                 r = np.searchsorted(retx_lo, a0)
                 ok = not (r < len(retx_lo) and retx_lo[r] < a1)
-        if ok and prev_ok:
-            out[m] = 8.0 * (nbytes + nseg * overhead) / gap
-            m += 1
-        prev_ok = ok
+        if not ok:
+            run = 0
+            continue
+        run += 1
+        if run >= 2:  # the train's first pair is left out
+            slot = (run - 2) % train
+            bits[slot] = 8.0 * (nbytes + nseg * overhead)
+            gaps[slot] = gap
+            if run - 1 >= train:
+                out[m] = bits.sum() / gaps.sum()
+                m += 1
     return out[:m]
 
 
@@ -334,7 +355,7 @@ def flow_parts(flow_id: int, link: LinkInfo, acks: Any, segments: Any, episodes:
         rtt_ev = events(_column(acks, "rtt", np.float64))
         rtt_min_ev = float(np.nanmin(rtt_ev)) if len(rtt_ev) and not np.isnan(rtt_ev).all() else math.nan
         rates = (_ack_pairs(events(at), events(_column(acks, "ack", np.int64)), rtt_ev, rtt_min_ev, end, retx,
-                            mss, link.overhead, QUEUED, MAX_PAIR_SEGMENTS)
+                            mss, link.overhead, QUEUED, MAX_PAIR_SEGMENTS, TRAIN)
                  if math.isfinite(rtt_min_ev) else np.empty(0))
     wire_mss = mss + link.overhead
     adr = link.delivery_rate_bps * wire_mss / mss
@@ -343,6 +364,7 @@ def flow_parts(flow_id: int, link: LinkInfo, acks: Any, segments: Any, episodes:
     rtt_t, rtt_v = at[have], rtt[have]
     rtt_min = float(rtt_v.min()) if len(rtt_v) else math.nan
     deep = _rank_value(rtt_v, DEEP_QUANTILE) - rtt_min if len(rtt_v) else math.nan
+    top = _rank_value(rtt_v, TOP_QUANTILE) - rtt_min if len(rtt_v) else math.nan
     srtt = _column(acks, "srtt", np.float64)
     has_eps = len(episodes["start_t_rel"]) > 0
     starts = _column(episodes, "start_t_rel", np.float64) if has_eps else np.empty(0)
@@ -356,7 +378,8 @@ def flow_parts(flow_id: int, link: LinkInfo, acks: Any, segments: Any, episodes:
     loss_q = [float(x) for x in _range_max(rtt_v, lo, hi) - rtt_min]
     bins, counts = _sparse(_histogram(rates)) if len(rates) else (np.empty(0, np.int64), np.empty(0, np.int64))
     return PathParts([flow_id], "data" if after else "acks", bins, counts, len(rates), adr, wire_mss, mss,
-                     len(rtt_v), rtt_min, deep, loss_q, retx_n, int(link.data_segments), link.confidence, link.span)
+                     len(rtt_v), rtt_min, deep, top, loss_q, retx_n, int(link.data_segments), link.confidence,
+                     link.span)
 
 
 def merge_parts(parts: Sequence[PathParts]) -> PathParts:
@@ -376,6 +399,8 @@ def merge_parts(parts: Sequence[PathParts]) -> PathParts:
         max(p.wire_mss for p in parts), max(p.mss for p in parts), sum(p.rtt_samples for p in parts),
         float(np.nanmin([p.rtt_min_s for p in parts])) if any(math.isfinite(p.rtt_min_s) for p in parts) else math.nan,
         float(np.nanmax([p.deep_queue_s for p in parts])) if any(math.isfinite(p.deep_queue_s) for p in parts)
+        else math.nan,
+        float(np.nanmax([p.top_queue_s for p in parts])) if any(math.isfinite(p.top_queue_s) for p in parts)
         else math.nan,
         [q for p in parts for q in p.loss_queue_s], [r for p in parts for r in p.loss_retx],
         sum(p.data_segments for p in parts), "low" if "low" in caps else (caps[0] if caps else None), (lo, hi))
@@ -408,9 +433,10 @@ def infer(parts: PathParts, shared: PathParts | None = None) -> dict[str, Any]:
     cap, in_mode, above = parts.mode()
     if cap is None or in_mode < MIN_MODE_PAIRS:
         capacity = None
+        grades.append("low")  # without it no queue has a depth in packets: the other figures are guesses
         ev["capacity_bps"] = (f"null: too few packet pairs to find a dispersion mode ({in_mode} in the densest "
                               f"±{MODE_REL:.0%} window of {parts.pairs} pairs from {how}; at least "
-                              f"{MIN_MODE_PAIRS} needed)")
+                              f"{MIN_MODE_PAIRS} needed): the flow seldom kept the bottleneck's queue busy")
     else:
         capacity = cap
         share = in_mode / above
@@ -451,7 +477,7 @@ def _buffer_and_loss(parts: PathParts, capacity: float | None, base: float | Non
     deep = parts.deep_queue_s + shift
     min_deep = MIN_QUEUE_PACKETS * 8.0 * parts.wire_mss / capacity if capacity else math.inf
     queued = bool(math.isfinite(deep) and deep >= min_deep)
-    full = _overflows(q, deep) if n and queued else np.zeros(n, bool)
+    full = _overflows(q, deep, parts.top_queue_s + shift) if n and queued else np.zeros(n, bool)
     buffer = over = None
     if capacity is None:
         ev["buffer_bytes"] = "null: the capacity is unknown, so no queueing delay converts to bytes"
@@ -484,22 +510,30 @@ def _buffer_and_loss(parts: PathParts, capacity: float | None, base: float | Non
     rnd = ~full
     lost = int(retx[rnd].sum())
     ev["random_loss_rate"] = (f"{lost} segments retransmitted in the {int(rnd.sum())} of {n} loss episodes not "
-                              f"preceded by a full queue, per {parts.data_segments} data segments sent")
+                              f"preceded by a full queue, per {parts.data_segments} data segments sent"
+                              + ("" if capacity else " (without the capacity no queue can be told full: every "
+                                 "loss is counted, an upper bound)"))
     return buffer, over, lost / parts.data_segments
 
 
-def _overflows(q: np.ndarray, deep: float) -> np.ndarray:
+def _overflows(q: np.ndarray, deep: float, top: float) -> np.ndarray:
     """Which losses came from a full buffer. Every loss of a lone flow ends a climb of its queue, so the level
-    alone does not tell; what does is that a drop-tail buffer overflows at one level, again and again, while
-    random losses strike at any. Candidates are the losses at a queue of at least :data:`FULL_QUEUE_SHARE`
-    of the deepest; they are overflows when at least half of them lie within ±:data:`OVERFLOW_SPREAD` of
-    their median (those are the overflows), else none is."""
+    alone does not tell; what does is that a drop-tail buffer overflows at one level, again and again, and
+    caps the queue there, while random losses strike at any level. Candidates are the losses at a queue of
+    at least :data:`FULL_QUEUE_SHARE` of the deepest; those within ±:data:`OVERFLOW_SPREAD` of the
+    candidates' median are overflows when they are at least half of the candidates and either
+    :data:`MIN_OVERFLOWS` losses recur there or the flow never queued beyond :data:`CAP_SLACK` × that level
+    (one loss alone must be the cap: else a random loss merely struck a high queue under a larger buffer);
+    else none is."""
+    none = np.zeros(len(q), bool)
     cand = np.isfinite(q) & (q >= FULL_QUEUE_SHARE * deep)
     if not cand.any():
-        return cand
+        return none
     mid = float(np.median(q[cand]))
     near = cand & (np.abs(q - mid) <= OVERFLOW_SPREAD * mid)
-    return near if 2 * int(near.sum()) >= int(cand.sum()) else np.zeros(len(q), bool)
+    k = int(near.sum())
+    capped = not math.isfinite(top) or top <= CAP_SLACK * float(np.median(q[near])) if k else False
+    return near if 2 * k >= int(cand.sum()) and (k >= MIN_OVERFLOWS or capped) else none
 
 
 def _queue_text(deep: float, capacity: float) -> str:

@@ -11,6 +11,7 @@ run() {  # NAME OPTIONS...
   "$tb" --snaplen 96 --prefix p24 --out "$here/$name" "$@" >/dev/null
   gzip -9f "$here/$name.pcap"
   [ -f "$here/${name}_rcv.pcap" ] && gzip -9f "$here/${name}_rcv.pcap"
+  [ -f "$here/${name}_mid.pcap" ] && gzip -9f "$here/${name}_mid.pcap"
   return 0
 }
 run r5_rtt100_b2      --rate 5mbit   --rtt 100 --buffer-bdp 2    --duration 12
@@ -19,3 +20,7 @@ run r20_rtt30_loss    --rate 20mbit  --rtt 30  --buffer-bdp 1    --loss 0.005 --
 run r3_rtt300_b1      --rate 3mbit   --rtt 300 --buffer-bdp 1    --duration 16
 run r10_rtt60_b025    --rate 10mbit  --rtt 60  --buffer-bdp 0.25 --duration 8
 run r8_rtt40_cross    --rate 8mbit   --rtt 40  --buffer-bdp 1    --flows 3 --cc cubic,reno,bbr --start-gap 2 --duration 10
+run r100_rtt20_b1     --rate 100mbit --rtt 20  --buffer-bdp 1    --duration 2
+run r2_rtt50_b01      --rate 2mbit   --rtt 50  --buffer-bdp 0.1  --duration 15
+run r12_rtt40_b4_loss --rate 12mbit  --rtt 40  --buffer-bdp 4    --loss 0.01 --duration 8
+run r15_rtt40_mid     --rate 15mbit  --rtt 40  --buffer-bdp 1    --tap-delay 10:10 --capture all --duration 6
