@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, names
-from estimators import __version__ as VERSION
-from estimators.replay import CaptureReplay, describe, replay_capture
-from estimators.truth import Truth, min_flow_bytes, parse_drops
-from ingest import CaptureIngest, ingest_capture
-from ingest.pipeline import DEFAULT_MEMORY_BUDGET
+from ackreplay.estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, names
+from ackreplay.estimators import __version__ as VERSION
+from ackreplay.estimators.replay import CaptureReplay, describe, replay_capture
+from ackreplay.estimators.truth import Truth, min_flow_bytes, parse_drops
+from ackreplay.ingest import CaptureIngest, ingest_capture
+from ackreplay.ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
 ProgressFn = Callable[[str, float], None]
 
@@ -208,7 +208,7 @@ def path_models(path: dict[str, Any], decision_rows: Sequence[Mapping[str, Any]]
     shares at its buffer/BDP (with and without the floor-half fix) and over a range of buffer/BDP around it
     (``seed002_curve``: the dashboard draws it); with the flow's ``decision_rows``, seed 004's verdict for every
     replayed rule at this flow's losses (``replayed``); None when the path lacks a figure."""
-    from estimators.models import PathModel, replayed_verdicts, seed002_curve, seed002_shares, seed004
+    from ackreplay.estimators.models import PathModel, replayed_verdicts, seed002_curve, seed002_shares, seed004
 
     c, rtt, over = path.get("capacity_bps"), path.get("base_rtt_s"), path.get("buffer_over_bdp")
     if not c or not rtt or over is None:

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from estimators.models import (
+from ackreplay.estimators.models import (
     PathModel,
     busy_link,
     lambert_w,

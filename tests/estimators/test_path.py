@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-import estimators as E
-from estimators.path import _histogram, bottleneck_groups, endpoint_host, histogram_mode, wire_overhead
-from estimators.replay import replay_capture
-from ingest import ingest_capture
+import ackreplay.estimators as E
+from ackreplay.estimators.path import _histogram, bottleneck_groups, endpoint_host, histogram_mode, wire_overhead
+from ackreplay.estimators.replay import replay_capture
+from ackreplay.ingest import ingest_capture
 from tests.conftest import ROOT, SHARED
 
 PAIRS = ROOT / "tests" / "data" / "pairs"
@@ -157,9 +157,9 @@ def test_the_score_document_and_graph_carry_the_path():
     """s01 (one CUBIC flow, 10 Mbit/s, buffer = BDP): the flow's ``path`` and ``path_models`` in the score
     document, the ``why:`` capacity is the path's, and the congestion graph's queue panel — (RTT − RTTmin)·C —
     peaks at the inferred buffer."""
-    from core.scoring import capture_document, score_file
-    from estimators.diagnostics import explain
-    from graphs.congestion import source_for
+    from ackreplay.core.scoring import capture_document, score_file
+    from ackreplay.estimators.diagnostics import explain
+    from ackreplay.graphs.congestion import source_for
 
     capture = SHARED / "generated" / "s01_cubic_1f_10M_rtt40_buf1bdp.pcap"
     if not capture.exists():
@@ -185,7 +185,7 @@ def test_the_score_document_and_graph_carry_the_path():
     import csv
     import io
 
-    from cli.score_cmd import scores_csv
+    from ackreplay.cli.score_cmd import scores_csv
 
     rows = [r for r in csv.DictReader(io.StringIO(scores_csv({"captures": [doc]}))) if r["flow_id"] == "2"]
     assert len(rows) == 2 and all(float(r["path_capacity_bps"]) == path["capacity_bps"] for r in rows)
