@@ -116,6 +116,21 @@ class DiagnosticsOut(BaseModel):
                                                             "random": 1}}])
 
 
+class PathOut(BaseModel):
+    """The path a flow crossed (ESTIMATORS.md §9; docs/estimators.md "The path")."""
+
+    path: dict[str, Any] | None = Field(None, description="capacity_bps, base_rtt_s, buffer_bytes, buffer_over_bdp, "
+                                        "random_loss_rate, confidence, evidence (one sentence per figure; a null "
+                                        "figure's says why)", examples=[{"capacity_bps": 1.0e7, "base_rtt_s": 0.0405,
+                                                                         "buffer_bytes": 50786, "buffer_over_bdp": 0.99,
+                                                                         "random_loss_rate": 0.0,
+                                                                         "confidence": "high", "evidence": {}}])
+    path_models: dict[str, Any] | None = Field(None, description="seed004 (per rule: decrease, busy_link, "
+                                               "utilisation), seed002 and seed002_floor_half (shares of C)")
+    path_group: dict[str, Any] | None = Field(None, description="the flows sharing the bottleneck and their pooled "
+                                              "path (null when the flow is alone)")
+
+
 class XY(BaseModel):
     t: list[float] = Field(description="s since the flow's first packet")
     y: list[float | None]
@@ -159,9 +174,11 @@ class GraphOut(BaseModel):
     rates: dict[str, XY] = Field(description="achieved, truth (when known) and each estimator (bit/s)")
     clipped: dict[str, XY] = Field(description="per estimator, the drawn points above y_top")
     y_top: float | None = Field(description="the rate panel's top (bit/s): 2 × the larger of the achieved "
-                                            "rate's 99th percentile, the truth and the dispersion capacity")
-    capacity_bps: float | None
+                                            "rate's 99th percentile, the truth and the path's capacity")
+    capacity_bps: float | None = Field(description="the path's capacity (packet-pair dispersion mode, §9)")
     rtt: dict[str, XY] = Field(description="samples, srtt and rttmin (ms)")
+    queue: dict[str, Any] | None = Field(None, description="queue ({t, y}: (RTT − RTTmin)·capacity, bytes) and "
+                                         "buffer_bytes (the path's inferred buffer); null without a capacity")
     episodes: list[EpisodeOut]
 
 

@@ -13,6 +13,7 @@ import typer
 from ackreplay.cli.compare_cmd import compare
 from ackreplay.cli.graph_cmd import graph
 from ackreplay.cli.ingest_cmds import acks, flows
+from ackreplay.cli.model_cmd import model
 from ackreplay.cli.plugins import list_estimators
 from ackreplay.cli.report_cmd import report
 from ackreplay.cli.score_cmd import score
@@ -57,6 +58,7 @@ app.command()(report)
 app.command()(graph)
 app.command()(compare)
 app.command(name="estimators")(list_estimators)
+app.command()(model)
 app.add_typer(token_app, name="token")
 app.add_typer(quota_app, name="quota")
 

@@ -4,7 +4,8 @@ plotly.js comes from the ``plotly`` package and is embedded once; nothing is fet
 Per replayed flow: the congestion graph (``graphs.congestion``, drawn by the dashboard's own
 ``congestion.js``, inlined: time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
 estimates against the achieved rate, RTT, on one time axis), each estimator's ssthresh at every loss event
-against the ideal and NewReno's, the score table and why. The graph is embedded thinned to ``REPORT_PX``
+against the ideal and NewReno's, the score table and why, and the path (§9) with the seeds' models on it.
+The graph is embedded thinned to ``REPORT_PX``
 pixel columns (minima and maxima kept); the dashboard and ``ackreplay graph --t0 --t1`` zoom at full
 resolution.
 """
@@ -15,14 +16,16 @@ import html
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import plotly.graph_objects as go
 import polars as pl
 from plotly.offline import get_plotlyjs
 
 from ackreplay.cli.score_table import score_table
-from ackreplay.core.scoring import ScoredCapture
+from ackreplay.core.scoring import ScoredCapture, path_models
 from ackreplay.estimators.diagnostics import explain
+from ackreplay.estimators.path import group_line
 from ackreplay.estimators.replay import FlowReplay
 from ackreplay.graphs.congestion import source_for
 
@@ -54,6 +57,60 @@ def decisions_figure(fr: FlowReplay, with_truth: bool) -> go.Figure:
     return dec
 
 
+def seed002_figure(buffer_over_bdp: float, measured: dict[str, float] | None = None) -> go.Figure:
+    """Seed 002's NewReno/Westwood+ shares over buffer/BDP (with and without the floor-half fix), this
+    path's buffer/BDP marked."""
+    from ackreplay.estimators.models import seed002_curve
+
+    hi = max(8.0, 2 * buffer_over_bdp)
+    plain, fixed = seed002_curve(0.05, hi, 40), seed002_curve(0.05, hi, 40, floor_half=True)
+    fig = go.Figure()
+    x = [p["buffer_over_bdp"] for p in plain]
+    fig.add_scatter(x=x, y=[p["newreno"] for p in plain], name="NewReno", line={"color": "#1f77b4"})
+    fig.add_scatter(x=x, y=[p["westwood_plus"] for p in plain], name="Westwood+", line={"color": "#d62728"})
+    fig.add_scatter(x=x, y=[p["westwood_plus"] for p in fixed], name="Westwood+ (floor-half fix)",
+                    line={"color": "#d62728", "dash": "dot"})
+    fig.add_vline(x=buffer_over_bdp, line={"color": "grey", "dash": "dash"},
+                  annotation_text=f"this path: {buffer_over_bdp:.2f}×BDP")
+    fig.update_layout(title="seed 002: throughput shares of one NewReno and one Westwood+ flow", height=330,
+                      xaxis={"title": "buffer / BDP", "type": "log"}, yaxis={"title": "share of C", "range": [0, 1]},
+                      legend=LEGEND, margin={"t": 90})
+    return fig
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A small HTML table (cells escaped)."""
+    cells = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return "<table class='path'><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + f"</tr>{cells}</table>"
+
+
+def path_html(path: dict[str, Any], models: dict[str, Any] | None, title: str = "path") -> str:
+    """The §9 path: each figure with its evidence, seed 004's verdict and single-flow utilisation per rule, the
+    same rule for every replayed decision at the flow's losses, and seed 002's curve with this path's
+    buffer/BDP."""
+    from ackreplay.estimators.path import path_line
+
+    def link(v: dict[str, Any]) -> str:
+        return "busy" if v["busy_link"] else "idles"
+
+    evidence = (path.get("evidence") or {}).items()
+    out = [f"<p><strong>{html.escape(title)}:</strong> {html.escape(path_line(path))}</p>",
+           _table(("figure", "value", "evidence"), [(k, path.get(k), v) for k, v in evidence])]
+    if models:
+        out.append("<p>Seed 004 on this path (one flow): decrease factor b, the rule B ≥ b/(1−b)·BDP, and the "
+                   "utilisation of the single-flow model.</p>")
+        out.append(_table(("rule", "b", "link", "utilisation"), [(n, f"{v['decrease']:.3f}", link(v),
+                                                                  f"{v['utilisation']:.3f}")
+                                                                 for n, v in models["seed004"].items()]))
+        if models.get("replayed"):
+            out.append("<p>Seed 004's rule for each replayed decision at this flow's losses (b = median of "
+                       "1 − ssthresh/w; real_sender: what the captured sender did).</p>")
+            out.append(_table(("rule", "b", "losses", "link"), [(n, f"{v['decrease']:.3f}", v["losses"], link(v))
+                                                               for n, v in models["replayed"].items()]))
+        out.append(seed002_figure(float(path["buffer_over_bdp"])).to_html(full_html=False, include_plotlyjs=False))
+    return "".join(out)
+
+
 def _script_json(data: object) -> str:
     """JSON that can sit inside a <script> element."""
     return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
@@ -62,7 +119,9 @@ def _script_json(data: object) -> str:
 def render(scored: Sequence[ScoredCapture]) -> str:
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>ackreplay report</title>",
              "<style>body{font-family:system-ui,sans-serif;margin:1.5em;max-width:1200px}"
-             "pre{background:#f6f6f6;padding:.8em;overflow-x:auto}</style>",
+             "pre{background:#f6f6f6;padding:.8em;overflow-x:auto}"
+             "table.path{border-collapse:collapse;font-size:.9em}table.path td,table.path th{border:1px solid #ddd;"
+             "padding:.2em .5em;text-align:left;vertical-align:top}</style>",
              f"<script>{get_plotlyjs()}</script></head><body><h1>ackreplay report</h1>",
              "<p>Estimates are replayed open-loop over each flow's real ACK stream (ESTIMATORS.md). "
              "'bias' is the time-weighted mean of (E−R)/R against the achieved rate R; '*' marks the best "
@@ -102,6 +161,12 @@ def render(scored: Sequence[ScoredCapture]) -> str:
             why = explain(fr.diagnostics, fr.scores) if fr.diagnostics else []
             if why:
                 parts.append("<ul class='why'>" + "".join(f"<li>{html.escape(w)}</li>" for w in why) + "</ul>")
+            if fr.path:
+                parts.append(path_html(fr.path, path_models(fr.path, fr.decision_rows)))
+        for g in sc.replay.path_groups:
+            title = "shared bottleneck of flows " + ", ".join(map(str, g["flows"]))
+            parts.append(path_html(g["path"], path_models(g["path"]), title))
+            parts.append(f"<p>{html.escape(group_line(g))}</p>")
         if small:
             parts.append(f"<p>Flows under {min_bytes} bytes (replayed; scores in scores.json/csv): "
                          f"{', '.join(small)}</p>")

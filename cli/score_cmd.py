@@ -183,6 +183,7 @@ def legend_text(width: int) -> str:
 def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
     from ackreplay.core.scoring import capture_document
     from ackreplay.estimators.diagnostics import explain
+    from ackreplay.estimators.path import group_line, path_line
     from ackreplay.estimators.replay import NOT_SELECTED
 
     d = capture_document(sc)
@@ -200,6 +201,8 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
                            f"{1e3 * (f['rttmin_s'] or 0):.1f} ms, {f['loss_events']} loss events, vantage "
                            f"{vantage_label(f)}", wide))
         lines.append(score_table(f["scores"], with_truth, width))
+        if f.get("path"):
+            lines.append(_wrap(f"  path: {path_line(f['path'])}", wide, "        "))
         if f.get("diagnostics"):
             lines += [_wrap(f"  why: {line}", wide, "       ") for line in explain(f["diagnostics"], f["scores"])]
     if small and not all_flows:
@@ -209,6 +212,8 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
     if skipped:
         lines.append(_wrap("not replayed: " + "; ".join(f"flow {f['flow_id']} ({f['skipped_reason']})"
                                                        for f in skipped), wide))
+    for g in d.get("path_groups") or []:
+        lines.append(_wrap(f"shared bottleneck, flows {', '.join(map(str, g['flows']))}: {group_line(g)}", wide, "  "))
     fair = d["scores"].get("fairness", {})
     if fair.get("goodput") is not None:
         lines.append(_wrap("Jain's fairness over bulk flows: goodput " + f"{fair['goodput']:.3f}; estimates "
@@ -224,11 +229,17 @@ def vantage_label(f: dict[str, Any]) -> str:
     return f"{f['vantage']} (reconstructed, {f.get('confidence') or 'low'} confidence: {f.get('confidence_note', '')})"
 
 
+#: The path's figures a CSV row carries (``path_<name>``).
+PATH_FIGURES = ("capacity_bps", "base_rtt_s", "buffer_bytes", "buffer_over_bdp", "random_loss_rate", "confidence")
+
+
 def scores_csv(doc: dict[str, Any]) -> str:
     """One row per (capture, flow, estimator); parameters as JSON text. ``bytes`` and ``bulk`` (the flow carried
     at least the truth's ``min_flow_bytes``, 64 kB by default: not a control connection) let a spreadsheet
     or a DataFrame keep the bulk flows alone. ``doc``: the score document, JSON-safe or not (the values the
-    CSV takes are made safe here: a NaN is an empty cell)."""
+    CSV takes are made safe here: a NaN is an empty cell). The flow's path (§9) closes each row: ``path_*``
+    (capacity_bps, base_rtt_s, buffer_bytes, buffer_over_bdp, random_loss_rate, confidence; empty where
+    null — the JSON's ``path.evidence`` says why)."""
     from ackreplay.core.scoring import jsonable
     from ackreplay.estimators.truth import DEFAULT_MIN_FLOW_BYTES
 
@@ -254,6 +265,8 @@ def scores_csv(doc: dict[str, Any]) -> str:
                     if key is not None:
                         parameters[key] = text
                 row["parameters"] = text
+                path = f.get("path") or {}  # the flow's path (§9), the same on each of its rows
+                row.update({f"path_{k}": jsonable(path.get(k)) for k in PATH_FIGURES})
                 rows.append(row)
     if not rows:
         return ""

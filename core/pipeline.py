@@ -23,18 +23,21 @@ from ackreplay.core.db import after_commit, session_scope
 from ackreplay.core.errors import ServiceError
 from ackreplay.core.models import Capture, DecisionRow, Flow, FlowDiagnostics, Owner, Result, Run, RunCapture, Task, now
 from ackreplay.core.queue import dispatch
-from ackreplay.core.scoring import build_estimators, jsonable
+from ackreplay.core.scoring import build_estimators, jsonable, path_models
 from ackreplay.core.storage import Store, get_store
 from ackreplay.estimators import EstimatorError
 from ackreplay.estimators import __version__ as VERSION
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
+from ackreplay.estimators.path import LinkInfo
 from ackreplay.estimators.replay import (
+    FlowReplay,
     bulk_flow_ids,
     capture_scores,
     flow_columns,
     flow_rows,
     plan,
     replay_flow,
+    share_paths,
     truth_function,
 )
 from ackreplay.estimators.sweep import from_spec, variant_spec
@@ -179,6 +182,17 @@ class _Summary:
         self.reconstruction_evidence = str(f.summary.get("reconstruction_evidence", ""))
 
 
+class _PathSummary:
+    """A stored flow's endpoints and lifetime, as ``estimators.replay.share_paths`` reads them."""
+
+    def __init__(self, summary: dict[str, Any]) -> None:
+        self.sender = str(summary.get("sender", ""))
+        self.receiver = str(summary.get("receiver", ""))
+        self.start_t = float(summary.get("start_t") or 0.0)
+        self.end_t = float(summary.get("end_t") or 0.0)
+        self.delivery_rate_bps = float(summary.get("delivery_rate_bps") or 0.0)
+
+
 def _flows(session: Session, capture_id: str) -> list[Flow]:
     return list(session.scalars(select(Flow).where(Flow.capture_id == capture_id).order_by(Flow.flow_id)))
 
@@ -249,22 +263,32 @@ def replay_task(task_id: str) -> None:
         acks_of = flow_columns(tables["acks"], ACK_COLUMNS) if tables else None
         segs_of = flow_columns(tables["segments"], SEGMENT_COLUMNS) if tables else None
         eps_of = flow_rows(tables["episodes"]) if tables else None
+        reps: list[FlowReplay] = []
         for fid in task.flow_ids:
             assert acks_of is not None and segs_of is not None and eps_of is not None
             f = flows[fid]
             eps = eps_of(fid)
             labels = truth.loss_labels(f.sender, f.receiver, eps["start_t"].to_list()) if truth is not None else None
             rep = replay_flow(fid, f.vantage, acks_of(fid), segs_of(fid), eps, int(f.summary["mss"]), ests,
-                              truth=truth_function(truth, fid, deliveries), loss_truth=labels)
+                              truth=truth_function(truth, fid, deliveries), loss_truth=labels,
+                              link=LinkInfo.of({**f.summary, "vantage": f.vantage}))
+            reps.append(rep)
             series_parts.append(rep.series.with_columns(pl.lit(fid, pl.Int32).alias("flow_id")))
             result_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": e.name,
                              "parameters": dict(e.params), "version": VERSION, "scores": rep.scores[e.name],
                              "series_key": series_key, "window": list(rep.window)} for e in ests]
-            diagnostic_rows.append({"run_id": run.id, "capture_id": cap.id, "flow_id": fid,
-                                    "data": jsonable(rep.diagnostics)})
             decision_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": row["estimator"],
                                "episode": row["episode"], "data": _jsonable(row)}
                               for row in rep.decisions.iter_rows(named=True)]
+        # the path (§9): flows of this task that share a bottleneck pool their evidence (a group split over
+        # two tasks is judged in each); stored with the diagnostics, as the path explains the estimates too
+        groups = share_paths(reps, {fid: _PathSummary(flows[fid].summary) for fid in task.flow_ids},
+                             bulk_flow_ids([_Summary(flows[fid]) for fid in task.flow_ids], truth))
+        group_of = {fid: g for g in groups for fid in g["flows"]}
+        for rep in reps:
+            models = path_models(rep.path, rep.decision_rows) if rep.path else None
+            diagnostic_rows.append({"run_id": run.id, "capture_id": cap.id, "flow_id": rep.flow_id, "data": jsonable({
+                **rep.diagnostics, "path": rep.path, "path_models": models, "path_group": group_of.get(rep.flow_id)})})
         if series_parts:
             store.write_parquet(series_key, pl.concat(series_parts, how="diagonal"))
         if result_rows:

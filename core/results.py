@@ -3,6 +3,7 @@ as ``ackreplay score --format json``), series with downsampling, decisions, and 
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import OrderedDict
@@ -73,11 +74,18 @@ def document(session: Session, run: Run) -> dict[str, Any]:
             doc["scores"] = {e["name"]: results[f.flow_id][e["name"]] for e in run.estimators} \
                 if f.flow_id in results else {}
             doc["score_window_rel_s"] = windows.get(f.flow_id)
-            doc["diagnostics"] = diagnostics.get(f.flow_id)
+            # the path (§9) is stored with the diagnostics; the document keeps it beside them, as the CLI's does
+            diag = dict(diagnostics[f.flow_id]) if f.flow_id in diagnostics else None
+            doc["diagnostics"] = {k: v for k, v in diag.items() if k not in PATH_KEYS} if diag is not None else None
+            doc["path"] = diag.get("path") if diag is not None else None
+            doc["path_models"] = diag.get("path_models") if diag is not None else None
             flows.append(doc)
+        groups = {json.dumps(d["path_group"], sort_keys=True): d["path_group"] for d in diagnostics.values()
+                  if d.get("path_group")}
         captures.append({"capture_id": cap.id, "file": cap.name, "status": rc.status, "error": rc.error,
                          "stats": cap.stats, "truth": cap.truth, "truth_source": "upload" if cap.truth else None,
-                         "flows": flows, "scores": rc.scores or {}})
+                         "flows": flows, "scores": rc.scores or {},
+                         "path_groups": sorted(groups.values(), key=lambda g: g["flows"][0])})
     return {"ackreplay_version": run.version, "run_id": run.id,
             "estimators": [{**e, "version": run.version} for e in run.estimators], "captures": captures}
 
@@ -180,9 +188,10 @@ def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: in
         series = store.read_parquet(result.series_key, pl.col("flow_id") == flow_id).drop("flow_id")
         rows = decisions(session, run, capture_id, flow_id)
         dec = pl.DataFrame(rows, schema=DECISION_SCHEMA) if rows else pl.DataFrame(schema=DECISION_SCHEMA)
-        capacity = diagnostics(session, run, capture_id, flow_id).get("dispersion_capacity_bps")
+        stored = _stored_diagnostics(session, run, capture_id, flow_id)
         return CongestionSource.build(flow_id, int(flow.summary["mss"]), tables["acks"], tables["segments"],
-                                      tables["episodes"], series, dec, capacity)
+                                      tables["episodes"], series, dec, stored.get("dispersion_capacity_bps"),
+                                      (stored.get("path") or {}).get("buffer_bytes"))
 
     return _graphs.get((run.id, capture_id, flow_id), build).window(t0, t1, px)
 
@@ -195,13 +204,28 @@ def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list
     return [r.data for r in rows]
 
 
+#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9).
+PATH_KEYS = ("path", "path_models", "path_group")
+
+
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
     """Why the flow's estimates are what they are (§7), as the run's replay found it."""
+    return {k: v for k, v in _stored_diagnostics(session, run, capture_id, flow_id).items() if k not in PATH_KEYS}
+
+
+def _stored_diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
     _result(session, run, capture_id, flow_id)
     row = session.scalar(select(FlowDiagnostics).where(FlowDiagnostics.run_id == run.id,
                                                        FlowDiagnostics.capture_id == capture_id,
                                                        FlowDiagnostics.flow_id == flow_id))
     return row.data if row is not None else {}
+
+
+def path(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
+    """The path the flow crossed (§9, ``estimators.path``), what the seeds' models predict on it, and the group
+    of flows it shares the bottleneck with (None when alone), as the run's replay found them."""
+    d = _stored_diagnostics(session, run, capture_id, flow_id)
+    return {"path": d.get("path"), "path_models": d.get("path_models"), "path_group": d.get("path_group")}
 
 
 def _bulk_flows(session: Session, capture_id: str) -> set[int]:

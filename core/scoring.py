@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -195,6 +195,8 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         doc["scores"] = fr.scores if fr is not None else {}
         doc["score_window_rel_s"] = list(fr.window) if fr is not None else None
         doc["diagnostics"] = fr.diagnostics if fr is not None else None
+        doc["path"] = fr.path if fr is not None else None
+        doc["path_models"] = path_models(fr.path, fr.decision_rows) if fr is not None and fr.path else None
         flows.append(doc)
     return {
         "file": str(sc.path),
@@ -203,7 +205,28 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         "truth_source": sc.truth_source,
         "flows": flows,
         "scores": sc.replay.scores,
+        "path_groups": sc.replay.path_groups,
     }
+
+
+def path_models(path: dict[str, Any], decision_rows: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
+    """What the seeds' models predict on a flow's path (§9, ``estimators.models``): seed 004's decrease
+    factor, busy-link verdict and single-flow utilisation per decision rule, and seed 002's NewReno/Westwood+
+    shares at its buffer/BDP (with and without the floor-half fix) and over a range of buffer/BDP around it
+    (``seed002_curve``: the dashboard draws it); with the flow's ``decision_rows``, seed 004's verdict for every
+    replayed rule at this flow's losses (``replayed``); None when the path lacks a figure."""
+    from ackreplay.estimators.models import PathModel, replayed_verdicts, seed002_curve, seed002_shares, seed004
+
+    c, rtt, over = path.get("capacity_bps"), path.get("base_rtt_s"), path.get("buffer_over_bdp")
+    if not c or not rtt or over is None:
+        return None
+    hi = max(8.0, 2.0 * over)
+    curve = [{"buffer_over_bdp": p["buffer_over_bdp"], "newreno": p["newreno"], "westwood_plus": p["westwood_plus"],
+              "westwood_plus_floor_half": f["westwood_plus"]}
+             for p, f in zip(seed002_curve(0.05, hi, 25), seed002_curve(0.05, hi, 25, floor_half=True), strict=True)]
+    return {"seed004": seed004(PathModel.of(c, rtt, over)), "seed002": seed002_shares(over),
+            "seed002_floor_half": seed002_shares(over, floor_half=True), "seed002_curve": curve,
+            "replayed": replayed_verdicts(decision_rows, over)}
 
 
 def document(scored: Sequence[ScoredCapture], estimators: Sequence[Estimator]) -> dict[str, Any]:

@@ -10,11 +10,12 @@ report. Per flow:
 * ``largest_samples`` — BE's three largest raw samples, each with its interval, its bytes and the cause:
   ``ack_compression`` (interval under 100 µs), ``stretch_ack`` (more than two segments delivered at
   once), else ``burst``.
-* ``dispersion_capacity_bps`` — the capacity seen in back-to-back packet dispersion: the median rate of
-  consecutive full-size data segments (``bytes / gap``) where the capture sees data after the
-  bottleneck (receiver side, mid-path), else of ACKs each delivering at least one MSS (``d/Δt``; the
-  bottleneck spaces the ACKs as it spaced the data). The median over a busy flow is the bottleneck's
-  rate; a flow that never fills the path reads low.
+* ``dispersion_capacity_bps`` — the bottleneck's capacity from packet dispersion: the path's
+  ``capacity_bps`` (``estimators.path``, ESTIMATORS.md §9: the packet-pair dispersion mode above the
+  average dispersion rate, pathrate's method, from data seen after the bottleneck or from the ACKs of data
+  queued back to back), set by replay; ``dispersion_from`` says which (``data``/``acks``). It used to be the
+  median of all inter-ACK rates — the flow's own rate, not the path's (3.0 Mbit/s on the bundled sample,
+  whose bottleneck is 10 Mbit/s).
 * ``loss_classes`` — for CRB and NewBR, how each loss was classified (``congestion`` or ``random``), and,
   when the capture's metadata labels the losses (``loss_truth``: episode → ``random``/``congestion``),
   how many they got right.
@@ -22,7 +23,6 @@ report. Per flow:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -80,21 +80,6 @@ def _top(idx: np.ndarray, rate: np.ndarray, k: int) -> np.ndarray:
     return idx[np.lexsort((-idx, -rate))[:k]]
 
 
-@njit(cache=True, nogil=True)
-def _pair_rates(t: np.ndarray, size: np.ndarray, mss: int, both: bool) -> np.ndarray:
-    """``size[i+1]/(t[i+1] − t[i])`` over the consecutive pairs with a positive gap whose later member (and
-    the earlier, with ``both``) carries at least one MSS, in order."""
-    n = len(t) - 1
-    out = np.empty(max(n, 0))
-    m = 0
-    for i in range(max(n, 0)):
-        gap = t[i + 1] - t[i]
-        if size[i + 1] >= mss and (not both or size[i] >= mss) and gap > 0.0:
-            out[m] = size[i + 1] / gap
-            m += 1
-    return out[:m]
-
-
 def largest_samples(inp: FlowInputs, k: int = 3) -> list[dict[str, Any]]:
     """BE's ``k`` largest raw samples d/Δt with where they came from."""
     if len(inp.t) < 2:
@@ -111,16 +96,6 @@ def _described(inp: FlowInputs, top: np.ndarray) -> list[dict[str, Any]]:
         out.append({"t_rel": float(inp.t[i + 1]), "bps": 8 * (d / dt), "interval_us": dt * 1e6,
                     "bytes": d, "cause": _cause(dt, d, inp.mss)})
     return out
-
-
-def dispersion_capacity_bps(inp: FlowInputs, data_after_bottleneck: bool) -> float | None:
-    """Median packet-pair rate (see the module docstring), bits/s."""
-    t, size = (inp.seg_t, inp.seg_len) if data_after_bottleneck else (inp.t, inp.d)
-    if len(t) < 3:
-        return None
-    rates = _pair_rates(t, size, inp.mss, data_after_bottleneck)
-    # (the rates are this call's own: the median may reorder them rather than copy them)
-    return float(8 * np.median(rates, overwrite_input=True)) if len(rates) else None
 
 
 def loss_classes(decisions: Sequence[Mapping[str, Any]], loss_truth: Mapping[int, str] | None
@@ -153,12 +128,11 @@ def series_diagnostics(inp: FlowInputs, vantage: str) -> dict[str, Any]:
     compressed, idx, rate = _event_scan(inp.t, inp.d) if n > 1 else (0, np.empty(0, np.int64), np.empty(0))
     top = _top(idx, rate, 3)
     del idx, rate
-    capacity = dispersion_capacity_bps(inp, data_after_bottleneck=vantage in ("receiver", "mid_path"))
     return {
         "ack_compression_share": compressed / (n - 1) if n > 1 else None,
         "largest_samples": _described(inp, top),
-        "dispersion_capacity_bps": None if capacity is None or not math.isfinite(capacity) else capacity,
-        "dispersion_from": "data" if vantage in ("receiver", "mid_path") else "acks",
+        "dispersion_capacity_bps": None,  # the path's capacity, set by replay (``estimators.path``)
+        "dispersion_from": "data" if vantage == "receiver" else "acks",
     }
 
 
@@ -169,7 +143,7 @@ def flow_diagnostics(inp: FlowInputs, vantage: str, decisions: Sequence[Mapping[
 
 
 def explain(diag: Mapping[str, Any], scores: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Footnotes for a flow's score table: why BE (and estimates above the dispersion capacity) read high."""
+    """Footnotes for a flow's score table: why BE (and estimates above the path's capacity) read high."""
     lines: list[str] = []
     cap = diag.get("dispersion_capacity_bps")
     share = diag.get("ack_compression_share")
@@ -181,7 +155,8 @@ def explain(diag: Mapping[str, Any], scores: Mapping[str, Mapping[str, Any]]) ->
     if cap is not None:
         above = [n for n, s in scores.items() if (s.get("mean_bps") or 0) > 1.5 * cap]
         tail = f"; mean above 1.5× it: {', '.join(above)}" if above else ""
-        lines.append(f"capacity from packet dispersion ({diag.get('dispersion_from')}): {cap / 1e6:.3f} Mbit/s{tail}")
+        lines.append(f"capacity from the packet-pair dispersion mode ({diag.get('dispersion_from')}): "
+                     f"{cap / 1e6:.3f} Mbit/s{tail}")
     for name, c in (diag.get("loss_classes") or {}).items():
         text = f"{name} classified {c['congestion']} losses as congestion, {c['random']} as random"
         if c.get("correct_share") is not None:

@@ -19,14 +19,27 @@ import polars as pl
 #: How the ACK table's nullable columns are filled when turned into numpy arrays.
 ACK_FILL: dict[str, float | int] = {"rtt": math.nan, "srtt": math.nan, "rttmin": math.nan, "tsval": -1}
 #: The ACK and segment columns replay reads.
-ACK_COLUMNS = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval")
-SEGMENT_COLUMNS = ("t_rel", "len")
+#: (``ack``, and the segments' ``seq`` and ``kind``, are read by the path inference, ``estimators.path``.)
+ACK_COLUMNS = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "ack")
+SEGMENT_COLUMNS = ("t_rel", "len", "seq", "kind")
+#: Segment kinds as ingest codes them (the ``kind`` column's physical values).
+SEGMENT_KINDS = ("new", "retransmission", "keepalive", "zero_window_probe")
 
 
 def numpy_columns(frame: pl.DataFrame, names: tuple[str, ...]) -> dict[str, np.ndarray]:
     """Whole-table columns as numpy arrays (nulls filled as in :data:`ACK_FILL`), converted once."""
     out: dict[str, np.ndarray] = {}
-    filled = frame.select(pl.col(n).fill_null(ACK_FILL[n]) if n in ACK_FILL else pl.col(n) for n in names)
+    def column(n: str) -> pl.Expr:
+        if n in ACK_FILL:
+            return pl.col(n).fill_null(ACK_FILL[n])
+        dtype = frame.schema[n]
+        if isinstance(dtype, pl.Enum | pl.Categorical):  # (a category as its code, as ingest wrote it)
+            return pl.col(n).to_physical()
+        if dtype == pl.String:
+            return pl.col(n).replace_strict({k: i for i, k in enumerate(SEGMENT_KINDS)}, return_dtype=pl.Int8)
+        return pl.col(n)
+
+    filled = frame.select(column(n) for n in names)
     for name in names:  # (one Polars call: the nullable columns are filled in parallel)
         arr = filled[name].to_numpy()
         arr.flags.writeable = False  # flows get views of these: an estimator writing to its inputs fails loudly

@@ -19,8 +19,10 @@ from ackreplay.estimators import __version__
 from ackreplay.estimators.base import TIMEOUT, Decision, Estimator, LossContext
 from ackreplay.estimators.diagnostics import loss_classes, series_diagnostics
 from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
+from ackreplay.estimators.models import measured_shares, sender_behaviour
 from ackreplay.estimators.newreno import newreno_ssthresh_segments
 from ackreplay.estimators.parallel import run_jobs
+from ackreplay.estimators.path import LinkInfo, PathParts, bottleneck_groups, flow_parts, infer, merge_parts
 from ackreplay.estimators.plugins import PluginFailure, checked_series, is_plugin
 from ackreplay.estimators.references import achieved_rate, truth_rate
 from ackreplay.estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
@@ -52,6 +54,10 @@ class FlowReplay:
     window: tuple[float, float]  # score window, s since the flow's first packet
     diagnostics: dict[str, Any] = field(default_factory=dict)  # why the estimates are what they are (§7)
     events: int = 0  # ACK events replayed (rows with equal timestamps merged, §1.1)
+    #: The path this flow crossed (§9, ``estimators.path``): the ``path`` object, and the evidence behind it
+    #: (pooled with the flows that share its bottleneck by ``replay_capture``); None without ``link``.
+    path: dict[str, Any] | None = None
+    path_parts: PathParts | None = field(default=None, repr=False, compare=False)
     _series: pl.DataFrame | None = field(default=None, repr=False, compare=False)
     _decisions: pl.DataFrame | None = field(default=None, repr=False, compare=False)
 
@@ -91,6 +97,8 @@ class CaptureReplay:
     skipped: dict[int, str]  # flow id → why it was not replayed
     scores: dict[str, Any]  # estimator → aggregated scores; "fairness" → Jain's indices
     estimators: list[dict[str, Any]] = field(default_factory=list)  # name, parameters, version
+    #: Per group of flows sharing a bottleneck (two flows or more): ``{"flows": [...], "path": {...}}`` (§9)
+    path_groups: list[dict[str, Any]] = field(default_factory=list)
 
     def scores_frame(self) -> pl.DataFrame:
         """One row per (replayed flow, estimator) with its scores."""
@@ -127,7 +135,8 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
                 segments: pl.DataFrame | Mapping[str, np.ndarray], episodes: pl.DataFrame,
                 mss: int, estimators: Sequence[Estimator], *, truth: np.ndarray | Callable[[np.ndarray], np.ndarray]
                 | None = None, loss_truth: Mapping[int, str] | None = None, keep_series: bool = True,
-                release: Callable[[], None] | None = None, memory_budget: int | None = None) -> FlowReplay:
+                release: Callable[[], None] | None = None, memory_budget: int | None = None,
+                link: LinkInfo | None = None) -> FlowReplay:
     """Replay one flow (its ``acks`` and ``segments``: frames, or numpy columns as ``FlowInputs.from_frames``
     takes them). ``truth`` (bytes/s at each event, or a function of absolute event times) is optional;
     ``loss_truth`` labels loss episodes ``random``/``congestion`` (capture metadata) for the diagnostics;
@@ -136,7 +145,9 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
     so that the input pages a job read stop counting in the process's memory (the next job reads them again
     from the page cache): on a flow of millions of events they are most of replay's resident memory.
     ``memory_budget`` (bytes, None = unlimited): no more jobs run side by side than their footprints fit in
-    (``estimators.parallel``); the results are the same either way."""
+    (``estimators.parallel``); the results are the same either way. ``link`` (from the flow's summary:
+    ``LinkInfo.of``) adds the flow's path (§9) — ``acks`` then need ``ack``, ``rtt`` and ``srtt``, ``segments``
+    ``seq`` and ``kind`` — and makes it the diagnostics' capacity."""
     inp = FlowInputs.from_frames(acks, segments, mss)
     t = inp.t
     truth_arr = truth(inp.t_abs) if callable(truth) else truth
@@ -205,7 +216,51 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
             columns["truth"] = truth_arr
         for e in estimators:
             columns[e.name] = done[e.name][0]  # type: ignore[assignment]  # kept: keep_series
-    return FlowReplay(flow_id, vantage, columns, rows, scores, (start, end), diagnostics, len(t))
+    parts = path = None
+    if link is not None:
+        parts = flow_parts(flow_id, link, acks, segments, episodes)
+        path = infer(parts)
+        set_capacity(diagnostics, path, parts.source)
+    return FlowReplay(flow_id, vantage, columns, rows, scores, (start, end), diagnostics, len(t), path, parts)
+
+
+def set_capacity(diagnostics: dict[str, Any], path: Mapping[str, Any], source: str) -> None:
+    """The §7 explanations' capacity is the path's (§9): the packet-pair mode, not a median of rates."""
+    diagnostics["dispersion_capacity_bps"] = path["capacity_bps"]
+    diagnostics["dispersion_from"] = source
+
+
+def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk: Sequence[int]
+                ) -> list[dict[str, Any]]:
+    """Pool the path evidence of the replayed bulk flows (§4: control connections are no competitors) that
+    share a bottleneck (``estimators.path.bottleneck_groups``): each member's ``path`` takes the group's
+    capacity and base RTT; returns one entry per group of two flows or more, with the group's own ``path``, its
+    ``members`` (each sender's backoff as the capture shows it, ``estimators.models.sender_behaviour``, and its
+    wire rate) and, where a NewReno-like and a Westwood+-like sender share it, seed 002's shares beside the
+    measured ones (``seed002``, else None)."""
+    wanted = set(bulk)
+    have = {f.flow_id: f for f in flows if f.path_parts is not None and f.flow_id in wanted}
+    groups = bottleneck_groups([(fid, summaries[fid].sender, summaries[fid].receiver, summaries[fid].start_t,
+                                 summaries[fid].end_t) for fid in have])
+    out = []
+    for g in groups:
+        if len(g) < 2:
+            continue
+        pooled = merge_parts([have[fid].path_parts for fid in g])  # type: ignore[misc]  # (filtered above)
+        for fid in g:
+            fr = have[fid]
+            fr.path = infer(fr.path_parts, pooled)  # type: ignore[arg-type]
+            set_capacity(fr.diagnostics, fr.path, pooled.source)
+        path = infer(pooled)
+        members = []
+        for fid in g:
+            s = summaries[fid]
+            wire = have[fid].path_parts.wire_mss / max(have[fid].path_parts.mss, 1)  # type: ignore[union-attr]
+            members.append({"flow_id": fid, **sender_behaviour(have[fid].decision_rows),
+                            "rate_bps": float(getattr(s, "delivery_rate_bps", 0.0) or 0.0) * wire})
+        out.append({"flows": g, "path": path, "members": members,
+                    "seed002": measured_shares(members, path["capacity_bps"], path["buffer_over_bdp"])})
+    return out
 
 
 def _plugin_job(e: Estimator, inp: FlowInputs, flow_id: int, events: Sequence[_LossEvent]
@@ -500,11 +555,12 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
 
         flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), eps,
                                  s.mss, estimators, truth=truth_function(truth, fid, deliveries), loss_truth=labels,
-                                 keep_series=keep_series, memory_budget=budget,
+                                 keep_series=keep_series, memory_budget=budget, link=LinkInfo.of(s),
                                  release=release_flow if spans and s.acks >= RELEASE_PER_JOB_ROWS else None))
         if spans:
             release_flow()
     if progress is not None:
         progress(len(todo), len(todo))
     scores = capture_scores([(f.flow_id, f.scores) for f in flows], cap.flows, [e.name for e in estimators], truth)
-    return CaptureReplay(flows, skipped, scores, describe(estimators))
+    groups = share_paths(flows, by_id, bulk_flow_ids(cap.flows, truth))
+    return CaptureReplay(flows, skipped, scores, describe(estimators), groups)

@@ -11,6 +11,8 @@ QUIC and HTTP/3 with qlog and qvis", ANRW 2020), with ackreplay's replay laid ov
   dispersion, with a y-range that follows the achieved rate (``y_top``): points above it are listed in
   ``clipped`` so that a viewer marks them at the edge;
 * ``rtt`` — every RTT sample, srtt and RTTmin;
+* ``queue`` — the bottleneck queue the RTT samples imply, ``(RTT − RTTmin)·C`` in bytes with C the path's
+  capacity (§9), and the path's inferred buffer (None without a capacity);
 * ``episodes`` — loss episodes by kind, for shading; episodes closer than one pixel column are merged.
 
 Every series is thinned per pixel column by :func:`graphs.downsample.m4_indices` (minima and maxima kept,
@@ -78,12 +80,15 @@ class CongestionSource:
     decisions: pl.DataFrame
     capacity_bps: float | None = None
     t_span: tuple[float, float] = field(default=(0.0, 0.0))
+    buffer_bytes: float | None = None  # the path's inferred buffer (§9), drawn on the queue panel
 
     @classmethod
     def build(cls, flow_id: int, mss: int, acks: pl.DataFrame, segments: pl.DataFrame, episodes: pl.DataFrame,
-              series: pl.DataFrame, decisions: pl.DataFrame, capacity_bps: float | None = None) -> CongestionSource:
+              series: pl.DataFrame, decisions: pl.DataFrame, capacity_bps: float | None = None,
+              buffer_bytes: float | None = None) -> CongestionSource:
         """From a flow's ingest tables (``acks``, ``segments``, ``episodes``), its replayed ``series`` (``t_rel``,
-        ``achieved_bps``, ``truth_bps``, ``<estimator>_bps``) and ``decisions`` (``estimators.replay``)."""
+        ``achieved_bps``, ``truth_bps``, ``<estimator>_bps``) and ``decisions`` (``estimators.replay``), with the
+        path's capacity and buffer (§9) when known."""
         ack = _col(acks, "ack", np.int64, 0)
         rwnd = _col(acks, "rwnd", np.float64)
         seg_kind = segments["kind"].cast(pl.String).to_numpy() if "kind" in segments.columns else np.array([])
@@ -114,7 +119,7 @@ class CongestionSource:
             else np.zeros(0, np.bool_),
             rate_t=_col(series, "t_rel"), rates=rates, decisions=decisions,
             capacity_bps=capacity_bps if capacity_bps is not None and math.isfinite(capacity_bps) else None,
-            t_span=span,
+            t_span=span, buffer_bytes=buffer_bytes,
         )
 
     @property
@@ -159,11 +164,16 @@ class CongestionSource:
         rates, clipped, y_top = self._rates(line, t0, t1)
         rtt = {k: line(self.ack_t, v * 1e3, 4) for k, v in (("samples", self.rtt), ("srtt", self.srtt),
                                                             ("rttmin", self.rttmin))}
+        queue = None
+        known = self.rtt[~np.isnan(self.rtt)]
+        if self.capacity_bps and len(known):  # the queue the RTT samples imply: (RTT − RTTmin)·C, bytes
+            queue = {"queue": line(self.ack_t, (self.rtt - known.min()) * self.capacity_bps / 8.0, 0),
+                     "buffer_bytes": self.buffer_bytes}
         return {
             "flow_id": self.flow_id, "mss": self.mss, "t_span": list(self.t_span), "window": [t0, t1], "px": px,
             "full_resolution": full, "points": points,
             "sequence": sequence, "flight": flight, "rates": rates, "clipped": clipped, "y_top": y_top,
-            "capacity_bps": self.capacity_bps, "rtt": rtt, "episodes": self._episodes(t0, t1, px),
+            "capacity_bps": self.capacity_bps, "rtt": rtt, "queue": queue, "episodes": self._episodes(t0, t1, px),
         }
 
     def _rates(self, line: Any, t0: float, t1: float) -> tuple[dict[str, Any], dict[str, Any], float | None]:
@@ -236,4 +246,5 @@ def source_for(ingest: Any, replay: Any, flow_id: int) -> CongestionSource:
     (``estimators.replay.FlowReplay``) capture, as the CLI holds them in memory."""
     fd = ingest.flow(flow_id)
     return CongestionSource.build(flow_id, fd.summary.mss, fd.acks, fd.segments, fd.episodes, replay.series,
-                                  replay.decisions, (replay.diagnostics or {}).get("dispersion_capacity_bps"))
+                                  replay.decisions, (replay.diagnostics or {}).get("dispersion_capacity_bps"),
+                                  (replay.path or {}).get("buffer_bytes"))

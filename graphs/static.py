@@ -1,5 +1,6 @@
-"""The congestion graph as a PNG or SVG file (matplotlib, no browser): the same four panels and colours as
-the dashboard's ``congestion.js``, drawn from :meth:`graphs.congestion.CongestionSource.window`."""
+"""The congestion graph as a PNG or SVG file (matplotlib, no browser): the same panels and colours as the
+dashboard's ``congestion.js`` — four, and a fifth (the queue the RTT implies, with the inferred buffer) when
+the path's capacity is known — drawn from :meth:`graphs.congestion.CongestionSource.window`."""
 
 from __future__ import annotations
 
@@ -31,9 +32,12 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
     color = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
     visible = [n for n in names if shown is None or n in shown]
     drawn = {n for n in names if any(v is not None for v in data["rates"][n]["y"])}  # has an estimate here
-    fig, axes = plt.subplots(4, 1, sharex=True, figsize=(width_in, width_in * 0.85),
-                             gridspec_kw={"height_ratios": [1.4, 1, 1, 0.8]}, constrained_layout=True)
-    seq, flight, rates, rtt = axes
+    queue = data.get("queue")
+    ratios = [1.4, 1, 1, 0.8] + ([0.7] if queue else [])
+    fig, axes = plt.subplots(len(ratios), 1, sharex=True, figsize=(width_in, width_in * (0.85 + 0.15 * bool(queue))),
+                             gridspec_kw={"height_ratios": ratios}, constrained_layout=True)
+    seq, flight, rates, rtt = axes[:4]
+    last = axes[-1]
     s = data["sequence"]
     seq.plot(*_xy(s["sent"]), ".", ms=1.5, color="#222", label="data sent")
     seq.plot(*_xy(s["retransmitted"]), "x", ms=5, color="#d62728", label="retransmitted")
@@ -60,7 +64,7 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
     if "truth" in r:
         rates.plot(*_xy(r["truth"], 1e-6), "--", color="grey", lw=2, label="truth")
     if data.get("capacity_bps"):
-        rates.axhline(data["capacity_bps"] / 1e6, ls=":", color="grey", lw=1.5, label="capacity (dispersion)")
+        rates.axhline(data["capacity_bps"] / 1e6, ls=":", color="grey", lw=1.5, label="capacity (packet pairs)")
     top = data.get("y_top")
     for n in (n for n in visible if n in drawn):
         rates.plot(*_xy(r[n], 1e-6), color=color[n], lw=1, label=n)
@@ -78,8 +82,13 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
     rtt.plot(*_xy(rt["srtt"]), color="#ff7f0e", lw=1, label="srtt")
     rtt.plot(*_xy(rt["rttmin"]), "--", color="#2ca02c", lw=1, label="RTTmin")
     rtt.set_ylabel("RTT (ms)")
-    rtt.set_xlabel("time since the flow's first packet (s)")
-    rtt.set_xlim(*data["window"])
+    if queue:
+        axes[4].plot(*_xy(queue["queue"]), ".", ms=1.5, color="#8c564b", label="queue (RTT − RTTmin)·C")
+        if queue.get("buffer_bytes"):
+            axes[4].axhline(queue["buffer_bytes"], ls=":", color="#8c564b", lw=1.5, label="inferred buffer")
+        axes[4].set_ylabel("queue (bytes)")
+    last.set_xlabel("time since the flow's first packet (s)")
+    last.set_xlim(*data["window"])
 
     for ep in data["episodes"]:
         for ax in axes:

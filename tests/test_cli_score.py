@@ -215,6 +215,11 @@ def test_graph_writes_png_svg_and_pdf_and_names_bad_requests(tmp_path):
     assert code == 4 and "flow 7: no such flow" in err and not (tmp_path / "none.png").exists()
     code, _, err = run("graph", SAMPLE, "-o", tmp_path / "g.txt")
     assert code == 2 and "bad_format" in err
+    # the queue panel (#24): (RTT − RTTmin)·C with the path's capacity, and the inferred buffer when known
+    code, _, _ = run("graph", SHARED / "generated" / "s08_cubic_1f_2M_rtt200_buf1bdp.pcap", "-o", tmp_path / "q.svg",
+                     "-e", "newreno")
+    svg = (tmp_path / "q.svg").read_text()
+    assert code == 0 and "queue (bytes)" in svg and "inferred buffer" in svg and "capacity (packet pairs)" in svg
 
 
 def _cli_env(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
@@ -372,3 +377,31 @@ def test_graph_names_decision_only_controls_by_their_markers(tmp_path):
     assert code == 0
     svg = (tmp_path / "g.svg").read_text()
     assert "cubic ssthresh" in svg and "westwood_plus" in svg and "westwood_plus ssthresh" not in svg
+
+
+def test_the_report_shows_the_path_and_the_seed_models(tmp_path):
+    """Issue #24: each flow's path (figures and evidence), seed 004's verdicts and seed 002's curve with the
+    path's buffer/BDP marked — on s01, whose buffer is one BDP."""
+    s01 = SHARED / "generated" / "s01_cubic_1f_10M_rtt40_buf1bdp.pcap"
+    if not s01.exists():
+        pytest.skip("shared captures not present")
+    target = tmp_path / "r.html"
+    code, _, _ = run("report", s01, "-o", target, "-e", "newreno")
+    text = target.read_text()
+    assert code == 0 and "<strong>path:</strong> capacity 10.0" in text and "packet-pair dispersion mode" in text
+    assert "Seed 004 on this path" in text and "westwood_plus" in text and "seed 002: throughput shares" in text
+    assert "this path: 0.99" in text  # the buffer/BDP marked on the curve
+
+
+def test_model_prints_seed_002_and_seed_004(tmp_path):
+    """``ackreplay model``: seed 002's shares at a buffer/BDP (with the floor-half fix) and seed 004's verdict
+    per algorithm; ``--curve`` a range; ``--json`` the same as data; a bad range is a usage error."""
+    code, out, _ = run("model", "--buffer-bdp", "0.5")
+    assert code == 0 and "NewReno 0.375, Westwood+ 0.623" in out and "cubic" in out and "link busy" in out
+    code, out, _ = run("model", "--buffer-bdp", "2", "--json")
+    doc = json.loads(out)
+    assert doc["seed002_floor_half"]["newreno"] == pytest.approx(0.5) and doc["seed004"]["newreno"]["busy_link"]
+    code, out, _ = run("model", "--curve", "0.1:10:5")
+    assert code == 0 and len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 5
+    code, _, _err = run("model", "--curve", "3:1")
+    assert code == 2

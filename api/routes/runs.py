@@ -18,6 +18,7 @@ from ackreplay.api.schemas import (
     DiagnosticsOut,
     GraphOut,
     LeaderboardOut,
+    PathOut,
     RunCreated,
     RunDocumentOut,
     RunIn,
@@ -119,10 +120,18 @@ def run_decisions(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session
 
 @router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/diagnostics", response_model=DiagnosticsOut,
             responses=RESULT_ERRORS, summary="Why the flow's estimates are what they are (ACK compression, "
-            "largest samples, dispersion capacity, loss classification)")
+            "largest samples, the path's capacity, loss classification)")
 def run_diagnostics(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
                     owner: OwnerDep) -> dict[str, Any]:
     return results.diagnostics(session, results.get_run(session, owner, run_id), capture_id, flow_id)
+
+
+@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/path", response_model=PathOut,
+            responses=RESULT_ERRORS, summary="The path the flow crossed: capacity, base RTT, buffer, buffer/BDP, "
+            "random-loss rate with their evidence, and what seeds 002 and 004 predict on it")
+def run_path(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
+             owner: OwnerDep) -> dict[str, Any]:
+    return results.path(session, results.get_run(session, owner, run_id), capture_id, flow_id)
 
 
 # response_model documents the payload; the route returns the JSON itself (json.dumps of plain lists is

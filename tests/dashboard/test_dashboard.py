@@ -135,7 +135,8 @@ def test_upload_run_charts_sorting_and_leaderboard(server, page):
     for est in ESTIMATORS:
         assert {est, f"{est} ssthresh", f"{est} cwnd"} <= set(names), est
     axes = page.evaluate("[...new Set(document.getElementById('congestion').data.map(t => t.yaxis))]")
-    assert axes == ["y", "y2", "y3", "y4"]  # four panels on one x axis
+    # four panels on one x axis, and the queue (RTT − RTTmin)·C once the path's capacity is known (#24)
+    assert axes == ["y", "y2", "y3", "y4", "y5"] and "queue (RTT − RTTmin)·C" in names
     flow_id = int(page.url.rsplit("/", 1)[1].split("?")[0])
     flow = httpx.get(f"{server}/api/v1/captures/{page.url.split('/captures/')[1].split('/')[0]}/flows/{flow_id}").json()
     decision_counts = plot_counts(page, "decisions")
@@ -314,8 +315,11 @@ def test_a_receiver_side_capture_is_replayed_and_labelled_reconstructed(server, 
     # why (§7): ACK compression, BE's largest samples, dispersion capacity, loss classification
     why = page.locator("#why li")
     expect(why.first).to_contain_text("ACK intervals under 100 µs")
-    expect(page.locator("#why")).to_contain_text("capacity from packet dispersion (data)")
+    expect(page.locator("#why")).to_contain_text("capacity from the packet-pair dispersion mode (data)")
     expect(page.locator("#why")).to_contain_text("crb classified")
+    # the path (§9): each figure with its evidence, the seeds' models when the buffer is known
+    expect(page.locator("#path-figures")).to_contain_text("packet-pair dispersion mode (pathrate) from data segments")
+    expect(page.locator("#path-figures tbody tr")).to_have_count(5)
 
 
 def _default_run(server: str, capture: Path, form: dict[str, str] | None = None) -> tuple[str, str]:
@@ -394,7 +398,7 @@ def test_offline_report_draws_the_congestion_graph(browser, tmp_path):
     page.wait_for_selector("#congestion-0[data-ready='1']", timeout=30_000)
     axes = page.evaluate("[...new Set(document.getElementById('congestion-0').data.map(t => t.yaxis))]")
     names = page.evaluate("document.getElementById('congestion-0').data.map(t => t.name)")
-    assert axes == ["y", "y2", "y3", "y4"] and {"ACK", "bytes in flight", "achieved", "srtt"} <= set(names)
+    assert axes == ["y", "y2", "y3", "y4", "y5"] and {"ACK", "bytes in flight", "achieved", "srtt"} <= set(names)
     page.evaluate("Plotly.relayout('congestion-0', {'xaxis.range': [1.0, 1.5]})")
     expect(page.locator("#congestion-0")).to_have_attribute("data-window", "1.000000,1.500000")
     shot(page, "report-flow.png")
@@ -501,3 +505,26 @@ def test_the_compare_page_ranks_the_variants_of_a_sweep(server, page):
         expect(board.locator("thead th", has_text=name)).to_have_count(1)
     expect(board.locator("td.best").first).to_be_visible()
     shot(page, "dashboard-compare-sweep.png")
+
+
+def test_the_path_card_and_the_queue_panel(server, page):
+    """Issue #24 on s09 (Reno and CUBIC sharing 10 Mbit/s, buffer 2×BDP): the flow page's Path card gives each
+    figure with its evidence, names the flow sharing the bottleneck, seed 004's verdict per algorithm and seed
+    002's curve with this path's buffer/BDP marked; the congestion graph has a queue panel with the buffer."""
+    cid, run_id = _default_run(server, S09)
+    flows = httpx.get(f"{server}/api/v1/captures/{cid}/flows").json()
+    fid = max(flows, key=lambda f: f["bytes"])["flow_id"]
+    page.goto(f"{server}/dashboard/#/runs/{run_id}/captures/{cid}/flows/{fid}")
+    page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
+    expect(page.locator("#path-figures")).to_contain_text("packet-pair dispersion mode (pathrate)")
+    expect(page.locator("#path-figures")).to_contain_text("Mbit/s")
+    expect(page.locator("#path-group")).to_contain_text("Shares its bottleneck with flows")
+    expect(page.locator("#path-group")).to_contain_text("newreno (b 0.50)")
+    expect(page.locator("#seed004 tbody tr")).to_have_count(7)
+    expect(page.locator("#seed004-replayed")).to_contain_text("real_sender")
+    page.wait_for_selector("#seed002 .main-svg", timeout=30_000)
+    marked = page.evaluate("document.getElementById('seed002').data.find(t => t.name === 'this path').x[0]")
+    path = httpx.get(f"{server}/api/v1/runs/{run_id}/captures/{cid}/flows/{fid}/path").json()
+    assert marked == pytest.approx(path["path"]["buffer_over_bdp"]) and 1.5 < marked < 2.5
+    names = page.evaluate("document.getElementById('congestion').data.map(t => t.name)")
+    assert "queue (RTT − RTTmin)·C" in names and "inferred buffer" in names

@@ -99,6 +99,12 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     assert all(c["congestion"] + c["random"] == 39 for c in diag["loss_classes"].values())
     (cli_flow,) = [f for f in cli_document(SAMPLE)["captures"][0]["flows"] if f["flow_id"] == 2]
     assert diag == cli_flow["diagnostics"]
+    # the path (§9): the same as the CLI's, with the seeds' models; the flow is alone on its bottleneck
+    path = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/path").json()
+    assert path == {"path": cli_flow["path"], "path_models": cli_flow["path_models"], "path_group": None}
+    assert 9e6 < path["path"]["capacity_bps"] < 11e6
+    # its losses were random (1 %), never at a full queue: no buffer, so no model on it
+    assert path["path"]["buffer_over_bdp"] is None and path["path_models"] is None
     # the congestion graph: the whole flow thinned per pixel, a short window at full resolution
     graph_url = f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/graph"
     whole = api.get(graph_url, params={"px": 100}).json()

@@ -1,7 +1,8 @@
 // The congestion graph (graphs/congestion.py draws the data): four panels on one shared time axis —
 // time–sequence, bytes in flight with each estimator's cwnd/ssthresh at every loss, estimates against the
 // achieved rate (y-range following the achieved rate, clipped points marked ▲ at the edge, log scale on
-// demand), RTT. Dragging brushes a time range (every panel follows), the modebar pans, a double click
+// demand), RTT — and a fifth when the path's capacity is known: the queue the RTT implies, (RTT − RTTmin)·C,
+// with the inferred buffer. Dragging brushes a time range (every panel follows), the modebar pans, a double click
 // resets. With `refetch(t0, t1, px)`, every zoom asks for that window again so the points come back at full
 // resolution; without it (the offline report) the embedded data is re-used.
 //
@@ -10,6 +11,7 @@
 const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
   "#7f7f7f"];
 const ROWS = [["y", [0.71, 1.0]], ["y2", [0.47, 0.67]], ["y3", [0.23, 0.43]], ["y4", [0.0, 0.19]]];
+const ROWS5 = [["y", [0.76, 1.0]], ["y2", [0.56, 0.72]], ["y3", [0.36, 0.52]], ["y4", [0.18, 0.32]], ["y5", [0.0, 0.14]]];
 
 /** plotly.js, once its (async) script has run: the dashboard loads it beside the data, not before. */
 export function plotlyReady() {
@@ -56,7 +58,7 @@ function traces(d, { shown, log }) {
 
   out.push({ name: "achieved", x: d.rates.achieved.t, y: mb(d.rates.achieved.y), yaxis: "y3", mode: "lines", line: { color: "black", width: 3 } });
   if (d.rates.truth) out.push({ name: "truth", x: d.rates.truth.t, y: mb(d.rates.truth.y), yaxis: "y3", mode: "lines", line: { color: "grey", dash: "dash", width: 3 } });
-  if (d.capacity_bps) out.push({ name: "capacity (dispersion)", x: d.window, y: [d.capacity_bps / 1e6, d.capacity_bps / 1e6], yaxis: "y3", mode: "lines", line: { color: "grey", dash: "dot", width: 2 } });
+  if (d.capacity_bps) out.push({ name: "capacity (packet pairs)", x: d.window, y: [d.capacity_bps / 1e6, d.capacity_bps / 1e6], yaxis: "y3", mode: "lines", line: { color: "grey", dash: "dot", width: 2 } });
   for (const n of names.filter((m) => drawn.has(m))) {
     out.push({ name: n, x: d.rates[n].t, y: mb(d.rates[n].y), yaxis: "y3", mode: "lines", line: { color: color[n], width: 1.5 }, legendgroup: n, visible: vis(n) });
     const c = d.clipped[n];
@@ -68,21 +70,26 @@ function traces(d, { shown, log }) {
   out.push({ name: "RTT samples", x: d.rtt.samples.t, y: d.rtt.samples.y, yaxis: "y4", mode: "markers", marker: { size: 3, color: "#1f77b4" }, legendgroup: "rtt" });
   out.push({ name: "srtt", x: d.rtt.srtt.t, y: d.rtt.srtt.y, yaxis: "y4", mode: "lines", line: { color: "#ff7f0e", width: 1.5 }, legendgroup: "rtt" });
   out.push({ name: "RTTmin", x: d.rtt.rttmin.t, y: d.rtt.rttmin.y, yaxis: "y4", mode: "lines", line: { color: "#2ca02c", dash: "dash", width: 1.5 }, legendgroup: "rtt" });
+  if (d.queue) {
+    out.push({ name: "queue (RTT − RTTmin)·C", x: d.queue.queue.t, y: d.queue.queue.y, yaxis: "y5", mode: "markers", marker: { size: 3, color: "#8c564b" }, legendgroup: "queue" });
+    if (d.queue.buffer_bytes) out.push({ name: "inferred buffer", x: d.window, y: [d.queue.buffer_bytes, d.queue.buffer_bytes], yaxis: "y5", mode: "lines", line: { color: "#8c564b", dash: "dot", width: 2 }, legendgroup: "queue" });
+  }
   return out;
 }
 
 function layout(d, { log, height, compact }) {
   const shapes = d.episodes.map((e) => ({ type: "rect", xref: "x", yref: "paper", x0: e.start, x1: e.end, y0: 0, y1: 1,
     fillcolor: e.kind === "timeout" ? "rgba(214,39,40,0.18)" : "rgba(255,127,14,0.15)", line: { width: 1, color: e.kind === "timeout" ? "rgba(214,39,40,0.5)" : "rgba(255,127,14,0.45)" }, layer: "below" }));
-  const titles = ["sequence (bytes)", "in flight (bytes)", log ? "Mbit/s (log)" : "Mbit/s", "RTT (ms)"];
+  const titles = ["sequence (bytes)", "in flight (bytes)", log ? "Mbit/s (log)" : "Mbit/s", "RTT (ms)", "queue (bytes)"];
+  const rows = d.queue ? ROWS5 : ROWS;
   // narrow screens: no legend (the estimator toggles above the graph name the colours), tighter margins
   const lay = {
     height, margin: compact ? { t: 10, l: 55, r: 8, b: 45 } : { t: 40, l: 70, r: 20, b: 50 }, hovermode: "closest",
     dragmode: "zoom", shapes, showlegend: !compact,
     legend: { orientation: "h", y: 1.0, yanchor: "bottom", x: 0, traceorder: "normal" },
-    xaxis: { title: { text: "time since the flow's first packet (s)" }, range: d.window, autorange: false, anchor: "y4" },
+    xaxis: { title: { text: "time since the flow's first packet (s)" }, range: d.window, autorange: false, anchor: rows[rows.length - 1][0] },
   };
-  ROWS.forEach(([axis, domain], i) => {
+  rows.forEach(([axis, domain], i) => {
     const key = axis === "y" ? "yaxis" : `yaxis${axis.slice(1)}`;
     lay[key] = { domain, title: { text: titles[i] }, fixedrange: true };
   });

@@ -1,7 +1,7 @@
 // One flow of one run: the congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every
 // loss, estimates against the achieved rate, RTT — linked panels, brush zoom that fetches the window again at
 // full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
-// and why. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
+// and why, and the path (§9) with the seeds' models on it. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
 import { blob, get } from "./api.js";
 import { drawCongestion, estimatorColors, plotlyReady } from "./congestion.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
@@ -26,10 +26,10 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     bindSelector();
     return;
   }
-  const [graph, decisions, scores, diag] = await Promise.all([
+  const [graph, decisions, scores, diag, path] = await Promise.all([
     get(`${base}/graph`, { t0: range[0], t1: range[1], px }),
     get(`${base}/decisions`), get(`/runs/${runId}/scores`, { capture: captureId, flow: flowId }),
-    get(`${base}/diagnostics`),
+    get(`${base}/diagnostics`), get(`${base}/path`),
   ]);
   if (!alive()) return;
   const names = Object.keys(graph.rates).filter((n) => n !== "achieved" && n !== "truth");
@@ -54,7 +54,8 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     <section class="card"><div class="toolbar"><button class="secondary" id="png-decisions">PNG</button><button class="secondary" id="csv-decisions">CSV</button></div>
       <div id="decisions" class="plot" role="img" aria-label="ssthresh at each loss event"></div></section>
     <section><h2>Scores</h2><div class="toolbar"><button class="secondary" id="csv-scores">CSV</button></div><div id="scores"></div></section>
-    <section class="card" id="why"><h2>Why</h2><ul>${whyLines(diag).map((w) => html`<li>${w}</li>`)}</ul></section>`);
+    <section class="card" id="why"><h2>Why</h2><ul>${whyLines(diag).map((w) => html`<li>${w}</li>`)}</ul></section>
+    ${pathCard(path)}`);
   bindSelector();
   const colors = estimatorColors(names);  // the graph's colours, beside each toggle (the legend hides on phones)
   document.querySelectorAll(".swatch[data-estimator]").forEach((sw) => { sw.style.background = colors[sw.dataset.estimator]; });
@@ -98,6 +99,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   ];
   const Plotly = await plotlyReady();
   const narrow = plot.clientWidth < 600;
+  if (path.path_models) await drawSeed002(Plotly, "seed002", path, narrow);
   await Plotly.newPlot("decisions", dtraces, { title: { text: narrow ? "ssthresh at each loss" : "ssthresh each estimator would set at each loss event" },
     legend: LEGEND, showlegend: !narrow, xaxis: { title: { text: "time since the flow's first packet (s)" } }, yaxis: { title: { text: "segments" } },
     margin: narrow ? { t: 40, l: 50, r: 8 } : { t: 90 } }, CONFIG);
@@ -125,6 +127,51 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   document.getElementById("csv-scores").addEventListener("click", () => download(`flow-${flowId}-scores.csv`, toCsv(scoreCols, scores.items)));
 }
 
+const PATH_LABELS = { capacity_bps: "capacity", base_rtt_s: "base RTT", buffer_bytes: "buffer", buffer_over_bdp: "buffer / BDP", random_loss_rate: "random loss" };
+
+/** One figure of the path (§9) in its unit, or "—" when the capture cannot show it. */
+function pathValue(key, v) {
+  if (v == null) return "—";
+  if (key === "capacity_bps") return `${mbit(v)} Mbit/s`;
+  if (key === "base_rtt_s") return `${num(v, 2, 1e3)} ms`;
+  if (key === "buffer_bytes") return `${Math.round(v).toLocaleString("en")} B`;
+  if (key === "random_loss_rate") return `${num(v, 3, 100)} %`;
+  return num(v, 2);
+}
+
+/** The Path card (ESTIMATORS.md §9): each figure with its evidence, the flows sharing the bottleneck, seed 004's
+ * verdict and single-flow utilisation per algorithm, and the place of seed 002's curve. */
+export function pathCard(doc) {
+  const p = doc.path;
+  if (!p) return "";
+  const g = doc.path_group;
+  const senders = g && g.members ? g.members.map((m) => `${m.flow_id} ${m.kind}${m.decrease != null ? ` (b ${num(m.decrease, 2)})` : ""}`).join(", ") : "";
+  const shares = g && g.seed002 ? html` Seed 002 at this buffer/BDP: NewReno ${num(g.seed002.model.newreno, 2)}, Westwood+ ${num(g.seed002.model.westwood_plus, 2)} of the capacity; measured ${num(g.seed002.measured.newreno, 2)}, ${num(g.seed002.measured.westwood_plus, 2)}.` : "";
+  const group = g ? html`<p class="muted" id="path-group">Shares its bottleneck with flows ${g.flows.join(", ")}: capacity and base RTT are the group's. Senders: ${senders}.${shares}</p>` : "";
+  const models = doc.path_models;
+  const s4 = models ? html`<h3>Seed 004 on this path (one flow)</h3><p class="muted">A flow whose window falls by b at a loss keeps the link busy iff B ≥ b/(1−b)·BDP; the utilisation is the single-flow model's.</p>
+    <div class="table-wrap"><table id="seed004"><thead><tr><th>algorithm</th><th>b</th><th>link</th><th>utilisation</th></tr></thead><tbody>${Object.entries(models.seed004).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.busy_link ? "busy" : "idles"}</td><td>${num(v.utilisation, 3)}</td></tr>`)}</tbody></table></div>
+    ${Object.keys(models.replayed || {}).length ? html`<p class="muted">The same rule for each replayed decision at this flow's losses (b = median of 1 − ssthresh/w; real_sender: what the captured sender did):</p>
+    <div class="table-wrap"><table id="seed004-replayed"><thead><tr><th>rule</th><th>b</th><th>losses</th><th>link</th></tr></thead><tbody>${Object.entries(models.replayed).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.losses}</td><td>${v.busy_link ? "busy" : "idles"}</td></tr>`)}</tbody></table></div>` : ""}
+    <h3>Seed 002: NewReno and Westwood+ sharing this bottleneck</h3><p class="muted">At ${num(p.buffer_over_bdp, 2)}×BDP: NewReno ${num(models.seed002.newreno, 3)}, Westwood+ ${num(models.seed002.westwood_plus, 3)} of the capacity; with the floor-half fix ${num(models.seed002_floor_half.newreno, 3)} / ${num(models.seed002_floor_half.westwood_plus, 3)}.</p>
+    <div id="seed002" class="plot" role="img" aria-label="seed 002 shares over buffer/BDP"></div>`
+    : html`<p class="muted">No model on this path: it needs the capacity, base RTT and buffer/BDP.</p>`;
+  return html`<section class="card" id="path"><h2>Path</h2>${group}
+    <div class="table-wrap"><table id="path-figures"><thead><tr><th>figure</th><th>value</th><th class="text">evidence</th></tr></thead><tbody>${Object.keys(PATH_LABELS).map((k) => html`<tr><th>${PATH_LABELS[k]}</th><td>${pathValue(k, p[k])}</td><td class="evidence">${p.evidence[k]}</td></tr>`)}</tbody></table></div>
+    <p class="muted">confidence ${p.confidence}</p>${s4}</section>`;
+}
+
+async function drawSeed002(Plotly, id, doc, narrow) {
+  const c = doc.path_models.seed002_curve, x = c.map((r) => r.buffer_over_bdp), b = doc.path.buffer_over_bdp;
+  await Plotly.newPlot(id, [
+    { x, y: c.map((r) => r.newreno), name: "NewReno", mode: "lines", line: { color: "#1f77b4" } },
+    { x, y: c.map((r) => r.westwood_plus), name: "Westwood+", mode: "lines", line: { color: "#d62728" } },
+    { x, y: c.map((r) => r.westwood_plus_floor_half), name: "Westwood+ (floor-half fix)", mode: "lines", line: { color: "#d62728", dash: "dot" } },
+    { x: [b, b], y: [0, 1], name: "this path", mode: "lines", line: { color: "grey", dash: "dash" } },
+  ], { height: 320, legend: LEGEND, showlegend: !narrow, xaxis: { type: "log", title: { text: "buffer / BDP" } }, yaxis: { range: [0, 1], title: { text: "share of capacity" } },
+    margin: narrow ? { t: 30, l: 50, r: 8 } : { t: 60 } }, CONFIG);
+}
+
 /** Pixel columns of the graph's plot area in an element `width` px wide (the margins take ~90 px). */
 const plotColumns = (width) => Math.max(300, Math.min(4000, Math.round(width - 90)));
 
@@ -134,14 +181,14 @@ async function hasResults(runId, captureId, flowId) {
 }
 
 /** The diagnostics as sentences (ESTIMATORS.md §7): ACK compression, BE's largest samples and their cause,
- * the capacity seen in packet dispersion, and how CRB and NewBR classified each loss. */
+ * the path's capacity (packet-pair dispersion mode, §9), and how CRB and NewBR classified each loss. */
 export function whyLines(d) {
   const lines = [];
   if (d.ack_compression_share != null) {
     const big = (d.largest_samples || []).map((s) => `${(s.bps / 1e6).toFixed(0)} Mbit/s over ${s.interval_us.toFixed(0)} µs (${s.cause.replace("_", " ")})`).join(", ");
     lines.push(`ACK intervals under 100 µs: ${(100 * d.ack_compression_share).toFixed(1)} %; BE's largest samples: ${big || "none"}`);
   }
-  if (d.dispersion_capacity_bps != null) lines.push(`capacity from packet dispersion (${d.dispersion_from}): ${mbit(d.dispersion_capacity_bps)} Mbit/s`);
+  if (d.dispersion_capacity_bps != null) lines.push(`capacity from the packet-pair dispersion mode (${d.dispersion_from}): ${mbit(d.dispersion_capacity_bps)} Mbit/s`);
   for (const [name, c] of Object.entries(d.loss_classes || {})) {
     let text = `${name} classified ${c.congestion} losses as congestion, ${c.random} as random`;
     if (c.correct_share != null) text += ` (${(100 * c.correct_share).toFixed(0)} % right of ${c.labelled} labelled)`;
