@@ -51,6 +51,9 @@ def score(
                     "either end, repeatable.")] = None,
     port: Annotated[list[int] | None, typer.Option("--port", help="Replay only flows with this port at either "
                     "end, repeatable.")] = None,
+    rank_not_reproducible: Annotated[bool, typer.Option("--rank-not-reproducible", help="Combined summary: also "
+                                     "rank estimators on flows they are not reproducible from (BE, CRB off the "
+                                     "sender; labelled in every output either way).")] = False,
     legend: Annotated[bool, typer.Option("--legend/--no-legend", help="Table: say what each column is, under "
                       "the tables.")] = True,
     filter_expr: FilterOption = None,
@@ -101,7 +104,7 @@ def score(
         for sc in scored:
             print(capture_text(sc, all_flows, width))
         if len(scored) > 1:
-            print(combined_summary(scored, width))
+            print(combined_summary(scored, width, rank_not_reproducible))
         if legend:
             print(legend_text(width))
     if out is not None:

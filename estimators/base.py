@@ -62,6 +62,12 @@ class Estimator:
     #: segments: BE, TIBET and Westwood+ ≈ 32, NewBR ≈ 80; replay runs jobs side by side only while their
     #: footprints fit in the memory budget, ``estimators.parallel.fitting_workers``).
     footprint: ClassVar[float] = 32.0
+    #: The estimate depends on when the ACKs reached the sender — their spacing there, not only how many bytes
+    #: each acknowledged — so a capture taken anywhere else cannot reproduce it: the return path between the
+    #: capture point and the sender bunches ACKs (ACK compression) that the capture never sees (ESTIMATORS.md §7,
+    #: issue #27). Off the sender, such an estimator's scores carry ``not_reproducible`` (the reason) and the
+    #: rankings leave them out unless asked.
+    depends_on_sender_ack_timing: ClassVar[bool] = False
 
     def __init__(self, **params: Any) -> None:
         known = {p.name: p for p in self.PARAMS}
@@ -78,7 +84,19 @@ class Estimator:
     def schema(cls) -> dict[str, Any]:
         doc = (cls.__doc__ or "").strip().split("\n\n")[0]
         return {"name": cls.name, "title": cls.title, "citation": cls.citation, "description": doc,
-                "has_series": cls.has_series, "parameters": [p.schema() for p in cls.PARAMS]}
+                "has_series": cls.has_series, "depends_on_sender_ack_timing": cls.depends_on_sender_ack_timing,
+                "parameters": [p.schema() for p in cls.PARAMS]}
+
+    @classmethod
+    def not_reproducible(cls, vantage: str) -> str | None:
+        """Why this estimator's result on a flow captured at ``vantage`` is not the one its sender would get,
+        or None when it is (captured at the sender, or an estimator that does not read the ACKs' timing)."""
+        if not cls.depends_on_sender_ack_timing or vantage == "sender":
+            return None
+        where = {"receiver": "the receiver", "mid_path": "a tap on the path"}.get(vantage, f"vantage {vantage}")
+        return (f"not reproducible from this vantage: {cls.name} depends on when the ACKs reached the sender, and "
+                f"this capture was taken at {where}, before the return path that bunches ACKs (ACK compression) "
+                "on their way to the sender")
 
     def series(self, inputs: FlowInputs) -> np.ndarray:
         """Estimate (bytes/s) after every event; NaN before the first sample."""

@@ -15,6 +15,10 @@ report. Per flow:
   bottleneck (receiver side, mid-path), else of ACKs each delivering at least one MSS (``d/Δt``; the
   bottleneck spaces the ACKs as it spaced the data). The median over a busy flow is the bottleneck's
   rate; a flow that never fills the path reads low.
+* ``ack_timing_seen_at`` (off the sender only) — where the ACK timing above was seen: at the receiver the
+  ACKs leave evenly spaced and the bunching that inflates BE happens after, on the return path, so the
+  share is the capture point's, not the sender's (issue #27); ``not_reproducible`` — the estimators that
+  depend on the ACKs' timing at the sender (``Estimator.depends_on_sender_ack_timing``), each with why.
 * ``loss_classes`` — for CRB and NewBR, how each loss was classified (``congestion`` or ``random``), and,
   when the capture's metadata labels the losses (``loss_truth``: episode → ``random``/``congestion``),
   how many they got right.
@@ -30,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from estimators.inputs import FlowInputs
+from estimators.ranking import NOT_REPRODUCIBLE
 
 COMPRESSED_S = 100e-6  # an ACK interval under this is ACK compression
 CLASSIFIERS = ("crb", "newbr")  # estimators that classify each loss
@@ -162,6 +167,17 @@ def flow_diagnostics(inp: FlowInputs, vantage: str, decisions: Sequence[Mapping[
     return {**series_diagnostics(inp, vantage), "loss_classes": loss_classes(decisions, loss_truth)}
 
 
+def seen_at(vantage: str | None) -> str:
+    """Where a flow's ACK timing was seen, for the why lines: nothing at the sender (the timing the estimators
+    read); off it, that this is the capture point's share and not the sender's, which the return path after the
+    capture point changes unseen (issue #27)."""
+    if vantage is None or vantage == "sender":
+        return ""
+    where = {"receiver": "the receiver", "mid_path": "the tap"}.get(vantage, "the capture point")
+    return (f" as the ACKs passed {where} (not the sender's share: the return path after {where} bunches ACKs "
+            "unseen here)")
+
+
 def explain(diag: Mapping[str, Any], scores: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Footnotes for a flow's score table: why BE (and estimates above the dispersion capacity) read high."""
     lines: list[str] = []
@@ -171,11 +187,13 @@ def explain(diag: Mapping[str, Any], scores: Mapping[str, Mapping[str, Any]]) ->
         top = diag.get("largest_samples") or []
         big = ", ".join(f"{s['bps'] / 1e6:.0f} Mbit/s over {s['interval_us']:.0f} µs ({s['cause'].replace('_', ' ')})"
                         for s in top)
-        lines.append(f"ACK intervals under 100 µs: {100 * share:.1f} %; BE's largest samples: {big or 'none'}")
+        lines.append(f"ACK intervals under 100 µs{seen_at(diag.get('ack_timing_seen_at'))}: {100 * share:.1f} %; "
+                     f"BE's largest samples: {big or 'none'}")
     if cap is not None:
         above = [n for n, s in scores.items() if (s.get("mean_bps") or 0) > 1.5 * cap]
         tail = f"; mean above 1.5× it: {', '.join(above)}" if above else ""
         lines.append(f"capacity from packet dispersion ({diag.get('dispersion_from')}): {cap / 1e6:.3f} Mbit/s{tail}")
+    lines += [f"{name}: {why}" for name, why in (diag.get(NOT_REPRODUCIBLE) or {}).items()]
     for name, c in (diag.get("loss_classes") or {}).items():
         text = f"{name} classified {c['congestion']} losses as congestion, {c['random']} as random"
         if c.get("correct_share") is not None:

@@ -21,6 +21,7 @@ from estimators.diagnostics import loss_classes, series_diagnostics
 from estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from estimators.newreno import newreno_ssthresh_segments
 from estimators.parallel import run_jobs
+from estimators.ranking import NOT_REPRODUCIBLE
 from estimators.references import achieved_rate, truth_rate
 from estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
 from estimators.truth import Truth, min_flow_bytes
@@ -180,7 +181,12 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
             for k in [k for k in s if k.startswith("closer_than_newreno_share")]:
                 s[k] = None
         s["parameters"] = dict(e.params)
+        why = e.not_reproducible(vantage)
+        if why is not None:  # the label every output carries, and the rankings read (issue #27)
+            s[NOT_REPRODUCIBLE] = why
         scores[e.name] = s
+    _vantage_evidence(diagnostics, vantage, {n: s[NOT_REPRODUCIBLE] for n, s in scores.items()
+                                             if NOT_REPRODUCIBLE in s})
     columns: dict[str, np.ndarray] | None = None
     if keep_series:
         columns = {"t": inp.t_abs, "t_rel": t, "achieved": achieved}
@@ -189,6 +195,17 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
         for e in estimators:
             columns[e.name] = done[e.name][0]  # type: ignore[assignment]  # kept: keep_series
     return FlowReplay(flow_id, vantage, columns, rows, scores, (start, end), diagnostics, len(t))
+
+
+def _vantage_evidence(diagnostics: dict[str, Any], vantage: str, not_reproducible: Mapping[str, str]) -> None:
+    """Off the sender, the diagnostics say where the ACK timing they report was seen (the share of ACK
+    intervals under 100 µs is the capture point's, not the sender's: the return path after it bunches ACKs
+    that the capture never sees) and which estimators that makes not reproducible, with the reason."""
+    if vantage == "sender":
+        return
+    diagnostics["ack_timing_seen_at"] = vantage
+    if not_reproducible:
+        diagnostics[NOT_REPRODUCIBLE] = dict(not_reproducible)
 
 
 def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[str, Any]:

@@ -49,7 +49,9 @@ from ingest import tcpflow as tf
 #: Fewer RTT samples than this and the reconstruction is not sound (the flow is not replayed by default).
 MIN_SAMPLES = 8
 CONFIDENCE_NOTE = ("ACKs lost on the return path are invisible at the receiver (counted as if they arrived); "
-                   "the sender's send times come from TSval echoes (~1 ms clock ticks)")
+                   "the sender's send times come from TSval echoes (~1 ms clock ticks); the ACKs' spacing at the "
+                   "sender (bunched on the return path after the capture point) is not seen, so estimators that "
+                   "depend on it (BE, CRB) are labelled not reproducible from this vantage")
 
 
 @dataclass

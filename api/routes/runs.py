@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
-from api.deps import OwnerDep, SessionDep, StoreDep
+from api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, StoreDep
 from api.errors import responses
 from api.metrics import RUNS
 from api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, table_response
@@ -118,7 +118,7 @@ def run_decisions(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session
 
 
 @router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/diagnostics", response_model=DiagnosticsOut,
-            responses=RESULT_ERRORS, summary="Why the flow's estimates are what they are (ACK compression, "
+            response_model_exclude_unset=True, responses=RESULT_ERRORS, summary="Why the flow's estimates are what they are (ACK compression, "
             "largest samples, dispersion capacity, loss classification)")
 def run_diagnostics(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
                     owner: OwnerDep) -> dict[str, Any]:
@@ -150,6 +150,6 @@ def run_graph(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: Se
             summary="Per score: each estimator's mean, rank and wins over runs")
 def leaderboard(session: SessionDep, owner: OwnerDep,
                 runs: Annotated[str, Query(description="comma-separated run ids", examples=[RUN_ID])],
-                ) -> dict[str, Any]:
+                include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False) -> dict[str, Any]:
     chosen = [results.get_run(session, owner, r.strip()) for r in runs.split(",") if r.strip()]
-    return results.leaderboard(session, chosen)
+    return results.leaderboard(session, chosen, include_not_reproducible=include_not_reproducible)

@@ -313,9 +313,14 @@ def test_a_receiver_side_capture_is_replayed_and_labelled_reconstructed(server, 
     expect(page.locator("#scores-table tbody tr")).to_have_count(9)  # replayed without --allow-vantage
     # why (§7): ACK compression, BE's largest samples, dispersion capacity, loss classification
     why = page.locator("#why li")
-    expect(why.first).to_contain_text("ACK intervals under 100 µs")
+    expect(why.first).to_contain_text("ACK intervals under 100 µs as the ACKs passed the receiver (not the sender's")
     expect(page.locator("#why")).to_contain_text("capacity from packet dispersion (data)")
     expect(page.locator("#why")).to_contain_text("crb classified")
+    # issue #27: BE and CRB are labelled not reproducible from the receiver, in the table and in why
+    labelled = page.locator("#scores-table tbody tr", has=page.locator(".not-reproducible"))
+    expect(labelled).to_have_count(2)
+    expect(labelled.first).to_contain_text("not reproducible from this vantage")
+    expect(page.locator("#why")).to_contain_text("be: not reproducible from this vantage")
 
 
 def _default_run(server: str, capture: Path, form: dict[str, str] | None = None) -> tuple[str, str]:

@@ -103,7 +103,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     margin: narrow ? { t: 40, l: 50, r: 8 } : { t: 90 } }, CONFIG);
 
   const scoreCols = [
-    { key: "estimator", label: "estimator", text: true },
+    { key: "estimator", label: "estimator", text: true, fmt: (v, r) => (r.not_reproducible ? html`${v} <span class="not-reproducible" title="${r.not_reproducible}">(not reproducible from this vantage)</span>` : v) },
     { key: "mean_bps", label: "mean Mbit/s", fmt: (v) => mbit(v) },
     { key: "mean_signed_rel_error", label: "bias", fmt: (v) => num(v, 3) },
     { key: "mean_abs_rel_error", label: "|err|", fmt: (v) => num(v, 3) },
@@ -133,14 +133,23 @@ async function hasResults(runId, captureId, flowId) {
   return page.items.length > 0;
 }
 
+/** Where the ACK timing was seen, as `estimators.diagnostics.seen_at` says it: nothing at the sender; off it, that
+ * the share is the capture point's, not the sender's (issue #27). */
+function seenAt(vantage) {
+  if (vantage == null || vantage === "sender") return "";
+  const where = { receiver: "the receiver", mid_path: "the tap" }[vantage] || "the capture point";
+  return ` as the ACKs passed ${where} (not the sender's share: the return path after ${where} bunches ACKs unseen here)`;
+}
+
 /** The diagnostics as sentences (ESTIMATORS.md §7): ACK compression, BE's largest samples and their cause,
  * the capacity seen in packet dispersion, and how CRB and NewBR classified each loss. */
 export function whyLines(d) {
   const lines = [];
   if (d.ack_compression_share != null) {
     const big = (d.largest_samples || []).map((s) => `${(s.bps / 1e6).toFixed(0)} Mbit/s over ${s.interval_us.toFixed(0)} µs (${s.cause.replace("_", " ")})`).join(", ");
-    lines.push(`ACK intervals under 100 µs: ${(100 * d.ack_compression_share).toFixed(1)} %; BE's largest samples: ${big || "none"}`);
+    lines.push(`ACK intervals under 100 µs${seenAt(d.ack_timing_seen_at)}: ${(100 * d.ack_compression_share).toFixed(1)} %; BE's largest samples: ${big || "none"}`);
   }
+  for (const [name, why] of Object.entries(d.not_reproducible || {})) lines.push(`${name}: ${why}`);
   if (d.dispersion_capacity_bps != null) lines.push(`capacity from packet dispersion (${d.dispersion_from}): ${mbit(d.dispersion_capacity_bps)} Mbit/s`);
   for (const [name, c] of Object.entries(d.loss_classes || {})) {
     let text = `${name} classified ${c.congestion} losses as congestion, ${c.random} as random`;
