@@ -118,8 +118,9 @@ def run_decisions(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session
 
 
 @router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/diagnostics", response_model=DiagnosticsOut,
-            response_model_exclude_unset=True, responses=RESULT_ERRORS, summary="Why the flow's estimates are what they are (ACK compression, "
-            "largest samples, dispersion capacity, loss classification)")
+            response_model_exclude_unset=True, responses=RESULT_ERRORS,
+            summary="Why the flow's estimates are what they are (ACK compression, largest samples, dispersion "
+            "capacity, loss classification)")
 def run_diagnostics(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
                     owner: OwnerDep) -> dict[str, Any]:
     return results.diagnostics(session, results.get_run(session, owner, run_id), capture_id, flow_id)
