@@ -82,6 +82,9 @@ class FlowOut(Open):
     mss: int = Field(examples=[1448])
     loss_events: int = Field(examples=[39])
     vantage: str = Field(description="sender | receiver | mid_path | unknown", examples=["sender"])
+    vantage_position: float | None = Field(None, description="the share of the handshake's round trip between the "
+                                           "sender and the capture point: 0 at the sender, 1 at the receiver, "
+                                           "between for a tap; null without a usable handshake", examples=[0.0004])
     reconstruction: str | None = Field(
         None, description="how the sender's view was rebuilt for a flow not captured at the sender "
         "(ESTIMATORS.md §7): receiver_side, mid_path, or null", examples=["receiver_side"])

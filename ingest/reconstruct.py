@@ -125,10 +125,8 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
             if tsv[q] < e:
                 break
             if tsv[q] == e:
-                if best < 0:
-                    best = q
-                if A_i[tf.AI_T, a_lo + q] <= t_d - min_gap:
-                    best = q
+                best = q  # none that far back: the earliest with that TSval (the latest could have left just
+                if A_i[tf.AI_T, a_lo + q] <= t_d - min_gap:  # before the data arrived: too short a round trip)
                     break
         if best >= 0:
             send[j] = A_i[tf.AI_T, a_lo + best]

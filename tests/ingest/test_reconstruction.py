@@ -8,6 +8,7 @@ by default.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -234,3 +235,30 @@ def test_back_to_back_recoveries_stay_apart_on_the_receiver_side():
     for est, sc in srep.scores.items():
         assert rrep.scores[est]["decisions"] == pytest.approx(sc["decisions"], rel=0.10), est
         assert ("not_reproducible" in rrep.scores[est]) == (est in RETURN_PATH_COMPRESSION), est
+
+
+@pytest.mark.parametrize("name", ["tapnear", "tap5", "tapfar", "mid", "midloss"])
+def test_taps_anywhere_on_the_path_are_placed_by_delay_and_rebuilt_with_their_share(name):
+    """Issue #27: a tap 1 ms from the sender of a 42 ms path (``tapnear``), 5 ms from it on a 60 ms path (``tap5``)
+    and 2 ms before the receiver of a 42 ms path (``tapfar``, losses after it) were classified ``sender``,
+    ``sender`` and ``receiver`` by a 3× factor between the handshake's parts, so the tap's share of the RTT was
+    never added (RTTmin −9 % on ``tap5``). Placed by the handshake's delays, checked against the data/ACK pairs',
+    each is a tap at its position (the share of the RTT between the sender and it) and its rebuilt RTTmin is
+    within 3 % of the sender side's; loss events within 10 %; BE and CRB labelled not reproducible."""
+    meta = json.loads((PAIRS / f"{name}.json").read_text())
+    tap = meta["tap"]["fwd_delay_ms"] + meta["tap"]["rev_delay_ms"]
+    share = tap / (tap + meta["fwd_delay_ms"] + meta["rev_delay_ms"])
+    ests = [E.create(n) for n in E.DEFAULT_ORDER]
+    s = score_file(PAIRS / f"{name}.pcap.gz", ests, use_sidecar=False)
+    m = score_file(PAIRS / f"{name}_mid.pcap.gz", ests, use_sidecar=False)
+    (sf,) = [f for f in s.ingest.flows if f.bytes > 1_000_000]
+    (mf,) = [f for f in m.ingest.flows if (f.sender, f.receiver) == (sf.sender, sf.receiver)]
+    assert sf.vantage == "sender" and sf.vantage_position is not None and sf.vantage_position < 0.001
+    assert mf.vantage == "mid_path" and mf.reconstruction_sound, mf.vantage_evidence
+    assert mf.vantage_position == pytest.approx(share, abs=0.08), mf.vantage_evidence
+    assert f"{100 * mf.vantage_position:.1f} % of the round trip lies between the sender and the tap" in (
+        mf.vantage_evidence)
+    assert mf.rttmin_s == pytest.approx(sf.rttmin_s, rel=0.03)
+    assert mf.loss_events == pytest.approx(sf.loss_events, rel=0.10)
+    mrep = next(x for x in m.replay.flows if x.flow_id == mf.flow_id)
+    assert {n for n, sc in mrep.scores.items() if "not_reproducible" in sc} == RETURN_PATH_COMPRESSION
