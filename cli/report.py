@@ -25,6 +25,7 @@ from core.scoring import ScoredCapture
 from estimators.diagnostics import explain
 from estimators.replay import FlowReplay
 from graphs.congestion import source_for
+from ingest.vantage import vantage_text
 
 REPORT_PX = 2000
 CONGESTION_JS = Path(__file__).resolve().parents[1] / "api" / "dashboard" / "js" / "congestion.js"
@@ -86,7 +87,7 @@ def render(scored: Sequence[ScoredCapture]) -> str:
                 continue
             parts.append(f"<h3>flow {fr.flow_id}: {html.escape(summary.sender)} → {html.escape(summary.receiver)}, "
                          f"{summary.goodput_bps / 1e6:.3f} Mbit/s, {summary.loss_events} loss events, "
-                         f"vantage {html.escape(summary.vantage)}"
+                         f"vantage {html.escape(vantage_text(summary.vantage, summary.vantage_position))}"
                          + (" <strong>(reconstructed)</strong>" if summary.reconstruction else "") + "</h3>")
             if summary.reconstruction:
                 parts.append(f"<p>{html.escape(summary.reconstruction_evidence)}; {summary.confidence} confidence: "

@@ -217,10 +217,14 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
 
 
 def vantage_label(f: dict[str, Any]) -> str:
-    """``receiver (reconstructed, medium confidence)`` for a flow rebuilt as its sender saw it (§7)."""
+    """``receiver (reconstructed, medium confidence)`` for a flow rebuilt as its sender saw it (§7); a tap with its
+    position (``ingest.vantage.vantage_text``)."""
+    from ingest.vantage import vantage_text
+
+    where = vantage_text(str(f["vantage"]), f.get("vantage_position"))
     if not f.get("reconstruction"):
-        return str(f["vantage"])
-    return f"{f['vantage']} (reconstructed, {f.get('confidence') or 'low'} confidence: {f.get('confidence_note', '')})"
+        return where
+    return f"{where} (reconstructed, {f.get('confidence') or 'low'} confidence: {f.get('confidence_note', '')})"
 
 
 def scores_csv(doc: dict[str, Any]) -> str:

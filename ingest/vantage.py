@@ -61,14 +61,15 @@ def classify_vantage(
         # handshake's capture point→receiver→capture point part: its timing is not the path's (a slow answer)
         # and only a factor between the parts can tell an end, as before issue #27
         trusted = pairs is None or pairs >= CONTRADICTED * to_receiver
-        for part, other, verdict in ((to_sender, to_receiver, "sender"), (to_receiver, to_sender, "receiver")):
-            if other > FACTOR * part and (part <= max(END_MS, END_SHARE * (a + b)) or not trusted):
-                near_client = (verdict == "sender") == sender_is_client
-                near = "client" if near_client else "server"
-                why = "" if trusted else (f" (the data/ACK pairs, at least {pairs:.3f} ms, contradict the "
-                                          "handshake's split: no position between the ends is taken from it)")
-                return verdict, f"{timing}: capture next to the {near}; the data sender is the {role}{why}", (
-                    position if trusted else (0.0 if verdict == "sender" else 1.0))
+        for at_end in (True, False):  # a host's own turnaround first; else, contradicted, the nearer end by 3×
+            for part, other, verdict in ((to_sender, to_receiver, "sender"), (to_receiver, to_sender, "receiver")):
+                if other > FACTOR * part and (part <= max(END_MS, END_SHARE * (a + b)) if at_end else not trusted):
+                    near_client = (verdict == "sender") == sender_is_client
+                    near = "client" if near_client else "server"
+                    why = "" if at_end else (f" (the data/ACK pairs, at least {pairs:.3f} ms, contradict the "
+                                             "handshake's split: no position between the ends is taken from it)")
+                    return verdict, f"{timing}: capture next to the {near}; the data sender is the {role}{why}", (
+                        position if at_end else (0.0 if verdict == "sender" else 1.0))
         if min(a, b) >= MID_PATH_MIN_MS and trusted:
             return "mid_path", (f"{timing}: neither end answers at once — a tap on the path, "
                                 f"{b:.3f} ms from the client and back, {a:.3f} ms from the server and back; "
@@ -98,3 +99,11 @@ def _pairs_text(low: float | None, to_receiver_ms: float) -> str:
         return ""
     return (f"; data→ACK at the tap at least {low:.3f} ms (the tap→receiver→tap part and the receiver's ACK delay; "
             f"handshake: {to_receiver_ms:.3f} ms)")
+
+
+def vantage_text(vantage: str, position: float | None) -> str:
+    """The vantage as the outputs show it: a tap with where it lies, ``mid_path at 9 % of the RTT from the
+    sender``; an end or an unknown vantage as it is."""
+    if vantage == "mid_path" and position is not None:
+        return f"mid_path at {100 * position:.0f} % of the RTT from the sender"
+    return vantage

@@ -464,3 +464,16 @@ def test_nothing_overflows_at_desktop_and_phone_widths(server, browser, width):
         if width == 390 and "flows/" in path:
             shot(page, "dashboard-flow-phone.png", "section:has(#congestion)")
     context.close()
+
+
+def test_a_tap_is_shown_with_its_position_and_be_crb_labelled(server, page):
+    """Issue #27: a tap 2 ms before the receiver of a 42 ms path is a tap at 95 % of the RTT from the sender (no
+    longer "receiver"), rebuilt; BE and CRB are labelled not reproducible on its flow page."""
+    cid, run_id = _default_run(server, ROOT / "tests" / "data" / "pairs" / "tapfar_mid.pcap.gz")
+    page.goto(f"{server}/dashboard/#/captures/{cid}?run={run_id}")
+    big = page.locator("#flows-table tbody tr", has_text="40001")
+    expect(big).to_contain_text("mid_path at 95 % of the RTT from the sender (reconstructed)", timeout=60_000)
+    big.locator("a").first.click()
+    page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
+    expect(page.locator("h1 + p")).to_contain_text("vantage mid_path at 95 % of the RTT from the sender")
+    expect(page.locator("#scores-table tbody tr", has=page.locator(".not-reproducible"))).to_have_count(2)

@@ -52,3 +52,14 @@ def test_without_a_handshake_ack_clocking_decides_and_there_is_no_position():
     got, _, pos = classify_vantage(sender_is_client=True, syn_ns=-(1 << 62), synack_ns=0, hsack_ns=0,
                                    rtt_samples=np.full(20, 0.040), data_send_ns=np.arange(20) * MS)
     assert (got, pos) == ("sender", None)
+
+
+def test_outputs_name_a_tap_with_its_position():
+    from cli.score_cmd import vantage_label
+    from ingest.vantage import vantage_text
+
+    assert vantage_text("mid_path", 0.0911) == "mid_path at 9 % of the RTT from the sender"
+    assert vantage_text("mid_path", None) == "mid_path" and vantage_text("receiver", 0.9996) == "receiver"
+    label = vantage_label({"vantage": "mid_path", "vantage_position": 0.946, "reconstruction": "mid_path",
+                           "confidence": "medium", "confidence_note": "x"})
+    assert label.startswith("mid_path at 95 % of the RTT from the sender (reconstructed, medium confidence")

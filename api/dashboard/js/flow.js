@@ -3,6 +3,7 @@
 // full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
 // and why. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
 import { blob, get } from "./api.js";
+import { vantageText } from "./capture.js";
 import { drawCongestion, estimatorColors, plotlyReady } from "./congestion.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
 
@@ -39,7 +40,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     ${selector}
     <h1>Flow ${flowId}: ${flow.sender} → ${flow.receiver}</h1>
     <p class="muted">goodput ${mbit(flow.goodput_bps)} Mbit/s (bytes / connection duration; while delivering ${mbit(flow.delivery_rate_bps)}) · RTTmin ${num(flow.rttmin_s, 2, 1e3)} ms · ${flow.loss_events} loss events
-      (${flow.fast_retransmit_events} fast retransmit, ${flow.timeout_events} timeout) · vantage ${flow.vantage}${flow.reconstruction
+      (${flow.fast_retransmit_events} fast retransmit, ${flow.timeout_events} timeout) · vantage ${vantageText(flow)}${flow.reconstruction
       ? html` <strong class="reconstructed">(reconstructed, ${flow.confidence} confidence)</strong></p>
     <p class="muted" id="reconstruction">${flow.reconstruction_evidence}. ${flow.confidence_note}.` : ""}</p>
     <fieldset class="card"><legend>Estimators shown</legend><div class="toggles" id="toggles">${names.map((n) => shown.has(n)
