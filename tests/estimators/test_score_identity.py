@@ -7,7 +7,12 @@ of every capture is replayed. It was written by the code of commit 743c71f (befo
 compiled scores and the per-flow numpy columns (issue #11) left every digest unchanged; the audit
 corrections of issue #10 (Karn across unseen transmissions, RTO after a partial ACK, the decisions count)
 changed five documents and regenerated it (commit 5c34e19); receiver-side flows rebuilt and replayed by
-default (§7) changed every capture that has one and regenerated it again. It gives the same digests wherever the
+default (§7) changed every capture that has one and regenerated it again; issue #27 regenerated it once more
+(every flow gains ``vantage_position``; off the sender BE's and CRB's scores and the flow's diagnostics carry
+``not_reproducible``, the diagnostics ``ack_timing_seen_at``, the aggregates ``not_reproducible_flows`` and the
+confidence note says why; receiver-side evidence counts the holes that outlived the RTO; the TSval fallback
+changes some receiver-side RTTs, and taps near an end — the mptcpanalyzer pair — are now ``mid_path``).
+It gives the same digests wherever the
 checkout sits; a change to any number changes a digest. To accept an intended change of results,
 regenerate it with ``python -m tests.estimators.test_score_identity`` and say why in the commit.
 """
