@@ -121,3 +121,12 @@ def test_rankings_leave_them_out_unless_asked(pair):
 def test_aggregate_counts_the_label_instead_of_averaging_it():
     got = aggregate([{"mean_bps": 1.0, NOT_REPRODUCIBLE: "why"}, {"mean_bps": 3.0}])
     assert got == {"flows": 2, "not_reproducible_flows": 1, "mean_bps": 2.0}
+
+
+def test_compare_leaves_them_out_unless_asked():
+    files = [str(PAIRS / "asym.pcap.gz"), str(PAIRS / "asym_rcv.pcap.gz")]
+    runner = CliRunner()
+    out = runner.invoke(app, ["compare", *files]).stdout
+    assert "left out as not reproducible from their vantage" in out and "be on 1 flow(s)" in out
+    out = runner.invoke(app, ["compare", *files, "--rank-not-reproducible"]).stdout
+    assert "ranked as asked (--rank-not-reproducible)" in out

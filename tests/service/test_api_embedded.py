@@ -321,3 +321,16 @@ def test_results_off_the_sender_label_be_and_crb_and_the_leaderboard_leaves_them
     asked = api.get("/api/v1/leaderboard", params={"runs": run_id, "include_not_reproducible": "true"}).json()
     assert asked["include_not_reproducible"] is True
     assert asked["scores"]["composite_error"]["estimators"]["be"]["flows"] == 1
+
+
+def test_a_batch_scoreboard_leaves_be_and_crb_off_the_sender_out_unless_asked(api):
+    pairs = ROOT / "tests" / "data" / "pairs"
+    parts = [(p.name, p.read_bytes()) for p in (pairs / "asym.pcap.gz", pairs / "asym_rcv.pcap.gz")]
+    body = api.post("/api/v1/batches", files=[("files", p) for p in parts], data={"name": "two ends"}).json()
+    assert wait_run(api, body["run_id"])["status"] == "succeeded"
+    board = api.get(f"/api/v1/batches/{body['batch_id']}/scoreboard").json()
+    assert board["left_out"] == {"be": 1, "crb": 1} and board["flows"] == 2
+    assert board["scores"]["composite_error"]["estimators"]["be"]["flows"] == 1  # the sender side's only
+    asked = api.get(f"/api/v1/batches/{body['batch_id']}/scoreboard",
+                    params={"include_not_reproducible": "true"}).json()
+    assert asked["scores"]["composite_error"]["estimators"]["be"]["flows"] == 2
