@@ -130,3 +130,16 @@ def test_compare_leaves_them_out_unless_asked():
     assert "left out as not reproducible from their vantage" in out and "be on 1 flow(s)" in out
     out = runner.invoke(app, ["compare", *files, "--rank-not-reproducible"]).stdout
     assert "ranked as asked (--rank-not-reproducible)" in out
+
+
+@pytest.mark.parametrize("capture", sorted(p.name for p in PAIRS.glob("*_*.pcap.gz")))
+def test_every_flow_of_the_testbed_pairs_is_labelled_exactly_off_the_sender(capture):
+    """Issue #27's acceptance: on every receiver-side and tapped capture kept in tests/data/pairs, every replayed
+    flow not captured at its sender carries the label for BE and CRB (and only for them); sender flows none."""
+    sc = score_file(PAIRS / capture, [E.create(n) for n in E.DEFAULT_ORDER], use_sidecar=False, allow_vantage=True)
+    off = 0
+    for fr in sc.replay.flows:
+        labelled = {n for n, s in fr.scores.items() if NOT_REPRODUCIBLE in s}
+        assert labelled == (LABELLED if fr.vantage != "sender" else set()), (capture, fr.flow_id, fr.vantage)
+        off += fr.vantage != "sender"
+    assert off >= 1
