@@ -243,8 +243,9 @@ def test_taps_anywhere_on_the_path_are_placed_by_delay_and_rebuilt_with_their_sh
     and 2 ms before the receiver of a 42 ms path (``tapfar``, losses after it) were classified ``sender``,
     ``sender`` and ``receiver`` by a 3× factor between the handshake's parts, so the tap's share of the RTT was
     never added (RTTmin −9 % on ``tap5``). Placed by the handshake's delays, checked against the data/ACK pairs',
-    each is a tap at its position (the share of the RTT between the sender and it) and its rebuilt RTTmin is
-    within 3 % of the sender side's; loss events within 10 %; BE and CRB labelled not reproducible."""
+    each is a tap at its position (the share of the RTT between the sender and it: 5.4, 9.9 and 95.0 % by its
+    data/ACK pairs; configured 2.4, 8.3 and 95.2 %) and its rebuilt RTTmin is within 3 % of the sender side's;
+    loss events within 10 %; BE and CRB labelled not reproducible."""
     meta = json.loads((PAIRS / f"{name}.json").read_text())
     tap = meta["tap"]["fwd_delay_ms"] + meta["tap"]["rev_delay_ms"]
     share = tap / (tap + meta["fwd_delay_ms"] + meta["rev_delay_ms"])
@@ -255,9 +256,12 @@ def test_taps_anywhere_on_the_path_are_placed_by_delay_and_rebuilt_with_their_sh
     (mf,) = [f for f in m.ingest.flows if (f.sender, f.receiver) == (sf.sender, sf.receiver)]
     assert sf.vantage == "sender" and sf.vantage_position is not None and sf.vantage_position < 0.001
     assert mf.vantage == "mid_path" and mf.reconstruction_sound, mf.vantage_evidence
-    assert mf.vantage_position == pytest.approx(share, abs=0.08), mf.vantage_evidence
-    assert f"{100 * mf.vantage_position:.1f} % of the round trip lies between the sender and the tap" in (
-        mf.vantage_evidence)
+    # the handshake's split places it (one sample: the delayer is slow on the first packets), the data/ACK pairs
+    # against the rebuilt RTTmin refine it
+    assert "of the round trip lies between the sender and the tap" in mf.vantage_evidence
+    assert mf.vantage_position == pytest.approx(share, abs=0.035), mf.reconstruction_evidence
+    assert f"the tap at {100 * mf.vantage_position:.1f} % of the round trip from the sender by its data/ACK pairs" in (
+        mf.reconstruction_evidence)
     assert mf.rttmin_s == pytest.approx(sf.rttmin_s, rel=0.03)
     assert mf.loss_events == pytest.approx(sf.loss_events, rel=0.10)
     mrep = next(x for x in m.replay.flows if x.flow_id == mf.flow_id)
