@@ -7,11 +7,11 @@ from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request, Response
 
-from api import errors
-from api.metrics import REQUESTS
-from api.routes import apidocs, batches, captures, dashboard, estimators, health, quota, runs
-from api.security import HEADERS
-from estimators import __version__
+from ackreplay.api import errors
+from ackreplay.api.metrics import REQUESTS
+from ackreplay.api.routes import apidocs, batches, captures, dashboard, estimators, health, quota, runs
+from ackreplay.api.security import HEADERS
+from ackreplay.estimators import __version__
 
 DESCRIPTION = """Replay the ACK streams of real TCP captures through Westwood-family bandwidth estimators
 (BE, RE, CRB, ABSE, TIBET, NewBR, NewReno, Linux Westwood+) and compare them.

@@ -11,8 +11,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, OperationalError
 from starlette.exceptions import HTTPException
 
-from api.schemas import ErrorOut
-from core.errors import ServiceError
+from ackreplay.api.schemas import ErrorOut
+from ackreplay.core.errors import ServiceError
 
 #: Every error code with its HTTP status (docs/service.md lists them with their meaning).
 CODES: dict[str, int] = {

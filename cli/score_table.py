@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from cli.render import DEFAULT_WIDTH, column_blocks
+from ackreplay.cli.render import DEFAULT_WIDTH, column_blocks
 
 #: After an estimator's name where its scores are not reproducible from the flow's vantage (issue #27).
 NOT_REPRODUCIBLE_MARK = " (n/r)"
@@ -61,7 +61,7 @@ def _best(values: list[float | None], how: str | None) -> set[int]:
 def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool
                 ) -> tuple[list[str], list[tuple[str, str]], list[list[str]]]:
     """The table's content: estimator names, column headers (name, unit) and cells (``*`` on the best)."""
-    from estimators.ranking import NOT_REPRODUCIBLE  # (here: other commands start without the estimators)
+    from ackreplay.estimators.ranking import NOT_REPRODUCIBLE  # (here: other commands start without the estimators)
 
     names = [n for n in scores if n != "fairness"]
     cols = COLUMNS + (TRUTH_COLUMNS if with_truth else ())

@@ -9,13 +9,13 @@ from typing import IO, Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core import quotas
-from core.errors import NotFound, ServiceError
-from core.models import Capture, Flow, Owner, RunCapture, new_id
-from core.owners import owned
-from core.storage import Store, TooLarge
-from estimators import EstimatorError
-from estimators.truth import Truth
+from ackreplay.core import quotas
+from ackreplay.core.errors import NotFound, ServiceError
+from ackreplay.core.models import Capture, Flow, Owner, RunCapture, new_id
+from ackreplay.core.owners import owned
+from ackreplay.core.storage import Store, TooLarge
+from ackreplay.estimators import EstimatorError
+from ackreplay.estimators.truth import Truth
 
 MAGIC = {
     b"\xd4\xc3\xb2\xa1": "pcap", b"\xa1\xb2\xc3\xd4": "pcap", b"\x4d\x3c\xb2\xa1": "pcap", b"\xa1\xb2\x3c\x4d": "pcap",

@@ -10,8 +10,8 @@ from typing import TypeVar
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.errors import NotFound, Unauthorized
-from core.models import ApiToken, Capture, Owner
+from ackreplay.core.errors import NotFound, Unauthorized
+from ackreplay.core.models import ApiToken, Capture, Owner
 
 LOCAL_OWNER = "local"
 TOKEN_PREFIX = "ar_"

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from estimators.inputs import FlowInputs
-from estimators.ranking import NOT_REPRODUCIBLE
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
 
 COMPRESSED_S = 100e-6  # an ACK interval under this is ACK compression
 CLASSIFIERS = ("crb", "newbr")  # estimators that classify each loss

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from estimators.ranking import NOT_REPRODUCIBLE
+from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
 
 TOLERANCE = 0.10  # ±10 % for over/under shares and convergence
 CONVERGENCE_HOLD = 1.0  # s within tolerance to count as converged

@@ -9,13 +9,13 @@ import time
 from celery import Celery
 from celery.signals import worker_ready
 
-from core.config import get_settings
+from ackreplay.core.config import get_settings
 
 log = logging.getLogger("ackreplay.worker")
 
 
 def make_app() -> Celery:
-    app = Celery("ackreplay", broker=get_settings().redis_url, include=["workers.tasks"])
+    app = Celery("ackreplay", broker=get_settings().redis_url, include=["ackreplay.workers.tasks"])
     app.conf.update(
         task_acks_late=True,  # a task is acknowledged when done: a killed worker's task is delivered again
         task_reject_on_worker_lost=True,
@@ -35,8 +35,8 @@ app = make_app()
 def sweep_once() -> int:
     """Dispatch again the work idle for longer than ``stale_task_seconds`` (its broker message was lost
     with a restarted Redis, or its worker was killed)."""
-    from core.db import session_scope
-    from core.pipeline import requeue_unfinished
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.pipeline import requeue_unfinished
 
     with session_scope() as session:
         return requeue_unfinished(session, older_than_s=get_settings().stale_task_seconds)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from core.pipeline import run_task
-from workers.celery_app import app
+from ackreplay.core.pipeline import run_task
+from ackreplay.workers.celery_app import app
 
 INFRA = (OperationalError, DBAPIError, ConnectionError, TimeoutError)
 

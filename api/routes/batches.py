@@ -7,12 +7,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, Path, Query, UploadFile
 from fastapi.responses import Response
 
-from api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, SettingsDep, StoreDep
-from api.errors import responses
-from api.routes.captures import _truth_field
-from api.schemas import BATCH_ID, BatchCreated, BatchOut, ScoreboardOut
-from core import batches as svc
-from core import results
+from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, SettingsDep, StoreDep
+from ackreplay.api.errors import responses
+from ackreplay.api.routes.captures import _truth_field
+from ackreplay.api.schemas import BATCH_ID, BatchCreated, BatchOut, ScoreboardOut
+from ackreplay.core import batches as svc
+from ackreplay.core import results
 
 router = APIRouter(prefix="/batches", tags=["batches"])
 BatchId = Annotated[str, Path(description="a batch's id", examples=[BATCH_ID])]

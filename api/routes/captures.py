@@ -10,13 +10,13 @@ import polars as pl
 from fastapi import APIRouter, File, Form, Path, Query, Request, UploadFile
 from fastapi.responses import Response
 
-from api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
-from api.errors import responses
-from api.metrics import UPLOADS
-from api.schemas import CAPTURE_ID, CaptureOut, CapturePage, FlowOut, UploadOut
-from core import captures as svc
-from core.errors import ServiceError
-from core.pipeline import estimator_spec, read_tables, start_run
+from ackreplay.api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
+from ackreplay.api.errors import responses
+from ackreplay.api.metrics import UPLOADS
+from ackreplay.api.schemas import CAPTURE_ID, CaptureOut, CapturePage, FlowOut, UploadOut
+from ackreplay.core import captures as svc
+from ackreplay.core.errors import ServiceError
+from ackreplay.core.pipeline import estimator_spec, read_tables, start_run
 
 router = APIRouter(prefix="/captures", tags=["captures"])
 CaptureId = Annotated[str, Path(description="a capture's id", examples=[CAPTURE_ID])]

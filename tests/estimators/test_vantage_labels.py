@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import estimators as E
-from cli.main import app
-from cli.report import render
-from cli.score_table import NOT_REPRODUCIBLE_MARK, score_cells
-from core.scoring import score_file
-from estimators.diagnostics import explain
-from estimators.ranking import NOT_REPRODUCIBLE, board
-from estimators.scores import aggregate
+import ackreplay.estimators as E
+from ackreplay.cli.main import app
+from ackreplay.cli.report import render
+from ackreplay.cli.score_table import NOT_REPRODUCIBLE_MARK, score_cells
+from ackreplay.core.scoring import score_file
+from ackreplay.estimators.diagnostics import explain
+from ackreplay.estimators.ranking import NOT_REPRODUCIBLE, board
+from ackreplay.estimators.scores import aggregate
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "pairs"
 LABELLED = {"be", "crb"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ingest.vantage import classify_vantage
+from ackreplay.ingest.vantage import classify_vantage
 
 MS = 1_000_000
 
@@ -55,8 +55,8 @@ def test_without_a_handshake_ack_clocking_decides_and_there_is_no_position():
 
 
 def test_outputs_name_a_tap_with_its_position():
-    from cli.score_cmd import vantage_label
-    from ingest.vantage import vantage_text
+    from ackreplay.cli.score_cmd import vantage_label
+    from ackreplay.ingest.vantage import vantage_text
 
     assert vantage_text("mid_path", 0.0911) == "mid_path at 9 % of the RTT from the sender"
     assert vantage_text("mid_path", None) == "mid_path" and vantage_text("receiver", 0.9996) == "receiver"
