@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, Header
+from fastapi import Depends, Header, Query
 from sqlalchemy.orm import Session
 
 from ackreplay.core.config import Settings, get_settings
@@ -42,3 +42,9 @@ def get_owner(session: SessionDep, settings: SettingsDep,
 
 
 OwnerDep = Annotated[Owner, Depends(get_owner)]
+
+#: The rankings' switch (issue #27): also rank scores labelled not reproducible from their flow's vantage.
+INCLUDE_NOT_REPRODUCIBLE = Annotated[bool, Query(description="also rank estimators on flows whose vantage cannot "
+                                                 "reproduce them (BE and CRB off the sender: they depend on the "
+                                                 "ACKs' timing at the sender); left out by default",
+                                                 examples=[False])]

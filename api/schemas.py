@@ -82,6 +82,9 @@ class FlowOut(Open):
     mss: int = Field(examples=[1448])
     loss_events: int = Field(examples=[39])
     vantage: str = Field(description="sender | receiver | mid_path | unknown", examples=["sender"])
+    vantage_position: float | None = Field(None, description="the share of the handshake's round trip between the "
+                                           "sender and the capture point: 0 at the sender, 1 at the receiver, "
+                                           "between for a tap; null without a usable handshake", examples=[0.0004])
     reconstruction: str | None = Field(
         None, description="how the sender's view was rebuilt for a flow not captured at the sender "
         "(ESTIMATORS.md §7): receiver_side, mid_path, or null", examples=["receiver_side"])
@@ -114,6 +117,12 @@ class DiagnosticsOut(BaseModel):
         default_factory=dict, description="per classifier (crb, newbr): per_episode class, counts, and with "
         "labelled losses correct_share", examples=[{"crb": {"per_episode": {"0": "random"}, "congestion": 0,
                                                             "random": 1}}])
+    ack_timing_seen_at: str | None = Field(None, description="off the sender only: where the ACK timing above was "
+                                           "seen (receiver | mid_path | unknown) — the capture point's share, not "
+                                           "the sender's", examples=["receiver"])
+    not_reproducible: dict[str, str] = Field(default_factory=dict, description="off the sender: each estimator "
+                                             "that depends on the ACKs' timing at the sender (BE, CRB), with why",
+                                             examples=[{"be": "not reproducible from this vantage: …"}])
 
 
 class PathOut(BaseModel):
@@ -290,6 +299,9 @@ class ScoreRow(Open):
                          examples=["sender"])
     reconstruction: str | None = Field(None, description="receiver_side | mid_path when the sender's view was "
                                        "rebuilt (ESTIMATORS.md §7)", examples=[None])
+    not_reproducible: str | None = Field(None, description="present when this estimator's result cannot be "
+                                         "reproduced from the flow's vantage (BE and CRB off the sender: they "
+                                         "depend on the ACKs' timing at the sender): why", examples=[None])
     model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [
         {"capture_id": CAPTURE_ID, "flow_id": 2, "estimator": "re", "version": "0.1.0", "vantage": "sender",
          "reconstruction": None, **SCORES_EXAMPLE}]})
@@ -353,6 +365,13 @@ class ScoreBoard(BaseModel):
 class LeaderboardOut(BaseModel):
     flows: int = Field(description="bulk flows compared", examples=[12])
     estimators: list[str] = Field(examples=[["abse", "be", "re"]])
+    include_not_reproducible: bool = Field(False, description="whether scores labelled not reproducible from "
+                                           "their flow's vantage were ranked (the parameter of the same name)",
+                                           examples=[False])
+    left_out: dict[str, int] = Field(default_factory=dict, description="per estimator, the flows whose scores "
+                                     "are labelled not_reproducible (BE and CRB off the sender: they depend on the "
+                                     "ACKs' timing at the sender): left out of the board unless "
+                                     "include_not_reproducible", examples=[{"be": 3, "crb": 3}])
     scores: dict[str, ScoreBoard] = Field(description="per score")
 
 

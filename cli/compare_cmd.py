@@ -24,6 +24,8 @@ def compare(
                      "sidecar, if any).")] = None,
     allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="Also replay flows whose sender view "
                              "cannot be rebuilt.")] = False,
+    rank_not_reproducible: Annotated[bool, typer.Option("--rank-not-reproducible", help="Also rank estimators "
+                                     "on flows they are not reproducible from (BE, CRB off the sender).")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
     filter_expr: FilterOption = None,
     plugin: PluginOption = None,
@@ -55,4 +57,4 @@ def compare(
     for sc in scored:
         for w in sc.ingest.stats.warnings:
             warn(f"{sc.path}: {w}")
-    print(compare_text(scored[0], scored[1], terminal_width()))
+    print(compare_text(scored[0], scored[1], terminal_width(), rank_not_reproducible))

@@ -28,6 +28,7 @@ from ackreplay.estimators.diagnostics import explain
 from ackreplay.estimators.path import group_line
 from ackreplay.estimators.replay import FlowReplay
 from ackreplay.graphs.congestion import source_for
+from ackreplay.ingest.vantage import vantage_text
 
 REPORT_PX = 2000
 CONGESTION_JS = Path(__file__).resolve().parents[1] / "api" / "dashboard" / "js" / "congestion.js"
@@ -145,7 +146,7 @@ def render(scored: Sequence[ScoredCapture]) -> str:
                 continue
             parts.append(f"<h3>flow {fr.flow_id}: {html.escape(summary.sender)} → {html.escape(summary.receiver)}, "
                          f"{summary.goodput_bps / 1e6:.3f} Mbit/s, {summary.loss_events} loss events, "
-                         f"vantage {html.escape(summary.vantage)}"
+                         f"vantage {html.escape(vantage_text(summary.vantage, summary.vantage_position))}"
                          + (" <strong>(reconstructed)</strong>" if summary.reconstruction else "") + "</h3>")
             if summary.reconstruction:
                 parts.append(f"<p>{html.escape(summary.reconstruction_evidence)}; {summary.confidence} confidence: "

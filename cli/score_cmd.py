@@ -52,6 +52,9 @@ def score(
                     "either end, repeatable.")] = None,
     port: Annotated[list[int] | None, typer.Option("--port", help="Replay only flows with this port at either "
                     "end, repeatable.")] = None,
+    rank_not_reproducible: Annotated[bool, typer.Option("--rank-not-reproducible", help="Combined summary: also "
+                                     "rank estimators on flows they are not reproducible from (BE, CRB off the "
+                                     "sender; labelled in every output either way).")] = False,
     legend: Annotated[bool, typer.Option("--legend/--no-legend", help="Table: say what each column is, under "
                       "the tables.")] = True,
     filter_expr: FilterOption = None,
@@ -105,7 +108,7 @@ def score(
         for sc in scored:
             print(capture_text(sc, all_flows, width))
         if len(scored) > 1:
-            print(combined_summary(scored, width))
+            print(combined_summary(scored, width, rank_not_reproducible))
         if legend:
             print(legend_text(width))
     if out is not None:
@@ -223,10 +226,14 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
 
 
 def vantage_label(f: dict[str, Any]) -> str:
-    """``receiver (reconstructed, medium confidence)`` for a flow rebuilt as its sender saw it (§7)."""
+    """``receiver (reconstructed, medium confidence)`` for a flow rebuilt as its sender saw it (§7); a tap with its
+    position (``ingest.vantage.vantage_text``)."""
+    from ackreplay.ingest.vantage import vantage_text
+
+    where = vantage_text(str(f["vantage"]), f.get("vantage_position"))
     if not f.get("reconstruction"):
-        return str(f["vantage"])
-    return f"{f['vantage']} (reconstructed, {f.get('confidence') or 'low'} confidence: {f.get('confidence_note', '')})"
+        return where
+    return f"{where} (reconstructed, {f.get('confidence') or 'low'} confidence: {f.get('confidence_note', '')})"
 
 
 #: The path's figures a CSV row carries (``path_<name>``).

@@ -13,6 +13,9 @@ from typing import Any
 
 from ackreplay.cli.render import DEFAULT_WIDTH, column_blocks
 
+#: After an estimator's name where its scores are not reproducible from the flow's vantage (issue #27).
+NOT_REPRODUCIBLE_MARK = " (n/r)"
+
 # (score key, header (name, unit), scale, digits, what "best" means: "zero" | "min" | "max" | "one" | None)
 COLUMNS: tuple[tuple[str, tuple[str, str], float, int, str | None], ...] = (
     ("mean_bps", ("mean", "Mbit/s"), 1e-6, 3, None),
@@ -41,6 +44,8 @@ LEGEND: tuple[tuple[str, str], ...] = (
     (">NewReno", "share of loss events whose ssthresh is closer to the ideal than NewReno's (best: highest)"),
     ("vs truth", "the same against the ground truth's fair share"),
     ("*", "the best value of the column"),
+    (NOT_REPRODUCIBLE_MARK.strip(), "not reproducible from this flow's vantage: the estimate depends on when the ACKs "
+     "reached the sender (BE, CRB off the sender); never marked best, left out of the rankings"),
 )
 
 
@@ -56,18 +61,21 @@ def _best(values: list[float | None], how: str | None) -> set[int]:
 def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool
                 ) -> tuple[list[str], list[tuple[str, str]], list[list[str]]]:
     """The table's content: estimator names, column headers (name, unit) and cells (``*`` on the best)."""
+    from ackreplay.estimators.ranking import NOT_REPRODUCIBLE  # (here: other commands start without the estimators)
+
     names = [n for n in scores if n != "fairness"]
     cols = COLUMNS + (TRUTH_COLUMNS if with_truth else ())
     cells: list[list[str]] = [[] for _ in names]
+    off = {i for i, n in enumerate(names) if NOT_REPRODUCIBLE in scores[n]}  # never marked best (issue #27)
     for key, _, scale, digits, how in cols:
         vals = [scores[n].get(key) for n in names]
         if key == "closer_than_newreno_share" and "newreno" in names:
             vals[names.index("newreno")] = None  # NewReno against itself means nothing
-        best = _best(vals, how)
+        best = _best([None if i in off else v for i, v in enumerate(vals)], how)
         for i, v in enumerate(vals):
             cell = "-" if v is None else f"{v * scale:.{digits}f}"
             cells[i].append(cell + ("*" if i in best and len(names) > 1 else " "))
-    return names, [c[1] for c in cols], cells
+    return [n + NOT_REPRODUCIBLE_MARK if i in off else n for i, n in enumerate(names)], [c[1] for c in cols], cells
 
 
 def score_table(scores: dict[str, dict[str, Any]], with_truth: bool, width: int | None = DEFAULT_WIDTH) -> str:

@@ -33,8 +33,24 @@ def _fmt(v: float | None, digits: int) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
 
-def combined_summary(scored: Sequence[ScoredCapture], width: int | None = 80) -> str:
-    """One board over every bulk flow of every capture: rank by median composite error, with its IQR."""
+def left_out_note(left_out: dict[str, int], included: bool, width: int | None) -> str:
+    """The line under a board that says which estimators' scores were left out of it (or kept, when asked) for
+    not being reproducible from their flows' vantage (issue #27); empty when none."""
+    import textwrap
+
+    if not left_out:
+        return ""
+    which = ", ".join(f"{n} on {c} flow(s)" for n, c in sorted(left_out.items()))
+    text = (f"ranked as asked (--rank-not-reproducible), although not reproducible from their vantage: {which}"
+            if included else f"left out as not reproducible from their vantage (they depend on the ACKs' timing "
+            f"at the sender): {which}; --rank-not-reproducible ranks them too")
+    return "\n" + (textwrap.fill(text, width, break_long_words=False) if width else text)
+
+
+def combined_summary(scored: Sequence[ScoredCapture], width: int | None = 80,
+                     include_not_reproducible: bool = False) -> str:
+    """One board over every bulk flow of every capture: rank by median composite error, with its IQR. Scores
+    labelled not reproducible from their flow's vantage are left out unless ``include_not_reproducible``."""
     from ackreplay.estimators.ranking import board
 
     per_flow: dict[Any, dict[str, dict[str, Any]]] = {}
@@ -43,25 +59,33 @@ def combined_summary(scored: Sequence[ScoredCapture], width: int | None = 80) ->
     head = f"== all {len(scored)} captures: {len(per_flow)} bulk flows"
     if not per_flow:
         return head + " (nothing to combine)"
-    b = board(per_flow)["scores"]
+    full = board(per_flow, include_not_reproducible=include_not_reproducible)
+    b = full["scores"]
     comp = b["composite_error"]["estimators"]
-    names = sorted(comp, key=lambda n: (comp[n].get("rank") or 1e9, n))
+    names = sorted((n for n in comp if comp[n]["flows"]), key=lambda n: (comp[n].get("rank") or 1e9, n))
     headers = [("rank", "#"), ("flows", "n"), *(h for _, h, _ in SUMMARY_SCORES), ("composite", "IQR")]
     cells = [[str(comp[n].get("rank", "-")), str(comp[n]["flows"]),
               *(_fmt(b[k]["estimators"][n]["median"], d) for k, _, d in SUMMARY_SCORES),
               f"{_fmt(comp[n]['q1'], 3)}..{_fmt(comp[n]['q3'], 3)}"] for n in names]
-    return head + "\n" + block_table("estimator", names, headers, cells, width)
+    return (head + "\n" + block_table("estimator", names, headers, cells, width)
+            + left_out_note(full["left_out"], include_not_reproducible, width))
 
 
-def compare_text(a: ScoredCapture, b: ScoredCapture, width: int | None = 80) -> str:
+def compare_text(a: ScoredCapture, b: ScoredCapture, width: int | None = 80,
+                 include_not_reproducible: bool = False) -> str:
     """Two captures side by side: per estimator, each capture's median composite error, |err| and bias over
-    its bulk flows, and the change from A to B."""
+    its bulk flows, and the change from A to B (scores not reproducible from their vantage left out unless
+    ``include_not_reproducible``)."""
     from ackreplay.estimators.ranking import board
 
     boards = []
+    left_out: dict[str, int] = {}
     for sc in (a, b):
         flows = bulk_flows(sc)
-        boards.append((len(flows), board(flows)["scores"] if flows else {}))
+        full = board(flows, include_not_reproducible=include_not_reproducible) if flows else {}
+        for n, c in full.get("left_out", {}).items():
+            left_out[n] = left_out.get(n, 0) + c
+        boards.append((len(flows), full.get("scores", {})))
     head = [f"A = {a.path} ({boards[0][0]} bulk flows)", f"B = {b.path} ({boards[1][0]} bulk flows)"]
     names = sorted({n for _, bd in boards for n in bd.get("composite_error", {}).get("estimators", {})})
 
@@ -80,4 +104,5 @@ def compare_text(a: ScoredCapture, b: ScoredCapture, width: int | None = 80) -> 
                       _fmt(med(0, "mean_abs_rel_error", n), 3), _fmt(med(1, "mean_abs_rel_error", n), 3),
                       _fmt(med(0, "mean_signed_rel_error", n), 3), _fmt(med(1, "mean_signed_rel_error", n), 3),
                       *ranks])
-    return "\n".join(head) + "\n" + block_table("estimator", order, headers, cells, width)
+    return ("\n".join(head) + "\n" + block_table("estimator", order, headers, cells, width)
+            + left_out_note(left_out, include_not_reproducible, width))

@@ -155,13 +155,14 @@ def get(session: Session, owner: Owner, batch_id: str) -> Batch:
     return owned(session, owner, Batch, batch_id, "batch")
 
 
-def scoreboard(session: Session, batch: Batch) -> dict[str, Any]:
+def scoreboard(session: Session, batch: Batch, include_not_reproducible: bool = False) -> dict[str, Any]:
     """The leaderboard of the batch's run, with an overall ranking: by the median composite error over flows
-    (``estimators.ranking``), ties by the mean rank over the ranked scores."""
+    (``estimators.ranking``), ties by the mean rank over the ranked scores. Scores not reproducible from their
+    flow's vantage are left out unless ``include_not_reproducible``."""
     run = session.get(Run, batch.run_id) if batch.run_id else None
     if run is None:
         raise NotFound(f"batch {batch.id} has no run", code="run_not_found")
-    board = leaderboard(session, [run])
+    board = leaderboard(session, [run], include_not_reproducible=include_not_reproducible)
     ranks: dict[str, list[int]] = {n: [] for n in board["estimators"]}
     for entry in board["scores"].values():
         for n, e in entry["estimators"].items():

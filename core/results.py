@@ -236,11 +236,12 @@ def _bulk_flows(session: Session, capture_id: str) -> set[int]:
                                                                          Flow.bytes >= limit))}
 
 
-def leaderboard(session: Session, runs: list[Run]) -> dict[str, Any]:
+def leaderboard(session: Session, runs: list[Run], include_not_reproducible: bool = False) -> dict[str, Any]:
     """Across the runs' captures, over bulk flows (≥ min_flow_bytes; control connections beside a transfer
     would swamp the statistics): per score its direction and, per estimator, mean, median and quartiles,
     and for ranked scores the rank and the wins (``estimators.ranking``: composite_error first, one-sided
-    shares not ranked alone)."""
+    shares not ranked alone; scores labelled not reproducible from their flow's vantage left out unless
+    ``include_not_reproducible``)."""
     per_flow: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
     bulk: dict[str, set[int]] = {}
     for run in runs:
@@ -249,7 +250,7 @@ def leaderboard(session: Session, runs: list[Run]) -> dict[str, Any]:
                 bulk[r.capture_id] = _bulk_flows(session, r.capture_id)
             if r.flow_id in bulk[r.capture_id]:
                 per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
-    result = ranking.board(per_flow)
+    result = ranking.board(per_flow, include_not_reproducible=include_not_reproducible)
     for entry in result["scores"].values():
         for e in entry["estimators"].values():
             e["won_flows"] = [{"run_id": k[0], "capture_id": k[1], "flow_id": k[2]} for k in e["won_flows"]]

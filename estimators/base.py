@@ -68,6 +68,12 @@ class Estimator:
     origin: ClassVar[dict[str, Any]] = {"kind": "builtin"}
     #: SHA-256 of a plugin's module source (None for the package's own: its version names the code).
     code_sha256: ClassVar[str | None] = None
+    #: The estimate depends on when the ACKs reached the sender — their spacing there, not only how many bytes
+    #: each acknowledged — so a capture taken anywhere else cannot reproduce it: the return path between the
+    #: capture point and the sender bunches ACKs (ACK compression) that the capture never sees (ESTIMATORS.md §7,
+    #: issue #27). Off the sender, such an estimator's scores carry ``not_reproducible`` (the reason) and the
+    #: rankings leave them out unless asked.
+    depends_on_sender_ack_timing: ClassVar[bool] = False
 
     def __init__(self, **params: Any) -> None:
         known = {p.name: p for p in self.PARAMS}
@@ -84,8 +90,20 @@ class Estimator:
     def schema(cls) -> dict[str, Any]:
         doc = (cls.__doc__ or "").strip().split("\n\n")[0]
         return {"name": cls.name, "title": cls.title, "citation": cls.citation, "description": doc,
-                "has_series": cls.has_series, "parameters": [p.schema() for p in cls.PARAMS],
-                "origin": dict(cls.origin), "code_sha256": cls.code_sha256}
+                "has_series": cls.has_series, "depends_on_sender_ack_timing": cls.depends_on_sender_ack_timing,
+                "parameters": [p.schema() for p in cls.PARAMS], "origin": dict(cls.origin),
+                "code_sha256": cls.code_sha256}
+
+    @classmethod
+    def not_reproducible(cls, vantage: str) -> str | None:
+        """Why this estimator's result on a flow captured at ``vantage`` is not the one its sender would get,
+        or None when it is (captured at the sender, or an estimator that does not read the ACKs' timing)."""
+        if not cls.depends_on_sender_ack_timing or vantage == "sender":
+            return None
+        where = {"receiver": "the receiver", "mid_path": "a tap on the path"}.get(vantage, f"vantage {vantage}")
+        return (f"not reproducible from this vantage: {cls.name} depends on when the ACKs reached the sender, and "
+                f"this capture was taken at {where}, before the return path that bunches ACKs (ACK compression) "
+                "on their way to the sender")
 
     def series(self, inputs: FlowInputs) -> np.ndarray:
         """Estimate (bytes/s) after every event; NaN before the first sample."""

@@ -46,6 +46,7 @@ class BE(Estimator):
     """Bandwidth estimation: d_k/Δt_k per ACK through a Tustin low-pass (seed 000 §3.1.1, eq. (1))."""
 
     name = "be"
+    depends_on_sender_ack_timing = True  # d_k/Δt_k: the ACKs' spacing as they reach the sender (§7, issue #27)
     title = "BE (Westwood bandwidth estimation)"
     citation = "Seed 000 §3.1.1, eq. (1); Mascolo et al., TCP Westwood, MobiCom 2001"
     PARAMS = (

@@ -49,6 +49,7 @@ class CRB(Estimator):
     """Combined RE/BE: RE when flight/(RE·RTTmin) > θ (congestion), else BE (seed 000 §3.1.2)."""
 
     name = "crb"
+    depends_on_sender_ack_timing = True  # when ρ ≤ θ it is BE, whose samples are the ACKs' spacing at the sender
     cost = 3.0
     footprint = 56.0
     title = "CRB (combined RE/BE)"

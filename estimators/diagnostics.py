@@ -16,6 +16,10 @@ report. Per flow:
   queued back to back), set by replay; ``dispersion_from`` says which (``data``/``acks``). It used to be the
   median of all inter-ACK rates — the flow's own rate, not the path's (3.0 Mbit/s on the bundled sample,
   whose bottleneck is 10 Mbit/s).
+* ``ack_timing_seen_at`` (off the sender only) — where the ACK timing above was seen: at the receiver the
+  ACKs leave evenly spaced and the bunching that inflates BE happens after, on the return path, so the
+  share is the capture point's, not the sender's (issue #27); ``not_reproducible`` — the estimators that
+  depend on the ACKs' timing at the sender (``Estimator.depends_on_sender_ack_timing``), each with why.
 * ``loss_classes`` — for CRB and NewBR, how each loss was classified (``congestion`` or ``random``), and,
   when the capture's metadata labels the losses (``loss_truth``: episode → ``random``/``congestion``),
   how many they got right.
@@ -30,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
 
 COMPRESSED_S = 100e-6  # an ACK interval under this is ACK compression
 CLASSIFIERS = ("crb", "newbr")  # estimators that classify each loss
@@ -142,6 +147,17 @@ def flow_diagnostics(inp: FlowInputs, vantage: str, decisions: Sequence[Mapping[
     return {**series_diagnostics(inp, vantage), "loss_classes": loss_classes(decisions, loss_truth)}
 
 
+def seen_at(vantage: str | None) -> str:
+    """Where a flow's ACK timing was seen, for the why lines: nothing at the sender (the timing the estimators
+    read); off it, that this is the capture point's share and not the sender's, which the return path after the
+    capture point changes unseen (issue #27)."""
+    if vantage is None or vantage == "sender":
+        return ""
+    where = {"receiver": "the receiver", "mid_path": "the tap"}.get(vantage, "the capture point")
+    return (f" as the ACKs passed {where} (not the sender's share: the return path after {where} bunches ACKs "
+            "unseen here)")
+
+
 def explain(diag: Mapping[str, Any], scores: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Footnotes for a flow's score table: why BE (and estimates above the path's capacity) read high."""
     lines: list[str] = []
@@ -151,12 +167,14 @@ def explain(diag: Mapping[str, Any], scores: Mapping[str, Mapping[str, Any]]) ->
         top = diag.get("largest_samples") or []
         big = ", ".join(f"{s['bps'] / 1e6:.0f} Mbit/s over {s['interval_us']:.0f} µs ({s['cause'].replace('_', ' ')})"
                         for s in top)
-        lines.append(f"ACK intervals under 100 µs: {100 * share:.1f} %; BE's largest samples: {big or 'none'}")
+        lines.append(f"ACK intervals under 100 µs{seen_at(diag.get('ack_timing_seen_at'))}: {100 * share:.1f} %; "
+                     f"BE's largest samples: {big or 'none'}")
     if cap is not None:
         above = [n for n, s in scores.items() if (s.get("mean_bps") or 0) > 1.5 * cap]
         tail = f"; mean above 1.5× it: {', '.join(above)}" if above else ""
         lines.append(f"capacity from the packet-pair dispersion mode ({diag.get('dispersion_from')}): "
                      f"{cap / 1e6:.3f} Mbit/s{tail}")
+    lines += [f"{name}: {why}" for name, why in (diag.get(NOT_REPRODUCIBLE) or {}).items()]
     for name, c in (diag.get("loss_classes") or {}).items():
         text = f"{name} classified {c['congestion']} losses as congestion, {c['random']} as random"
         if c.get("correct_share") is not None:

@@ -24,6 +24,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+#: The key, in an estimator's scores of one flow (and in the flow's diagnostics), that labels the estimator as not
+#: reproducible from the flow's vantage, with the reason (``Estimator.not_reproducible``); absent where it is.
+NOT_REPRODUCIBLE = "not_reproducible"
+
 #: score → (what best means, ranked, what it measures)
 DIRECTIONS: dict[str, tuple[str, bool, str]] = {
     "composite_error": ("min", True, "(|err| + |ln(ss/ideal)|)/2 per flow: the default ranking"),
@@ -73,12 +77,20 @@ def quartiles(xs: list[float]) -> tuple[float, float, float]:
     return q(0.25), q(0.5), q(0.75)
 
 
-def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]]) -> dict[str, Any]:
+def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_not_reproducible: bool = False
+          ) -> dict[str, Any]:
     """The leaderboard over flows: ``per_flow`` maps a flow key to {estimator: its scores}. Per score (in
     ``ORDER``): its direction, whether it is ranked, and per estimator the mean, median and quartiles over
-    flows, and — when ranked — the rank (by median; equal medians share a rank) and the flows it won."""
+    flows, and — when ranked — the rank (by median; equal medians share a rank) and the flows it won.
+
+    An estimator's scores on a flow that label it not reproducible from the flow's vantage (``not_reproducible``:
+    BE and CRB off the sender, issue #27) are left out — of the statistics, the wins and so the ranks — unless
+    ``include_not_reproducible``; ``left_out`` counts them per estimator either way (what was, or would be,
+    left out), and ``include_not_reproducible`` says which it was."""
     names = sorted({e for f in per_flow.values() for e in f})
-    flows = {key: {n: {**s, **derived(s)} for n, s in ests.items()} for key, ests in per_flow.items()}
+    left_out = {n: sum(1 for f in per_flow.values() if NOT_REPRODUCIBLE in f.get(n, {})) for n in names}
+    flows = {key: {n: {**s, **derived(s)} for n, s in ests.items()
+                   if include_not_reproducible or NOT_REPRODUCIBLE not in s} for key, ests in per_flow.items()}
     out: dict[str, Any] = {}
     for score in ORDER:
         better, ranked, meaning = DIRECTIONS[score]
@@ -108,4 +120,5 @@ def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]]) -> dict[str, 
             for n, k in keys.items():  # competition ranking: equal medians share a rank
                 entries[n]["rank"] = 1 + sum(other < k for other in keys.values())
         out[score] = {"better": better, "ranked": ranked, "meaning": meaning, "estimators": entries}
-    return {"flows": len(per_flow), "estimators": names, "scores": out}
+    return {"flows": len(per_flow), "estimators": names, "include_not_reproducible": include_not_reproducible,
+            "left_out": {n: c for n, c in left_out.items() if c}, "scores": out}

@@ -24,6 +24,7 @@ from ackreplay.estimators.newreno import newreno_ssthresh_segments
 from ackreplay.estimators.parallel import run_jobs
 from ackreplay.estimators.path import LinkInfo, PathParts, bottleneck_groups, flow_parts, infer, merge_parts
 from ackreplay.estimators.plugins import PluginFailure, checked_series, is_plugin
+from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
 from ackreplay.estimators.references import achieved_rate, truth_rate
 from ackreplay.estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
 from ackreplay.estimators.truth import Truth, min_flow_bytes
@@ -208,7 +209,12 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
             for k in [k for k in s if k.startswith("closer_than_newreno_share")]:
                 s[k] = None
         s["parameters"] = dict(e.params)
+        why = e.not_reproducible(vantage)
+        if why is not None:  # the label every output carries, and the rankings read (issue #27)
+            s[NOT_REPRODUCIBLE] = why
         scores[e.name] = s
+    _vantage_evidence(diagnostics, vantage, {n: s[NOT_REPRODUCIBLE] for n, s in scores.items()
+                                             if NOT_REPRODUCIBLE in s})
     columns: dict[str, np.ndarray] | None = None
     if keep_series:
         columns = {"t": inp.t_abs, "t_rel": t, "achieved": achieved}
@@ -275,6 +281,17 @@ def _plugin_job(e: Estimator, inp: FlowInputs, flow_id: int, events: Sequence[_L
     except Exception as exc:  # the plugin's own decide: any error is its failure
         message = f"estimator {e.name!r} on flow {flow_id}: its decision raised {type(exc).__name__}: {exc}"
     return np.full(len(inp.t), np.nan), [Decision(None, None, None) for _ in events], message
+
+
+def _vantage_evidence(diagnostics: dict[str, Any], vantage: str, not_reproducible: Mapping[str, str]) -> None:
+    """Off the sender, the diagnostics say where the ACK timing they report was seen (the share of ACK
+    intervals under 100 µs is the capture point's, not the sender's: the return path after it bunches ACKs
+    that the capture never sees) and which estimators that makes not reproducible, with the reason."""
+    if vantage == "sender":
+        return
+    diagnostics["ack_timing_seen_at"] = vantage
+    if not_reproducible:
+        diagnostics[NOT_REPRODUCIBLE] = dict(not_reproducible)
 
 
 def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[str, Any]:

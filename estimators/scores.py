@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
+
 TOLERANCE = 0.10  # ±10 % for over/under shares and convergence
 CONVERGENCE_HOLD = 1.0  # s within tolerance to count as converged
 
@@ -389,7 +391,8 @@ def jain(values: Iterable[float | None]) -> float | None:
 
 
 def aggregate(per_flow: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Mean of every numeric score over flows (None where no flow has it), plus the number of flows."""
+    """Mean of every numeric score over flows (None where no flow has it), plus the number of flows (and, when
+    any flow labels the estimator not reproducible from its vantage, ``not_reproducible_flows``: how many)."""
     # every score name in first-seen order with its numeric values in flow order: one pass over the flows'
     # entries (each name's list then averaged as before)
     values: dict[str, list[Any]] = {}
@@ -404,6 +407,8 @@ def aggregate(per_flow: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"flows": len(per_flow)}
     if values.pop("error", None) is not None:  # a plugin that failed on some flows (estimators.plugins)
         out["failed_flows"] = sum(1 for s in per_flow if s.get("error"))
+    if values.pop(NOT_REPRODUCIBLE, None) is not None:  # a label (issue #27): how many flows carry it
+        out[f"{NOT_REPRODUCIBLE}_flows"] = sum(1 for s in per_flow if NOT_REPRODUCIBLE in s)
     for k, vals in values.items():
         out[k] = float(np.mean(vals)) if vals else None
     return out

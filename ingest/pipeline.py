@@ -107,6 +107,21 @@ def _time_ordered(pk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {name: col[by_time] for name, col in pk.items()}
 
 
+def _place_tap_by_pairs(s: FlowSummary, pairs: float | None) -> None:
+    """A rebuilt tap's position from its data/ACK pairs (issue #27): their shortest data→ACK time is the
+    tap→receiver→tap part, the rebuilt RTTmin the whole round trip — many samples, where the handshake's split
+    is one (a host or a delay stage slow on the connection's first packets moves it by milliseconds)."""
+    if pairs is None or s.rttmin_s is None or not 0 < pairs < s.rttmin_s:
+        return
+    by_handshake = s.vantage_position
+    s.vantage_position = 1.0 - pairs / s.rttmin_s
+    s.reconstruction_evidence += (f"; the tap at {100 * s.vantage_position:.1f} % of the round trip from the sender "
+                                  f"by its data/ACK pairs ({1e3 * pairs:.3f} ms tap→receiver→tap of a rebuilt RTTmin "
+                                  f"of {1e3 * s.rttmin_s:.3f} ms)"
+                                  + (f", {100 * by_handshake:.1f} % by the handshake" if by_handshake is not None
+                                     else ""))
+
+
 def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
     """Rebuild every receiver-side and mid-path flow of an analysed group as its sender saw it (``ingest.reconstruct``)
     and record how, with the evidence and a confidence, in its summary."""
@@ -115,17 +130,22 @@ def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
     for f, s in enumerate(summaries):
         n_eps = int(g.F_i[f, tf.FI_NEPS])
         if s.vantage in ("receiver", "mid_path"):
+            a_lo = int(g.F_i[f, tf.FI_ACK_LO])
+            a_hi = a_lo + int(g.F_i[f, tf.FI_NACKS])
+            own = g.A_f[tf.AF_RTT, a_lo:a_hi]  # the capture point's own data→ACK times, before they are rewritten
+            pairs = float(np.nanmin(own)) if a_hi > a_lo and not np.isnan(own).all() else None
             rec = reconstruct_receiver_side(g.A_i, g.A_f, g.S_i, g.E_i, g.F_i[f], ep_lo, s.vantage == "mid_path")
             s.reconstruction = rec.method
             s.reconstruction_sound = rec.sound
             s.reconstruction_evidence = rec.evidence
             s.confidence = rec.confidence
             s.confidence_note = CONFIDENCE_NOTE
-            a_hi = int(g.F_i[f, tf.FI_ACK_LO] + g.F_i[f, tf.FI_NACKS])
-            if a_hi > int(g.F_i[f, tf.FI_ACK_LO]):
+            if a_hi > a_lo:
                 last = g.A_f[:, a_hi - 1]
                 s.srtt_s = None if np.isnan(last[tf.AF_SRTT]) else float(last[tf.AF_SRTT])
                 s.rttmin_s = None if np.isnan(last[tf.AF_RTTMIN]) else float(last[tf.AF_RTTMIN])
+            if s.vantage == "mid_path" and rec.sound:
+                _place_tap_by_pairs(s, pairs)
             eps = g.E_i[:, ep_lo: ep_lo + n_eps]
             kept = eps[tf.EI_FLOW] >= 0
             if not kept.all():  # episodes merged into the sender's same recovery

@@ -22,7 +22,10 @@ so every rate sample — survive as captured when the return path is uncongested
   bytes it SACKs.
 * **Loss episodes** (found from the retransmissions arriving and the duplicate ACKs leaving): each
   starts where the sender retransmitted, one srtt before the retransmission arrived; its decision row is
-  the last ACK at or before that time; a timeout's silence is measured to it.
+  the last ACK at or before that time; a timeout's silence is measured to it. A retransmission sent while
+  the sender's previous recovery was still going on joins it; later ones open their own episode (issue #27:
+  back-to-back recoveries used to merge, ``_place_episodes``). Holes that outlive the sender's RTO are
+  counted as retransmissions lost again (inferred); what else was lost again cannot be seen.
 * Data segment times are kept as they arrived (used for the score window's start and ``tibet_tx``).
 
 What cannot be seen from here is said in the flow's confidence: ACKs lost on the return path never
@@ -49,7 +52,9 @@ from ackreplay.ingest import tcpflow as tf
 #: Fewer RTT samples than this and the reconstruction is not sound (the flow is not replayed by default).
 MIN_SAMPLES = 8
 CONFIDENCE_NOTE = ("ACKs lost on the return path are invisible at the receiver (counted as if they arrived); "
-                   "the sender's send times come from TSval echoes (~1 ms clock ticks)")
+                   "the sender's send times come from TSval echoes (~1 ms clock ticks); the ACKs' spacing at the "
+                   "sender (bunched on the return path after the capture point) is not seen, so estimators that "
+                   "depend on it (BE, CRB) are labelled not reproducible from this vantage")
 
 
 @dataclass
@@ -120,10 +125,8 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
             if tsv[q] < e:
                 break
             if tsv[q] == e:
-                if best < 0:
-                    best = q
-                if A_i[tf.AI_T, a_lo + q] <= t_d - min_gap:
-                    best = q
+                best = q  # none that far back: the earliest with that TSval (the latest could have left just
+                if A_i[tf.AI_T, a_lo + q] <= t_d - min_gap:  # before the data arrived: too short a round trip)
                     break
         if best >= 0:
             send[j] = A_i[tf.AI_T, a_lo + best]
@@ -134,31 +137,13 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     held = info[0] < MIN_SAMPLES and info[1] < MIN_SAMPLES and rs_ns > 0
     info[2] = 1 if held else 0
     # ---- new segments by sequence end (they arrive in sequence order) and retransmissions by start
-    n_new = 0
-    n_rx = 0
-    for j in range(m):
-        if S_i[tf.SI_KIND, s_lo + j] == tf.SEG_NEW:
-            n_new += 1
-        elif S_i[tf.SI_KIND, s_lo + j] == tf.SEG_RETX:
-            n_rx += 1
-    new_end = np.empty(n_new, np.int64)
-    new_send = np.empty(n_new, np.int64)
-    rx_s = np.empty(n_rx, np.int64)
-    rx_e = np.empty(n_rx, np.int64)
-    i_new = 0
-    i_rx = 0
-    for j in range(m):
-        r = s_lo + j
-        kind = S_i[tf.SI_KIND, r]
-        end = S_i[tf.SI_SEQ, r] + S_i[tf.SI_LEN, r]
-        if kind == tf.SEG_NEW:
-            new_end[i_new] = end
-            new_send[i_new] = send[j]
-            i_new += 1
-        elif kind == tf.SEG_RETX:
-            rx_s[i_rx] = S_i[tf.SI_SEQ, r]
-            rx_e[i_rx] = end
-            i_rx += 1
+    new_j = _rows_of_kind(S_i, s_lo, s_hi, tf.SEG_NEW)
+    rx_j = _rows_of_kind(S_i, s_lo, s_hi, tf.SEG_RETX)
+    n_rx = len(rx_j)
+    new_end = S_i[tf.SI_SEQ, s_lo + new_j] + S_i[tf.SI_LEN, s_lo + new_j]
+    new_send = send[new_j]
+    rx_s = S_i[tf.SI_SEQ, s_lo + rx_j]
+    rx_e = rx_s + S_i[tf.SI_LEN, s_lo + rx_j]
     order = np.argsort(rx_s)
     rx_s = rx_s[order]
     rx_e_max = rx_e[order].copy()  # running maximum of the ends, by start
@@ -234,18 +219,112 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
         fl = (high[j] if j >= 0 else A_i[tf.AI_ACK, row]) - A_i[tf.AI_ACK, row] - A_i[tf.AI_SACKED, row]
         A_i[tf.AI_FLIGHT, row] = fl if fl > 0 else 0
     # ---- loss episodes at the sender's time: the sender-side part before the retransmission passed (the
-    # receiver side: one srtt before it arrived). An episode that
-    # starts, so placed, before the previous one ended is the sender's same recovery: the receiver's
-    # recovery point is the highest sequence it had *received*, below the sender's when the window's last
-    # segments were dropped, so their retransmissions looked like a new episode. It is merged (its row
-    # marked with flow -1 for the caller to drop) unless it is a timeout (the sender reacted again).
+    # receiver side: one srtt before it arrived)
+    _place_episodes(A_i, a_lo, a_hi, S_i, s_lo, s_hi, E_i, e_lo, e_hi, sender_part, rs_ns, srtt, info)
+    return samples
+
+
+@njit(cache=True)
+def _rows_of_kind(S_i: np.ndarray, s_lo: int, s_hi: int, kind: int) -> np.ndarray:
+    """The segment rows of ``s_lo:s_hi`` of one kind (``tf.SEG_*``), relative to ``s_lo``, in arrival order."""
+    out = np.empty(s_hi - s_lo, np.int64)
+    c = 0
+    for j in range(s_hi - s_lo):
+        if S_i[tf.SI_KIND, s_lo + j] == kind:
+            out[c] = j
+            c += 1
+    return out[:c]
+
+
+@njit(cache=True)
+def _sender_time(ack_t: np.ndarray, sender_part: np.ndarray, arrived: int, rs_ns: int) -> int:
+    """When the sender sent what passed the capture point at ``arrived``: the sender-side part of the RTT
+    (at the latest ACK before) earlier."""
+    k = np.searchsorted(ack_t, arrived, side="right") - 1
+    return int(arrived - (np.int64(sender_part[k] * 1e9) if k >= 0 else max(rs_ns, 0)))
+
+
+@njit(cache=True)
+def _place_episodes(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int, s_hi: int, E_i: np.ndarray,
+                    e_lo: int, e_hi: int, sender_part: np.ndarray, rs_ns: int, srtt: float, info: np.ndarray) -> None:
+    """Move episode rows ``e_lo:e_hi`` to the sender's time (start, decision row, a timeout's silence) and undo
+    what the receiver's view splits or joins wrongly; ``info[3]`` receives the holes that outlived the sender's
+    RTO (retransmissions lost again, inferred).
+
+    Ingest opened an episode at each retransmission that arrived outside one, with the highest sequence
+    *received* as its recovery point — below the sender's when the window's last segments were dropped. So a
+    retransmission of the sender's recovery that arrives after the receiver's ACK passed that point opens a
+    provisional episode, whose recovery point (the highest received by then) swallows the retransmissions of
+    the sender's next recovery (issue #27). Each kept episode's recovery ends, at the sender, with the ACK that
+    covers the sender's recovery point — the start of the first new data that arrived after the episode's
+    first retransmission: data sent after a retransmission starts at or beyond the sender's highest sequence
+    then (no earlier than the receiver's own end). An episode that, placed at the sender's time, starts before
+    that end gives the kept episode its retransmissions sent before it — the kept episode keeps its own
+    recovery point and lasts until the ACK that covers the last of them — and the later ones open their own
+    episode (the row, restarted at the first of them); with none, the row is dropped (marked with flow -1 for
+    the caller). A timeout is never merged (the sender reacted again)."""
     ack_t = A_i[tf.AI_T, a_lo:a_hi]
+    n = a_hi - a_lo
+    # the retransmissions and the new data in arrival order
+    rx_j = _rows_of_kind(S_i, s_lo, s_hi, tf.SEG_RETX)
+    new_j = _rows_of_kind(S_i, s_lo, s_hi, tf.SEG_NEW)
+    n_rx = len(rx_j)
+    n_new = len(new_j)
+    rx_t = S_i[tf.SI_T, s_lo + rx_j]
+    rx_s = S_i[tf.SI_SEQ, s_lo + rx_j]
+    rx_e = rx_s + S_i[tf.SI_LEN, s_lo + rx_j]
+    new_t = S_i[tf.SI_T, s_lo + new_j]
+    new_s = S_i[tf.SI_SEQ, s_lo + new_j]
+    arrived = E_i[tf.EI_START, e_lo:e_hi].copy()  # each episode's first retransmission, as it arrived
+    # ---- holes that outlived the sender's RTO: a retransmission that fills the hole at the cumulative ACK
+    # more than an RTT plus an RTO (Linux's floor 200 ms, or 1.5 srtt as ingest's rule) after the ACK first
+    # stopped there: the sender's earlier retransmission of it was lost again (or it waited for a timeout)
+    rto = max(0.2, 1.5 * srtt) if srtt > 0 else 0.2
+    rtt_ns = np.int64(srtt * 1e9) if srtt > 0 else max(rs_ns, 0)
+    for i in range(n_rx):
+        q = np.searchsorted(ack_t, rx_t[i], side="right") - 1
+        if q < 0 or A_i[tf.AI_ACK, a_lo + q] != rx_s[i]:
+            continue
+        first = q
+        while first > 0 and A_i[tf.AI_ACK, a_lo + first - 1] == rx_s[i]:
+            first -= 1
+        ep = np.searchsorted(arrived, rx_t[i], side="right") - 1  # the episode it arrived in
+        in_timeout = ep >= 0 and E_i[tf.EI_KIND, e_lo + ep] == tf.EP_TIMEOUT  # (ingest saw that one)
+        if not in_timeout and rx_t[i] - A_i[tf.AI_T, a_lo + first] > rtt_ns + np.int64(rto * 1e9):
+            info[3] += 1
+    # ---- each episode at the sender's time; splits and merges
     kept = -1
+    horizon = -1  # when the kept episode's recovery ended at the sender (-1: not within the capture)
     for r in range(e_lo, e_hi):
-        arrived = E_i[tf.EI_START, r]
-        k = np.searchsorted(ack_t, arrived, side="right") - 1
-        back = np.int64(sender_part[k] * 1e9) if k >= 0 else max(rs_ns, 0)
-        start = arrived - back
+        i = r - e_lo
+        start = _sender_time(ack_t, sender_part, arrived[i], rs_ns)
+        if E_i[tf.EI_KIND, r] != tf.EP_TIMEOUT and kept >= 0 and (horizon < 0 or start < horizon):
+            lo = np.searchsorted(rx_t, arrived[i], side="left")
+            hi = np.searchsorted(rx_t, arrived[i + 1], side="left") if r + 1 < e_hi else n_rx
+            rest = 0
+            rest_seq = np.int64(1) << 62
+            rest_first = -1
+            for q in range(lo, hi):
+                if rest == 0 and (horizon < 0 or _sender_time(ack_t, sender_part, rx_t[q], rs_ns) < horizon):
+                    E_i[tf.EI_RETX, kept] += 1  # sent while the kept recovery was still going on
+                    E_i[tf.EI_SEQ, kept] = min(E_i[tf.EI_SEQ, kept], rx_s[q])
+                    if E_i[tf.EI_END, kept] >= 0:  # it lasts until this one is acknowledged
+                        c = _acked_at(A_i, a_lo, a_hi, rx_t[q], rx_e[q])
+                        E_i[tf.EI_END, kept] = max(E_i[tf.EI_END, kept], ack_t[c]) if c < n else -1
+                else:
+                    rest += 1
+                    rest_seq = min(rest_seq, rx_s[q])
+                    if rest_first < 0:
+                        rest_first = q
+            if rest == 0:
+                E_i[tf.EI_SPURIOUS, kept] = max(E_i[tf.EI_SPURIOUS, kept], E_i[tf.EI_SPURIOUS, r])
+                E_i[tf.EI_FLOW, r] = -1
+                continue
+            # the later retransmissions: their own episode, from the first of them
+            arrived[i] = rx_t[rest_first]
+            start = _sender_time(ack_t, sender_part, arrived[i], rs_ns)
+            E_i[tf.EI_RETX, r] = rest
+            E_i[tf.EI_SEQ, r] = rest_seq
         row = np.searchsorted(ack_t, start, side="right") - 1
         E_i[tf.EI_START, r] = start
         E_i[tf.EI_ACKROW, r] = row
@@ -259,16 +338,24 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
                     break
             if last_adv >= 0:
                 E_i[tf.EI_SILENCE_NS, r] = max(start - last_adv, 0)
-        elif kept >= 0 and (E_i[tf.EI_END, kept] < 0 or start < E_i[tf.EI_END, kept]):
-            E_i[tf.EI_RECOVER, kept] = max(E_i[tf.EI_RECOVER, kept], E_i[tf.EI_RECOVER, r])
-            E_i[tf.EI_END, kept] = E_i[tf.EI_END, r]
-            E_i[tf.EI_RETX, kept] += E_i[tf.EI_RETX, r]
-            E_i[tf.EI_SEQ, kept] = min(E_i[tf.EI_SEQ, kept], E_i[tf.EI_SEQ, r])
-            E_i[tf.EI_SPURIOUS, kept] = max(E_i[tf.EI_SPURIOUS, kept], E_i[tf.EI_SPURIOUS, r])
-            E_i[tf.EI_FLOW, r] = -1
-            continue
         kept = r
-    return samples
+        # the sender's recovery point: data sent after a retransmission starts at or beyond the sender's highest
+        # sequence then, so the first new data that arrived after this episode's first retransmission
+        f = np.searchsorted(new_t, arrived[i], side="right")
+        recover = max(new_s[f], E_i[tf.EI_RECOVER, r]) if f < n_new else E_i[tf.EI_RECOVER, r]
+        c = _acked_at(A_i, a_lo, a_hi, arrived[i], recover)
+        horizon = -1 if c >= n or E_i[tf.EI_END, r] < 0 else max(ack_t[c], E_i[tf.EI_END, r])
+
+
+@njit(cache=True)
+def _acked_at(A_i: np.ndarray, a_lo: int, a_hi: int, t: int, seq: int) -> int:
+    """The first ACK row (relative to ``a_lo``) leaving at or after ``t`` that acknowledges ``seq``
+    (``a_hi − a_lo`` when none)."""
+    n = a_hi - a_lo
+    c = np.searchsorted(A_i[tf.AI_T, a_lo:a_hi], t, side="left")
+    while c < n and A_i[tf.AI_ACK, a_lo + c] < seq:
+        c += 1
+    return int(c)
 
 
 @njit(cache=True)
@@ -303,6 +390,14 @@ def _window_releases(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_l
                     info[1] += 1
         if right > edge:
             edge = right
+
+
+def relost_text(holes: int) -> str:
+    """What the capture point can and cannot tell of retransmissions lost again (they never pass it)."""
+    seen = (f"{holes} hole(s) outlived the sender's RTO: a retransmission lost again each (inferred; the sender's "
+            "timeout there is not a loss event here)" if holes else "no hole outlived the sender's RTO")
+    return (seen + "; a retransmission lost again and resent within the RTO, and how often a hole was lost, "
+            "cannot be seen from here")
 
 
 def receiver_handshake_rtt_ns(fi: np.ndarray) -> int:
@@ -346,7 +441,7 @@ def reconstruct_receiver_side(A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray,
         hs = rs + rr if rs >= 0 else -1
     else:
         hs = rs = receiver_handshake_rtt_ns(fi)
-    info = np.zeros(3, np.int64)
+    info = np.zeros(4, np.int64)
     samples = int(_receiver_side(A_i, A_f, a_lo, a_hi, S_i, s_lo, s_hi, E_i, ep_lo, e_hi, hs, rs,
                                  int(fi[tf.FI_RCV_WSHIFT]), info))
     sound = samples >= MIN_SAMPLES
@@ -361,9 +456,10 @@ def reconstruct_receiver_side(A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray,
               else "the handshake (no timestamps to time the data by: each sample is the handshake's round trip, "
                    "so queueing delay on the path is not seen)")
     if sound:
+        episodes = int((E_i[tf.EI_FLOW, ep_lo:e_hi] >= 0).sum())
         evidence = (f"{where} capture rebuilt as the sender saw it: {samples} RTT samples from {source}, "
                     f"{hs_text}; flight from data arriving within one srtt; "
-                    f"{e_hi - ep_lo} loss episodes moved to when the sender retransmitted")
+                    f"{episodes} loss episodes moved to when the sender retransmitted; {relost_text(int(info[3]))}")
     elif int(fi[tf.FI_RCV_WSHIFT]) < 0 and not by_ts:
         evidence = (f"{where} capture without usable timestamps and without the handshake (window "
                     "scale unknown): no RTT samples can be rebuilt")

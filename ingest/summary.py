@@ -54,7 +54,7 @@ def flow_summary(f: int, fi: np.ndarray, ff: np.ndarray, rtt: np.ndarray, seg_t:
     bytes_acked = int(fi[tf.FI_BYTES_ACKED]) if fi[tf.FI_NACKS] else int(fi[tf.FI_BYTES_SENT])
     span = (last_ack - first_data) / 1e9 if fi[tf.FI_NACKS] and last_ack > first_data else 0.0
     new = seg_kind == tf.SEG_NEW
-    vantage, evidence = classify_vantage(
+    vantage, evidence, position = classify_vantage(
         sender_is_client=bool(fi[tf.FI_SENDER_CLIENT]),
         syn_ns=int(fi[tf.FI_SYN]), synack_ns=int(fi[tf.FI_SYNACK]), hsack_ns=int(fi[tf.FI_HSACK]),
         rtt_samples=rtt[~np.isnan(rtt)], data_send_ns=seg_t[new],
@@ -76,5 +76,5 @@ def flow_summary(f: int, fi: np.ndarray, ff: np.ndarray, rtt: np.ndarray, seg_t:
         zero_window_probes=int(fi[tf.FI_NZWP]), dsacks=int(fi[tf.FI_NDSACK]),
         sack=bool(fi[tf.FI_SACK]), timestamps=bool(fi[tf.FI_TS]), window_scaling=bool(fi[tf.FI_WS]),
         syn_seen=bool(fi[tf.FI_SYN] != tf._NONE), options_truncated_packets=int(fi[tf.FI_OPT_TRUNC]),
-        vantage=vantage, vantage_evidence=evidence,
+        vantage=vantage, vantage_evidence=evidence, vantage_position=position,
     )

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, Path, Query, UploadFile
 from fastapi.responses import Response
 
-from ackreplay.api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
+from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, SettingsDep, StoreDep
 from ackreplay.api.errors import responses
 from ackreplay.api.routes.captures import _truth_field
 from ackreplay.api.schemas import BATCH_ID, BatchCreated, BatchOut, ScoreboardOut
@@ -57,8 +57,9 @@ def get_batch(batch_id: BatchId, session: SessionDep, owner: OwnerDep) -> dict[s
                        **responses("batch_not_found", "run_not_found")},
             summary="Estimators ranked over every trace of the batch (JSON or CSV)")
 def scoreboard(batch_id: BatchId, session: SessionDep, owner: OwnerDep,
-               format: Annotated[str, Query(pattern="^(json|csv)$", examples=["json"])] = "json") -> Any:
-    board = svc.scoreboard(session, svc.get(session, owner, batch_id))
+               format: Annotated[str, Query(pattern="^(json|csv)$", examples=["json"])] = "json",
+               include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False) -> Any:
+    board = svc.scoreboard(session, svc.get(session, owner, batch_id), include_not_reproducible)
     if format == "csv":
         return Response(svc.scoreboard_csv(board), media_type="text/csv")
     return board

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
-from ackreplay.api.deps import OwnerDep, SessionDep, StoreDep
+from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, StoreDep
 from ackreplay.api.errors import responses
 from ackreplay.api.metrics import RUNS
 from ackreplay.api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, table_response
@@ -119,8 +119,9 @@ def run_decisions(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session
 
 
 @router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/diagnostics", response_model=DiagnosticsOut,
-            responses=RESULT_ERRORS, summary="Why the flow's estimates are what they are (ACK compression, "
-            "largest samples, the path's capacity, loss classification)")
+            response_model_exclude_unset=True, responses=RESULT_ERRORS,
+            summary="Why the flow's estimates are what they are (ACK compression, largest samples, the path's "
+            "capacity, loss classification)")
 def run_diagnostics(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
                     owner: OwnerDep) -> dict[str, Any]:
     return results.diagnostics(session, results.get_run(session, owner, run_id), capture_id, flow_id)
@@ -159,6 +160,6 @@ def run_graph(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: Se
             summary="Per score: each estimator's mean, rank and wins over runs")
 def leaderboard(session: SessionDep, owner: OwnerDep,
                 runs: Annotated[str, Query(description="comma-separated run ids", examples=[RUN_ID])],
-                ) -> dict[str, Any]:
+                include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False) -> dict[str, Any]:
     chosen = [results.get_run(session, owner, r.strip()) for r in runs.split(",") if r.strip()]
-    return results.leaderboard(session, chosen)
+    return results.leaderboard(session, chosen, include_not_reproducible=include_not_reproducible)

@@ -314,12 +314,17 @@ def test_a_receiver_side_capture_is_replayed_and_labelled_reconstructed(server, 
     expect(page.locator("#scores-table tbody tr")).to_have_count(9)  # replayed without --allow-vantage
     # why (§7): ACK compression, BE's largest samples, dispersion capacity, loss classification
     why = page.locator("#why li")
-    expect(why.first).to_contain_text("ACK intervals under 100 µs")
+    expect(why.first).to_contain_text("ACK intervals under 100 µs as the ACKs passed the receiver (not the sender's")
     expect(page.locator("#why")).to_contain_text("capacity from the packet-pair dispersion mode (data)")
     expect(page.locator("#why")).to_contain_text("crb classified")
     # the path (§9): each figure with its evidence, the seeds' models when the buffer is known
     expect(page.locator("#path-figures")).to_contain_text("packet-pair dispersion mode (pathrate) from data segments")
     expect(page.locator("#path-figures tbody tr")).to_have_count(5)
+    # issue #27: BE and CRB are labelled not reproducible from the receiver, in the table and in why
+    labelled = page.locator("#scores-table tbody tr", has=page.locator(".not-reproducible"))
+    expect(labelled).to_have_count(2)
+    expect(labelled.first).to_contain_text("not reproducible from this vantage")
+    expect(page.locator("#why")).to_contain_text("be: not reproducible from this vantage")
 
 
 def _default_run(server: str, capture: Path, form: dict[str, str] | None = None) -> tuple[str, str]:
@@ -528,3 +533,16 @@ def test_the_path_card_and_the_queue_panel(server, page):
     assert marked == pytest.approx(path["path"]["buffer_over_bdp"]) and 1.5 < marked < 2.5
     names = page.evaluate("document.getElementById('congestion').data.map(t => t.name)")
     assert "queue (RTT − RTTmin)·C" in names and "inferred buffer" in names
+
+
+def test_a_tap_is_shown_with_its_position_and_be_crb_labelled(server, page):
+    """Issue #27: a tap 2 ms before the receiver of a 42 ms path is a tap at 95 % of the RTT from the sender (no
+    longer "receiver"), rebuilt; BE and CRB are labelled not reproducible on its flow page."""
+    cid, run_id = _default_run(server, ROOT / "tests" / "data" / "pairs" / "tapfar_mid.pcap.gz")
+    page.goto(f"{server}/dashboard/#/captures/{cid}?run={run_id}")
+    big = page.locator("#flows-table tbody tr", has_text="40001")
+    expect(big).to_contain_text("mid_path at 95 % of the RTT from the sender (reconstructed)", timeout=60_000)
+    big.locator("a").first.click()
+    page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
+    expect(page.locator("h1 + p")).to_contain_text("vantage mid_path at 95 % of the RTT from the sender")
+    expect(page.locator("#scores-table tbody tr", has=page.locator(".not-reproducible"))).to_have_count(2)

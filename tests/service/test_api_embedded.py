@@ -325,3 +325,39 @@ def test_many_concurrent_requests_never_wait_for_a_connection_while_holding_a_th
     with configured({"ACKREPLAY_DATA_DIR": str(tmp_path / "data")}):
         client().get("/api/v1/captures")  # the local owner exists before the burst
         assert asyncio.run(main()) == [200] * 40
+
+
+def test_results_off_the_sender_label_be_and_crb_and_the_leaderboard_leaves_them_out_unless_asked(api):
+    """Issue #27: the receiver side of a testbed pair — BE and CRB carry ``not_reproducible`` in the score rows
+    and the document, and the leaderboard counts them in ``left_out`` instead of ranking them."""
+    body = upload(api, ROOT / "tests" / "data" / "pairs" / "asym_rcv.pcap.gz").json()
+    run_id = body["run_id"]
+    assert wait_run(api, run_id)["status"] == "succeeded"
+    rows = api.get(f"/api/v1/runs/{run_id}/scores", params={"flow": 2}).json()["items"]
+    assert {r["estimator"] for r in rows if r.get("not_reproducible")} == {"be", "crb"}
+    assert all(r["vantage"] == "receiver" for r in rows)
+    doc = api.get(f"/api/v1/runs/{run_id}/document").json()
+    flow = next(f for f in doc["captures"][0]["flows"] if f["flow_id"] == 2)
+    assert set(flow["diagnostics"]["not_reproducible"]) == {"be", "crb"}
+    cid = doc["captures"][0]["capture_id"]
+    diag = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/diagnostics").json()
+    assert diag["ack_timing_seen_at"] == "receiver" and set(diag["not_reproducible"]) == {"be", "crb"}
+    board = api.get("/api/v1/leaderboard", params={"runs": run_id}).json()
+    assert board["left_out"] == {"be": 1, "crb": 1} and board["include_not_reproducible"] is False
+    assert board["scores"]["composite_error"]["estimators"]["be"]["flows"] == 0
+    asked = api.get("/api/v1/leaderboard", params={"runs": run_id, "include_not_reproducible": "true"}).json()
+    assert asked["include_not_reproducible"] is True
+    assert asked["scores"]["composite_error"]["estimators"]["be"]["flows"] == 1
+
+
+def test_a_batch_scoreboard_leaves_be_and_crb_off_the_sender_out_unless_asked(api):
+    pairs = ROOT / "tests" / "data" / "pairs"
+    parts = [(p.name, p.read_bytes()) for p in (pairs / "asym.pcap.gz", pairs / "asym_rcv.pcap.gz")]
+    body = api.post("/api/v1/batches", files=[("files", p) for p in parts], data={"name": "two ends"}).json()
+    assert wait_run(api, body["run_id"])["status"] == "succeeded"
+    board = api.get(f"/api/v1/batches/{body['batch_id']}/scoreboard").json()
+    assert board["left_out"] == {"be": 1, "crb": 1} and board["flows"] == 2
+    assert board["scores"]["composite_error"]["estimators"]["be"]["flows"] == 1  # the sender side's only
+    asked = api.get(f"/api/v1/batches/{body['batch_id']}/scoreboard",
+                    params={"include_not_reproducible": "true"}).json()
+    assert asked["scores"]["composite_error"]["estimators"]["be"]["flows"] == 2

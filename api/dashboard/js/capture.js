@@ -16,9 +16,16 @@ const FLOW_COLUMNS = [
   { key: "replay", label: "replay", text: true, fmt: (v) => (v === "replayed" ? v : html`<span class="muted reason">${v}</span>`) },
 ];
 
-/** "receiver (reconstructed)" for a flow rebuilt as its sender saw it (ESTIMATORS.md §7). */
+/** "receiver (reconstructed)" for a flow rebuilt as its sender saw it (ESTIMATORS.md §7); a tap with where it
+ * lies, as `ingest.vantage.vantage_text` says it. */
 export function vantageLabel(f) {
-  return f.reconstruction ? `${f.vantage} (reconstructed)` : f.vantage;
+  return f.reconstruction ? `${vantageText(f)} (reconstructed)` : vantageText(f);
+}
+
+/** "mid_path at 9 % of the RTT from the sender" for a tap with a position (issue #27), else the vantage. */
+export function vantageText(f) {
+  return f.vantage === "mid_path" && f.vantage_position != null
+    ? `mid_path at ${(100 * f.vantage_position).toFixed(0)} % of the RTT from the sender` : f.vantage;
 }
 
 export async function captureView(view, id, alive) {

@@ -36,7 +36,10 @@ export async function compareView(view, alive) {
     const wins = e.wins > 0 ? html`<a href="#" class="wins" data-score="${s}" data-estimator="${n}">${e.wins} wins</a>` : html`<span class="muted">0 wins</span>`;
     return html`<td class="${e.rank === 1 ? "best" : ""}">${spread} <span class="muted">#${e.rank ?? "–"}</span> · ${wins}</td>`;
   })}</tr>`; });
+  const leftOut = Object.entries(board.left_out || {});
   render(document.getElementById("board"), html`
+    ${leftOut.length ? html`<p class="not-reproducible">Left out as not reproducible from their flows' vantage (they depend on the ACKs' timing at the sender):
+      ${leftOut.map(([n, c]) => `${n} on ${c} flow(s)`).join(", ")}.</p>` : ""}
     <p class="muted">${board.flows} bulk flows · median over flows [interquartile range], rank (#, by median) and the flows on which each estimator was best.
       Ranked by <strong>composite_error</strong> first: per flow (|err| + |ln(ssthresh/ideal)|)/2; over/under shares are one-sided and ranked only together (off_share).</p>
     <div class="toolbar"><button class="secondary" id="export-board">Export CSV</button><button class="secondary" id="png-heatmap">PNG</button></div>

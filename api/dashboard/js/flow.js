@@ -3,6 +3,7 @@
 // full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
 // and why, and the path (§9) with the seeds' models on it. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
 import { blob, get } from "./api.js";
+import { vantageText } from "./capture.js";
 import { drawCongestion, estimatorColors, plotlyReady } from "./congestion.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
 
@@ -39,7 +40,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     ${selector}
     <h1>Flow ${flowId}: ${flow.sender} → ${flow.receiver}</h1>
     <p class="muted">goodput ${mbit(flow.goodput_bps)} Mbit/s (bytes / connection duration; while delivering ${mbit(flow.delivery_rate_bps)}) · RTTmin ${num(flow.rttmin_s, 2, 1e3)} ms · ${flow.loss_events} loss events
-      (${flow.fast_retransmit_events} fast retransmit, ${flow.timeout_events} timeout) · vantage ${flow.vantage}${flow.reconstruction
+      (${flow.fast_retransmit_events} fast retransmit, ${flow.timeout_events} timeout) · vantage ${vantageText(flow)}${flow.reconstruction
       ? html` <strong class="reconstructed">(reconstructed, ${flow.confidence} confidence)</strong></p>
     <p class="muted" id="reconstruction">${flow.reconstruction_evidence}. ${flow.confidence_note}.` : ""}</p>
     <fieldset class="card"><legend>Estimators shown</legend><div class="toggles" id="toggles">${names.map((n) => shown.has(n)
@@ -105,7 +106,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     margin: narrow ? { t: 40, l: 50, r: 8 } : { t: 90 } }, CONFIG);
 
   const scoreCols = [
-    { key: "estimator", label: "estimator", text: true },
+    { key: "estimator", label: "estimator", text: true, fmt: (v, r) => (r.not_reproducible ? html`${v} <span class="not-reproducible" title="${r.not_reproducible}">(not reproducible from this vantage)</span>` : v) },
     { key: "mean_bps", label: "mean Mbit/s", fmt: (v) => mbit(v) },
     { key: "mean_signed_rel_error", label: "bias", fmt: (v) => num(v, 3) },
     { key: "mean_abs_rel_error", label: "|err|", fmt: (v) => num(v, 3) },
@@ -180,14 +181,23 @@ async function hasResults(runId, captureId, flowId) {
   return page.items.length > 0;
 }
 
+/** Where the ACK timing was seen, as `estimators.diagnostics.seen_at` says it: nothing at the sender; off it, that
+ * the share is the capture point's, not the sender's (issue #27). */
+function seenAt(vantage) {
+  if (vantage == null || vantage === "sender") return "";
+  const where = { receiver: "the receiver", mid_path: "the tap" }[vantage] || "the capture point";
+  return ` as the ACKs passed ${where} (not the sender's share: the return path after ${where} bunches ACKs unseen here)`;
+}
+
 /** The diagnostics as sentences (ESTIMATORS.md §7): ACK compression, BE's largest samples and their cause,
  * the path's capacity (packet-pair dispersion mode, §9), and how CRB and NewBR classified each loss. */
 export function whyLines(d) {
   const lines = [];
   if (d.ack_compression_share != null) {
     const big = (d.largest_samples || []).map((s) => `${(s.bps / 1e6).toFixed(0)} Mbit/s over ${s.interval_us.toFixed(0)} µs (${s.cause.replace("_", " ")})`).join(", ");
-    lines.push(`ACK intervals under 100 µs: ${(100 * d.ack_compression_share).toFixed(1)} %; BE's largest samples: ${big || "none"}`);
+    lines.push(`ACK intervals under 100 µs${seenAt(d.ack_timing_seen_at)}: ${(100 * d.ack_compression_share).toFixed(1)} %; BE's largest samples: ${big || "none"}`);
   }
+  for (const [name, why] of Object.entries(d.not_reproducible || {})) lines.push(`${name}: ${why}`);
   if (d.dispersion_capacity_bps != null) lines.push(`capacity from the packet-pair dispersion mode (${d.dispersion_from}): ${mbit(d.dispersion_capacity_bps)} Mbit/s`);
   for (const [name, c] of Object.entries(d.loss_classes || {})) {
     let text = `${name} classified ${c.congestion} losses as congestion, ${c.random} as random`;
