@@ -209,3 +209,29 @@ def test_the_senders_sharing_a_bottleneck_are_told_apart(tmp_path):
     assert kinds[4]["kind"] == "newreno" and kinds[4]["decrease"] == pytest.approx(0.5, abs=0.05)
     assert kinds[5]["kind"] == "other" and kinds[5]["decrease"] == pytest.approx(0.3, abs=0.05)
     assert g["seed002"] is None
+
+
+NS3 = ROOT / "tests" / "data" / "ns3"
+NS3_CASES = sorted(p for p in NS3.glob("*_[12]f_*.pcap.gz") if ".newreno." not in p.name)
+
+
+@pytest.mark.parametrize("capture", NS3_CASES, ids=[p.name.split(".")[0] for p in NS3_CASES])
+def test_the_path_of_the_ns3_runs(capture):
+    """The ns-3 runs of the §8 controls (``testbed/ns3``: 10 Mbit/s, 60 ms, drop-tail buffer of 1 or 0.1 BDP,
+    no random loss), sender side: capacity within 10 %, base RTT within 3 % of the 60 ms of propagation,
+    buffer/BDP within 25 % of the buffer that held packets — the FifoQueueDisc's ``buffer_packets`` and the
+    one packet of the PointToPoint device queue below it, in 1500-byte packets over a 50-packet BDP — and no
+    random loss claimed beyond a stray 0.1 %."""
+    meta = json.loads(capture.with_name(capture.name.replace(".pcap.gz", ".ns3.json")).read_text())
+    cap = ingest_capture(capture)
+    rep = replay_capture(cap, [E.create("newreno")], keep_series=False)
+    flow = max(rep.flows, key=lambda f: f.events)
+    path = flow.path
+    assert path is not None
+    rate = float(meta["rate"].removesuffix("Mbps")) * 1e6
+    bdp_packets = rate * meta["rtt_ms"] / 1000 / 8 / 1500
+    held = (meta["buffer_packets"] + 1) / bdp_packets
+    assert abs(path["capacity_bps"] / rate - 1) <= 0.10, path["evidence"]
+    assert abs(path["base_rtt_s"] / (meta["rtt_ms"] / 1000) - 1) <= 0.03, path["evidence"]
+    assert abs(path["buffer_over_bdp"] / held - 1) <= 0.25, (path["buffer_over_bdp"], held, path["evidence"])
+    assert path["random_loss_rate"] is not None and path["random_loss_rate"] < 0.001
