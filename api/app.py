@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
 
 from api import errors
+from api.guard import Guard
 from api.metrics import REQUESTS
 from api.routes import apidocs, batches, captures, dashboard, estimators, health, quota, runs
-from api.security import HEADERS
+from core.config import get_settings
+from core.janitor import maybe_sweep_orphans
 from estimators import __version__
 
 DESCRIPTION = """Replay the ACK streams of real TCP captures through Westwood-family bandwidth estimators
@@ -28,7 +33,7 @@ answer with under its error responses."""
 
 def create_app() -> FastAPI:
     app = FastAPI(title="ackreplay", version=__version__, description=DESCRIPTION,
-                  openapi_url="/api/v1/openapi.json", docs_url=None, redoc_url=None)
+                  openapi_url="/api/v1/openapi.json", docs_url=None, redoc_url=None, lifespan=lifespan)
     errors.install(app)
     for router in (captures.router, runs.router, batches.router, quota.router, estimators.router, health.router):
         app.include_router(router, prefix="/api/v1")
@@ -42,7 +47,28 @@ def create_app() -> FastAPI:
         route = request.scope.get("route")
         REQUESTS.labels(getattr(route, "path", "other"), request.method, response.status_code).observe(
             time.perf_counter() - t0)
-        response.headers.update(HEADERS)
         return response
 
+    app.add_middleware(Guard)  # outermost: security headers, last-resort errors, checks before the body
     return app
+
+
+@asynccontextmanager
+async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    if get_settings().embedded_worker:
+        start_janitor()
+    yield
+
+
+def start_janitor() -> None:
+    """Embedded mode: this process sweeps the store's orphans (``core.janitor``) every few minutes."""
+
+    def loop() -> None:
+        while True:
+            try:
+                maybe_sweep_orphans()
+            except Exception:
+                logging.getLogger("ackreplay.janitor").exception("orphan sweep failed")
+            time.sleep(60)
+
+    threading.Thread(target=loop, name="ackreplay-janitor", daemon=True).start()
