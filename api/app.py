@@ -24,11 +24,20 @@ DESCRIPTION = """Replay the ACK streams of real TCP captures through Westwood-fa
 Upload a capture → a default run ingests it and replays every sender-side flow through every estimator →
 read scores, series, decisions and leaderboards.
 
-**Authentication:** `Authorization: Bearer <token>` (tokens: `ackreplay token create NAME`). A service bound to
-loopback with no token yet runs open (single user); see docs/deployment.md.
+**Authentication:** `Authorization: Bearer <token>` (tokens: `ackreplay token create NAME [--expires 90d]`,
+`token list`, `token revoke`). A service bound to loopback on which no token was ever created runs open (single
+user): there, writes from another site (`Origin`, `Sec-Fetch-Site`) get 403 `cross_origin` and unknown `Host`
+names 400 `invalid_host`; see docs/deployment.md. Uploads are checked (token, `Content-Length`, quota) before
+their body is read.
 
-**Errors** are `{"error": code, "detail": …}` with a stable `code`; each operation lists the codes it may
-answer with under its error responses."""
+**Errors** are `{"error": code, "detail": …}` with a stable `code`, always JSON with the security headers; each
+operation lists the codes it may answer with under its error responses. Inputs are validated against what the
+database stores (ids, ranges, lengths, NUL, finite numbers, duplicates): `422 invalid_request`. `503
+database_unavailable` means the database is unreachable (retry after `Retry-After`); `409 conflict` that the
+request collided with a concurrent one.
+
+**Runs always end**: `succeeded`, or `failed` with the reason per capture; a capture without TCP is a run of 0
+flows; `waiting` says when lost work is being dispatched again."""
 
 
 def create_app() -> FastAPI:

@@ -25,7 +25,7 @@ CODES: dict[str, int] = {
     "not_found": 404, "capture_not_found": 404, "flow_not_found": 404, "run_not_found": 404,
     "results_not_found": 404, "batch_not_found": 404,
     "method_not_allowed": 405, "conflict": 409,
-    "upload_too_large": 413, "quota_exceeded": 413, "archive_too_large": 413,
+    "upload_too_large": 413, "request_too_large": 413, "quota_exceeded": 413, "archive_too_large": 413,
     "unsupported_media_type": 415,
     "invalid_request": 422, "invalid_truth": 422, "invalid_archive": 422, "no_captures": 422, "invalid_sort": 422,
     "unknown_estimator": 422, "unknown_parameter": 422, "parameter_out_of_range": 422, "invalid_parameter": 422,

@@ -7,7 +7,7 @@
   (``403 cross_origin``), and on a loopback server an unknown ``Host`` (DNS rebinding) too (``400 invalid_host``);
 - uploads (``POST /api/v1/captures`` and ``/api/v1/batches``): the token, the announced ``Content-Length``
   and the owner's quota are checked before the body is read, and a body without a length is counted while
-  it streams and cut at the limit (``413``).
+  it streams and cut at the limit (``413``); any other body may hold at most 1 MiB (``413 request_too_large``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 #: Multipart framing and form fields around the file(s): allowed beyond the upload limit.
 FRAMING = 1 << 20
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
+#: The largest body of any other request (JSON documents such as POST /runs).
+MAX_JSON = 1 << 20
 
 
 class BodyTooLarge(HTTPException):
@@ -69,11 +71,11 @@ class Guard:
             await self.app(scope, receive, send)
             return
         started = False
-        meter = _Meter(receive, *limit) if (limit := self.body_limit(scope)) is not None else None
+        meter = _Meter(receive, *self.body_limit(scope))
 
         async def send_secured(message: Message) -> None:
             nonlocal started
-            if meter is not None and meter.tripped is not None:  # whatever the app made of the cut body
+            if meter.tripped is not None:  # whatever the app made of the cut body
                 if message["type"] == "http.response.start" and not started:
                     started = True
                     await refuse(413, meter.tripped.code, meter.tripped.detail)
@@ -95,7 +97,7 @@ class Guard:
             if refusal is not None:
                 await refuse(*refusal)
                 return
-            await self.app(scope, meter.receive if meter is not None else receive, send_secured)
+            await self.app(scope, meter.receive, send_secured)
         except BodyTooLarge as exc:
             if not started:
                 await refuse(413, exc.code, exc.detail)
@@ -121,18 +123,20 @@ class Guard:
                 return 403, "cross_origin", "a write from another site without a token is refused"
         if scope.get("method") == "POST" and path in ("/api/v1/captures", "/api/v1/batches"):
             return await anyio.to_thread.run_sync(_admit_upload, token, headers, path, settings)
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > MAX_JSON:
+            return 413, "request_too_large", f"the request body exceeds the limit of {MAX_JSON} bytes"
         return None
 
     @staticmethod
-    def body_limit(scope: Scope) -> tuple[int, str] | None:
-        if scope.get("method") != "POST":
-            return None
+    def body_limit(scope: Scope) -> tuple[int, str]:
+        """The largest body the route takes: an upload's or a batch's, else a JSON document's."""
         settings = get_settings()
-        if scope.get("path") == "/api/v1/captures":
+        if scope.get("method") == "POST" and scope.get("path") == "/api/v1/captures":
             return settings.max_upload_bytes + FRAMING, "upload_too_large"
-        if scope.get("path") == "/api/v1/batches":
+        if scope.get("method") == "POST" and scope.get("path") == "/api/v1/batches":
             return settings.max_batch_bytes + FRAMING, "upload_too_large"
-        return None
+        return MAX_JSON, "request_too_large"
 
 
 class _Meter:

@@ -199,7 +199,7 @@ def fail_task(task_id: str, claimed: tuple[str, str], exc: BaseException) -> Non
     fail with the reason; the run finishes when nothing else is pending. When the capture or the run was
     deleted meanwhile, what the task wrote to the store for it is removed."""
     run_id, capture_id = claimed
-    code = getattr(exc, "code", None) or f"{type(exc).__name__}"
+    code = exc.code if isinstance(exc, IngestError | EstimatorError | ServiceError) else type(exc).__name__
     message = f"{exc}"[:2000] or type(exc).__name__
     with session_scope() as session:
         task = session.get(Task, task_id, with_for_update=True)

@@ -41,7 +41,7 @@ RESULT_ERRORS = responses("run_not_found", "results_not_found")
 
 
 @router.post("/runs", status_code=202, response_model=RunCreated,
-             responses=responses("capture_not_found", "cross_origin", *ESTIMATOR_ERRORS),
+             responses=responses("capture_not_found", "cross_origin", "request_too_large", *ESTIMATOR_ERRORS),
              summary="Start a run: captures × estimators (with parameters)")
 def create_run(body: RunIn, session: SessionDep, owner: OwnerDep) -> RunCreated:
     caps = [cap_svc.get(session, owner, cid) for cid in body.captures]

@@ -171,74 +171,59 @@ def ended_once(api, servers, db_url, run_id, started, timeout=90):
 
 @pytest.fixture
 def default_sweep(servers):
+    """The default sweep (30 s) and one worker, ready: (database URL, API client)."""
     db_url = fresh_database(servers["pg"].url)
     with configured(env_for(servers, db_url, stale=None)):
-        yield db_url, client(), {**os.environ, "PYTHONPATH": str(ROOT)}
+        api = client()
+        log = servers["base"] / "w.log"
+        servers["worker"] = start_worker({**os.environ, "PYTHONPATH": str(ROOT)}, log)
+        try:
+            wait_ready(log)
+            yield db_url, api
+        finally:
+            stop(servers["worker"])
+
+
+def restart_redis(servers):
+    stop_server(servers["procs"]["redis"])  # every queued message is lost
+    _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
 
 
 def test_a_killed_worker_s_task_is_dispatched_again_within_a_minute(servers, default_sweep):
-    db_url, api, penv = default_sweep
-    log1, log2 = servers["base"] / "w1.log", servers["base"] / "w2.log"
-    w1 = start_worker(penv, log1)
-    wait_ready(log1)
-    w2 = None
-    try:
-        run_id = start_batch(api)
-        wait_progress(api, run_id, 4)
-        kill(w1)  # main process and child: the task it ran stays `started`, its message unacknowledged
-        killed = time.monotonic()
-        w2 = start_worker(penv, log2)
-        notes = ended_once(api, servers, db_url, run_id, killed)
-        assert any("no heartbeat" in n for n in notes), notes
-    finally:
-        if w2 is not None:
-            stop(w2)
+    db_url, api = default_sweep
+    run_id = start_batch(api)
+    wait_progress(api, run_id, 4)
+    kill(servers["worker"])  # main process and child: the task it ran stays `started`, its message unacknowledged
+    killed = time.monotonic()
+    servers["worker"] = start_worker({**os.environ, "PYTHONPATH": str(ROOT)}, servers["base"] / "w2.log")
+    notes = ended_once(api, servers, db_url, run_id, killed)
+    assert any("no heartbeat" in n for n in notes), notes
 
 
 def test_a_redis_restart_loses_no_work_for_more_than_a_minute(servers, default_sweep):
-    db_url, api, penv = default_sweep
-    log = servers["base"] / "w.log"
-    w = start_worker(penv, log)
-    try:
-        wait_ready(log)
-        run_id = start_batch(api)
-        wait_progress(api, run_id, 3)
-        stop_server(servers["procs"]["redis"])  # every queued message is lost
-        _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
-        restarted = time.monotonic()
-        notes = ended_once(api, servers, db_url, run_id, restarted)
-        assert any("broker message" in n for n in notes), notes
-    finally:
-        stop(w)
+    db_url, api = default_sweep
+    run_id = start_batch(api)
+    wait_progress(api, run_id, 3)
+    restart_redis(servers)
+    notes = ended_once(api, servers, db_url, run_id, time.monotonic())
+    assert any("broker message" in n for n in notes), notes
 
 
 def test_an_upload_while_redis_is_down_runs_within_a_minute_of_its_return(servers, default_sweep):
-    db_url, api, penv = default_sweep
-    log = servers["base"] / "w.log"
-    w = start_worker(penv, log)
-    try:
-        wait_ready(log)
-        stop_server(servers["procs"]["redis"])
-        data = (SHARED / "generated" / CAPTURES[2]).read_bytes()
-        r = api.post("/api/v1/captures", files={"file": (CAPTURES[2], data)})
-        assert r.status_code == 201, r.text  # the run is in the database; its message could not be sent
-        _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
-        ended_once(api, servers, db_url, r.json()["run_id"], time.monotonic())
-    finally:
-        stop(w)
+    db_url, api = default_sweep
+    stop_server(servers["procs"]["redis"])
+    data = (SHARED / "generated" / CAPTURES[2]).read_bytes()
+    r = api.post("/api/v1/captures", files={"file": (CAPTURES[2], data)})
+    assert r.status_code == 201, r.text  # the run is in the database; its message could not be sent
+    _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
+    ended_once(api, servers, db_url, r.json()["run_id"], time.monotonic())
 
 
 def test_postgres_stopped_mid_run_the_workers_retry_and_finish(servers, default_sweep):
-    db_url, api, penv = default_sweep
-    log = servers["base"] / "w.log"
-    w = start_worker(penv, log)
-    try:
-        wait_ready(log)
-        run_id = start_batch(api)
-        wait_progress(api, run_id, 3)
-        stop_postgres(servers["pg"], servers["procs"]["pg"])
-        time.sleep(5)
-        _, servers["procs"]["pg"] = start_postgres(servers["pg_base"], port=servers["pg"].port)
-        ended_once(api, servers, db_url, run_id, time.monotonic(), timeout=180)
-    finally:
-        stop(w)
+    db_url, api = default_sweep
+    run_id = start_batch(api)
+    wait_progress(api, run_id, 3)
+    stop_postgres(servers["pg"], servers["procs"]["pg"])
+    time.sleep(5)
+    _, servers["procs"]["pg"] = start_postgres(servers["pg_base"], port=servers["pg"].port)
+    ended_once(api, servers, db_url, run_id, time.monotonic(), timeout=180)

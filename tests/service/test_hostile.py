@@ -313,6 +313,18 @@ def test_an_upload_past_the_quota_is_refused_before_its_body(tmp_path, postgres_
         assert stored(s.store) == {}
 
 
+def test_any_other_body_is_held_to_a_json_document_s_size(svc):
+    from api.app import create_app
+
+    app = create_app()
+    status, body, reads = _asgi(app, "/api/v1/runs", {"content-type": "application/json",
+                                                      "content-length": str(2 << 20)})
+    assert (status, body["error"], reads) == (413, "request_too_large", 0)
+    status, body, reads = _asgi(app, "/api/v1/runs", {"content-type": "application/json"}, chunks=1000,
+                                chunk=b" " * (64 << 10), first=b'{"captures": [')
+    assert (status, body["error"]) == (413, "request_too_large") and reads <= 18, (body, reads)
+
+
 # ------------------------------------------------------------------ 4. validated at the boundary
 
 TRUTHS = ["bottleneck=1e400", '{"bottleneck": 1e400}', '{"bottleneck": "10Mbit", "flows": "x"}', '{"bottleneck": true}',
