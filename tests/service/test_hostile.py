@@ -27,6 +27,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import anyio
+import httpx
 import psycopg
 import pytest
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError
@@ -38,6 +39,7 @@ from tests.conftest import ROOT
 from tests.pcapgen import Conv, Rec, ether, ipv4, pcap
 from tests.service.accounting import check_store, stored
 from tests.service.harness import client, configured, fresh_database, wait_run
+from tests.service.test_safety import _serve, _stop
 
 pytestmark = pytest.mark.services
 SAMPLE = ROOT / "samples" / "sample.pcap"
@@ -103,6 +105,17 @@ def attempts(db: str, run_id: str) -> list[tuple[str, str, int]]:
 
 
 # ------------------------------------------------------------------ 1. a run and a batch always end
+
+
+def test_embedded_on_sqlite_too_a_capture_without_tcp_ends_its_run(tmp_path):
+    with configured({"ACKREPLAY_DATA_DIR": str(tmp_path / "data")}):
+        api = client()
+        for name, data in NO_TCP.items():
+            r = post_capture(api, data, name)
+            assert r.status_code == 201, r.text
+            run = wait_run(api, r.json()["run_id"], timeout=60)
+            assert run["status"] == "succeeded" and run["captures"][0]["status"] == "succeeded", run
+        check_store(tmp_path / "data" / "store", api)
 
 
 @pytest.mark.parametrize("name", list(NO_TCP))
@@ -488,6 +501,22 @@ def test_open_mode_refuses_cross_origin_writes_and_unknown_hosts(tmp_path, postg
         assert ok.status_code == 201, ok.text
         assert s.api.get("/api/v1/captures", headers={"host": "localhost:8000"}).status_code == 200
         wait_run(s.api, ok.json()["run_id"], headers=local, timeout=60)
+
+
+def test_a_served_loopback_api_checks_host_and_origin_of_tokenless_requests(tmp_path):
+    proc, port, _ = _serve(tmp_path, host="127.0.0.1")
+    base = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        files = {"file": ("a.pcap", tcp_capture(31))}
+        r = httpx.post(f"{base}/captures", files=files, headers={"origin": "http://127.0.0.1:1"}, timeout=10)
+        assert (r.status_code, r.json()["error"]) == (403, "cross_origin")
+        r = httpx.get(f"{base}/captures", headers={"host": f"rebound.example:{port}"}, timeout=10)
+        assert (r.status_code, r.json()["error"]) == (400, "invalid_host")
+        assert httpx.get(f"{base}/captures", timeout=10).json()["total"] == 0
+        r = httpx.post(f"{base}/captures", files=files, headers={"origin": f"http://127.0.0.1:{port}"}, timeout=10)
+        assert r.status_code == 201, r.text
+    finally:
+        _stop(proc)
 
 
 @pytest.mark.parametrize("content", [b"just some text, not a capture" * 10, b"", b"\x00" * 64, b"PK\x03\x04zip"])
