@@ -475,12 +475,13 @@ def test_a_capture_with_the_most_tags_and_the_longest_name_keeps_every_column_on
     r = httpx.post(f"{server}/api/v1/captures", files={"file": ("many-tags.pcap", conv.pcap())},
                    data={"name": "n" * 500, "tags": tags}, timeout=60)
     assert r.status_code == 201, r.text
-    too_many = httpx.post(f"{server}/api/v1/captures", files={"file": ("x.pcap", conv.pcap())},
-                          data={"tags": ",".join(f"t{i}" for i in range(20_000))}, timeout=60)
-    assert too_many.status_code == 422 and too_many.json()["error"] == "invalid_request"
     page.goto(f"{server}/dashboard/#/captures")
-    expect(page.locator("#captures-table")).to_contain_text("+95 more")
+    expect(page.locator("#captures-table")).to_contain_text("n" * 500)
     right = page.evaluate("Math.max(...[...document.querySelectorAll('#captures-table th')]"
                           ".map(th => th.getBoundingClientRect().right))")
     assert right <= page.viewport_size["width"], right
+    expect(page.locator("#captures-table")).to_contain_text("+95 more")
     shot(page, "dashboard-many-tags.png")
+    too_many = httpx.post(f"{server}/api/v1/captures", files={"file": ("x.pcap", conv.pcap())},
+                          data={"tags": ",".join(f"t{i}" for i in range(20_000))}, timeout=60)
+    assert too_many.status_code == 422 and too_many.json()["error"] == "invalid_request"
