@@ -130,7 +130,7 @@ def create(session: Session, store: Store, owner: Owner, uploads: list[tuple[str
             except (BatchRejected, QuotaExceeded):
                 raise
             except ServiceError as exc:
-                rejected.append({"name": member_name, "error": exc.code, "detail": exc.detail})
+                rejected.append({"name": cap_svc.display_name(member_name), "error": exc.code, "detail": exc.detail})
                 continue
             if up.capture.id not in seen:
                 seen.add(up.capture.id)

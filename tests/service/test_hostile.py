@@ -13,12 +13,14 @@ tokens' expiry, listing and revocation, metrics behind a token, formula-safe CSV
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import struct
 import subprocess
 import threading
 import time
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -367,6 +369,21 @@ def test_forms_past_the_database_bounds_are_422(svc, form):
     is_error(svc.api.post("/api/v1/batches", files=[("files", ("a.pcap", tcp_capture(9)))], data=form),
              422, "invalid_request")
     assert check_store(svc.store, svc.api) == {}
+
+
+def test_archive_member_names_past_the_bounds_are_made_storable(svc):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("c" * 600 + ".pcap", tcp_capture(11))
+        zf.writestr("notes\x01\x7f" + "n" * 600 + ".txt", b"not a capture")
+    r = svc.api.post("/api/v1/batches", files=[("files", ("names.zip", buf.getvalue()))])
+    assert r.status_code == 202, r.text
+    (cid,) = r.json()["captures"]
+    assert svc.api.get(f"/api/v1/captures/{cid}").json()["name"] == "c" * 500
+    (rejected,) = r.json()["rejected"]
+    assert rejected["name"].isprintable() and len(rejected["name"]) == 500
+    wait_run(svc.api, r.json()["run_id"], timeout=60)
+    check_store(svc.store, svc.api)
 
 
 def test_ids_filters_and_numbers_out_of_range_are_422(svc):
