@@ -463,6 +463,40 @@ def test_concurrent_batches_of_an_owner_with_a_quota_do_not_deadlock(tmp_path, p
         check_store(s.store, s.api)
 
 
+# ------------------------------------------------------------------ 6. lost work, and the run says so
+
+
+def test_the_sweep_dispatches_lost_work_again_and_the_run_says_it_waits(svc, monkeypatch):
+    """The sweep's rules on real rows (the fault suite shows them against a killed worker and a restarted
+    Redis): a started task without heartbeat and a queued one without broker message go again, with a note
+    the run's status shows; a task a live worker runs, or whose message waits in the broker, stays."""
+    from core.db import session_scope
+    from core.pipeline import requeue_unfinished
+
+    sent: list[tuple[str, str]] = []
+    monkeypatch.setattr("core.pipeline.dispatch", lambda kind, tid: sent.append((kind, tid)))
+    r = svc.api.post("/api/v1/batches", files=[("files", (f"{i}.pcap", tcp_capture(40 + i))) for i in range(4)])
+    run_id = r.json()["run_id"]
+    ids = [t for (t,) in psycopg.connect(svc.db).execute(
+        "select id from tasks where run_id = %s order by capture_id", (run_id,)).fetchall()]
+    old, fresh = datetime.now(UTC) - timedelta(seconds=120), datetime.now(UTC)
+    with psycopg.connect(svc.db) as conn:
+        for tid, status, beat, updated in [(ids[0], "started", old, old), (ids[1], "started", fresh, old),
+                                           (ids[2], "queued", None, old), (ids[3], "queued", None, old)]:
+            conn.execute("update tasks set status = %s, heartbeat_at = %s, updated_at = %s, worker = 'gone:1' "
+                         "where id = %s", (status, beat, updated, tid))
+    assert svc.api.get(f"/api/v1/runs/{run_id}").json()["waiting"] is None
+    sent.clear()  # (the batch's own dispatches)
+    with session_scope() as session:
+        assert requeue_unfinished(session, older_than_s=30, in_broker=lambda tids: {ids[3]} & set(tids)) == 2
+    assert sorted(sent) == sorted([("ingest", ids[0]), ("ingest", ids[2])])
+    waiting = svc.api.get(f"/api/v1/runs/{run_id}").json()["waiting"]
+    assert "1 task: its worker stopped (no heartbeat); dispatched again" in waiting, waiting
+    assert "1 task: its broker message was lost; dispatched again" in waiting, waiting
+    with session_scope() as session:  # the two just dispatched are not lost again yet
+        assert requeue_unfinished(session, older_than_s=30, in_broker=lambda tids: {ids[3]} & set(tids)) == 0
+
+
 # ------------------------------------------------------------------ 7. the lower ones
 
 
