@@ -10,13 +10,13 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
 
-from api import errors
-from api.guard import Guard
-from api.metrics import REQUESTS
-from api.routes import apidocs, batches, captures, dashboard, estimators, health, quota, runs
-from core.config import get_settings
-from core.janitor import maybe_sweep_orphans
-from estimators import __version__
+from ackreplay.api import errors
+from ackreplay.api.guard import Guard
+from ackreplay.api.metrics import REQUESTS
+from ackreplay.api.routes import apidocs, batches, captures, dashboard, estimators, health, quota, runs
+from ackreplay.core.config import get_settings
+from ackreplay.core.janitor import maybe_sweep_orphans
+from ackreplay.estimators import __version__
 
 DESCRIPTION = """Replay the ACK streams of real TCP captures through Westwood-family bandwidth estimators
 (BE, RE, CRB, ABSE, TIBET, NewBR, NewReno, Linux Westwood+) and compare them.

@@ -8,11 +8,11 @@ from typing import Annotated
 from fastapi import Depends, Header
 from sqlalchemy.orm import Session
 
-from core.config import Settings, get_settings
-from core.db import API_SESSIONS, session_scope
-from core.models import Owner
-from core.owners import authenticate, token_from_header
-from core.storage import Store, get_store
+from ackreplay.core.config import Settings, get_settings
+from ackreplay.core.db import API_SESSIONS, session_scope
+from ackreplay.core.models import Owner
+from ackreplay.core.owners import authenticate, token_from_header
+from ackreplay.core.storage import Store, get_store
 
 
 def get_session() -> Iterator[Session]:

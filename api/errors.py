@@ -12,8 +12,8 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from starlette.exceptions import HTTPException
 
-from api.schemas import ErrorOut
-from core.errors import ServiceError, is_conflict, is_outage
+from ackreplay.api.schemas import ErrorOut
+from ackreplay.core.errors import ServiceError, is_conflict, is_outage
 
 log = logging.getLogger("ackreplay.api")
 

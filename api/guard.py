@@ -22,13 +22,13 @@ import anyio.to_thread
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
 
-from api.errors import database_error
-from api.security import HEADERS
-from core import quotas
-from core.config import Settings, get_settings
-from core.db import session_scope
-from core.errors import ServiceError
-from core.owners import authenticate, is_loopback, token_from_header
+from ackreplay.api.errors import database_error
+from ackreplay.api.security import HEADERS
+from ackreplay.core import quotas
+from ackreplay.core.config import Settings, get_settings
+from ackreplay.core.db import session_scope
+from ackreplay.core.errors import ServiceError
+from ackreplay.core.owners import authenticate, is_loopback, token_from_header
 
 log = logging.getLogger("ackreplay.api")
 Scope = MutableMapping[str, Any]

@@ -35,25 +35,25 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"
 
 ACKREPLAY = (
-    "import sys, time; from ingest import ingest_capture; t = time.perf_counter(); "
+    "import sys, time; from ackreplay.ingest import ingest_capture; t = time.perf_counter(); "
     "c = ingest_capture(sys.argv[1]); print(c.stats.records, len(c.acks), time.perf_counter() - t)"
 )
 ACKREPLAY_WARM = (  # a worker's steady state: compiled code loaded (a small capture), the process's memory
     # warmed by two untimed runs (the first runs of a process pay the VM's first touch of fresh pages),
     # then seven timed runs: the best and the median
-    "import sys, time, statistics; from ingest import ingest_capture; ingest_capture(sys.argv[2]); ts = []\n"
+    "import sys, time, statistics; from ackreplay.ingest import ingest_capture; ingest_capture(sys.argv[2]); ts = []\n"
     "for k in range(9):\n"
     "    t = time.perf_counter(); ingest_capture(sys.argv[1]); ts.append(time.perf_counter() - t)\n"
     "print(min(ts[2:]), statistics.median(ts[2:]))"
 )
 REPEAT = 3  # process runs of ackreplay and tcptrace: the fastest wall time, the largest peak RSS
 BOUNDED = (
-    "import sys, time; from ingest import ingest_capture; t = time.perf_counter(); "
+    "import sys, time; from ackreplay.ingest import ingest_capture; t = time.perf_counter(); "
     "c = ingest_capture(sys.argv[1], memory_budget=int(sys.argv[2]) << 20); "
     "print(c.stats.connection_groups, int(c.stats.spilled), time.perf_counter() - t)"
 )
 DPKT = (
-    "import sys, time; from ingest.reference import reference_decode; t = time.perf_counter(); "
+    "import sys, time; from ackreplay.ingest.reference import reference_decode; t = time.perf_counter(); "
     "m, _ = reference_decode(sys.argv[1]); print(len(m), 0, time.perf_counter() - t)"
 )
 

@@ -44,8 +44,8 @@ def synthetic_flow(n: int, seed: int = 3) -> dict[str, np.ndarray]:
 
 
 def measure(n: int, repeats: int) -> dict[str, float]:
-    import estimators as E
-    from estimators.inputs import FlowInputs
+    import ackreplay.estimators as E
+    from ackreplay.estimators.inputs import FlowInputs
 
     f = synthetic_flow(n)
     inp = FlowInputs.from_arrays(f["t"], f["d"], mss=1448, srtt=f["srtt"], rttmin=f["rttmin"], rtt=f["rtt"],

@@ -25,8 +25,8 @@ OUT = ROOT / "bench" / "out"
 EXE = str(Path(sys.executable).with_name("ackreplay"))
 LOSS_EVERY = 5000
 WARM = (
-    "import sys, time; import estimators as E; from ingest import ingest_capture; "
-    "from estimators.replay import replay_capture; ests = [E.create(n) for n in E.DEFAULT_ORDER]\n"
+    "import sys, time; import ackreplay.estimators as E; from ackreplay.ingest import ingest_capture; "
+    "from ackreplay.estimators.replay import replay_capture; ests = [E.create(n) for n in E.DEFAULT_ORDER]\n"
     "budget = None if sys.argv[2] == 'none' else int(sys.argv[2]) << 20\n"
     "def once():\n t0 = time.perf_counter(); c = ingest_capture(sys.argv[1], memory_budget=budget)\n"
     " t1 = time.perf_counter()\n"

@@ -3,7 +3,7 @@
 import os
 import sys
 
-import jitcache
+from ackreplay import jitcache
 
 # Polars allocates through its own jemalloc, which keeps freed pages for ten seconds by default; replay
 # right after a large ingest then counted them in the process's memory (measured: ~130 MB after a 16 M-segment

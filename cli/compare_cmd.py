@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from cli.errors import EXIT_USAGE, fail, warn
-from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import FilterOption, label
-from cli.progress import Progress
-from cli.warmup import announce_cold
+from ackreplay.cli.errors import EXIT_USAGE, fail, warn
+from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from ackreplay.cli.inputs import FilterOption, label
+from ackreplay.cli.progress import Progress
+from ackreplay.cli.warmup import announce_cold
 
 
 def compare(
@@ -28,12 +28,12 @@ def compare(
 ) -> None:
     """Compare two captures side by side: each estimator's median composite error, |err| and bias over each
     capture's bulk flows, the change from A to B, and its rank in each."""
-    from cli.render import terminal_width
-    from cli.score_cmd import flow_filter, score_input
-    from cli.summary import compare_text
-    from core.scoring import build_estimators
-    from estimators import EstimatorError
-    from estimators.truth import Truth
+    from ackreplay.cli.render import terminal_width
+    from ackreplay.cli.score_cmd import flow_filter, score_input
+    from ackreplay.cli.summary import compare_text
+    from ackreplay.core.scoring import build_estimators
+    from ackreplay.estimators import EstimatorError
+    from ackreplay.estimators.truth import Truth
 
     try:
         ests = build_estimators([n.strip() for n in estimators.split(",") if n.strip()] if estimators else None, {})

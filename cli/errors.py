@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import typer
 
-from ingest import IngestError
+from ackreplay.ingest import IngestError
 
 #: Exit codes (documented in README and docs/cli.md).
 EXIT_OK = 0

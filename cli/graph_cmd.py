@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded
-from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import FilterOption, label
-from cli.warmup import announce_cold
+from ackreplay.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded
+from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from ackreplay.cli.inputs import FilterOption, label
+from ackreplay.cli.warmup import announce_cold
 
 
 def graph(
@@ -34,11 +34,11 @@ def graph(
 ) -> None:
     """Draw a flow's congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
     estimates against the achieved rate, RTT) to a PNG, SVG or PDF file."""
-    from cli.score_cmd import flow_filter, score_input
-    from core.scoring import build_estimators
-    from estimators import EstimatorError
-    from graphs.congestion import source_for
-    from graphs.static import FORMATS, render
+    from ackreplay.cli.score_cmd import flow_filter, score_input
+    from ackreplay.core.scoring import build_estimators
+    from ackreplay.estimators import EstimatorError
+    from ackreplay.graphs.congestion import source_for
+    from ackreplay.graphs.static import FORMATS, render
 
     name = label(file)
     if output is not None and output.suffix.lower().lstrip(".") not in FORMATS:

@@ -9,12 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
-from cli.inputs import FilterOption, label, regular_file
-from cli.render import num, table, terminal_width
-from cli.warmup import announce_cold
-from ingest import CaptureIngest, FlowSummary, ingest_capture
-from ingest.pipeline import DEFAULT_MEMORY_BUDGET
+from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
+from ackreplay.cli.inputs import FilterOption, label, regular_file
+from ackreplay.cli.render import num, table, terminal_width
+from ackreplay.cli.warmup import announce_cold
+from ackreplay.ingest import CaptureIngest, FlowSummary, ingest_capture
+from ackreplay.ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
 MemoryBudget = Annotated[int, typer.Option(
     "--memory-budget", min=1, metavar="MB",
@@ -74,7 +74,7 @@ def flows(
     """List the TCP flows (directions of connections that carried data) in captures."""
     keep: Callable[[Any], bool] | None = None
     if filter_expr is not None:
-        from ingest.flowfilter import FilterError, compile_filter
+        from ackreplay.ingest.flowfilter import FilterError, compile_filter
 
         try:
             keep = compile_filter(filter_expr)

@@ -10,13 +10,13 @@ from typing import Annotated
 
 import typer
 
-from cli.compare_cmd import compare
-from cli.graph_cmd import graph
-from cli.ingest_cmds import acks, flows
-from cli.report_cmd import report
-from cli.score_cmd import score
-from cli.service_cmds import migrate, quota_app, serve, token_app, worker
-from cli.warmup import warmup
+from ackreplay.cli.compare_cmd import compare
+from ackreplay.cli.graph_cmd import graph
+from ackreplay.cli.ingest_cmds import acks, flows
+from ackreplay.cli.report_cmd import report
+from ackreplay.cli.score_cmd import score
+from ackreplay.cli.service_cmds import migrate, quota_app, serve, token_app, worker
+from ackreplay.cli.warmup import warmup
 
 app = typer.Typer(
     name="ackreplay",

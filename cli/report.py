@@ -20,11 +20,11 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.offline import get_plotlyjs
 
-from cli.score_table import score_table
-from core.scoring import ScoredCapture
-from estimators.diagnostics import explain
-from estimators.replay import FlowReplay
-from graphs.congestion import source_for
+from ackreplay.cli.score_table import score_table
+from ackreplay.core.scoring import ScoredCapture
+from ackreplay.estimators.diagnostics import explain
+from ackreplay.estimators.replay import FlowReplay
+from ackreplay.graphs.congestion import source_for
 
 REPORT_PX = 2000
 CONGESTION_JS = Path(__file__).resolve().parents[1] / "api" / "dashboard" / "js" / "congestion.js"

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from cli.errors import EXIT_USAGE, fail, guarded
-from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import FilterOption, label
-from cli.warmup import announce_cold
+from ackreplay.cli.errors import EXIT_USAGE, fail, guarded
+from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from ackreplay.cli.inputs import FilterOption, label
+from ackreplay.cli.warmup import announce_cold
 
 
 def report(
@@ -26,10 +26,10 @@ def report(
     filter_expr: FilterOption = None,
 ) -> None:
     """Write the self-contained HTML report of one capture (opens offline)."""
-    from cli.report import render
-    from cli.score_cmd import flow_filter, score_input
-    from core.scoring import build_estimators
-    from estimators import EstimatorError
+    from ackreplay.cli.report import render
+    from ackreplay.cli.score_cmd import flow_filter, score_input
+    from ackreplay.core.scoring import build_estimators
+    from ackreplay.estimators import EstimatorError
 
     name = label(file)
     try:

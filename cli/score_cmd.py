@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
-from cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from cli.inputs import FilterOption, label, regular_file
-from cli.progress import Progress
-from cli.render import DEFAULT_WIDTH, terminal_width
-from cli.score_table import legend as column_legend
-from cli.score_table import score_table
-from cli.summary import combined_summary
-from cli.warmup import announce_cold
+from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
+from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from ackreplay.cli.inputs import FilterOption, label, regular_file
+from ackreplay.cli.progress import Progress
+from ackreplay.cli.render import DEFAULT_WIDTH, terminal_width
+from ackreplay.cli.score_table import legend as column_legend
+from ackreplay.cli.score_table import score_table
+from ackreplay.cli.summary import combined_summary
+from ackreplay.cli.warmup import announce_cold
 
 if TYPE_CHECKING:
-    from core.scoring import ScoredCapture
+    from ackreplay.core.scoring import ScoredCapture
 
 
 def score(
@@ -59,9 +59,9 @@ def score(
 
     With several captures, the table ends with a combined summary over all their bulk flows."""
     # imported here, not at the top, so that other commands (`flows`, `serve`…) start without them
-    from core.scoring import build_estimators, document, jsonable, parse_params
-    from estimators import EstimatorError
-    from estimators.truth import Truth
+    from ackreplay.core.scoring import build_estimators, document, jsonable, parse_params
+    from ackreplay.estimators import EstimatorError
+    from ackreplay.estimators.truth import Truth
 
     if fmt not in ("table", "json", "csv"):
         fail(EXIT_USAGE, "bad_format", f"--format must be table, json or csv, got {fmt!r}")
@@ -115,9 +115,9 @@ def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use
     with exit 3 and a message naming the problem, never a traceback; ``options`` go to ``score_file``."""
     import numpy as np
 
-    from core.scoring import score_file
-    from estimators import EstimatorError
-    from ingest import IngestError
+    from ackreplay.core.scoring import score_file
+    from ackreplay.estimators import EstimatorError
+    from ackreplay.ingest import IngestError
 
     name = label(path)
     try:
@@ -146,7 +146,7 @@ def flow_filter(flows: list[int] | None, hosts: list[str] | None, ports: list[in
     """The flows ``--flow``/``--host``/``--port``/``--filter`` select (each option: any of its values; all
     options given). A filter expression that cannot be used ends the process with exit 2 and its message."""
     if expr is not None:
-        from ingest.flowfilter import FilterError, compile_filter
+        from ackreplay.ingest.flowfilter import FilterError, compile_filter
 
         try:
             matches = compile_filter(expr)
@@ -177,9 +177,9 @@ def legend_text(width: int) -> str:
 
 
 def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
-    from core.scoring import capture_document
-    from estimators.diagnostics import explain
-    from estimators.replay import NOT_SELECTED
+    from ackreplay.core.scoring import capture_document
+    from ackreplay.estimators.diagnostics import explain
+    from ackreplay.estimators.replay import NOT_SELECTED
 
     d = capture_document(sc)
     wide = width or 10_000
@@ -225,8 +225,8 @@ def scores_csv(doc: dict[str, Any]) -> str:
     at least the truth's ``min_flow_bytes``, 64 kB by default: not a control connection) let a spreadsheet
     or a DataFrame keep the bulk flows alone. ``doc``: the score document, JSON-safe or not (the values the
     CSV takes are made safe here: a NaN is an empty cell)."""
-    from core.scoring import csv_cell, jsonable
-    from estimators.truth import DEFAULT_MIN_FLOW_BYTES
+    from ackreplay.core.scoring import csv_cell, jsonable
+    from ackreplay.estimators.truth import DEFAULT_MIN_FLOW_BYTES
 
     rows: list[dict[str, Any]] = []
     parameters: dict[tuple[str, tuple[tuple[str, Any], ...]], str] = {}  # their JSON text, made once per value
@@ -268,7 +268,7 @@ def scores_csv(doc: dict[str, Any]) -> str:
 def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any]) -> None:
     import polars as pl
 
-    from cli.report import render
+    from ackreplay.cli.report import render
 
     out.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()

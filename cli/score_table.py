@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from cli.render import DEFAULT_WIDTH, column_blocks
+from ackreplay.cli.render import DEFAULT_WIDTH, column_blocks
 
 # (score key, header (name, unit), scale, digits, what "best" means: "zero" | "min" | "max" | "one" | None)
 COLUMNS: tuple[tuple[str, tuple[str, str], float, int, str | None], ...] = (

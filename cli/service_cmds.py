@@ -13,8 +13,8 @@ quota_app = typer.Typer(help="Per-owner storage quotas.", no_args_is_help=True)
 
 def migrate() -> None:
     """Apply the database migrations (SQLite by default; PostgreSQL with DATABASE_URL)."""
-    from core.config import get_settings
-    from core.migrate import upgrade
+    from ackreplay.core.config import get_settings
+    from ackreplay.core.migrate import upgrade
 
     upgrade()
     print(f"database at {get_settings().sqlalchemy_url.split('@')[-1]} is up to date")
@@ -38,11 +38,11 @@ def serve(
 
     import uvicorn
 
-    from core.config import get_settings
-    from core.db import session_scope
-    from core.migrate import upgrade
-    from core.owners import open_mode_allowed
-    from core.pipeline import requeue_unfinished
+    from ackreplay.core.config import get_settings
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.migrate import upgrade
+    from ackreplay.core.owners import open_mode_allowed
+    from ackreplay.core.pipeline import requeue_unfinished
 
     os.environ["ACKREPLAY_BIND_HOST"] = host  # the API checks Host headers of open-mode requests against it
     get_settings.cache_clear()
@@ -70,21 +70,21 @@ def serve(
     # Idle keep-alive connections stay open 75 s (uvicorn's default is 5 s): clients and proxies that pool
     # connections (httpx, browsers, load balancers idle out at 60 s) otherwise race the server's close and
     # see a reset on a request sent as the connection closes (the soak counted 18 such errors at 5 s).
-    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level="warning", workers=workers,
-                timeout_keep_alive=75)
+    uvicorn.run("ackreplay.api.app:create_app", factory=True, host=host, port=port, log_level="warning",
+                workers=workers, timeout_keep_alive=75)
 
 
 def worker(
     concurrency: Annotated[int, typer.Option(help="Worker processes (default: CPU count).")] = 0,
 ) -> None:
     """Run a Celery worker (needs REDIS_URL and DATABASE_URL)."""
-    from core.config import get_settings
+    from ackreplay.core.config import get_settings
 
     settings = get_settings()
     if settings.embedded_worker:
         print("ackreplay: error [no_broker]: `ackreplay worker` needs REDIS_URL (embedded `serve` has its own worker)")
         raise typer.Exit(2)
-    from workers.celery_app import app
+    from ackreplay.workers.celery_app import app
 
     argv = ["worker", "--loglevel=INFO", "-Q", "ackreplay", "--pool=prefork"]
     if concurrency:
@@ -106,9 +106,9 @@ def token_create(
     owner `local` with every capture, run and batch (unless --no-adopt)."""
     from datetime import UTC, datetime
 
-    from core.db import session_scope
-    from core.migrate import upgrade
-    from core.owners import adopt_open_owner, create_token
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.migrate import upgrade
+    from ackreplay.core.owners import adopt_open_owner, create_token
 
     expires_at = None
     if expires is not None:
@@ -143,9 +143,9 @@ def _duration(text: str) -> float | None:
 @token_app.command("list")
 def token_list() -> None:
     """Every API token: id, owner, name, shown prefix, created, expires and state (active, revoked, expired)."""
-    from core.db import session_scope
-    from core.migrate import upgrade
-    from core.owners import token_state, tokens
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.migrate import upgrade
+    from ackreplay.core.owners import token_state, tokens
 
     upgrade()
     with session_scope() as session:
@@ -162,9 +162,9 @@ def token_revoke(ref: Annotated[str, typer.Argument(help="A token id, its prefix
                                                     "it) or an owner name (all its tokens).")]) -> None:
     """Revoke API tokens (requests with them answer 401 invalid_token). A server in `auto` mode stays
     closed: it opens only while no token has ever existed."""
-    from core.db import session_scope
-    from core.migrate import upgrade
-    from core.owners import revoke_tokens
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.migrate import upgrade
+    from ackreplay.core.owners import revoke_tokens
 
     upgrade()
     with session_scope() as session:
@@ -182,11 +182,11 @@ def quota_set(
                                         "service's ACKREPLAY_QUOTA_BYTES.")],
 ) -> None:
     """Set an owner's storage quota (uploads past it answer 413 quota_exceeded)."""
-    from core.db import session_scope
-    from core.migrate import upgrade
-    from core.owners import get_or_create_owner
-    from estimators import EstimatorError
-    from estimators.truth import parse_size
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.migrate import upgrade
+    from ackreplay.core.owners import get_or_create_owner
+    from ackreplay.estimators import EstimatorError
+    from ackreplay.estimators.truth import parse_size
 
     try:
         limit = None if size == "default" else parse_size(size)
@@ -205,10 +205,10 @@ def quota_show(name: Annotated[str, typer.Argument(help="Owner name.")]) -> None
     """An owner's storage: bytes of stored captures against its quota."""
     from sqlalchemy import select
 
-    from core import quotas
-    from core.db import session_scope
-    from core.migrate import upgrade
-    from core.models import Owner
+    from ackreplay.core import quotas
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.migrate import upgrade
+    from ackreplay.core.models import Owner
 
     upgrade()
     with session_scope() as session:

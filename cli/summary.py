@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from cli.score_table import block_table
+from ackreplay.cli.score_table import block_table
 
 if TYPE_CHECKING:
-    from core.scoring import ScoredCapture
+    from ackreplay.core.scoring import ScoredCapture
 
 #: (ranking score, header (name, unit), digits)
 SUMMARY_SCORES = (
@@ -23,7 +23,7 @@ SUMMARY_SCORES = (
 
 def bulk_flows(sc: ScoredCapture) -> dict[Any, dict[str, dict[str, Any]]]:
     """{(capture, flow id): {estimator: scores}} for the capture's replayed bulk flows."""
-    from estimators.replay import bulk_flow_ids
+    from ackreplay.estimators.replay import bulk_flow_ids
 
     bulk = set(bulk_flow_ids(sc.ingest.flows, sc.truth))
     return {(str(sc.path), fr.flow_id): fr.scores for fr in sc.replay.flows if fr.flow_id in bulk}
@@ -35,7 +35,7 @@ def _fmt(v: float | None, digits: int) -> str:
 
 def combined_summary(scored: Sequence[ScoredCapture], width: int | None = 80) -> str:
     """One board over every bulk flow of every capture: rank by median composite error, with its IQR."""
-    from estimators.ranking import board
+    from ackreplay.estimators.ranking import board
 
     per_flow: dict[Any, dict[str, dict[str, Any]]] = {}
     for sc in scored:
@@ -56,7 +56,7 @@ def combined_summary(scored: Sequence[ScoredCapture], width: int | None = 80) ->
 def compare_text(a: ScoredCapture, b: ScoredCapture, width: int | None = 80) -> str:
     """Two captures side by side: per estimator, each capture's median composite error, |err| and bias over
     its bulk flows, and the change from A to B."""
-    from estimators.ranking import board
+    from ackreplay.estimators.ranking import board
 
     boards = []
     for sc in (a, b):

@@ -28,7 +28,7 @@ _announced = False
 def announce_cold() -> None:
     """Say once per process, on stderr, that the kernels are compiling (only when they are not cached)."""
     global _announced
-    import jitcache
+    from ackreplay import jitcache
 
     if _announced or not jitcache.COLD:
         return
@@ -39,13 +39,13 @@ def announce_cold() -> None:
 
 def warmup() -> None:
     """Compile the ingest and replay kernels now and cache them (run once after installing or upgrading)."""
-    import jitcache
-    from core.scoring import build_estimators, score_file
-    from estimators.truth import Truth
+    from ackreplay import jitcache
+    from ackreplay.core.scoring import build_estimators, score_file
+    from ackreplay.estimators.truth import Truth
 
     cold = sorted(jitcache.COLD)
     t0 = time.perf_counter()
-    from graphs.congestion import source_for
+    from ackreplay.graphs.congestion import source_for
 
     sc = score_file(WARMUP_CAPTURE, build_estimators(None, {}), truth=Truth.parse("bottleneck=10Mbit,shared_by=all"),
                     use_sidecar=False)
@@ -81,8 +81,8 @@ def _warm_large_capture_paths() -> None:
     replay's long flows, two-span decoding and the connection table's growth (:func:`_warm_decoder`)."""
     import numpy as np
 
-    from estimators.search import MERGE_MIN_KEYS, searchsorted_right
-    from ingest import ingest_capture, pipeline
+    from ackreplay.estimators.search import MERGE_MIN_KEYS, searchsorted_right
+    from ackreplay.ingest import ingest_capture, pipeline
 
     saved = pipeline.MIN_ROWS
     pipeline.MIN_ROWS = 64
@@ -101,12 +101,12 @@ def _warm_decoder() -> None:
     split threshold of 2 records, then its table grown once."""
     import numpy as np
 
-    from ingest.batches import BatchDecoder
-    from ingest.decode import REASONS
-    from ingest.demux import Demux
-    from ingest.packets import PacketStore
-    from ingest.records import ScanInfo, iter_records
-    from ingest.source import ByteSource
+    from ackreplay.ingest.batches import BatchDecoder
+    from ackreplay.ingest.decode import REASONS
+    from ackreplay.ingest.demux import Demux
+    from ackreplay.ingest.packets import PacketStore
+    from ackreplay.ingest.records import ScanInfo, iter_records
+    from ackreplay.ingest.source import ByteSource
 
     demux = Demux()
     decoder = BatchDecoder(demux, PacketStore(None, None), np.zeros(len(REASONS), np.int64), 2, split_min_records=2)

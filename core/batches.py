@@ -13,15 +13,15 @@ from typing import IO, Any
 
 from sqlalchemy.orm import Session
 
-from core import captures as cap_svc
-from core.errors import NotFound, ServiceError
-from core.models import Batch, Capture, Owner, Run
-from core.owners import owned
-from core.pipeline import estimator_spec, start_run
-from core.quotas import QuotaExceeded
-from core.results import leaderboard
-from core.scoring import csv_cell
-from core.storage import Store
+from ackreplay.core import captures as cap_svc
+from ackreplay.core.errors import NotFound, ServiceError
+from ackreplay.core.models import Batch, Capture, Owner, Run
+from ackreplay.core.owners import owned
+from ackreplay.core.pipeline import estimator_spec, start_run
+from ackreplay.core.quotas import QuotaExceeded
+from ackreplay.core.results import leaderboard
+from ackreplay.core.scoring import csv_cell
+from ackreplay.core.storage import Store
 
 MAX_MEMBERS = 10_000
 

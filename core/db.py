@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-from core.config import get_settings
+from ackreplay.core.config import get_settings
 
 #: Connections in one process's pool (either database). The API admits at most ``API_SESSIONS`` request
 #: sessions at a time (``api.deps``) so that a request never waits for a connection while it holds a

@@ -13,10 +13,10 @@ import time
 
 from sqlalchemy import select
 
-from core.config import get_settings
-from core.db import session_scope
-from core.models import Capture, Run
-from core.storage import Store, get_store
+from ackreplay.core.config import get_settings
+from ackreplay.core.db import session_scope
+from ackreplay.core.models import Capture, Run
+from ackreplay.core.storage import Store, get_store
 
 log = logging.getLogger("ackreplay.janitor")
 #: A process sweeps at most this often.

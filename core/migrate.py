@@ -12,8 +12,8 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 
-import migrations
-from core.config import get_settings
+from ackreplay import migrations
+from ackreplay.core.config import get_settings
 
 SCRIPTS = Path(migrations.__file__).resolve().parent
 

@@ -14,8 +14,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from core.errors import NotFound, Unauthorized
-from core.models import ApiToken, Capture, Owner, epoch, new_id, now
+from ackreplay.core.errors import NotFound, Unauthorized
+from ackreplay.core.models import ApiToken, Capture, Owner, epoch, new_id, now
 
 LOCAL_OWNER = "local"
 TOKEN_PREFIX = "ar_"

@@ -23,10 +23,10 @@ import polars as pl
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
-from core.config import get_settings
-from core.db import after_commit, get_engine, session_scope
-from core.errors import ServiceError, is_infrastructure
-from core.models import (
+from ackreplay.core.config import get_settings
+from ackreplay.core.db import after_commit, get_engine, session_scope
+from ackreplay.core.errors import ServiceError, is_infrastructure
+from ackreplay.core.models import (
     Capture,
     DecisionRow,
     Flow,
@@ -39,15 +39,23 @@ from core.models import (
     epoch,
     now,
 )
-from core.queue import dispatch
-from core.scoring import build_estimators, jsonable
-from core.storage import Store, get_store
-from estimators import EstimatorError
-from estimators import __version__ as VERSION
-from estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
-from estimators.replay import bulk_flow_ids, capture_scores, flow_columns, flow_rows, plan, replay_flow, truth_function
-from estimators.truth import Truth
-from ingest import IngestError, ingest_capture
+from ackreplay.core.queue import dispatch
+from ackreplay.core.scoring import build_estimators, jsonable
+from ackreplay.core.storage import Store, get_store
+from ackreplay.estimators import EstimatorError
+from ackreplay.estimators import __version__ as VERSION
+from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
+from ackreplay.estimators.replay import (
+    bulk_flow_ids,
+    capture_scores,
+    flow_columns,
+    flow_rows,
+    plan,
+    replay_flow,
+    truth_function,
+)
+from ackreplay.estimators.truth import Truth
+from ackreplay.ingest import IngestError, ingest_capture
 
 #: Row-group size of the capture tables: the rows of a flow are contiguous, so a replay task reading a few
 #: flows skips most row groups by their flow_id statistics.

@@ -14,7 +14,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from core.config import get_settings
+from ackreplay.core.config import get_settings
 
 log = logging.getLogger("ackreplay.queue")
 TASK_NAMES = {"ingest": "ackreplay.ingest", "replay": "ackreplay.replay"}
@@ -100,7 +100,7 @@ class InProcessWorker:
         return self.idle.wait(timeout)
 
     def _loop(self) -> None:
-        from core.pipeline import run_task
+        from ackreplay.core.pipeline import run_task
 
         while True:
             kind, task_id = self.queue.get()

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from core.config import get_settings
-from core.errors import ServiceError
-from core.models import Capture, Owner
+from ackreplay.core.config import get_settings
+from ackreplay.core.errors import ServiceError
+from ackreplay.core.models import Capture, Owner
 
 
 class QuotaExceeded(ServiceError):

@@ -14,15 +14,26 @@ import polars as pl
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.config import get_settings
-from core.errors import NotFound, ServiceError
-from core.models import Capture, DecisionRow, Flow, FlowDiagnostics, Owner, Result, Run, RunCapture, Task, epoch
-from core.owners import owned
-from core.storage import Store
-from estimators import ranking
-from estimators.replay import DECISION_SCHEMA
-from estimators.truth import DEFAULT_MIN_FLOW_BYTES
-from graphs.congestion import CongestionSource
+from ackreplay.core.config import get_settings
+from ackreplay.core.errors import NotFound, ServiceError
+from ackreplay.core.models import (
+    Capture,
+    DecisionRow,
+    Flow,
+    FlowDiagnostics,
+    Owner,
+    Result,
+    Run,
+    RunCapture,
+    Task,
+    epoch,
+)
+from ackreplay.core.owners import owned
+from ackreplay.core.storage import Store
+from ackreplay.estimators import ranking
+from ackreplay.estimators.replay import DECISION_SCHEMA
+from ackreplay.estimators.truth import DEFAULT_MIN_FLOW_BYTES
+from ackreplay.graphs.congestion import CongestionSource
 
 
 # score → which way is better ("min": smaller, "zero": closer to 0, "one": closer to 1, "max": larger)
@@ -200,7 +211,7 @@ def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: in
         raise NotFound(f"capture {capture_id} has no flow {flow_id}", code="flow_not_found")
 
     def build() -> CongestionSource:
-        from core.pipeline import read_tables
+        from ackreplay.core.pipeline import read_tables
 
         tables = read_tables(store, flow.tables_key, [flow_id])
         series = store.read_parquet(result.series_key, pl.col("flow_id") == flow_id).drop("flow_id")

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, names
-from estimators import __version__ as VERSION
-from estimators.replay import CaptureReplay, describe, replay_capture
-from estimators.truth import Truth, min_flow_bytes, parse_drops
-from ingest import CaptureIngest, ingest_capture
-from ingest.pipeline import DEFAULT_MEMORY_BUDGET
+from ackreplay.estimators import DEFAULT_ORDER, Estimator, EstimatorError, create, names
+from ackreplay.estimators import __version__ as VERSION
+from ackreplay.estimators.replay import CaptureReplay, describe, replay_capture
+from ackreplay.estimators.truth import Truth, min_flow_bytes, parse_drops
+from ackreplay.ingest import CaptureIngest, ingest_capture
+from ackreplay.ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
 ProgressFn = Callable[[str, float], None]
 

@@ -16,7 +16,7 @@ from typing import IO, Any
 import fsspec
 import polars as pl
 
-from core.config import get_settings
+from ackreplay.core.config import get_settings
 
 CHUNK = 1 << 20
 

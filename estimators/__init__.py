@@ -7,12 +7,12 @@ Registry names: ``be``, ``re``, ``crb``, ``abse``, ``tibet``, ``tibet_tx``, ``ne
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from estimators import abse, be, crb, newbr, newreno, rate, tibet, westwood_plus  # noqa: F401  (registration)
-from estimators.base import Decision, Estimator, LossContext
-from estimators.inputs import FlowInputs
-from estimators.params import EstimatorError, Param
-from estimators.registry import catalogue, create, get, names
-from jitcache import guard
+from ackreplay.estimators import abse, be, crb, newbr, newreno, rate, tibet, westwood_plus  # noqa: F401  (registration)
+from ackreplay.estimators.base import Decision, Estimator, LossContext
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.params import EstimatorError, Param
+from ackreplay.estimators.registry import catalogue, create, get, names
+from ackreplay.jitcache import guard
 
 guard(Path(__file__).parent)  # numba loads cached code at first call: drop it if sources changed
 

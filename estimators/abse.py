@@ -20,11 +20,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from estimators.base import Estimator
-from estimators.filters import adaptive_step
-from estimators.inputs import FlowInputs
-from estimators.params import Param
-from estimators.registry import register
+from ackreplay.estimators.base import Estimator
+from ackreplay.estimators.filters import adaptive_step
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.params import Param
+from ackreplay.estimators.registry import register
 
 _UWIN = 10
 

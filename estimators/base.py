@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from estimators.inputs import FlowInputs
-from estimators.params import EstimatorError, Param
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.params import EstimatorError, Param
 
 FAST_RETRANSMIT = "fast_retransmit"
 TIMEOUT = "timeout"

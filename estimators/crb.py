@@ -14,12 +14,12 @@ import math
 import numpy as np
 from numba import njit
 
-from estimators.base import PAIRING, TAU, Decision, Estimator, LossContext
-from estimators.be import be_kernel
-from estimators.inputs import FlowInputs
-from estimators.params import Param
-from estimators.rate import re_series
-from estimators.registry import register
+from ackreplay.estimators.base import PAIRING, TAU, Decision, Estimator, LossContext
+from ackreplay.estimators.be import be_kernel
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.params import Param
+from ackreplay.estimators.rate import re_series
+from ackreplay.estimators.registry import register
 
 
 def choose(be: np.ndarray, re: np.ndarray, flight: np.ndarray, rttmin: np.ndarray, theta: float) -> np.ndarray:

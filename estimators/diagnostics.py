@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from estimators.inputs import FlowInputs
+from ackreplay.estimators.inputs import FlowInputs
 
 COMPRESSED_S = 100e-6  # an ACK interval under this is ACK compression
 CLASSIFIERS = ("crb", "newbr")  # estimators that classify each loss

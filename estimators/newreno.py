@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimators.base import FAST_RETRANSMIT, Decision, Estimator, LossContext, _at
-from estimators.inputs import FlowInputs
-from estimators.registry import register
+from ackreplay.estimators.base import FAST_RETRANSMIT, Decision, Estimator, LossContext, _at
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.registry import register
 
 
 def newreno_ssthresh_segments(flight: int, mss: int) -> float:

@@ -26,7 +26,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from estimators.scores import SCRATCH_ROWS
+from ackreplay.estimators.scores import SCRATCH_ROWS
 
 T = TypeVar("T")
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from estimators.base import PAIRING, TAU, Estimator
-from estimators.filters import tustin_step
-from estimators.inputs import FlowInputs
-from estimators.params import Param
-from estimators.registry import register
+from ackreplay.estimators.base import PAIRING, TAU, Estimator
+from ackreplay.estimators.filters import tustin_step
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.params import Param
+from ackreplay.estimators.registry import register
 
 
 @njit(cache=True, nogil=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from estimators.truth import Truth
+from ackreplay.estimators.truth import Truth
 
 
 def achieved_rate(t: np.ndarray, acked: np.ndarray, window: float) -> np.ndarray:

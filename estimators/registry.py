@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from estimators.base import Estimator
-from estimators.params import EstimatorError
+from ackreplay.estimators.base import Estimator
+from ackreplay.estimators.params import EstimatorError
 
 _REGISTRY: dict[str, type[Estimator]] = {}
 

@@ -15,15 +15,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from estimators import __version__
-from estimators.base import TIMEOUT, Decision, Estimator, LossContext
-from estimators.diagnostics import loss_classes, series_diagnostics
-from estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
-from estimators.newreno import newreno_ssthresh_segments
-from estimators.parallel import run_jobs
-from estimators.references import achieved_rate, truth_rate
-from estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
-from estimators.truth import Truth, min_flow_bytes
+from ackreplay.estimators import __version__
+from ackreplay.estimators.base import TIMEOUT, Decision, Estimator, LossContext
+from ackreplay.estimators.diagnostics import loss_classes, series_diagnostics
+from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
+from ackreplay.estimators.newreno import newreno_ssthresh_segments
+from ackreplay.estimators.parallel import run_jobs
+from ackreplay.estimators.references import achieved_rate, truth_rate
+from ackreplay.estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
+from ackreplay.estimators.truth import Truth, min_flow_bytes
 
 REFERENCE_WINDOW = 1.0  # W, s (ESTIMATORS.md §4)
 #: A spilled capture's flows of at least this many ACK rows hand their input pages back after every

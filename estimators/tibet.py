@@ -20,11 +20,11 @@ import math
 import numpy as np
 from numba import njit
 
-from estimators.base import Decision, Estimator, LossContext
-from estimators.inputs import FlowInputs
-from estimators.params import Param
-from estimators.registry import register
-from estimators.search import searchsorted_right
+from ackreplay.estimators.base import Decision, Estimator, LossContext
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.params import Param
+from ackreplay.estimators.registry import register
+from ackreplay.estimators.search import searchsorted_right
 
 
 @njit(cache=True, nogil=True)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from estimators.params import EstimatorError
+from ackreplay.estimators.params import EstimatorError
 
 _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([kmgt]?)(bit/s|bits/s|bit|bps|b/s)?\s*$", re.I)
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(b|kb|kib|mb|mib|gb|gib)?\s*$", re.I)

@@ -17,10 +17,10 @@ import math
 import numpy as np
 from numba import njit
 
-from estimators.base import FAST_RETRANSMIT, Decision, Estimator, LossContext, _at
-from estimators.inputs import FlowInputs
-from estimators.params import Param
-from estimators.registry import register
+from ackreplay.estimators.base import FAST_RETRANSMIT, Decision, Estimator, LossContext, _at
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.params import Param
+from ackreplay.estimators.registry import register
 
 
 @njit(cache=True, nogil=True)

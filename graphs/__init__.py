@@ -8,6 +8,6 @@ plain data that the dashboard, the HTML report and :mod:`graphs.static` (PNG/SVG
 
 from pathlib import Path
 
-from jitcache import guard
+from ackreplay.jitcache import guard
 
 guard(Path(__file__).parent)  # numba loads cached code at first call: drop it if sources changed

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from graphs.downsample import column_hull, m4_indices
+from ackreplay.graphs.downsample import column_hull, m4_indices
 
 #: The graph's pixel width when the caller does not say (the dashboard sends its own; the report and the
 #: static images use more).

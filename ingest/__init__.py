@@ -5,7 +5,7 @@ Entry point: :func:`ingest_capture`. See ``docs/ingest.md`` for the columns and 
 
 from pathlib import Path
 
-from ingest.errors import (
+from ackreplay.ingest.errors import (
     CaptureReadError,
     CorruptCaptureError,
     DecompressedTooLargeError,
@@ -14,9 +14,9 @@ from ingest.errors import (
     UnknownFormatError,
     UnsupportedLinkTypeError,
 )
-from ingest.model import CaptureIngest, CaptureStats, FlowData, FlowSummary
-from ingest.pipeline import ingest_capture
-from jitcache import guard
+from ackreplay.ingest.model import CaptureIngest, CaptureStats, FlowData, FlowSummary
+from ackreplay.ingest.pipeline import ingest_capture
+from ackreplay.jitcache import guard
 
 guard(Path(__file__).parent)  # numba loads cached code at first call: drop it if sources changed
 

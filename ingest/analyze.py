@@ -18,10 +18,10 @@ from itertools import pairwise
 
 import numpy as np
 
-from ingest import tcpflow as tf
-from ingest.demux import CS_ACKS0, CS_ACKS1, CS_PACKETS, CS_PAYLOAD0, CS_PAYLOAD1, CS_SEGMENTS
-from ingest.fastpath import order_by_connection
-from ingest.memory import lazy, populate_in_background, populated
+from ackreplay.ingest import tcpflow as tf
+from ackreplay.ingest.demux import CS_ACKS0, CS_ACKS1, CS_PACKETS, CS_PAYLOAD0, CS_PAYLOAD1, CS_SEGMENTS
+from ackreplay.ingest.fastpath import order_by_connection
+from ackreplay.ingest.memory import lazy, populate_in_background, populated
 
 #: Below this many packets a group is analysed in the calling thread (threads cost more than they save).
 PARALLEL_MIN_PACKETS = 200_000

@@ -20,12 +20,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from ingest.decode import NCOL, REASONS, SUPPORTED_LINKTYPES
-from ingest.demux import Demux
-from ingest.errors import UnsupportedLinkTypeError
-from ingest.fastpath import SCRATCH_NCOL, close_gap, decode_span, demux_rows
-from ingest.packets import PacketStore
-from ingest.records import RecordBatch
+from ackreplay.ingest.decode import NCOL, REASONS, SUPPORTED_LINKTYPES
+from ackreplay.ingest.demux import Demux
+from ackreplay.ingest.errors import UnsupportedLinkTypeError
+from ackreplay.ingest.fastpath import SCRATCH_NCOL, close_gap, decode_span, demux_rows
+from ackreplay.ingest.packets import PacketStore
+from ackreplay.ingest.records import RecordBatch
 
 #: A batch of fewer records is decoded in one span (a thread hand-off costs more than it saves).
 SPLIT_MIN_RECORDS = 16_384

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ingest import tcpflow as tf
-from ingest.demux import CS_PAYLOAD0
-from ingest.frames import TableSink, ack_columns, segment_columns
-from ingest.packets import PacketStore, options_table
-from ingest.records import prefetch
+from ackreplay.ingest import tcpflow as tf
+from ackreplay.ingest.demux import CS_PAYLOAD0
+from ackreplay.ingest.frames import TableSink, ack_columns, segment_columns
+from ackreplay.ingest.packets import PacketStore, options_table
+from ackreplay.ingest.records import prefetch
 
 
 @dataclass

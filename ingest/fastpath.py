@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ingest.decode import (
+from ackreplay.ingest.decode import (
     ACK,
     C_ACK,
     C_DPORT,
@@ -46,7 +46,7 @@ from ingest.decode import (
     SYN,
     _decode_one,
 )
-from ingest.demux import CS_ACKS0, CS_PACKETS, CS_PAYLOAD0, CS_SEGMENTS, _mix
+from ackreplay.ingest.demux import CS_ACKS0, CS_PACKETS, CS_PAYLOAD0, CS_SEGMENTS, _mix
 
 #: (name, dtype) of the compact per-packet columns (``PacketStore.cols`` holds them in this order).
 PACKET_COLUMNS = (

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ingest import tcpflow as tf
-from ingest.spill import ColumnSpill
+from ackreplay.ingest import tcpflow as tf
+from ackreplay.ingest.spill import ColumnSpill
 
 SEGMENT_KINDS = pl.Enum(["new", "retransmission", "keepalive", "zero_window_probe"])
 EPISODE_KINDS = pl.Enum(["fast_retransmit", "timeout"])

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from ingest.memory import release_mapped
+from ackreplay.ingest.memory import release_mapped
 
 
 @dataclass

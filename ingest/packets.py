@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from ingest.fastpath import OPT_NCOL, PACKET_COLUMNS
-from ingest.memory import lazy, populate_in_background, populated, release_in_background
-from ingest.spill import ColumnSpill
+from ackreplay.ingest.fastpath import OPT_NCOL, PACKET_COLUMNS
+from ackreplay.ingest.memory import lazy, populate_in_background, populated, release_in_background
+from ackreplay.ingest.spill import ColumnSpill
 
 #: Rows per block when packet columns are read back from the spill.
 SPILL_READ_ROWS = 1 << 20

@@ -27,13 +27,13 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ingest import tcpflow as tf
-from ingest.analyze import GroupAnalysis, analyze_group, default_threads
-from ingest.batches import BatchDecoder, check_linktypes
-from ingest.chunked import analyze_connection
-from ingest.decode import NCOL, REASONS, decode_records
-from ingest.demux import CS_PACKETS, Demux
-from ingest.frames import (
+from ackreplay.ingest import tcpflow as tf
+from ackreplay.ingest.analyze import GroupAnalysis, analyze_group, default_threads
+from ackreplay.ingest.batches import BatchDecoder, check_linktypes
+from ackreplay.ingest.chunked import analyze_connection
+from ackreplay.ingest.decode import NCOL, REASONS, decode_records
+from ackreplay.ingest.demux import CS_PACKETS, Demux
+from ackreplay.ingest.frames import (
     TableSink,
     ack_columns,
     acks_frame,
@@ -42,13 +42,13 @@ from ingest.frames import (
     segment_columns,
     segments_frame,
 )
-from ingest.memory import trim_heap
-from ingest.model import CaptureIngest, CaptureStats, FlowSummary
-from ingest.packets import PacketStore
-from ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
-from ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records, prefetch
-from ingest.source import ByteSource
-from ingest.summary import flow_rows, flow_summary
+from ackreplay.ingest.memory import trim_heap
+from ackreplay.ingest.model import CaptureIngest, CaptureStats, FlowSummary
+from ackreplay.ingest.packets import PacketStore
+from ackreplay.ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
+from ackreplay.ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records, prefetch
+from ackreplay.ingest.source import ByteSource
+from ackreplay.ingest.summary import flow_rows, flow_summary
 
 ProgressFn = Callable[[int, int], None]
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ingest import tcpflow as tf
+from ackreplay.ingest import tcpflow as tf
 
 #: Fewer RTT samples than this and the reconstruction is not sound (the flow is not replayed by default).
 MIN_SAMPLES = 8

@@ -28,8 +28,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numba import njit
 
-from ingest.errors import CorruptCaptureError, EmptyCaptureError, UnknownFormatError
-from ingest.source import ByteSource
+from ackreplay.ingest.errors import CorruptCaptureError, EmptyCaptureError, UnknownFormatError
+from ackreplay.ingest.source import ByteSource
 
 PCAP_MAGICS = {
     b"\xd4\xc3\xb2\xa1": ("<", 1000),  # little-endian, microseconds

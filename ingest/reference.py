@@ -18,8 +18,8 @@ from typing import Any
 import dpkt
 import numpy as np
 
-from ingest.decode import C_ACK as C_ACKNO
-from ingest.decode import (
+from ackreplay.ingest.decode import C_ACK as C_ACKNO
+from ackreplay.ingest.decode import (
     C_AF,
     C_DPORT,
     C_DST_HI,
@@ -50,7 +50,7 @@ from ingest.decode import (
     R_UNSUPPORTED,
     REASONS,
 )
-from ingest.source import read_all
+from ackreplay.ingest.source import read_all
 
 _EXT = {0, 43, 60, 44, 51}
 

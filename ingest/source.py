@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
-from ingest.errors import CaptureReadError, CorruptCaptureError, DecompressedTooLargeError
+from ackreplay.ingest.errors import CaptureReadError, CorruptCaptureError, DecompressedTooLargeError
 
 GZIP_MAGIC = b"\x1f\x8b"
 

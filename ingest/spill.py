@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ingest.source import read_fully
+from ackreplay.ingest.source import read_fully
 
 
 class ColumnSpill:

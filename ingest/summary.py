@@ -6,10 +6,10 @@ import ipaddress
 
 import numpy as np
 
-from ingest import tcpflow as tf
-from ingest.demux import Demux
-from ingest.model import FlowSummary
-from ingest.vantage import classify_vantage
+from ackreplay.ingest import tcpflow as tf
+from ackreplay.ingest.demux import Demux
+from ackreplay.ingest.model import FlowSummary
+from ackreplay.ingest.vantage import classify_vantage
 
 MSS_SOURCES = {
     tf.MSS_SYN: "syn",

@@ -29,11 +29,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ingest.decode import ACK, FIN, RST, SYN
-from ingest.demux import CS_PAYLOAD0, CS_SEGMENTS
-from ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
-from ingest.memory import lazy
-from ingest.prefetch import AHEAD, prefetch
+from ackreplay.ingest.decode import ACK, FIN, RST, SYN
+from ackreplay.ingest.demux import CS_PAYLOAD0, CS_SEGMENTS
+from ackreplay.ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
+from ackreplay.ingest.memory import lazy
+from ackreplay.ingest.prefetch import AHEAD, prefetch
 
 # ACK-row integer columns
 (AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED, AI_TSECR, AI_SACK_LO,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from alembic import context
 
-from core.config import get_settings
-from core.db import make_engine
-from core.models import Base
+from ackreplay.core.config import get_settings
+from ackreplay.core.db import make_engine
+from ackreplay.core.models import Base
 
 target_metadata = Base.metadata
 

@@ -7,7 +7,7 @@ import json
 import polars as pl
 from typer.testing import CliRunner
 
-from cli.main import app
+from ackreplay.cli.main import app
 from tests.conftest import SHARED
 
 runner = CliRunner()

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from cli.main import app
+from ackreplay.cli.main import app
 from tests.conftest import ROOT, SHARED
 
 SAMPLE = ROOT / "samples" / "sample.pcap"
@@ -132,14 +132,14 @@ def test_bad_options_are_named(args, code, error):
 def test_bad_capture_exits_3_without_traceback(tmp_path):
     bad = tmp_path / "bad.pcap"
     bad.write_bytes(b"not a capture at all")
-    proc = subprocess.run([sys.executable, "-m", "cli.main", "score", str(bad)], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT)
+    proc = subprocess.run([sys.executable, "-m", "ackreplay.cli.main", "score", str(bad)], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 3 and "error [unknown_format]" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
 def _cli(*args: str, stdin: bytes | None = None, shell: str | None = None) -> subprocess.CompletedProcess[bytes]:
-    cmd = shell if shell is not None else [sys.executable, "-m", "cli.main", *args]
+    cmd = shell if shell is not None else [sys.executable, "-m", "ackreplay.cli.main", *args]
     return subprocess.run(cmd, input=stdin, capture_output=True, timeout=300, cwd=ROOT, shell=shell is not None,
                           executable="/bin/bash" if shell is not None else None)
 
@@ -153,7 +153,7 @@ def test_score_reads_standard_input_and_pipes_as_the_file_itself():
     doc = json.loads(piped.stdout)
     assert doc["captures"][0]["file"] == "stdin"
     assert doc["captures"][0]["flows"] == want["captures"][0]["flows"]
-    dev = _cli(shell=f"cat {SAMPLE} | {sys.executable} -m cli.main score /dev/stdin -f json --no-sidecar")
+    dev = _cli(shell=f"cat {SAMPLE} | {sys.executable} -m ackreplay.cli.main score /dev/stdin -f json --no-sidecar")
     assert dev.returncode == 0, dev.stderr
     assert json.loads(dev.stdout)["captures"][0]["flows"] == want["captures"][0]["flows"]
     flows = _cli("flows", "-", "--json", stdin=SAMPLE.read_bytes())
@@ -219,7 +219,7 @@ def test_graph_writes_png_svg_and_pdf_and_names_bad_requests(tmp_path):
 
 def _cli_env(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": str(columns)}
-    return subprocess.run([sys.executable, "-m", "cli.main", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ackreplay.cli.main", *map(str, args)], capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=300)
 
 
@@ -271,16 +271,16 @@ def test_numpy_warnings_never_reach_the_terminal(monkeypatch):
     numpy warning to the user."""
     import numpy as np
 
-    import core.scoring
+    import ackreplay.core.scoring
 
-    real = core.scoring.score_file
+    real = ackreplay.core.scoring.score_file
 
     def noisy(*args, **kwargs):
         np.mean(np.array([]))  # "Mean of empty slice"
         _ = np.float64(1.0) / np.float64(0.0)  # "divide by zero"
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(core.scoring, "score_file", noisy)
+    monkeypatch.setattr(ackreplay.core.scoring, "score_file", noisy)
     import warnings as w
 
     with w.catch_warnings(record=True) as caught:
@@ -295,8 +295,9 @@ def test_one_progress_bar_on_a_terminal_that_leaves_nothing_behind():
     import pty
 
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "score", str(SAMPLE), str(S09)], stdout=subprocess.PIPE,
-                            stderr=slave, env={**os.environ, "COLUMNS": "80", "TERM": "xterm"}, cwd=ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "ackreplay.cli.main", "score", str(SAMPLE), str(S09)],
+                            stdout=subprocess.PIPE, stderr=slave, env={**os.environ, "COLUMNS": "80", "TERM": "xterm"},
+                            cwd=ROOT)
     os.close(slave)
     out = proc.stdout.read() if proc.stdout else b""
     proc.wait(timeout=300)
@@ -318,7 +319,7 @@ def test_one_progress_bar_on_a_terminal_that_leaves_nothing_behind():
 
 
 def test_notebook_results_convert_to_pandas_and_render_as_html():
-    from core.scoring import build_estimators, score_file
+    from ackreplay.core.scoring import build_estimators, score_file
 
     sc = score_file(SAMPLE, build_estimators(["re", "abse"], {}))
     frame = sc.scores_frame()

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from numba.core.caching import _CacheLocator
 
-import jitcache
-from jitcache import guard
+from ackreplay import jitcache
+from ackreplay.jitcache import guard
 
 
 def _package(tmp_path: Path) -> Path:
@@ -79,7 +79,7 @@ def running(x):
 
 PROBE = '''
 import sys
-import cli  # what every ackreplay process starts with
+from ackreplay import cli  # what every ackreplay process starts with
 import numpy as np
 from leanmod import running
 out = running(np.arange(1000.0))

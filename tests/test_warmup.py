@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli.warmup import WARMUP_CAPTURE, _warm_large_capture_paths
-from estimators import search
-from ingest import demux, fastpath, ingest_capture, pipeline
-from ingest import tcpflow as tf
+from ackreplay.cli.warmup import WARMUP_CAPTURE, _warm_large_capture_paths
+from ackreplay.estimators import search
+from ackreplay.ingest import demux, fastpath, ingest_capture, pipeline
+from ackreplay.ingest import tcpflow as tf
 
 
 def test_warmup_reaches_the_chunked_analysis_and_the_merge_search() -> None:
@@ -38,7 +38,7 @@ def test_warmup_writes_the_project_bytecode_even_where_python_would_not(tmp_path
     import importlib.util
     import sys
 
-    from cli.warmup import _compile_bytecode
+    from ackreplay.cli.warmup import _compile_bytecode
 
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     (tmp_path / "ingest").mkdir()

@@ -9,13 +9,13 @@ import time
 from celery import Celery
 from celery.signals import worker_ready
 
-from core.config import get_settings
+from ackreplay.core.config import get_settings
 
 log = logging.getLogger("ackreplay.worker")
 
 
 def make_app() -> Celery:
-    app = Celery("ackreplay", broker=get_settings().redis_url, include=["workers.tasks"])
+    app = Celery("ackreplay", broker=get_settings().redis_url, include=["ackreplay.workers.tasks"])
     app.conf.update(
         task_acks_late=True,  # a task is acknowledged when done: a killed worker's task is delivered again
         task_reject_on_worker_lost=True,
@@ -36,9 +36,9 @@ def sweep_once() -> int:
     """Dispatch again the work that was lost: a started task whose worker stopped beating its heartbeat for
     ``stale_task_seconds``, a queued task whose broker message is gone (Redis restarted, or unreachable when
     the task was created)."""
-    from core.db import session_scope
-    from core.pipeline import requeue_unfinished
-    from core.queue import in_broker
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.pipeline import requeue_unfinished
+    from ackreplay.core.queue import in_broker
 
     with session_scope() as session:
         return requeue_unfinished(session, older_than_s=get_settings().stale_task_seconds, in_broker=in_broker)
@@ -51,7 +51,7 @@ def sweep_period() -> float:
 
 
 def _sweeper() -> None:
-    from core.janitor import maybe_sweep_orphans
+    from ackreplay.core.janitor import maybe_sweep_orphans
 
     while True:
         time.sleep(sweep_period())

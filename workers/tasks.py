@@ -4,8 +4,8 @@ unreachable, transactions colliding), which are retried with backoff until the i
 
 from __future__ import annotations
 
-from core.pipeline import run_task
-from workers.celery_app import app
+from ackreplay.core.pipeline import run_task
+from ackreplay.workers.celery_app import app
 
 RETRY = {"autoretry_for": (Exception,), "retry_backoff": True, "retry_backoff_max": 60, "max_retries": None}
 

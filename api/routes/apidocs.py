@@ -11,7 +11,7 @@ import fastapi_offline
 from fastapi import APIRouter
 from fastapi.responses import FileResponse, RedirectResponse
 
-from core.errors import NotFound
+from ackreplay.core.errors import NotFound
 
 router = APIRouter(include_in_schema=False)
 PAGE = Path(__file__).resolve().parents[1] / "apidocs"

@@ -7,13 +7,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Path, Query, UploadFile
 from fastapi.responses import Response
 
-from api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
-from api.errors import responses
-from api.routes.captures import NameField, TagsField, TruthField, _truth_field, tag_list
-from api.schemas import BATCH_ID, ID_PATTERN, BatchCreated, BatchOut, ScoreboardOut
-from core import batches as svc
-from core import results
-from core.captures import display_name
+from ackreplay.api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
+from ackreplay.api.errors import responses
+from ackreplay.api.routes.captures import NameField, TagsField, TruthField, _truth_field, tag_list
+from ackreplay.api.schemas import BATCH_ID, ID_PATTERN, BatchCreated, BatchOut, ScoreboardOut
+from ackreplay.core import batches as svc
+from ackreplay.core import results
+from ackreplay.core.captures import display_name
 
 router = APIRouter(prefix="/batches", tags=["batches"])
 BatchId = Annotated[str, Path(description="a batch's id", pattern=ID_PATTERN, examples=[BATCH_ID])]

@@ -11,10 +11,10 @@ from fastapi import APIRouter, File, Form, Path, Query, UploadFile
 from fastapi.responses import Response
 from pydantic import StringConstraints
 
-from api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
-from api.errors import responses
-from api.metrics import UPLOADS
-from api.schemas import (
+from ackreplay.api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
+from ackreplay.api.errors import responses
+from ackreplay.api.metrics import UPLOADS
+from ackreplay.api.schemas import (
     CAPTURE_ID,
     ID_PATTERN,
     MAX_FLOW_ID,
@@ -29,9 +29,9 @@ from api.schemas import (
     Text,
     UploadOut,
 )
-from core import captures as svc
-from core.errors import ServiceError
-from core.pipeline import estimator_spec, read_tables, start_run
+from ackreplay.core import captures as svc
+from ackreplay.core.errors import ServiceError
+from ackreplay.core.pipeline import estimator_spec, read_tables, start_run
 
 router = APIRouter(prefix="/captures", tags=["captures"])
 CaptureId = Annotated[str, Path(description="a capture's id", pattern=ID_PATTERN, examples=[CAPTURE_ID])]

@@ -6,8 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter
 
-import estimators as E
-from api.schemas import EstimatorInfo
+import ackreplay.estimators as E
+from ackreplay.api.schemas import EstimatorInfo
 
 router = APIRouter(tags=["estimators"])
 

@@ -9,11 +9,11 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
-from api.deps import SettingsDep, StoreDep
-from api.schemas import HealthOut, ReadyOut
-from core.db import get_engine, session_scope
-from core.owners import authenticate, token_from_header
-from core.queue import celery_client
+from ackreplay.api.deps import SettingsDep, StoreDep
+from ackreplay.api.schemas import HealthOut, ReadyOut
+from ackreplay.core.db import get_engine, session_scope
+from ackreplay.core.owners import authenticate, token_from_header
+from ackreplay.core.queue import celery_client
 
 router = APIRouter(tags=["health"])
 

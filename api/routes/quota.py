@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import OwnerDep, SessionDep
-from api.errors import responses
-from api.schemas import QuotaOut
-from core import quotas
+from ackreplay.api.deps import OwnerDep, SessionDep
+from ackreplay.api.errors import responses
+from ackreplay.api.schemas import QuotaOut
+from ackreplay.core import quotas
 
 router = APIRouter(tags=["quota"])
 

@@ -8,11 +8,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
-from api.deps import OwnerDep, SessionDep, StoreDep
-from api.errors import responses
-from api.metrics import RUNS
-from api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, Offset, table_response
-from api.schemas import (
+from ackreplay.api.deps import OwnerDep, SessionDep, StoreDep
+from ackreplay.api.errors import responses
+from ackreplay.api.metrics import RUNS
+from ackreplay.api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, Offset, table_response
+from ackreplay.api.schemas import (
     ID_PATTERN,
     MAX_FLOW_ID,
     RUN_ID,
@@ -28,9 +28,9 @@ from api.schemas import (
     ScorePage,
     SeriesOut,
 )
-from core import captures as cap_svc
-from core import results
-from core.pipeline import estimator_spec, start_run
+from ackreplay.core import captures as cap_svc
+from ackreplay.core import results
+from ackreplay.core.pipeline import estimator_spec, start_run
 
 router = APIRouter(tags=["runs"])
 RunId = Annotated[str, Path(description="a run's id", pattern=ID_PATTERN, examples=[RUN_ID])]

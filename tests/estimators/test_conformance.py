@@ -8,11 +8,11 @@ from functools import cache
 import numpy as np
 import pytest
 
-import estimators as E
-from estimators.base import FAST_RETRANSMIT, TIMEOUT, Estimator, LossContext
-from estimators.inputs import FlowInputs
-from estimators.registry import register
-from ingest import ingest_capture
+import ackreplay.estimators as E
+from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, Estimator, LossContext
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.estimators.registry import register
+from ackreplay.ingest import ingest_capture
 from tests.conftest import SHARED
 
 NAMES = E.names()

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import estimators as E
-from core.scoring import score_file
-from estimators.diagnostics import explain, flow_diagnostics, largest_samples
-from estimators.inputs import FlowInputs
+import ackreplay.estimators as E
+from ackreplay.core.scoring import score_file
+from ackreplay.estimators.diagnostics import explain, flow_diagnostics, largest_samples
+from ackreplay.estimators.inputs import FlowInputs
 from tests.conftest import ROOT
 
 SAMPLE = ROOT / "samples" / "sample.pcap"

@@ -10,8 +10,8 @@ from functools import cache
 
 import pytest
 
-import estimators as E
-from core.scoring import score_file
+import ackreplay.estimators as E
+from ackreplay.core.scoring import score_file
 from tests.conftest import SHARED
 
 GEN = SHARED / "generated"

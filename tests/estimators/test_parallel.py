@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from estimators import parallel
+from ackreplay.estimators import parallel
 from tests.conftest import SHARED, shared_captures
 from tests.estimators.test_score_identity import DIGESTS, digest
 
@@ -101,9 +101,9 @@ def test_replay_within_a_small_budget_runs_one_job_at_a_time_with_the_same_resul
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A capture ingested within a memory budget is replayed within it: jobs whose footprints do not fit
     side by side run one after the other, and every score and decision is the same."""
-    import estimators as E
-    from estimators.replay import replay_capture
-    from ingest import ingest_capture
+    import ackreplay.estimators as E
+    from ackreplay.estimators.replay import replay_capture
+    from ackreplay.ingest import ingest_capture
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_EVENTS", 0)
     monkeypatch.setattr(parallel, "usable_cores", lambda: 3)

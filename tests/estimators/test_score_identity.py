@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cli.main import app
+from ackreplay.cli.main import app
 from tests.conftest import SHARED, shared_captures
 
 DIGESTS = Path(__file__).with_name("score_digests.json")

@@ -16,10 +16,10 @@ import math
 import numpy as np
 import pytest
 
-import estimators as E
-from estimators.base import TIMEOUT, LossContext
-from estimators.inputs import FlowInputs
-from ingest import ingest_capture
+import ackreplay.estimators as E
+from ackreplay.estimators.base import TIMEOUT, LossContext
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.ingest import ingest_capture
 from tests.conftest import SHARED
 from tests.estimators.linux_westwood import HZ, LinuxWestwood, usecs_to_jiffies
 

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ingest import IngestError, ingest_capture
+from ackreplay.ingest import IngestError, ingest_capture
 from tests import pcapgen as g
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest import ingest_capture
+from ackreplay.ingest import ingest_capture
 from tests.conftest import SHARED, shared_captures
 
 CAPTURES = shared_captures()

@@ -11,7 +11,7 @@ import zlib
 
 import pytest
 
-from ingest import (
+from ackreplay.ingest import (
     CaptureReadError,
     CorruptCaptureError,
     DecompressedTooLargeError,
@@ -144,7 +144,7 @@ CASES = {
 def test_cli_reports_bad_input_without_traceback(tmp_capture, name):
     data, code = CASES[name]
     path = tmp_capture(data, name)
-    proc = subprocess.run([sys.executable, "-m", "cli.main", "flows", str(path)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "ackreplay.cli.main", "flows", str(path)], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 3, proc.stderr
     assert f"error [{code}]" in proc.stderr and str(path) in proc.stderr

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from polars.testing import assert_frame_equal
 
-from ingest import analyze, ingest_capture, pipeline
-from ingest.model import CaptureIngest
-from ingest.packets import PacketStore
+from ackreplay.ingest import analyze, ingest_capture, pipeline
+from ackreplay.ingest.model import CaptureIngest
+from ackreplay.ingest.packets import PacketStore
 from tests import pcapgen as g
 from tests.conftest import shared_captures
 

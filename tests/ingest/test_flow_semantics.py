@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingest import ingest_capture
-from ingest import tcpflow as tf
+from ackreplay.ingest import ingest_capture
+from ackreplay.ingest import tcpflow as tf
 from tests import pcapgen as g
 
 MSS = 1000

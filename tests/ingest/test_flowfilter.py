@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ingest.flowfilter import FilterError, compile_filter
+from ackreplay.ingest.flowfilter import FilterError, compile_filter
 from tests.conftest import ROOT, SHARED
 
 S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
@@ -63,7 +63,7 @@ def test_expressions_it_cannot_use_are_named(expr, named):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "ackreplay.cli.main", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=300)
 
 

@@ -7,11 +7,11 @@ import io
 import pytest
 from dpkt.pcap import Reader
 
-from ingest import UnsupportedLinkTypeError, ingest_capture
-from ingest.decode import COLUMNS, NCOL, REASONS
-from ingest.pipeline import decode_batch
-from ingest.records import ScanInfo, iter_records
-from ingest.source import ByteSource
+from ackreplay.ingest import UnsupportedLinkTypeError, ingest_capture
+from ackreplay.ingest.decode import COLUMNS, NCOL, REASONS
+from ackreplay.ingest.pipeline import decode_batch
+from ackreplay.ingest.records import ScanInfo, iter_records
+from ackreplay.ingest.source import ByteSource
 from tests import pcapgen as g
 
 V6_S = bytes.fromhex("20010db8000000000000000000000001")

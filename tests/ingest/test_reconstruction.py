@@ -14,9 +14,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-import estimators as E
-from core.scoring import score_file
-from ingest import ingest_capture
+import ackreplay.estimators as E
+from ackreplay.core.scoring import score_file
+from ackreplay.ingest import ingest_capture
 from tests import pcapgen as g
 from tests.conftest import SHARED
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from core.db import session_scope
-from core.models import Capture, Run
+from ackreplay.core.db import session_scope
+from ackreplay.core.models import Capture, Run
 
 
 def stored(store: Path) -> dict[str, int]:

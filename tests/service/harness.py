@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 from fastapi.testclient import TestClient
 
-from core import config, db, queue, storage
+from ackreplay.core import config, db, queue, storage
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_KEYS = ("ACKREPLAY_DATA_DIR", "DATABASE_URL", "REDIS_URL", "ACKREPLAY_STORAGE_URL", "ACKREPLAY_AUTH",
@@ -55,8 +55,8 @@ def configured(env: dict[str, str]) -> Iterator[None]:
 
 
 def client() -> TestClient:
-    from api.app import create_app
-    from core.migrate import upgrade
+    from ackreplay.api.app import create_app
+    from ackreplay.core.migrate import upgrade
 
     upgrade()
     return TestClient(create_app())
@@ -84,7 +84,7 @@ def cli_document(path: Path, *extra: str) -> dict:
     """What `ackreplay score --format json` prints for the same file."""
     from typer.testing import CliRunner
 
-    from cli.main import app
+    from ackreplay.cli.main import app
 
     res = CliRunner().invoke(app, ["score", str(path), "--format", "json", "--no-sidecar", *extra])
     assert res.exit_code == 0, res.stderr

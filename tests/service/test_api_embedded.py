@@ -8,8 +8,8 @@ import struct
 import polars as pl
 import pytest
 
-from core.db import session_scope
-from core.owners import create_token
+from ackreplay.core.db import session_scope
+from ackreplay.core.owners import create_token
 from tests import pcapgen as g
 from tests.conftest import ROOT, SHARED
 from tests.service.harness import cli_document, client, configured, same_scores, upload, wait_run
@@ -284,7 +284,7 @@ def test_many_concurrent_requests_never_wait_for_a_connection_while_holding_a_th
     import anyio.to_thread
     import httpx
 
-    from api.app import create_app
+    from ackreplay.api.app import create_app
 
     async def main() -> list[int]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = 2

@@ -35,8 +35,8 @@ import pytest
 from sqlalchemy.exc import DataError, IntegrityError, OperationalError
 from typer.testing import CliRunner
 
-from api.security import HEADERS
-from cli.main import app as cli_app
+from ackreplay.api.security import HEADERS
+from ackreplay.cli.main import app as cli_app
 from tests.conftest import ROOT
 from tests.pcapgen import Conv, Rec, ether, ipv4, pcap
 from tests.service.accounting import check_store, stored
@@ -153,7 +153,8 @@ def test_bad_data_fails_the_run_at_once_without_retry(svc, monkeypatch, stage):
     def broken(*_: Any, **__: Any) -> Any:
         raise ValueError("a value the pipeline cannot take")
 
-    monkeypatch.setattr("core.pipeline.ingest_capture" if stage == "ingest" else "core.pipeline.replay_flow", broken)
+    target = "ackreplay.core.pipeline.ingest_capture" if stage == "ingest" else "ackreplay.core.pipeline.replay_flow"
+    monkeypatch.setattr(target, broken)
     r = post_capture(svc.api, tcp_capture(2))
     run = wait_run(svc.api, r.json()["run_id"], timeout=60)
     assert run["status"] == "failed", run
@@ -165,9 +166,9 @@ def test_bad_data_fails_the_run_at_once_without_retry(svc, monkeypatch, stage):
 
 
 def test_infrastructure_faults_are_retried_until_they_pass(svc, monkeypatch):
-    import core.pipeline
+    import ackreplay.core.pipeline
 
-    real, calls = core.pipeline.ingest_capture, []
+    real, calls = ackreplay.core.pipeline.ingest_capture, []
 
     def flaky(*a: Any, **k: Any) -> Any:
         calls.append(1)
@@ -175,7 +176,7 @@ def test_infrastructure_faults_are_retried_until_they_pass(svc, monkeypatch):
             raise OperationalError("select 1", {}, Exception("server closed the connection unexpectedly"))
         return real(*a, **k)
 
-    monkeypatch.setattr("core.pipeline.ingest_capture", flaky)
+    monkeypatch.setattr("ackreplay.core.pipeline.ingest_capture", flaky)
     r = post_capture(svc.api, tcp_capture(3))
     run = wait_run(svc.api, r.json()["run_id"], timeout=60)
     assert run["status"] == "succeeded", run
@@ -210,7 +211,7 @@ FAILED_AFTER_STORING = [  # the capture was stored, then the request failed: its
 def test_an_upload_failing_after_it_was_stored_leaves_no_bytes(tmp_path, postgres_server, monkeypatch, case, exc,
                                                                status, code):
     with service(tmp_path, postgres_server, ACKREPLAY_QUOTA_BYTES="10000000") as s:
-        monkeypatch.setattr("api.routes.captures.start_run", _raiser(exc))
+        monkeypatch.setattr("ackreplay.api.routes.captures.start_run", _raiser(exc))
         for i in range(12):
             is_error(post_capture(s.api, tcp_capture(100 + i)), status, code)
             assert stored(s.store) == {} and check_store(s.store, s.api) == {}
@@ -236,7 +237,7 @@ def test_concurrent_identical_uploads_store_one_capture(svc):
 
 
 def test_the_janitor_removes_orphans_older_than_an_hour(svc):
-    from core.janitor import maybe_sweep_orphans
+    from ackreplay.core.janitor import maybe_sweep_orphans
 
     body = post_capture(svc.api, tcp_capture(6)).json()
     wait_run(svc.api, body["run_id"], timeout=60)
@@ -300,7 +301,7 @@ def _token(owner: str) -> str:
 
 @pytest.mark.parametrize("path", ["/api/v1/captures", "/api/v1/batches"])
 def test_token_length_and_quota_are_checked_before_the_body_is_read(tmp_path, postgres_server, path):
-    from api.app import create_app
+    from ackreplay.api.app import create_app
 
     with service(tmp_path, postgres_server, ACKREPLAY_MAX_UPLOAD_BYTES=str(1 << 20), ACKREPLAY_AUTH="required",
                  ACKREPLAY_MAX_BATCH_BYTES=str(1 << 20)) as s:
@@ -319,7 +320,7 @@ def test_token_length_and_quota_are_checked_before_the_body_is_read(tmp_path, po
 
 
 def test_an_upload_past_the_quota_is_refused_before_its_body(tmp_path, postgres_server):
-    from api.app import create_app
+    from ackreplay.api.app import create_app
 
     with service(tmp_path, postgres_server, ACKREPLAY_QUOTA_BYTES=str(1 << 20)) as s:
         status, body, reads = _asgi(create_app(), "/api/v1/captures",
@@ -329,7 +330,7 @@ def test_an_upload_past_the_quota_is_refused_before_its_body(tmp_path, postgres_
 
 
 def test_any_other_body_is_held_to_a_json_document_s_size(svc):
-    from api.app import create_app
+    from ackreplay.api.app import create_app
 
     app = create_app()
     status, body, reads = _asgi(app, "/api/v1/runs", {"content-type": "application/json",
@@ -434,7 +435,7 @@ def test_ids_filters_and_numbers_out_of_range_are_422(svc):
     (KeyError("boom"), 500, "internal_error"),
 ])
 def test_a_database_error_is_503_only_for_an_outage_and_nothing_is_plain_text(svc, monkeypatch, exc, status, code):
-    monkeypatch.setattr("core.captures.listing", _raiser(exc))
+    monkeypatch.setattr("ackreplay.core.captures.listing", _raiser(exc))
     is_error(svc.api.get("/api/v1/captures"), status, code)
 
 
@@ -470,11 +471,11 @@ def test_the_sweep_dispatches_lost_work_again_and_the_run_says_it_waits(svc, mon
     """The sweep's rules on real rows (the fault suite shows them against a killed worker and a restarted
     Redis): a started task without heartbeat and a queued one without broker message go again, with a note
     the run's status shows; a task a live worker runs, or whose message waits in the broker, stays."""
-    from core.db import session_scope
-    from core.pipeline import requeue_unfinished
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.pipeline import requeue_unfinished
 
     sent: list[tuple[str, str]] = []
-    monkeypatch.setattr("core.pipeline.dispatch", lambda kind, tid: sent.append((kind, tid)))
+    monkeypatch.setattr("ackreplay.core.pipeline.dispatch", lambda kind, tid: sent.append((kind, tid)))
     r = svc.api.post("/api/v1/batches", files=[("files", (f"{i}.pcap", tcp_capture(40 + i))) for i in range(4)])
     run_id = r.json()["run_id"]
     ids = [t for (t,) in psycopg.connect(svc.db).execute(
@@ -501,16 +502,16 @@ def test_the_sweep_dispatches_lost_work_again_and_the_run_says_it_waits(svc, mon
 
 
 def test_deleting_a_capture_during_its_ingest_ends_the_run(svc, monkeypatch):
-    import core.pipeline
+    import ackreplay.core.pipeline
 
-    real, entered, release = core.pipeline.ingest_capture, threading.Event(), threading.Event()
+    real, entered, release = ackreplay.core.pipeline.ingest_capture, threading.Event(), threading.Event()
 
     def slow(*a: Any, **k: Any) -> Any:
         entered.set()
         assert release.wait(30)
         return real(*a, **k)
 
-    monkeypatch.setattr("core.pipeline.ingest_capture", slow)
+    monkeypatch.setattr("ackreplay.core.pipeline.ingest_capture", slow)
     one = post_capture(svc.api, tcp_capture(20)).json()
     assert entered.wait(30)
     assert svc.api.delete(f"/api/v1/captures/{one['capture']['id']}").status_code == 204
@@ -578,8 +579,8 @@ def test_a_gzip_of_anything_but_a_capture_is_415(svc, content):
 
 
 def test_tokens_expire_are_listed_and_revoked_and_auto_never_reopens(svc):
-    from core.db import session_scope
-    from core.owners import create_token
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.owners import create_token
 
     assert svc.api.get("/api/v1/captures").status_code == 200  # auto: open while no token exists
     alice = {"Authorization": f"Bearer {_token('alice')}"}
@@ -616,8 +617,8 @@ def test_metrics_are_behind_a_token_unless_made_public(tmp_path, postgres_server
 
 
 def test_csv_exports_are_formula_safe(tmp_path):
-    from cli.score_cmd import scores_csv
-    from core.batches import scoreboard_csv
+    from ackreplay.cli.score_cmd import scores_csv
+    from ackreplay.core.batches import scoreboard_csv
 
     doc = {"captures": [{"file": "=HYPERLINK(\"http://evil\")", "truth": None, "flows": [
         {"flow_id": 1, "sender": "10.0.0.1:1", "receiver": "10.0.0.2:2", "bytes": 100000, "vantage": "sender",

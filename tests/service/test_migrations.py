@@ -11,8 +11,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 
-from core.migrate import config, upgrade
-from core.models import Base
+from ackreplay.core.migrate import config, upgrade
+from ackreplay.core.models import Base
 from tests.service.harness import fresh_database
 
 

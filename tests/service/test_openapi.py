@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from api.app import create_app
-from api.errors import CODES
+from ackreplay.api.app import create_app
+from ackreplay.api.errors import CODES
 
 SPEC = create_app().openapi()
 OPERATIONS = [(path, method, op) for path, item in SPEC["paths"].items() for method, op in item.items()]

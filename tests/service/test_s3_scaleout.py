@@ -21,8 +21,8 @@ import pytest
 import s3fs
 from sqlalchemy import func, select
 
-from core.db import session_scope
-from core.models import Flow, Result, RunCapture, Task
+from ackreplay.core.db import session_scope
+from ackreplay.core.models import Flow, Result, RunCapture, Task
 from tests.conftest import ROOT
 from tests.service.harness import client, configured, fresh_database, wait_run
 from tests.service.test_e2e_celery import start_worker, stop

@@ -16,8 +16,8 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from cli.main import app as cli_app
-from core.owners import open_mode_allowed
+from ackreplay.cli.main import app as cli_app
+from ackreplay.core.owners import open_mode_allowed
 from tests.conftest import ROOT, SHARED
 from tests.service.harness import client, configured, upload, wait_run
 from tests.services import free_port

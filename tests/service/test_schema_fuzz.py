@@ -47,7 +47,7 @@ def test_api_conforms_to_its_schema(database: str, tmp_path, request: pytest.Fix
     with configured(env):
         c = client()
         wait_run(c, upload(c, SAMPLE).json()["run_id"])
-        from api.app import create_app
+        from ackreplay.api.app import create_app
 
         schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", create_app())
         failures: list[str] = []
