@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, Response
 
 from ackreplay.api import errors
+from ackreplay.api.guard import Guard
 from ackreplay.api.metrics import REQUESTS
 from ackreplay.api.routes import apidocs, batches, captures, dashboard, estimators, health, quota, runs
-from ackreplay.api.security import HEADERS
+from ackreplay.core.config import get_settings
+from ackreplay.core.janitor import maybe_sweep_orphans
 from ackreplay.estimators import __version__
 
 DESCRIPTION = """Replay the ACK streams of real TCP captures through Westwood-family bandwidth estimators
@@ -19,16 +24,25 @@ DESCRIPTION = """Replay the ACK streams of real TCP captures through Westwood-fa
 Upload a capture → a default run ingests it and replays every sender-side flow through every estimator →
 read scores, series, decisions and leaderboards.
 
-**Authentication:** `Authorization: Bearer <token>` (tokens: `ackreplay token create NAME`). A service bound to
-loopback with no token yet runs open (single user); see docs/deployment.md.
+**Authentication:** `Authorization: Bearer <token>` (tokens: `ackreplay token create NAME [--expires 90d]`,
+`token list`, `token revoke`). A service bound to loopback on which no token was ever created runs open (single
+user): there, writes from another site (`Origin`, `Sec-Fetch-Site`) get 403 `cross_origin` and unknown `Host`
+names 400 `invalid_host`; see docs/deployment.md. Uploads are checked (token, `Content-Length`, quota) before
+their body is read.
 
-**Errors** are `{"error": code, "detail": …}` with a stable `code`; each operation lists the codes it may
-answer with under its error responses."""
+**Errors** are `{"error": code, "detail": …}` with a stable `code`, always JSON with the security headers; each
+operation lists the codes it may answer with under its error responses. Inputs are validated against what the
+database stores (ids, ranges, lengths, NUL, finite numbers, duplicates): `422 invalid_request`. `503
+database_unavailable` means the database is unreachable (retry after `Retry-After`); `409 conflict` that the
+request collided with a concurrent one.
+
+**Runs always end**: `succeeded`, or `failed` with the reason per capture; a capture without TCP is a run of 0
+flows; `waiting` says when lost work is being dispatched again."""
 
 
 def create_app() -> FastAPI:
     app = FastAPI(title="ackreplay", version=__version__, description=DESCRIPTION,
-                  openapi_url="/api/v1/openapi.json", docs_url=None, redoc_url=None)
+                  openapi_url="/api/v1/openapi.json", docs_url=None, redoc_url=None, lifespan=lifespan)
     errors.install(app)
     for router in (captures.router, runs.router, batches.router, quota.router, estimators.router, health.router):
         app.include_router(router, prefix="/api/v1")
@@ -42,7 +56,28 @@ def create_app() -> FastAPI:
         route = request.scope.get("route")
         REQUESTS.labels(getattr(route, "path", "other"), request.method, response.status_code).observe(
             time.perf_counter() - t0)
-        response.headers.update(HEADERS)
         return response
 
+    app.add_middleware(Guard)  # outermost: security headers, last-resort errors, checks before the body
     return app
+
+
+@asynccontextmanager
+async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    if get_settings().embedded_worker:
+        start_janitor()
+    yield
+
+
+def start_janitor() -> None:
+    """Embedded mode: this process sweeps the store's orphans (``core.janitor``) every few minutes."""
+
+    def loop() -> None:
+        while True:
+            try:
+                maybe_sweep_orphans()
+            except Exception:
+                logging.getLogger("ackreplay.janitor").exception("orphan sweep failed")
+            time.sleep(60)
+
+    threading.Thread(target=loop, name="ackreplay-janitor", daemon=True).start()

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from ackreplay.core.config import Settings, get_settings
 from ackreplay.core.db import API_SESSIONS, session_scope
 from ackreplay.core.models import Owner
-from ackreplay.core.owners import authenticate
+from ackreplay.core.owners import authenticate, token_from_header
 from ackreplay.core.storage import Store, get_store
 
 
@@ -34,11 +34,7 @@ StoreDep = Annotated[Store, Depends(get_store)]
 def get_owner(session: SessionDep, settings: SettingsDep,
               authorization: Annotated[str | None, Header(description="Bearer API token",
                                                           examples=["Bearer ar_3q2+7wXb…"])] = None) -> Owner:
-    token = None
-    if authorization:
-        scheme, _, value = authorization.partition(" ")
-        token = value.strip() if scheme.lower() == "bearer" else authorization.strip()
-    return authenticate(session, token, settings.auth)
+    return authenticate(session, token_from_header(authorization), settings.auth)
 
 
 OwnerDep = Annotated[Owner, Depends(get_owner)]

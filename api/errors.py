@@ -3,35 +3,43 @@ the registry of every code the API answers with, from which each route documents
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError
 from starlette.exceptions import HTTPException
 
 from ackreplay.api.schemas import ErrorOut
-from ackreplay.core.errors import ServiceError
+from ackreplay.core.errors import ServiceError, is_conflict, is_outage
+
+log = logging.getLogger("ackreplay.api")
 
 #: Every error code with its HTTP status (docs/service.md lists them with their meaning).
 CODES: dict[str, int] = {
-    "empty_upload": 400,
+    "empty_upload": 400, "invalid_host": 400,
     "token_required": 401, "invalid_token": 401,
+    "cross_origin": 403,
     "not_found": 404, "capture_not_found": 404, "flow_not_found": 404, "run_not_found": 404,
     "results_not_found": 404, "batch_not_found": 404,
-    "method_not_allowed": 405,
-    "upload_too_large": 413, "quota_exceeded": 413, "archive_too_large": 413,
+    "method_not_allowed": 405, "conflict": 409,
+    "upload_too_large": 413, "request_too_large": 413, "quota_exceeded": 413, "archive_too_large": 413,
     "unsupported_media_type": 415,
     "invalid_request": 422, "invalid_truth": 422, "invalid_archive": 422, "no_captures": 422, "invalid_sort": 422,
     "unknown_estimator": 422, "unknown_parameter": 422, "parameter_out_of_range": 422, "invalid_parameter": 422,
-    "database_unavailable": 503,
+    "internal_error": 500, "database_unavailable": 503,
 }
 #: Codes any authenticated route may answer with.
-COMMON = ("token_required", "invalid_token", "invalid_request", "database_unavailable")
-STATUS_TEXT = {400: "Bad request", 401: "No or unknown API token", 404: "Not found (or another owner's)",
-               405: "Method not allowed", 413: "Too large", 415: "Not a capture", 422: "Invalid input",
-               503: "Database unreachable (Retry-After)"}
+COMMON = ("token_required", "invalid_token", "invalid_request", "conflict", "internal_error",
+          "database_unavailable")
+#: Codes of write routes without a token (open mode): refused when they come from another site.
+WRITES = ("cross_origin",)
+STATUS_TEXT = {400: "Bad request", 401: "No or unknown API token", 403: "Refused (a cross-site write)",
+               404: "Not found (or another owner's)", 405: "Method not allowed",
+               409: "Conflict with a concurrent request (try again)", 413: "Too large", 415: "Not a capture",
+               422: "Invalid input", 500: "Unexpected error (logged)", 503: "Database unreachable (Retry-After)"}
 
 
 def responses(*codes: str) -> dict[int | str, dict[str, Any]]:
@@ -50,6 +58,20 @@ def body(code: str, detail: object) -> dict[str, object]:
     return {"error": code, "detail": detail}
 
 
+def database_error(exc: DBAPIError) -> tuple[int, str, str, dict[str, str]]:
+    """Status, code, detail and headers for a database error: 503 only when the database is unreachable;
+    transactions that collided 409 (try again); a value the database refuses 422 (the boundary should have
+    refused it: logged); anything else 500 (logged)."""
+    if is_outage(exc):
+        return 503, "database_unavailable", "the database cannot be reached; try again shortly", {"Retry-After": "5"}
+    if is_conflict(exc):
+        return 409, "conflict", "the request collided with a concurrent one; try again", {"Retry-After": "1"}
+    log.error("database refused a request: %s", exc)
+    if isinstance(exc, IntegrityError | DataError):
+        return 422, "invalid_request", "the database refused a value of the request", {}
+    return 500, "internal_error", "an unexpected database error occurred; it has been logged", {}
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service(_: Request, exc: ServiceError) -> JSONResponse:
@@ -62,11 +84,21 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, exc: HTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        code = getattr(exc, "code", None) or {400: "invalid_request", 404: "not_found", 405: "method_not_allowed",
+                                              413: "upload_too_large"}.get(exc.status_code, "http_error")
         return JSONResponse(body(code, exc.detail), status_code=exc.status_code, headers=exc.headers)
 
-    @app.exception_handler(OperationalError)
     @app.exception_handler(DBAPIError)
     async def _database(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse(body("database_unavailable", "the database cannot be reached; try again shortly"),
-                            status_code=503, headers={"Retry-After": "5"})
+        assert isinstance(exc, DBAPIError)
+        status, code, detail, headers = database_error(exc)
+        return JSONResponse(body(code, detail), status_code=status, headers=headers)
+
+    @app.exception_handler(SQLAlchemyError)
+    async def _orm(_: Request, exc: Exception) -> JSONResponse:  # pool timeout, stale rows of a race, …
+        if is_outage(exc):
+            return JSONResponse(body("database_unavailable", "the database cannot be reached; try again shortly"),
+                                status_code=503, headers={"Retry-After": "5"})
+        log.error("database layer error: %s", exc)
+        return JSONResponse(body("conflict", "the request collided with a concurrent change; try again"),
+                            status_code=409, headers={"Retry-After": "1"})

@@ -7,10 +7,11 @@ field reaches clients without a schema change.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 #: A time in UTC with its offset (RFC 3339). SQLite hands timestamps back without their zone (found by the
 #: schema fuzz test: "2026-11-23T08:55:38" is no `date-time`); they were stored in UTC.
@@ -191,10 +192,52 @@ class GraphOut(BaseModel):
     episodes: list[EpisodeOut]
 
 
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain a NUL character")
+    return value
+
+
+def _finite(value: Any) -> Any:
+    """Every number in a JSON value finite (JSON has no NaN or infinity; the database refuses them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("numbers must be finite")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _no_nul(str(k))
+            _finite(v)
+    elif isinstance(value, list):
+        for v in value:
+            _finite(v)
+    elif isinstance(value, str):
+        _no_nul(value)
+    return value
+
+
+def _unique(values: list[str]) -> list[str]:
+    if len(set(values)) != len(values):
+        raise ValueError("must not repeat an item")
+    return values
+
+
+#: Bounds of what a request may carry, mirroring the database's columns (ids are 32 hex digits, names
+#: String(500), flow ids 32-bit integers, offsets 64-bit), so that the database never sees what it refuses.
+ID_PATTERN = "^[0-9a-f]{32}$"
+MAX_NAME = 500
+MAX_FLOW_ID = (1 << 31) - 1
+MAX_OFFSET = (1 << 63) - 1
+MAX_TAGS, MAX_TAG = 100, 100
+MAX_TRUTH = 1 << 20
+MAX_RUN_CAPTURES = 1000
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+Text = Annotated[str, AfterValidator(_no_nul)]
+Finite = Annotated[dict[str, Any], AfterValidator(_finite)]
+
+
 class EstimatorSpec(BaseModel):
-    name: str = Field(examples=["abse"])
-    parameters: dict[str, Any] = Field(
-        default_factory=dict, examples=[{"N": 12}, {"tau": [0.25, 0.5, 1, 2]}, {"tau": "0.1:2:0.1"}],
+    name: Annotated[Text, StringConstraints(min_length=1, max_length=40)] = Field(examples=["abse"])
+    parameters: Finite = Field(
+        default_factory=dict, max_length=100, examples=[{"N": 12}, {"tau": [0.25, 0.5, 1, 2]}, {"tau": "0.1:2:0.1"}],
         description="parameter values; a list, a comma-separated string or START:STOP:STEP sweeps the parameter: "
                     "one variant per value, named e.g. re[tau=0.5] (at most 64)")
 
@@ -207,9 +250,11 @@ class EstimatorUsed(Open):
 
 
 class RunIn(BaseModel):
-    captures: list[str] = Field(min_length=1, examples=[[CAPTURE_ID]])
-    estimators: list[str | EstimatorSpec] | None = Field(
-        None, examples=[["be", {"name": "abse", "parameters": {"N": 12}}]],
+    captures: Annotated[list[Id], AfterValidator(_unique)] = Field(
+        min_length=1, max_length=MAX_RUN_CAPTURES, examples=[[CAPTURE_ID]],
+        description=f"capture ids, each once (at most {MAX_RUN_CAPTURES})")
+    estimators: list[Annotated[Text, StringConstraints(min_length=1, max_length=40)] | EstimatorSpec] | None = Field(
+        None, max_length=100, examples=[["be", {"name": "abse", "parameters": {"N": 12}}]],
         description="names, group words (seed004, all, default) or {name, parameters}; default: the default set "
                     "(be, re, crb, abse, tibet, tibet_tx, newbr, westwood_plus, newreno) with default parameters")
 
@@ -252,6 +297,9 @@ class RunStatusOut(BaseModel):
     progress: Progress
     timings_s: Timings
     captures: list[RunCaptureStatus]
+    waiting: str | None = Field(None, description="an unfinished run whose work was lost (its worker died, its "
+                                "broker message vanished) and is dispatched again says so here",
+                                examples=["1 task: its worker stopped (no heartbeat); dispatched again"])
 
 
 class RunSummaryOut(BaseModel):

@@ -247,16 +247,17 @@ def scores_csv(doc: dict[str, Any]) -> str:
     CSV takes are made safe here: a NaN is an empty cell). The flow's path (§9) closes each row: ``path_*``
     (capacity_bps, base_rtt_s, buffer_bytes, buffer_over_bdp, random_loss_rate, confidence; empty where
     null — the JSON's ``path.evidence`` says why)."""
-    from ackreplay.core.scoring import jsonable
+    from ackreplay.core.scoring import csv_cell, jsonable
     from ackreplay.estimators.truth import DEFAULT_MIN_FLOW_BYTES
 
     rows: list[dict[str, Any]] = []
     parameters: dict[tuple[str, tuple[tuple[str, Any], ...]], str] = {}  # their JSON text, made once per value
     for cap in doc["captures"]:
         min_bytes = (cap.get("truth") or {}).get("min_flow_bytes") or DEFAULT_MIN_FLOW_BYTES
+        file = csv_cell(cap["file"])  # (a file name is the one text a user chose)
         for f in cap["flows"]:
             for name, s in f["scores"].items():
-                row = {"file": cap["file"], "flow_id": f["flow_id"], "sender": f["sender"],
+                row = {"file": file, "flow_id": f["flow_id"], "sender": f["sender"],
                        "receiver": f["receiver"], "bytes": f["bytes"], "bulk": f["bytes"] >= min_bytes,
                        "vantage": f["vantage"], "reconstruction": f.get("reconstruction") or "",
                        "estimator": name}

@@ -1,4 +1,4 @@
-"""``ackreplay serve | worker | migrate | token create``: the service from the command line."""
+"""``ackreplay serve | worker | migrate | token create/list/revoke | quota``: the service from the command line."""
 
 from __future__ import annotations
 
@@ -44,6 +44,8 @@ def serve(
     from ackreplay.core.owners import open_mode_allowed
     from ackreplay.core.pipeline import requeue_unfinished
 
+    os.environ["ACKREPLAY_BIND_HOST"] = host  # the API checks Host headers of open-mode requests against it
+    get_settings.cache_clear()
     settings = get_settings()
     mode, warning = open_mode_allowed(host, settings.auth, open_)
     if mode != settings.auth:
@@ -95,22 +97,82 @@ def token_create(
     name: Annotated[str, typer.Argument(help="Owner name (created if new).")],
     no_adopt: Annotated[bool, typer.Option("--no-adopt", help="The first token: leave what was uploaded in open "
                                            "mode to the owner `local` instead of giving it to NAME.")] = False,
+    expires: Annotated[str | None, typer.Option(help="Valid for this long (e.g. 90d, 12h, 30m); default: no "
+                                                "expiry.")] = None,
 ) -> None:
     """Create an API token for an owner; it is printed once (on stdout) and stored hashed.
 
     The first token ever created adopts what was uploaded in open mode: its owner takes over the open-mode
     owner `local` with every capture, run and batch (unless --no-adopt)."""
+    from datetime import UTC, datetime
+
     from ackreplay.core.db import session_scope
     from ackreplay.core.migrate import upgrade
     from ackreplay.core.owners import adopt_open_owner, create_token
 
+    expires_at = None
+    if expires is not None:
+        seconds = _duration(expires)
+        if seconds is None:
+            print(f"ackreplay: error [invalid_duration]: cannot read {expires!r} as a duration (e.g. 90d, 12h, 30m)",
+                  file=sys.stderr)
+            raise typer.Exit(2)
+        expires_at = datetime.fromtimestamp(datetime.now(UTC).timestamp() + seconds, UTC)
     upgrade()
     with session_scope() as session:
         adopted = None if no_adopt else adopt_open_owner(session, name)
-        _, plain = create_token(session, name)
+        _, plain = create_token(session, name, expires_at=expires_at)
     if adopted is not None:
         print(f"ackreplay: {name} adopted what was uploaded in open mode ({adopted} captures)", file=sys.stderr)
     print(plain)
+
+
+def _duration(text: str) -> float | None:
+    """Seconds in '90d', '12h', '30m', '45s' (or a bare number of seconds); None when unreadable or ≤ 0."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+    text = text.strip().lower()
+    unit = units.get(text[-1:])
+    number = text[:-1] if unit else text
+    try:
+        value = float(number) * (unit or 1)
+    except ValueError:
+        return None
+    return value if 0 < value < 1e10 else None
+
+
+@token_app.command("list")
+def token_list() -> None:
+    """Every API token: id, owner, name, shown prefix, created, expires and state (active, revoked, expired)."""
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.migrate import upgrade
+    from ackreplay.core.owners import token_state, tokens
+
+    upgrade()
+    with session_scope() as session:
+        rows = [(t.id, owner, t.name, t.prefix + "…", t.created_at.strftime("%Y-%m-%d %H:%M"),
+                 t.expires_at.strftime("%Y-%m-%d %H:%M") if t.expires_at else "never", token_state(t))
+                for t, owner in tokens(session)]
+    print("\t".join(("id", "owner", "name", "prefix", "created", "expires", "state")))
+    for row in rows:
+        print("\t".join(row))
+
+
+@token_app.command("revoke")
+def token_revoke(ref: Annotated[str, typer.Argument(help="A token id, its prefix (ar_…, as `token list` shows "
+                                                    "it) or an owner name (all its tokens).")]) -> None:
+    """Revoke API tokens (requests with them answer 401 invalid_token). A server in `auto` mode stays
+    closed: it opens only while no token has ever existed."""
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.migrate import upgrade
+    from ackreplay.core.owners import revoke_tokens
+
+    upgrade()
+    with session_scope() as session:
+        n = revoke_tokens(session, ref.rstrip("…"))
+    if not n:
+        print(f"ackreplay: error [unknown_token]: no token or owner {ref!r}", file=sys.stderr)
+        raise typer.Exit(4)
+    print(f"revoked {n} token{'s' if n != 1 else ''}")
 
 
 @quota_app.command("set")

@@ -20,6 +20,7 @@ from ackreplay.core.owners import owned
 from ackreplay.core.pipeline import estimator_spec, start_run
 from ackreplay.core.quotas import QuotaExceeded
 from ackreplay.core.results import leaderboard
+from ackreplay.core.scoring import csv_cell
 from ackreplay.core.storage import Store
 
 MAX_MEMBERS = 10_000
@@ -121,25 +122,19 @@ def create(session: Session, store: Store, owner: Owner, uploads: list[tuple[str
     captures: list[Capture] = []
     seen: set[str] = set()
     rejected: list[dict[str, Any]] = []
-    try:
-        for upload_name, fh in uploads:
-            for member_name, member in expand(fh, upload_name, max_bytes=max_archive_bytes):
-                try:
-                    up = cap_svc.create_from_stream(session, store, owner, member, name=member_name, tags=tags,
-                                                    truth=truth, limit=limit, batch_id=batch.id)
-                except (BatchRejected, QuotaExceeded):
-                    raise
-                except ServiceError as exc:
-                    rejected.append({"name": member_name, "error": exc.code, "detail": exc.detail})
-                    continue
-                if up.capture.id not in seen:
-                    seen.add(up.capture.id)
-                    captures.append(up.capture)
-    except (BatchRejected, QuotaExceeded):
-        for cap in captures:  # the transaction rolls the rows back; the stored objects go here
-            if cap.batch_id == batch.id:
-                store.delete(f"captures/{cap.id}")
-        raise
+    for upload_name, fh in uploads:  # a rejected batch rolls back: its stored objects go with the rows
+        for member_name, member in expand(fh, upload_name, max_bytes=max_archive_bytes):
+            try:
+                up = cap_svc.create_from_stream(session, store, owner, member, name=cap_svc.display_name(member_name),
+                                                tags=tags, truth=truth, limit=limit, batch_id=batch.id)
+            except (BatchRejected, QuotaExceeded):
+                raise
+            except ServiceError as exc:
+                rejected.append({"name": cap_svc.display_name(member_name), "error": exc.code, "detail": exc.detail})
+                continue
+            if up.capture.id not in seen:
+                seen.add(up.capture.id)
+                captures.append(up.capture)
     if not captures:
         raise ServiceError("the batch holds no capture (" + "; ".join(f"{r['name']}: {r['error']}"
                            for r in rejected) + ")", code="no_captures", status=422)
@@ -184,6 +179,6 @@ def scoreboard_csv(board: dict[str, Any]) -> str:
     w.writerow(["score", "better", "ranked", "estimator", "mean", "median", "q1", "q3", "rank", "wins", "flows"])
     for score, entry in board["scores"].items():
         for n, e in entry["estimators"].items():
-            w.writerow([score, entry["better"], entry["ranked"], n, e["mean"], e.get("median"), e.get("q1"),
-                        e.get("q3"), e.get("rank"), e["wins"], e["flows"]])
+            w.writerow([csv_cell(v) for v in (score, entry["better"], entry["ranked"], n, e["mean"], e.get("median"),
+                                              e.get("q1"), e.get("q3"), e.get("rank"), e["wins"], e["flows"])])
     return buf.getvalue()

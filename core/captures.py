@@ -3,13 +3,19 @@ deletion with everything derived from them."""
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import zlib
 from dataclasses import dataclass
+from functools import partial
 from typing import IO, Any
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ackreplay.core import quotas
+from ackreplay.core.db import after_commit, on_rollback
 from ackreplay.core.errors import NotFound, ServiceError
 from ackreplay.core.models import Capture, Flow, Owner, RunCapture, new_id
 from ackreplay.core.owners import owned
@@ -28,6 +34,12 @@ def sniff(head: bytes) -> str | None:
     if head[:2] == b"\x1f\x8b":
         return "gzip"
     return MAGIC.get(head[:4])
+
+
+def display_name(name: str) -> str:
+    """A name taken from a file (multipart filename, archive member) made storable: NUL and other control
+    characters replaced, at most the column's 500 characters."""
+    return "".join(c if c.isprintable() else "\ufffd" for c in name)[:500] or "capture"
 
 
 def parse_truth(value: Any) -> dict[str, Any] | None:
@@ -53,7 +65,9 @@ def create_from_stream(session: Session, store: Store, owner: Owner, src: IO[byt
     """Store an upload; the same bytes uploaded again by the same owner return the existing capture.
 
     Held to ``limit`` (413 ``upload_too_large``) and to the owner's storage quota (413 ``quota_exceeded``:
-    the stream may not grow past what is left, and the total is checked again under the owner's lock)."""
+    the stream may not grow past what is left, and the total is checked again under the owner's lock).
+    The bytes stay in the store only if the capture's row is committed: every failure, here or later in
+    the caller's transaction, removes them (``core.db.on_rollback``)."""
     tmp = f"uploads/{new_id()}"
     before = quotas.usage(session, owner) if quotas.limit_of(owner) is not None else None
     left = before.remaining_bytes if before is not None else None
@@ -63,30 +77,57 @@ def create_from_stream(session: Session, store: Store, owner: Owner, src: IO[byt
         if before is not None and left is not None and left < limit:
             raise quotas.exceeded(owner, before, f"more than {left}") from exc
         raise ServiceError(str(exc), code="upload_too_large", status=413) from exc
+    try:
+        return _keep(session, store, owner, tmp, size, sha, head, name=name, tags=tags, truth=truth,
+                     batch_id=batch_id)
+    finally:
+        store.delete(tmp)  # moved to its capture's key, or refused
+
+
+def _keep(session: Session, store: Store, owner: Owner, tmp: str, size: int, sha: str, head: bytes, *,
+          name: str, tags: list[str], truth: dict[str, Any] | None, batch_id: str | None) -> Upload:
     if size == 0:
-        store.delete(tmp)
         raise ServiceError("the upload is empty (0 bytes)", code="empty_upload", status=400)
     kind = sniff(head)
     if kind is None:
-        store.delete(tmp)
         raise ServiceError(f"not a pcap, pcapng or gzip file (starts with {head[:4].hex()})",
                            code="unsupported_media_type", status=415)
+    if kind == "gzip":
+        _check_gzip(store, tmp)
     existing = session.scalar(select(Capture).where(Capture.owner_id == owner.id, Capture.sha256 == sha))
     if existing is not None:
-        store.delete(tmp)
         return Upload(existing, False)
-    try:
-        quotas.check_locked(session, owner, size)
-    except quotas.QuotaExceeded:
-        store.delete(tmp)
-        raise
+    quotas.check_locked(session, owner, size)
     cap = Capture(owner_id=owner.id, sha256=sha, name=name, size_bytes=size, format=kind, tags=tags,
                   truth=truth, batch_id=batch_id, storage_key="")
-    session.add(cap)
-    session.flush()
+    nested = session.get_bind().dialect.name != "sqlite"  # (pysqlite's savepoints are unreliable)
+    try:
+        with session.begin_nested() if nested else contextlib.nullcontext():
+            session.add(cap)
+            session.flush()
+    except IntegrityError:  # the same bytes, uploaded concurrently by the same owner, won the race
+        if not nested:
+            raise
+        existing = session.scalar(select(Capture).where(Capture.owner_id == owner.id, Capture.sha256 == sha))
+        if existing is None:
+            raise
+        return Upload(existing, False)
     cap.storage_key = f"captures/{cap.id}/capture"
+    on_rollback(session, partial(store.delete, f"captures/{cap.id}"))
     store.move(tmp, cap.storage_key)
     return Upload(cap, True)
+
+
+def _check_gzip(store: Store, key: str) -> None:
+    """A gzip upload must hold a pcap or pcapng (its first decompressed bytes say so): 415 otherwise."""
+    try:
+        with store.fs.open(store.path(key), "rb") as raw, gzip.GzipFile(fileobj=raw) as inner:
+            head = inner.read(4)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ServiceError(f"a broken gzip file ({exc})", code="unsupported_media_type", status=415) from exc
+    if MAGIC.get(head) is None:
+        raise ServiceError(f"a gzip file that holds no pcap or pcapng (its content starts with {head.hex()})",
+                           code="unsupported_media_type", status=415)
 
 
 def get(session: Session, owner: Owner, capture_id: str) -> Capture:
@@ -118,11 +159,17 @@ def flow(session: Session, capture: Capture, flow_id: int) -> Flow:
 
 
 def delete(session: Session, store: Store, capture: Capture) -> None:
-    """Remove the capture, its tables and every result derived from it (rows cascade)."""
-    runs = {r for (r,) in session.execute(select(RunCapture.run_id).where(RunCapture.capture_id == capture.id))}
+    """Remove the capture, its tables and every result derived from it (rows cascade); a run still working
+    on it notes the deletion and finishes when nothing else is pending. The objects go once the deletion
+    has committed (a task still writing for the capture removes what it wrote when it finds the row gone)."""
+    from ackreplay.core.pipeline import capture_removed
+
+    runs = sorted(r for (r,) in session.execute(select(RunCapture.run_id).where(RunCapture.capture_id == capture.id)))
     session.delete(capture)
     session.flush()
-    store.delete(f"captures/{capture.id}")
     for run_id in runs:
-        store.delete(f"series/{run_id}/{capture.id}")
+        capture_removed(session, run_id, capture.id)
+    after_commit(session, partial(store.delete, f"captures/{capture.id}"))
+    for run_id in runs:
+        after_commit(session, partial(store.delete, f"series/{run_id}/{capture.id}"))
 

@@ -41,7 +41,19 @@ class Settings(BaseSettings):
     auth: Literal["auto", "required", "open"] = Field(
         "auto", description="auto: open until the first API token exists; required; open (single user)")
     replay_batch_flows: int = Field(16, description="flows replayed per task")
-    stale_task_seconds: float = Field(600.0, description="a started task older than this is re-queued")
+    stale_task_seconds: float = Field(
+        30.0, gt=0, description="lost work is dispatched again: a started task whose worker has not beaten its "
+                                "heartbeat for this long, a queued task older than this whose broker message is "
+                                "gone (workers sweep three times per period, at most every 10 s)")
+    orphan_seconds: float = Field(
+        3600.0, gt=0, description="objects in the store that no capture or run owns (an upload cut off, a "
+                                  "crash between store and database) are removed once this old")
+    max_batch_bytes: int = Field(8 << 30, ge=1, description="largest POST /batches request body (413 beyond)")
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Host names a tokenless (open-mode) request may carry besides the "
+                                          "loopback names (JSON list); checked when the server is bound to loopback")
+    bind_host: str | None = Field(None, description="the address `serve` listens on (set by `serve`)")
+    public_metrics: bool = Field(False, description="serve /api/v1/metrics without a token")
 
     @property
     def sqlalchemy_url(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -57,7 +58,10 @@ def session_scope() -> Iterator[Session]:
         yield session
         session.commit()
     except BaseException:
-        session.rollback()
+        try:
+            session.rollback()
+        finally:
+            _run_rollback_jobs(session)
         raise
     finally:
         session.close()
@@ -69,8 +73,16 @@ def after_commit(session: Session, job: Callable[[], None]) -> None:
     jobs.append(job)
 
 
+def on_rollback(session: Session, job: Callable[[], None]) -> None:
+    """Run ``job`` if the session's transaction rolls back (undo what it did outside the database, e.g.
+    remove an object stored for a row that will not exist); dropped once the transaction commits."""
+    jobs: list[Callable[[], None]] = session.info.setdefault("on_rollback", [])
+    jobs.append(job)
+
+
 @event.listens_for(Session, "after_commit")
 def _run_jobs(session: Session) -> None:
+    session.info.pop("on_rollback", None)
     jobs = session.info.pop("after_commit", [])
     for job in jobs:
         job()
@@ -79,3 +91,12 @@ def _run_jobs(session: Session) -> None:
 @event.listens_for(Session, "after_rollback")
 def _drop_jobs(session: Session) -> None:
     session.info.pop("after_commit", None)
+    _run_rollback_jobs(session)
+
+
+def _run_rollback_jobs(session: Session) -> None:
+    for job in session.info.pop("on_rollback", []):
+        try:
+            job()
+        except Exception:  # the janitor removes what could not be removed now
+            logging.getLogger("ackreplay.db").warning("rollback clean-up failed", exc_info=True)

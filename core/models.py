@@ -22,6 +22,13 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def epoch(stamp: datetime | None) -> float:
+    """Seconds since the epoch of a stored time (SQLite hands them back without their zone: UTC); 0 for None."""
+    if stamp is None:
+        return 0.0
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).timestamp()
+
+
 class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
 
@@ -44,6 +51,8 @@ class ApiToken(Base):
     prefix: Mapped[str] = mapped_column(String(12))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: None: never expires; past it the token is refused (401 ``invalid_token``) like a revoked one.
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class Capture(Base):
@@ -128,6 +137,13 @@ class Task(Base):
     seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    #: Refreshed every few seconds by the worker running the task (Celery deployment); a started task whose
+    #: heartbeat stops was lost with its worker and is dispatched again.
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    worker: Mapped[str | None] = mapped_column(String(200), nullable=True)  # host:pid of the claimer
+    redispatches: Mapped[int] = mapped_column(Integer, default=0)
+    #: Why the task was dispatched again (its worker stopped, its broker message was lost), for the run status.
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class Result(Base):

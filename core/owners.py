@@ -5,13 +5,17 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import secrets
+import time
+from datetime import datetime
 from typing import TypeVar
 
 from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from ackreplay.core.errors import NotFound, Unauthorized
-from ackreplay.core.models import ApiToken, Capture, Owner
+from ackreplay.core.models import ApiToken, Capture, Owner, epoch, new_id, now
 
 LOCAL_OWNER = "local"
 TOKEN_PREFIX = "ar_"
@@ -32,19 +36,26 @@ def hash_token(token: str) -> str:
 
 
 def get_or_create_owner(session: Session, name: str) -> Owner:
+    """The owner called ``name``, created if new (concurrent requests creating it at once get the same row:
+    the insert does nothing on a conflict, then reads the row)."""
     owner = session.scalar(select(Owner).where(Owner.name == name))
     if owner is None:
-        owner = Owner(name=name)
-        session.add(owner)
-        session.flush()
+        insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+        session.execute(insert(Owner).values(id=new_id(), name=name, created_at=now())
+                        .on_conflict_do_nothing(index_elements=["name"]))
+        owner = session.scalar(select(Owner).where(Owner.name == name))
+        assert owner is not None
     return owner
 
 
-def create_token(session: Session, owner_name: str, token_name: str | None = None) -> tuple[ApiToken, str]:
-    """A new token for ``owner_name`` (created if needed). Returns the row and the plain token."""
+def create_token(session: Session, owner_name: str, token_name: str | None = None, *,
+                 expires_at: datetime | None = None) -> tuple[ApiToken, str]:
+    """A new token for ``owner_name`` (created if needed), valid until ``expires_at`` (None: no expiry).
+    Returns the row and the plain token."""
     owner = get_or_create_owner(session, owner_name)
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    row = ApiToken(owner_id=owner.id, name=token_name or owner_name, token_hash=hash_token(plain), prefix=plain[:10])
+    row = ApiToken(owner_id=owner.id, name=token_name or owner_name, token_hash=hash_token(plain), prefix=plain[:10],
+                   expires_at=expires_at)
     session.add(row)
     session.flush()
     return row, plain
@@ -97,16 +108,49 @@ def is_loopback(host: str) -> bool:
 
 
 def any_token(session: Session) -> bool:
-    return session.scalar(select(ApiToken.id).where(ApiToken.revoked.is_(False)).limit(1)) is not None
+    """Whether a token has ever been created: ``auto`` mode is open only before that (revoking or letting
+    every token expire does not reopen it)."""
+    return session.scalar(select(ApiToken.id).limit(1)) is not None
+
+
+def tokens(session: Session) -> list[tuple[ApiToken, str]]:
+    """Every token with its owner's name, oldest first (the plain tokens are not stored)."""
+    return [(t, name) for t, name in session.execute(
+        select(ApiToken, Owner.name).join(Owner, Owner.id == ApiToken.owner_id).order_by(ApiToken.created_at))]
+
+
+def revoke_tokens(session: Session, ref: str) -> int:
+    """Revoke the tokens that ``ref`` names: a token id, a token's shown prefix (``ar_…``), or an owner's name
+    (all its tokens). The number revoked."""
+    rows = [t for t, owner in tokens(session) if ref in (t.id, owner) or (len(ref) >= 6 and t.prefix.startswith(ref))]
+    for t in rows:
+        t.revoked = True
+    session.flush()
+    return len(rows)
+
+
+def token_state(row: ApiToken) -> str:
+    if row.revoked:
+        return "revoked"
+    if row.expires_at is not None and epoch(row.expires_at) <= time.time():
+        return "expired"
+    return "active"
+
+
+def token_from_header(authorization: str | None) -> str | None:
+    """The token of an ``Authorization`` header (``Bearer <token>``, or the bare token)."""
+    if not authorization:
+        return None
+    scheme, _, value = authorization.partition(" ")
+    return (value.strip() if scheme.lower() == "bearer" else authorization.strip()) or None
 
 
 def authenticate(session: Session, token: str | None, mode: str) -> Owner:
     """The owner of a bearer token; the local owner when the service runs open."""
     if token:
-        row = session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token),
-                                                    ApiToken.revoked.is_(False)))
-        if row is None:
-            raise Unauthorized("unknown or revoked API token", code="invalid_token")
+        row = session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
+        if row is None or token_state(row) != "active":
+            raise Unauthorized("unknown, revoked or expired API token", code="invalid_token")
         owner = session.get(Owner, row.owner_id)
         assert owner is not None
         return owner

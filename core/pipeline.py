@@ -8,20 +8,37 @@ capture) end as the run's status and error text; infrastructure errors propagate
 
 from __future__ import annotations
 
+import logging
+import os
+import socket
+import threading
 import time
-from datetime import UTC
+from collections.abc import Callable
+from datetime import datetime
 from functools import partial
 from typing import Any
 
 import numpy as np
 import polars as pl
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ackreplay.core.config import get_settings
-from ackreplay.core.db import after_commit, session_scope
-from ackreplay.core.errors import ServiceError
-from ackreplay.core.models import Capture, DecisionRow, Flow, FlowDiagnostics, Owner, Result, Run, RunCapture, Task, now
+from ackreplay.core.db import after_commit, get_engine, session_scope
+from ackreplay.core.errors import ServiceError, is_infrastructure
+from ackreplay.core.models import (
+    Capture,
+    DecisionRow,
+    Flow,
+    FlowDiagnostics,
+    Owner,
+    Result,
+    Run,
+    RunCapture,
+    Task,
+    epoch,
+    now,
+)
 from ackreplay.core.queue import dispatch
 from ackreplay.core.scoring import build_estimators, jsonable, path_models
 from ackreplay.core.storage import Store, get_store
@@ -47,6 +64,11 @@ from ackreplay.ingest import IngestError, ingest_capture
 #: Row-group size of the capture tables: the rows of a flow are contiguous, so a replay task reading a few
 #: flows skips most row groups by their flow_id statistics.
 TABLE_ROW_GROUP = 16_384
+log = logging.getLogger("ackreplay.pipeline")
+
+
+#: Results and decisions are keyed by the estimator's name in a String(40) column (core.models).
+MAX_ESTIMATOR_NAME = 40
 
 
 def estimator_spec(items: list[Any] | None) -> list[dict[str, Any]]:
@@ -64,6 +86,11 @@ def estimator_spec(items: list[Any] | None) -> list[dict[str, Any]]:
         ests = build_estimators(names or None, params)
     except EstimatorError as exc:
         raise ServiceError(exc.message, code=exc.code, status=422) from exc
+    long = [e.name for e in ests if len(e.name) > MAX_ESTIMATOR_NAME]
+    if long:  # a sweep's variant names its values: results are keyed by that name (String(40))
+        raise ServiceError(f"estimator names longer than {MAX_ESTIMATOR_NAME} characters: {', '.join(long[:3])} "
+                           "(sweep fewer parameters of one estimator at once, or use shorter values)",
+                           code="invalid_parameter", status=422)
     return variant_spec(ests)
 
 
@@ -82,28 +109,94 @@ def start_run(session: Session, owner: Owner, captures: list[Capture], estimator
 
 
 def run_task(kind: str, task_id: str) -> None:
-    """Entry point for both queues (Celery and in-process)."""
-    if kind == "ingest":
-        ingest_task(task_id)
-    elif kind == "replay":
-        replay_task(task_id)
-    else:
+    """Entry point for both queues (Celery and in-process): claim the task, run it under a heartbeat.
+
+    An infrastructure fault (``core.errors.is_infrastructure``) propagates for the queue to retry, the task
+    released again; anything else is the data's fault and fails the task, its capture in the run and, when
+    nothing is left to wait for, the run, at once."""
+    work = {"ingest": ingest_task, "replay": replay_task}.get(kind)
+    if work is None:
         raise ValueError(kind)
+    claimed = claim(task_id)
+    if claimed is None:
+        return
+    try:
+        with Heartbeat(task_id):
+            work(task_id)
+    except Exception as exc:
+        if is_infrastructure(exc):
+            _release(task_id)
+            raise
+        log.warning("task %s %s failed on its data: %s", kind, task_id, exc)
+        fail_task(task_id, claimed, exc)
 
 
-def claim(task_id: str) -> bool:
-    """Mark the task started in its own transaction; False when it is unknown or already finished."""
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def heartbeat_seconds() -> float:
+    """How often a running task's heartbeat is refreshed: five beats fit in ``stale_task_seconds``."""
+    return min(10.0, max(0.2, get_settings().stale_task_seconds / 5))
+
+
+class Heartbeat:
+    """While a task runs in a Celery worker, refresh its ``heartbeat_at`` every few seconds (own connection),
+    so that a task whose worker died is recognised within ``stale_task_seconds`` and dispatched again.
+    Embedded mode needs none: the in-process worker dies with the server, which re-queues at start."""
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> Heartbeat:
+        if not get_settings().embedded_worker:
+            self.thread = threading.Thread(target=self._beat, name=f"heartbeat-{self.task_id}", daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+
+    def _beat(self) -> None:
+        me = worker_id()
+        while not self.stop.wait(heartbeat_seconds()):
+            try:
+                with get_engine().begin() as conn:
+                    conn.execute(update(Task).where(Task.id == self.task_id, Task.worker == me,
+                                                    Task.status == "started").values(heartbeat_at=now()))
+            except Exception:  # the database is down: the task itself will notice
+                log.debug("heartbeat of task %s not recorded", self.task_id, exc_info=True)
+
+
+def claim(task_id: str) -> tuple[str, str] | None:
+    """Mark the task started in its own transaction; its (run id, capture id), or None when it is unknown,
+    already finished, or running in another worker whose heartbeat is fresh (a duplicate delivery)."""
     with session_scope() as session:
-        return _claim(session, task_id) is not None
+        task = _claim(session, task_id)
+        return (task.run_id, task.capture_id) if task is not None else None
+
+
+def _fresh(stamp: datetime | None) -> bool:
+    return stamp is not None and time.time() - epoch(stamp) < get_settings().stale_task_seconds
 
 
 def _claim(session: Session, task_id: str) -> Task | None:
     task = session.get(Task, task_id, with_for_update=True)
     if task is None or task.status in ("done", "failed"):
         return None
+    me = worker_id()
+    if (task.status == "started" and task.worker not in (None, me) and _fresh(task.heartbeat_at)
+            and not get_settings().embedded_worker):
+        return None
     task.status = "started"
     task.attempts += 1
-    task.updated_at = now()
+    task.updated_at = task.heartbeat_at = now()
+    task.worker = me
+    task.note = None
     run = session.get(Run, task.run_id)
     if run is not None and run.status == "queued":
         run.status = "running"
@@ -111,9 +204,46 @@ def _claim(session: Session, task_id: str) -> Task | None:
     return task
 
 
+def _release(task_id: str) -> None:
+    """After an infrastructure fault: the task is queued again (for the queue's retry), if the database can
+    be reached; else the retry's claim recognises its own worker."""
+    try:
+        with session_scope() as session:
+            session.execute(update(Task).where(Task.id == task_id, Task.status == "started")
+                            .values(status="queued", heartbeat_at=None, updated_at=now()))
+    except Exception:
+        log.debug("task %s not released", task_id, exc_info=True)
+
+
+def fail_task(task_id: str, claimed: tuple[str, str], exc: BaseException) -> None:
+    """A task that failed on its data: the task, its capture in the run (and, for an ingest, the capture)
+    fail with the reason; the run finishes when nothing else is pending. When the capture or the run was
+    deleted meanwhile, what the task wrote to the store for it is removed."""
+    run_id, capture_id = claimed
+    code = exc.code if isinstance(exc, IngestError | EstimatorError | ServiceError) else type(exc).__name__
+    message = f"{exc}"[:2000] or type(exc).__name__
+    with session_scope() as session:
+        task = session.get(Task, task_id, with_for_update=True)
+        cap = session.get(Capture, capture_id)
+        if cap is None or session.get(Run, run_id) is None:
+            store = get_store()
+            after_commit(session, partial(store.delete, f"series/{run_id}/{capture_id}"))
+            if cap is None:
+                after_commit(session, partial(store.delete, f"captures/{capture_id}"))
+        if task is None:
+            return
+        task.status, task.error, task.updated_at = "failed", message, now()
+        code = str(code)[:60]
+        if task.kind == "ingest" and cap is not None and cap.status != "ingested":
+            cap.status, cap.error_code, cap.error = "failed", code, message
+        rc = session.get(RunCapture, (run_id, capture_id), with_for_update=True)
+        if rc is not None and rc.status not in ("succeeded", "failed"):
+            rc.status, rc.error_code, rc.error = "failed", code, message
+        session.flush()
+        _maybe_finish_run(session, run_id)
+
+
 def ingest_task(task_id: str) -> None:
-    if not claim(task_id):
-        return
     store = get_store()
     t0 = time.perf_counter()
     replay_tasks: list[str] = []
@@ -211,10 +341,12 @@ def _ingest(session: Session, store: Store, cap: Capture) -> None:
     key = f"captures/{cap.id}/tables"
     for name, frame in (("acks", result.acks), ("segments", result.segments), ("episodes", result.episodes)):
         store.write_parquet(f"{key}/{name}.parquet", frame, row_group_size=TABLE_ROW_GROUP)
-    session.execute(insert(Flow), [
+    rows = [
         {"capture_id": cap.id, "flow_id": s.flow_id, "sender": s.sender, "receiver": s.receiver,
          "vantage": s.vantage, "bytes": s.bytes, "goodput_bps": s.goodput_bps, "summary": s.to_dict(),
-         "tables_key": key} for s in result.flows])
+         "tables_key": key} for s in result.flows]
+    if rows:  # a capture without TCP data has no flows: a result (0 flows), not an error
+        session.execute(insert(Flow), rows)
     bulk = bulk_flow_ids(result.flows, _truth(cap))
     deliveries = result.acks.filter(pl.col("flow_id").is_in(bulk) & (pl.col("acked") > 0)).select("flow_id", "t")
     store.write_parquet(f"captures/{cap.id}/deliveries.parquet", deliveries)
@@ -230,8 +362,6 @@ def read_tables(store: Store, key: str, flow_ids: list[int]) -> dict[str, pl.Dat
 
 
 def replay_task(task_id: str) -> None:
-    if not claim(task_id):
-        return
     store = get_store()
     t0 = time.perf_counter()
     with session_scope() as session:
@@ -348,6 +478,8 @@ def _finish_capture(session: Session, run_id: str, capture_id: str) -> None:
 
 
 def _maybe_finish_run(session: Session, run_id: str) -> None:
+    """Finish the run once every capture in it has: failed when all failed or none is left (deleted),
+    else succeeded; ``error`` gives the reason per failed capture (and notes deleted captures)."""
     run = session.get(Run, run_id, with_for_update=True)
     if run is None or run.status in ("succeeded", "failed"):
         return
@@ -355,26 +487,54 @@ def _maybe_finish_run(session: Session, run_id: str) -> None:
     if any(s not in ("succeeded", "failed") for s in states):
         return
     failed = [s for s in states if s == "failed"]
-    run.status = "failed" if failed and len(failed) == len(states) else "succeeded"
+    run.status = "failed" if not states or len(failed) == len(states) else "succeeded"
+    notes = [run.error] if run.error else []
     if failed:
         errors = session.execute(select(RunCapture.capture_id, RunCapture.error).where(
             RunCapture.run_id == run_id, RunCapture.status == "failed"))
-        run.error = "; ".join(f"capture {cid}: {err}" for cid, err in errors)
+        notes += [f"capture {cid}: {err}" for cid, err in errors]
+    if not states and not notes:
+        notes.append("every capture of the run was deleted")
+    run.error = "; ".join(notes) or None
     run.finished_at = now()
     session.flush()
 
 
-def requeue_unfinished(session: Session, *, older_than_s: float | None = None) -> int:
-    """Dispatch again every task not done (or only those idle longer than ``older_than_s``)."""
-    q = select(Task).where(Task.status.in_(("queued", "started")))
-    count = 0
-    cutoff = time.time() - older_than_s if older_than_s is not None else None
-    for task in session.scalars(q):
-        stamp = task.updated_at if task.updated_at.tzinfo else task.updated_at.replace(tzinfo=UTC)
-        updated = stamp.timestamp()
-        if cutoff is not None and updated > cutoff:
-            continue
-        task.updated_at = now()
+def capture_removed(session: Session, run_id: str, capture_id: str) -> None:
+    """A capture of an unfinished run was deleted (its rows in the run are gone): note it on the run and
+    finish the run if nothing else is pending."""
+    run = session.get(Run, run_id, with_for_update=True)
+    if run is None or run.status in ("succeeded", "failed"):
+        return
+    note = f"capture {capture_id}: deleted before the run finished"
+    run.error = f"{run.error}; {note}" if run.error else note
+    session.flush()
+    _maybe_finish_run(session, run_id)
+
+
+def requeue_unfinished(session: Session, *, older_than_s: float | None = None,
+                       in_broker: Callable[[list[str]], set[str]] | None = None) -> int:
+    """Dispatch again the work that was lost; the number of tasks dispatched.
+
+    Without ``older_than_s`` (an embedded server starting): every task not finished. With it (the workers'
+    sweep): a started task whose heartbeat is older than that (its worker died), and a queued task older
+    than that whose broker message is gone (``in_broker`` answers which task ids still have one: a Redis
+    restart lost them, or the broker was unreachable when the task was created). Each is noted on the task,
+    so that its run's status says it waits on re-dispatch."""
+    q = select(Task).where(Task.status.in_(("queued", "started"))).with_for_update(skip_locked=True)
+    tasks = list(session.scalars(q))
+    if older_than_s is None:
+        chosen = [(t, "re-queued when the server started") for t in tasks]
+    else:
+        cutoff = now().timestamp() - older_than_s
+        queued = [t for t in tasks if t.status == "queued" and epoch(t.updated_at) < cutoff]
+        present = in_broker([t.id for t in queued]) if in_broker is not None and queued else set()
+        chosen = [(t, "its broker message was lost; dispatched again") for t in queued if t.id not in present]
+        chosen += [(t, "its worker stopped (no heartbeat); dispatched again") for t in tasks
+                   if t.status == "started" and epoch(t.heartbeat_at or t.updated_at) < cutoff]
+    for task, why in chosen:
+        task.status, task.heartbeat_at, task.updated_at, task.note = "queued", None, now(), why
+        task.redispatches += 1
         after_commit(session, partial(dispatch, task.kind, task.id))
-        count += 1
-    return count
+    return len(chosen)
+

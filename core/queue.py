@@ -7,6 +7,7 @@ sent by name (``ackreplay.ingest``, ``ackreplay.replay``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -17,6 +18,7 @@ from ackreplay.core.config import get_settings
 
 log = logging.getLogger("ackreplay.queue")
 TASK_NAMES = {"ingest": "ackreplay.ingest", "replay": "ackreplay.replay"}
+RETRY_MAX_S = 60.0
 
 
 @lru_cache
@@ -29,16 +31,42 @@ def celery_client() -> Any:
     return app
 
 
+#: Beside each message sent, a key in the broker's Redis names its task: it lives and dies with the
+#: message (a Redis restarted without persistence loses both), so the workers' sweep can tell a queued
+#: task whose message is gone from one still waiting in line.
+MARKER = "ackreplay:queued:"
+MARKER_TTL_S = 7 * 86400
+
+
+@lru_cache
+def redis_client() -> Any:
+    import redis
+
+    return redis.Redis.from_url(get_settings().redis_url or "", socket_timeout=5, socket_connect_timeout=5)
+
+
 def dispatch(kind: str, task_id: str) -> None:
     """Queue a task. The task row is already committed, so a broker that cannot be reached loses
-    nothing: the workers' sweep dispatches work that stays idle."""
+    nothing: the workers' sweep dispatches a queued task without a broker message within
+    ``stale_task_seconds``."""
     if get_settings().embedded_worker:
         InProcessWorker.get().submit(kind, task_id)
         return
     try:
+        redis_client().set(MARKER + task_id, kind, ex=MARKER_TTL_S)
         celery_client().send_task(TASK_NAMES[kind], args=[task_id], queue="ackreplay")
     except Exception:
-        log.warning("broker unreachable: task %s %s left for the stale-work sweep", kind, task_id, exc_info=True)
+        log.warning("broker unreachable: task %s %s left for the lost-work sweep", kind, task_id, exc_info=True)
+        with contextlib.suppress(Exception):
+            redis_client().delete(MARKER + task_id)
+
+
+def in_broker(task_ids: list[str]) -> set[str]:
+    """Which of these tasks have a message in the broker (sent, not lost)."""
+    pipe = redis_client().pipeline()
+    for tid in task_ids:
+        pipe.exists(MARKER + tid)
+    return {tid for tid, found in zip(task_ids, pipe.execute(), strict=True) if found}
 
 
 class InProcessWorker:
@@ -51,6 +79,8 @@ class InProcessWorker:
         self.queue: queue.Queue[tuple[str, str]] = queue.Queue()
         self.idle = threading.Event()
         self.idle.set()
+        self.retries: dict[str, int] = {}
+        self.pending = 0  # retries waiting on their timer
         self.thread = threading.Thread(target=self._loop, name="ackreplay-worker", daemon=True)
         self.thread.start()
 
@@ -76,9 +106,21 @@ class InProcessWorker:
             kind, task_id = self.queue.get()
             try:
                 run_task(kind, task_id)
-            except Exception:  # an infrastructure error: the task stays unfinished and is re-queued later
-                log.exception("task %s %s failed", kind, task_id)
+                self.retries.pop(task_id, None)
+            except Exception:  # an infrastructure fault (data faults fail their task): try again later
+                n = self.retries[task_id] = self.retries.get(task_id, 0) + 1
+                delay = min(RETRY_MAX_S, 2.0 ** n)
+                log.exception("task %s %s: infrastructure fault, retry %d in %.0f s", kind, task_id, n, delay)
+                self.idle.clear()
+                self.pending += 1
+                timer = threading.Timer(delay, self._retry, (kind, task_id))
+                timer.daemon = True
+                timer.start()
             finally:
                 self.queue.task_done()
-                if self.queue.unfinished_tasks == 0:
+                if self.queue.unfinished_tasks == 0 and self.pending == 0:
                     self.idle.set()
+
+    def _retry(self, kind: str, task_id: str) -> None:
+        self.pending -= 1
+        self.submit(kind, task_id)

@@ -58,7 +58,10 @@ def check_locked(session: Session, owner: Owner, adding: int) -> None:
     locked: its uploads need not wait for each other."""
     if limit_of(owner) is None:
         return
-    session.execute(select(Owner.id).where(Owner.id == owner.id).with_for_update())
+    # FOR NO KEY UPDATE: serialises the owner's uploads without conflicting with the KEY SHARE locks that
+    # rows referencing the owner (a batch, a capture inserted earlier in the same transaction) hold; FOR
+    # UPDATE would, and two batches each holding one and waiting for the other's deadlocked.
+    session.execute(select(Owner.id).where(Owner.id == owner.id).with_for_update(key_share=True))
     now = usage(session, owner)
     if now.limit_bytes is not None and now.used_bytes + adding > now.limit_bytes:
         raise exceeded(owner, now, str(adding))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections import OrderedDict
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -14,8 +15,20 @@ import polars as pl
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ackreplay.core.config import get_settings
 from ackreplay.core.errors import NotFound, ServiceError
-from ackreplay.core.models import Capture, DecisionRow, Flow, FlowDiagnostics, Owner, Result, Run, RunCapture, Task
+from ackreplay.core.models import (
+    Capture,
+    DecisionRow,
+    Flow,
+    FlowDiagnostics,
+    Owner,
+    Result,
+    Run,
+    RunCapture,
+    Task,
+    epoch,
+)
 from ackreplay.core.owners import owned
 from ackreplay.core.storage import Store
 from ackreplay.estimators import ranking
@@ -44,7 +57,31 @@ def status(session: Session, run: Run) -> dict[str, Any]:
         },
         "captures": [{"capture_id": rc.capture_id, "status": rc.status, "error_code": rc.error_code,
                       "error": rc.error, "skipped_flows": rc.skipped or {}} for rc in rcs],
+        "waiting": waiting(run, tasks),
     }
+
+
+def waiting(run: Run, tasks: list[Task]) -> str | None:
+    """What an unfinished run waits on when its work was lost and is (or is about to be) dispatched again:
+    a worker that stopped beating its heartbeat, a broker message that was lost; None when nothing is."""
+    if run.status in ("succeeded", "failed"):
+        return None
+    settings = get_settings()
+    cutoff = time.time() - settings.stale_task_seconds
+    reasons: Counter[str] = Counter()
+    for t in tasks:
+        if t.status not in ("queued", "started"):
+            continue
+        if t.note:
+            reasons[t.note] += 1
+        elif not settings.embedded_worker and t.status == "started" and epoch(t.heartbeat_at or t.updated_at) < cutoff:
+            reasons["its worker stopped (no heartbeat); awaiting re-dispatch"] += 1
+        elif not settings.embedded_worker and t.status == "queued" and epoch(t.updated_at) < cutoff:
+            reasons["queued for a while: awaiting a worker, or re-dispatch if its broker message was lost"] += 1
+    if not reasons:
+        return None
+    return "; ".join(f"{n} task{'s' if n > 1 else ''}: {why}" for why, n in reasons.items())
+
 
 
 def _flow_rows(session: Session, capture_id: str) -> list[Flow]:

@@ -114,6 +114,16 @@ def parse_params(items: Sequence[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: A spreadsheet runs a cell starting with one of these as a formula (CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text starting with = + - @ tab or CR gets a leading ``'``
+    (numbers are left alone: a negative number is no formula)."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
 def jsonable(x: Any) -> Any:
     """JSON-safe at any depth: NaN and infinities become None (the CLI's documents, the service's JSON columns)."""
     t = type(x)  # the common exact types first: a document of thousands of flows has ~10⁶ values

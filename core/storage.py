@@ -97,6 +97,18 @@ class Store:
             frame = pl.read_parquet(io.BytesIO(src.read()))
         return frame.filter(where) if where is not None else frame
 
+    def objects(self, prefix: str) -> list[tuple[str, float]]:
+        """Every object under ``prefix`` as (key, modification time in epoch seconds)."""
+        base = self.path(prefix)
+        if not self.fs.exists(base):
+            return []
+        out = []
+        for path, info in self.fs.find(base, detail=True).items():
+            stamp = info.get("mtime") or info.get("LastModified") or info.get("last_modified") or 0
+            when = stamp.timestamp() if hasattr(stamp, "timestamp") else float(stamp)
+            out.append((path[len(self.root) + 1:] if path.startswith(self.root) else path.lstrip("/"), when))
+        return out
+
     def check(self) -> None:
         """Raise if the store cannot be written and read back (readiness)."""
         key = "_ready/probe"

@@ -8,6 +8,7 @@ Text form (CLI ``--truth``): comma-separated ``key=value``: ``bottleneck=5Mbit,s
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,10 +21,19 @@ _PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _SIZES = {"b": 1, "kb": 1000, "kib": 1024, "mb": 10**6, "mib": 2**20, "gb": 10**9, "gib": 2**30}
 
 
+#: The largest rate (bit/s) and size (bytes) ground truth may state: beyond any link, and within a 64-bit count.
+MAX_RATE = 1e15
+MAX_SIZE = (1 << 63) - 1
+MAX_FLOW_ID = (1 << 31) - 1
+
+
 def parse_rate(text: str | float) -> float:
-    """A rate in bit/s from '5Mbit', '2.5 Mbps', '500kbit', '5e6' or a number."""
+    """A rate in bit/s from '5Mbit', '2.5 Mbps', '500kbit', '5e6' or a number (finite, positive, at most
+    ``MAX_RATE``; ``true`` is no rate)."""
+    if isinstance(text, bool):
+        raise EstimatorError("invalid_truth", f"a rate must be a number or text like 5Mbit, got {text!r}")
     if isinstance(text, int | float):
-        value = float(text)
+        value = float(text) if abs(text) < 1e300 else math.inf
     else:
         m = _RATE.match(str(text))
         if not m:
@@ -31,16 +41,28 @@ def parse_rate(text: str | float) -> float:
         value = float(m[1]) * _PREFIX[m[2].lower()]
     if not value > 0:
         raise EstimatorError("invalid_truth", f"a rate must be positive, got {text!r}")
+    if not value <= MAX_RATE:  # also NaN and infinity
+        raise EstimatorError("invalid_truth", f"a rate must be finite and at most {MAX_RATE:g} bit/s, got {text!r}")
     return value
 
 
-def parse_size(text: str | int) -> int:
-    if isinstance(text, int):
-        return text
-    m = _SIZE.match(str(text))
-    if not m:
-        raise EstimatorError("invalid_truth", f"cannot read {text!r} as a size (e.g. 64kB, 65536)")
-    return int(float(m[1]) * _SIZES[(m[2] or "b").lower()])
+def parse_size(text: str | float) -> int:
+    """A size in bytes from '64kB', '1.5MiB', '65536' or a whole number (0 to 2^63 − 1; ``true`` is none)."""
+    if isinstance(text, bool) or (isinstance(text, float) and not text.is_integer()):
+        raise EstimatorError("invalid_truth", f"a size must be a whole number of bytes or text like 64kB, got {text!r}")
+    if isinstance(text, int | float):
+        value = int(text)
+    else:
+        m = _SIZE.match(str(text))
+        if not m:
+            raise EstimatorError("invalid_truth", f"cannot read {text!r} as a size (e.g. 64kB, 65536)")
+        number = float(m[1]) * _SIZES[(m[2] or "b").lower()]
+        if not number <= MAX_SIZE:
+            raise EstimatorError("invalid_truth", f"a size must be at most {MAX_SIZE} bytes, got {text!r}")
+        value = int(number)
+    if not 0 <= value <= MAX_SIZE:
+        raise EstimatorError("invalid_truth", f"a size must be between 0 and {MAX_SIZE} bytes, got {text!r}")
+    return value
 
 
 def parse_drops(items: Any) -> list[tuple[float, int, int]]:
@@ -49,9 +71,12 @@ def parse_drops(items: Any) -> list[tuple[float, int, int]]:
     if not isinstance(items, list):
         raise EstimatorError("invalid_truth", "random_drops must be a list of {t, src_port, dst_port}")
     try:
-        return [(float(x["t"]), int(x["src_port"]), int(x["dst_port"])) for x in items]
-    except (KeyError, TypeError, ValueError):
+        drops = [(float(x["t"]), int(x["src_port"]), int(x["dst_port"])) for x in items]
+    except (KeyError, TypeError, ValueError, OverflowError):
         raise EstimatorError("invalid_truth", "random_drops must be a list of {t, src_port, dst_port}") from None
+    if not all(math.isfinite(t) and 0 <= s <= 65535 and 0 <= d <= 65535 for t, s, d in drops):
+        raise EstimatorError("invalid_truth", "random_drops need finite times and ports from 0 to 65535")
+    return drops
 
 
 #: Flows carrying fewer bytes are control connections, not competitors for a fair share (§4).
@@ -112,11 +137,16 @@ class Truth:
         bottleneck = data.get("bottleneck", data.get("bottleneck_bps"))
         share = data.get("fair_share", data.get("fair_share_bps"))
         flows: dict[int, float] = {}
-        for key, value in (data.get("flows") or {}).items():
+        given = data.get("flows") or {}
+        if not isinstance(given, dict):
+            raise EstimatorError("invalid_truth", f"flows must map flow ids to rates, got {given!r}"[:200])
+        for key, value in given.items():
             try:
                 fid = int(key)
             except ValueError:
                 raise EstimatorError("invalid_truth", f"per-flow truth keys are flow ids, got {key!r}") from None
+            if not 0 <= fid <= MAX_FLOW_ID:
+                raise EstimatorError("invalid_truth", f"a flow id is between 0 and {MAX_FLOW_ID}, got {key!r}")
             rate: Any = value.get("fair_share", value.get("fair_share_bps")) if isinstance(value, dict) else value
             flows[fid] = parse_rate(rate)
         return Truth(

@@ -33,30 +33,41 @@ app = make_app()
 
 
 def sweep_once() -> int:
-    """Dispatch again the work idle for longer than ``stale_task_seconds`` (its broker message was lost
-    with a restarted Redis, or its worker was killed)."""
+    """Dispatch again the work that was lost: a started task whose worker stopped beating its heartbeat for
+    ``stale_task_seconds``, a queued task whose broker message is gone (Redis restarted, or unreachable when
+    the task was created)."""
     from ackreplay.core.db import session_scope
     from ackreplay.core.pipeline import requeue_unfinished
+    from ackreplay.core.queue import in_broker
 
     with session_scope() as session:
-        return requeue_unfinished(session, older_than_s=get_settings().stale_task_seconds)
+        return requeue_unfinished(session, older_than_s=get_settings().stale_task_seconds, in_broker=in_broker)
+
+
+def sweep_period() -> float:
+    """Three sweeps per ``stale_task_seconds`` (at most 10 s apart): lost work is dispatched again within
+    ``stale_task_seconds`` + 10 s (40 s by default)."""
+    return min(10.0, max(0.5, get_settings().stale_task_seconds / 3))
 
 
 def _sweeper() -> None:
-    period = max(1.0, get_settings().stale_task_seconds / 2)
+    from ackreplay.core.janitor import maybe_sweep_orphans
+
     while True:
-        time.sleep(period)
+        time.sleep(sweep_period())
         try:
             n = sweep_once()
             if n:
-                log.warning("re-queued %d stale tasks", n)
+                log.warning("dispatched %d lost tasks again", n)
+            maybe_sweep_orphans()
         except Exception:  # the database or broker is down: try again next period
-            log.exception("stale-work sweep failed")
+            log.exception("lost-work sweep failed")
 
 
 @worker_ready.connect
 def _requeue_stale(**_: object) -> None:
     """PostgreSQL is the source of truth: at start, and then periodically, each worker re-dispatches
-    work left unfinished. Duplicates are harmless: a task already done is skipped."""
+    work that was lost. Duplicates are harmless: a task already done, or running in a live worker, is
+    skipped."""
     sweep_once()
     threading.Thread(target=_sweeper, name="ackreplay-sweeper", daemon=True).start()

@@ -4,38 +4,35 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Form, Path, Query, UploadFile
+from fastapi import APIRouter, File, Path, Query, UploadFile
 from fastapi.responses import Response
 
 from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, SettingsDep, StoreDep
 from ackreplay.api.errors import responses
-from ackreplay.api.routes.captures import _truth_field
-from ackreplay.api.schemas import BATCH_ID, BatchCreated, BatchOut, ScoreboardOut
+from ackreplay.api.routes.captures import NameField, TagsField, TruthField, _truth_field, tag_list
+from ackreplay.api.schemas import BATCH_ID, ID_PATTERN, BatchCreated, BatchOut, ScoreboardOut
 from ackreplay.core import batches as svc
 from ackreplay.core import results
+from ackreplay.core.captures import display_name
 
 router = APIRouter(prefix="/batches", tags=["batches"])
-BatchId = Annotated[str, Path(description="a batch's id", examples=[BATCH_ID])]
+BatchId = Annotated[str, Path(description="a batch's id", pattern=ID_PATTERN, examples=[BATCH_ID])]
 
 
 @router.post("", status_code=202, response_model=BatchCreated,
              responses=responses("no_captures", "invalid_archive", "archive_too_large", "quota_exceeded",
-                                 "invalid_truth"),
+                                 "invalid_truth", "upload_too_large", "cross_origin"),
              summary="Score many captures together (files or archives)",
              description="Members that are not captures are listed in `rejected`. An archive whose members "
                          "decompress past `ACKREPLAY_MAX_ARCHIVE_BYTES`, or a batch past the owner's quota, is "
                          "rejected whole (413) and nothing of it is kept.")
 def create_batch(session: SessionDep, owner: OwnerDep, store: StoreDep, settings: SettingsDep,
                  files: Annotated[list[UploadFile], File(description="captures and/or .zip/.tar(.gz) archives")],
-                 name: Annotated[str | None, Form(examples=["lab sweep"])] = None,
-                 tags: Annotated[str | None, Form(description="comma-separated tags for every capture",
-                                                  examples=["lab,sweep"])] = None,
-                 truth: Annotated[str | None, Form(description="ground truth for every capture",
-                                                   examples=["bottleneck=10Mbit,shared_by=all"])] = None,
-                 ) -> dict[str, Any]:
-    tag_list = [t.strip() for t in (tags or "").split(",") if t.strip()]
+                 name: NameField = None, tags: TagsField = None, truth: TruthField = None) -> dict[str, Any]:
+    # the token and the announced length were checked before the body was read (api.guard)
+    tag_values, truth_value = tag_list(tags), _truth_field(truth)
     batch = svc.create(session, store, owner, [(f.filename or "upload", f.file) for f in files],
-                       name=name or (files[0].filename or "batch"), truth=_truth_field(truth), tags=tag_list,
+                       name=name or display_name(files[0].filename or "batch"), truth=truth_value, tags=tag_values,
                        limit=settings.max_upload_bytes, max_archive_bytes=settings.max_archive_bytes)
     return {"batch_id": batch.id, "run_id": batch.run_id, "url": f"/api/v1/batches/{batch.id}",
             "captures": batch.capture_ids, "rejected": batch.rejected}

@@ -4,27 +4,62 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import polars as pl
-from fastapi import APIRouter, File, Form, Path, Query, Request, UploadFile
+from fastapi import APIRouter, File, Form, Path, Query, UploadFile
 from fastapi.responses import Response
+from pydantic import StringConstraints
 
 from ackreplay.api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
 from ackreplay.api.errors import responses
 from ackreplay.api.metrics import UPLOADS
-from ackreplay.api.schemas import CAPTURE_ID, CaptureOut, CapturePage, FlowOut, UploadOut
+from ackreplay.api.schemas import (
+    CAPTURE_ID,
+    ID_PATTERN,
+    MAX_FLOW_ID,
+    MAX_NAME,
+    MAX_OFFSET,
+    MAX_TAG,
+    MAX_TAGS,
+    MAX_TRUTH,
+    CaptureOut,
+    CapturePage,
+    FlowOut,
+    Text,
+    UploadOut,
+)
 from ackreplay.core import captures as svc
 from ackreplay.core.errors import ServiceError
 from ackreplay.core.pipeline import estimator_spec, read_tables, start_run
 
 router = APIRouter(prefix="/captures", tags=["captures"])
-CaptureId = Annotated[str, Path(description="a capture's id", examples=[CAPTURE_ID])]
-FlowId = Annotated[int, Path(description="a flow's id within its capture (`ackreplay flows`)", examples=[2])]
+CaptureId = Annotated[str, Path(description="a capture's id", pattern=ID_PATTERN, examples=[CAPTURE_ID])]
+FlowId = Annotated[int, Path(description="a flow's id within its capture (`ackreplay flows`)", ge=0, le=MAX_FLOW_ID,
+                             examples=[2])]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, examples=[0])]
 TABLE_FORMATS = {"application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
                  "text/csv": {"schema": {"type": "string"}, "example": "t,acked,dup,d,rtt\n"}}
 UPLOAD_ERRORS = responses("empty_upload", "upload_too_large", "quota_exceeded", "unsupported_media_type",
-                          "invalid_truth")
+                          "invalid_truth", "cross_origin")
+NameField = Annotated[Annotated[Text, StringConstraints(max_length=MAX_NAME)] | None,
+                      Form(description=f"display name (default: the file name; at most {MAX_NAME} characters)")]
+TagsField = Annotated[Annotated[Text, StringConstraints(max_length=MAX_TAGS * (MAX_TAG + 1))] | None,
+                      Form(description=f"comma-separated tags (at most {MAX_TAGS}, each at most {MAX_TAG} characters)",
+                           examples=["lab,sweep"])]
+TruthField = Annotated[Annotated[Text, StringConstraints(max_length=MAX_TRUTH)] | None,
+                       Form(description="ground truth: JSON {bottleneck, shared_by, fair_share, min_flow_bytes, flows} "
+                                        "or 'bottleneck=5Mbit,shared_by=all'",
+                            examples=["bottleneck=10Mbit,shared_by=all"])]
+
+
+def tag_list(value: str | None) -> list[str]:
+    """The tags of a comma-separated form field (422 ``invalid_request`` past the bounds)."""
+    tags = list(dict.fromkeys(t.strip() for t in (value or "").split(",") if t.strip()))
+    if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG for t in tags):
+        raise ServiceError(f"at most {MAX_TAGS} tags of at most {MAX_TAG} characters each",
+                           code="invalid_request", status=422)
+    return tags
 
 
 def _truth_field(value: str | None) -> dict[str, Any] | None:
@@ -43,21 +78,14 @@ def _truth_field(value: str | None) -> dict[str, Any] | None:
              responses={200: {"model": UploadOut, "description": "the same bytes were uploaded before (no new run)"},
                         **UPLOAD_ERRORS},
              summary="Upload a capture (pcap, pcapng, gzip); starts the default run")
-def upload(request: Request, session: SessionDep, owner: OwnerDep, store: StoreDep, settings: SettingsDep,
-           response: Response,
-           file: Annotated[UploadFile, File(description="the capture")],
-           name: Annotated[str | None, Form(description="display name (default: the file name)")] = None,
-           tags: Annotated[str | None, Form(description="comma-separated tags")] = None,
-           truth: Annotated[str | None, Form(description="ground truth: JSON {bottleneck, shared_by, "
-                                             "fair_share, min_flow_bytes, flows} or 'bottleneck=5Mbit,shared_by=all'")]
-           = None) -> UploadOut:
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > settings.max_upload_bytes + (1 << 20):
-        raise ServiceError(f"the upload exceeds the limit of {settings.max_upload_bytes} bytes",
-                           code="upload_too_large", status=413)
-    tag_list = [t.strip() for t in (tags or "").split(",") if t.strip()]
-    up = svc.create_from_stream(session, store, owner, file.file, name=name or file.filename or "capture",
-                                tags=tag_list, truth=_truth_field(truth), limit=settings.max_upload_bytes)
+def upload(session: SessionDep, owner: OwnerDep, store: StoreDep, settings: SettingsDep, response: Response,
+           file: Annotated[UploadFile, File(description="the capture")], name: NameField = None,
+           tags: TagsField = None, truth: TruthField = None) -> UploadOut:
+    # the token, the announced length and the quota were checked before the body was read (api.guard)
+    tag_values, truth_value = tag_list(tags), _truth_field(truth)  # refused before anything is stored
+    up = svc.create_from_stream(session, store, owner, file.file,
+                                name=name or svc.display_name(file.filename or "capture"), tags=tag_values,
+                                truth=truth_value, limit=settings.max_upload_bytes)
     run_id = None
     if up.created:
         run = start_run(session, owner, [up.capture], estimator_spec(None), is_default=True)
@@ -73,12 +101,12 @@ def upload(request: Request, session: SessionDep, owner: OwnerDep, store: StoreD
 @router.get("", response_model=CapturePage, responses=responses(),
             summary="List captures (paginated; filter by tag and status)")
 def list_captures(session: SessionDep, owner: OwnerDep,
-                  tag: Annotated[str | None, Query(description="only captures with this tag", examples=["lab"])]
-                  = None,
-                  status: Annotated[str | None, Query(description="uploaded | ingested | failed",
-                                                      examples=["ingested"])] = None,
+                  tag: Annotated[str | None, Query(description="only captures with this tag", examples=["lab"],
+                                                   max_length=MAX_TAG)] = None,
+                  status: Annotated[Literal["uploaded", "ingested", "failed"] | None,
+                                    Query(description="uploaded | ingested | failed", examples=["ingested"])] = None,
                   limit: Annotated[int, Query(ge=1, le=500, examples=[50])] = 50,
-                  offset: Annotated[int, Query(ge=0, examples=[0])] = 0) -> CapturePage:
+                  offset: Offset = 0) -> CapturePage:
     rows, total = svc.listing(session, owner, tag=tag, status=status, limit=limit, offset=offset)
     return CapturePage(items=[CaptureOut.model_validate(r) for r in rows], total=total, limit=limit, offset=offset)
 
@@ -89,7 +117,8 @@ def get_capture(capture_id: CaptureId, session: SessionDep, owner: OwnerDep) -> 
     return CaptureOut.model_validate(svc.get(session, owner, capture_id))
 
 
-@router.delete("/{capture_id}", status_code=204, response_class=Response, responses=responses("capture_not_found"),
+@router.delete("/{capture_id}", status_code=204, response_class=Response,
+               responses=responses("capture_not_found", "cross_origin"),
                summary="Delete a capture, its files and results (frees its bytes of the quota)")
 def delete_capture(capture_id: CaptureId, session: SessionDep, owner: OwnerDep, store: StoreDep) -> Response:
     svc.delete(session, store, svc.get(session, owner, capture_id))

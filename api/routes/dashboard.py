@@ -36,7 +36,11 @@ def plotly_js() -> FileResponse:
 
 @router.get("/dashboard/{path:path}")
 def asset(path: str) -> FileResponse:
-    target = (ASSETS / path).resolve()
-    if ASSETS not in target.parents or not target.is_file() or target.suffix not in TYPES:
+    try:
+        target = (ASSETS / path).resolve()
+        found = ASSETS in target.parents and target.is_file() and target.suffix in TYPES
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        found = False
+    if not found:
         raise NotFound(f"no dashboard file {path}", code="not_found")
     return FileResponse(target, media_type=TYPES[target.suffix], headers={"Cache-Control": "no-cache"})

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
 from ackreplay.api.deps import SettingsDep, StoreDep
 from ackreplay.api.schemas import HealthOut, ReadyOut
-from ackreplay.core.db import get_engine
+from ackreplay.core.db import get_engine, session_scope
+from ackreplay.core.owners import authenticate, token_from_header
 from ackreplay.core.queue import celery_client
 
 router = APIRouter(tags=["health"])
@@ -51,5 +52,10 @@ def ready(settings: SettingsDep, store: StoreDep) -> JSONResponse:
 
 
 @router.get("/metrics", summary="Prometheus metrics", include_in_schema=False)
-def metrics() -> Response:
+def metrics(request: Request, settings: SettingsDep) -> Response:
+    """The process's metrics: with a valid token (any owner's; open mode: none needed), or for anyone when
+    ``ACKREPLAY_PUBLIC_METRICS`` is set (e.g. a Prometheus scraper on a private network)."""
+    if not settings.public_metrics:
+        with session_scope() as session:
+            authenticate(session, token_from_header(request.headers.get("authorization")), settings.auth)
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

@@ -11,8 +11,10 @@ from fastapi.responses import Response
 from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, StoreDep
 from ackreplay.api.errors import responses
 from ackreplay.api.metrics import RUNS
-from ackreplay.api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, table_response
+from ackreplay.api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, Offset, table_response
 from ackreplay.api.schemas import (
+    ID_PATTERN,
+    MAX_FLOW_ID,
     RUN_ID,
     DecisionOut,
     DiagnosticsOut,
@@ -32,13 +34,15 @@ from ackreplay.core import results
 from ackreplay.core.pipeline import estimator_spec, start_run
 
 router = APIRouter(tags=["runs"])
-RunId = Annotated[str, Path(description="a run's id", examples=[RUN_ID])]
+RunId = Annotated[str, Path(description="a run's id", pattern=ID_PATTERN, examples=[RUN_ID])]
+CaptureFilter = Annotated[str | None, Query(description="only this capture", pattern=ID_PATTERN,
+                                            examples=["8c1d5e0f6a2b4c7d9e0f1a2b3c4d5e6f"])]
 ESTIMATOR_ERRORS = ("unknown_estimator", "unknown_parameter", "parameter_out_of_range", "invalid_parameter")
 RESULT_ERRORS = responses("run_not_found", "results_not_found")
 
 
 @router.post("/runs", status_code=202, response_model=RunCreated,
-             responses=responses("capture_not_found", *ESTIMATOR_ERRORS),
+             responses=responses("capture_not_found", "cross_origin", "request_too_large", *ESTIMATOR_ERRORS),
              summary="Start a run: captures × estimators (with parameters)")
 def create_run(body: RunIn, session: SessionDep, owner: OwnerDep) -> RunCreated:
     caps = [cap_svc.get(session, owner, cid) for cid in body.captures]
@@ -51,8 +55,7 @@ def create_run(body: RunIn, session: SessionDep, owner: OwnerDep) -> RunCreated:
 @router.get("/runs", response_model=list[RunSummaryOut], responses=responses(),
             summary="The caller's runs, newest first")
 def list_runs(session: SessionDep, owner: OwnerDep,
-              capture: Annotated[str | None, Query(description="only runs that include this capture",
-                                                   examples=["8c1d5e0f6a2b4c7d9e0f1a2b3c4d5e6f"])] = None,
+              capture: CaptureFilter = None,
               limit: Annotated[int, Query(ge=1, le=500, examples=[100])] = 100) -> list[dict[str, Any]]:
     return results.list_runs(session, owner, capture_id=capture, limit=limit)
 
@@ -72,15 +75,16 @@ def run_document(run_id: RunId, session: SessionDep, owner: OwnerDep) -> dict[st
 @router.get("/runs/{run_id}/scores", response_model=ScorePage, responses=responses("run_not_found", "invalid_sort"),
             summary="Scores per flow and estimator; filter and sort")
 def run_scores(run_id: RunId, session: SessionDep, owner: OwnerDep,
-               capture: Annotated[str | None, Query(description="only this capture's flows",
-                                                    examples=["8c1d5e0f6a2b4c7d9e0f1a2b3c4d5e6f"])] = None,
-               estimator: Annotated[str | None, Query(description="only this estimator", examples=["re"])] = None,
-               flow: Annotated[int | None, Query(description="only this flow id", examples=[2])] = None,
-               sort: Annotated[str | None, Query(description="a score to sort by",
+               capture: CaptureFilter = None,
+               estimator: Annotated[str | None, Query(description="only this estimator", max_length=40,
+                                                      examples=["re"])] = None,
+               flow: Annotated[int | None, Query(description="only this flow id", ge=0, le=MAX_FLOW_ID,
+                                                 examples=[2])] = None,
+               sort: Annotated[str | None, Query(description="a score to sort by", max_length=100,
                                                  examples=["mean_abs_rel_error"])] = None,
                order: Annotated[str, Query(pattern="^(asc|desc)$", examples=["asc"])] = "asc",
                limit: Annotated[int, Query(ge=1, le=5000, examples=[500])] = 500,
-               offset: Annotated[int, Query(ge=0, examples=[0])] = 0) -> ScorePage:
+               offset: Offset = 0) -> ScorePage:
     run = results.get_run(session, owner, run_id)
     rows, total = results.score_rows(session, run, capture_id=capture, estimator=estimator, flow_id=flow, sort=sort,
                                      descending=order == "desc", limit=limit, offset=offset)
@@ -97,7 +101,7 @@ def run_scores(run_id: RunId, session: SessionDep, owner: OwnerDep,
                         "rates in bits/s, times in s (epoch and since the flow's first packet).")
 def run_series(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep,
                store: StoreDep,
-               estimators: Annotated[str | None, Query(description="comma-separated; default all",
+               estimators: Annotated[str | None, Query(description="comma-separated; default all", max_length=1000,
                                                        examples=["re,abse"])] = None,
                points: Annotated[int | None, Query(ge=2, le=200_000, examples=[2000])] = 2000,
                format: Annotated[str, Query(pattern="^(json|parquet|csv)$", examples=["json"])] = "json") -> Any:
@@ -146,8 +150,9 @@ def run_path(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: Ses
 def run_graph(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep,
               store: StoreDep,
               t0: Annotated[float | None, Query(description="window start (s since the flow's first packet)",
-                                                examples=[0.0])] = None,
-              t1: Annotated[float | None, Query(description="window end (s)", examples=[5.0])] = None,
+                                                allow_inf_nan=False, examples=[0.0])] = None,
+              t1: Annotated[float | None, Query(description="window end (s)", allow_inf_nan=False,
+                                                examples=[5.0])] = None,
               px: Annotated[int, Query(ge=50, le=4000, description="pixel columns",
                                        examples=[1200])] = 1200) -> Response:
     data = results.graph(session, store, results.get_run(session, owner, run_id), capture_id, flow_id,
@@ -159,7 +164,9 @@ def run_graph(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: Se
             responses=responses("run_not_found"),
             summary="Per score: each estimator's mean, rank and wins over runs")
 def leaderboard(session: SessionDep, owner: OwnerDep,
-                runs: Annotated[str, Query(description="comma-separated run ids", examples=[RUN_ID])],
+                runs: Annotated[str, Query(description="comma-separated run ids (at most 100)",
+                                           pattern=r"^[0-9a-f]{32}(\s*,\s*[0-9a-f]{32}){0,99}\s*,?\s*$",
+                                           examples=[RUN_ID])],
                 include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False) -> dict[str, Any]:
     chosen = [results.get_run(session, owner, r.strip()) for r in runs.split(",") if r.strip()]
     return results.leaderboard(session, chosen, include_not_reproducible=include_not_reproducible)

@@ -546,3 +546,29 @@ def test_a_tap_is_shown_with_its_position_and_be_crb_labelled(server, page):
     page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
     expect(page.locator("h1 + p")).to_contain_text("vantage mid_path at 95 % of the RTT from the sender")
     expect(page.locator("#scores-table tbody tr", has=page.locator(".not-reproducible"))).to_have_count(2)
+
+
+def test_a_capture_with_the_most_tags_and_the_longest_name_keeps_every_column_on_screen(server, page):
+    """100 tags of 100 characters and a 500-character name (the most the API takes; 20 000 tags are 422)
+    leave the captures table within the window: the cells wrap and show the first tags and how many more."""
+    from tests.pcapgen import Conv
+
+    conv = Conv(isn=424242)
+    conv.handshake(0, 20)
+    for i in range(20):
+        conv.send(30 + i, i * 1000, 1000)
+        conv.ack(50 + i, (i + 1) * 1000)
+    tags = ",".join(f"{i:03d}" + "t" * 97 for i in range(100))
+    r = httpx.post(f"{server}/api/v1/captures", files={"file": ("many-tags.pcap", conv.pcap())},
+                   data={"name": "n" * 500, "tags": tags}, timeout=60)
+    assert r.status_code == 201, r.text
+    page.goto(f"{server}/dashboard/#/captures")
+    expect(page.locator("#captures-table")).to_contain_text("n" * 500)
+    right = page.evaluate("Math.max(...[...document.querySelectorAll('#captures-table th')]"
+                          ".map(th => th.getBoundingClientRect().right))")
+    assert right <= page.viewport_size["width"], right
+    expect(page.locator("#captures-table")).to_contain_text("+95 more")
+    shot(page, "dashboard-many-tags.png")
+    too_many = httpx.post(f"{server}/api/v1/captures", files={"file": ("x.pcap", conv.pcap())},
+                          data={"tags": ",".join(f"t{i}" for i in range(20_000))}, timeout=60)
+    assert too_many.status_code == 422 and too_many.json()["error"] == "invalid_request"

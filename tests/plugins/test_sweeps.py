@@ -90,3 +90,6 @@ def test_a_sweep_through_the_api(tmp_path: Path) -> None:
         bad = api.post("/api/v1/runs", json={"captures": [cid], "estimators": [
             {"name": "re", "parameters": {"tau": "0:1000:1"}}]})
         assert bad.status_code == 422 and bad.json()["error"] == "too_many_variants"
+        long = api.post("/api/v1/runs", json={"captures": [cid], "estimators": [
+            {"name": "newbr", "parameters": {"beta": [0.9047619047619048, 0.8], "gamma": [10.5, 11.25]}}]})
+        assert long.status_code == 422 and "longer than 40" in long.json()["detail"]

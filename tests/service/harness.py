@@ -21,7 +21,8 @@ ENV_KEYS = ("ACKREPLAY_DATA_DIR", "DATABASE_URL", "REDIS_URL", "ACKREPLAY_STORAG
             "ACKREPLAY_MAX_UPLOAD_BYTES", "ACKREPLAY_DATABASE_URL", "ACKREPLAY_REDIS_URL",
             "ACKREPLAY_MAX_DECOMPRESSED_BYTES", "ACKREPLAY_STALE_TASK_SECONDS", "ACKREPLAY_REPLAY_BATCH_FLOWS",
             "ACKREPLAY_INGEST_MEMORY_BUDGET_MB", "ACKREPLAY_QUOTA_BYTES", "ACKREPLAY_MAX_ARCHIVE_BYTES",
-            "ACKREPLAY_STORAGE_OPTIONS")
+            "ACKREPLAY_STORAGE_OPTIONS", "ACKREPLAY_MAX_BATCH_BYTES", "ACKREPLAY_ALLOWED_HOSTS", "ACKREPLAY_BIND_HOST",
+            "ACKREPLAY_PUBLIC_METRICS", "ACKREPLAY_ORPHAN_SECONDS")
 
 
 def reset_caches() -> None:
@@ -30,6 +31,7 @@ def reset_caches() -> None:
     db._factory.cache_clear()
     storage.get_store.cache_clear()
     queue.celery_client.cache_clear()
+    queue.redis_client.cache_clear()
 
 
 @contextmanager
@@ -103,6 +105,14 @@ def same_scores(service_doc: dict, cli_doc: dict) -> None:
 def fresh_database(server_url: str) -> str:
     """A new, empty database on the test PostgreSQL server; its URL."""
     name = f"ackreplay_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f"create database {name}")
+    deadline = time.monotonic() + 30
+    while True:  # the port opens before the server accepts connections ("the database system is starting up")
+        try:
+            with psycopg.connect(server_url, autocommit=True) as conn:
+                conn.execute(f"create database {name}")
+            break
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
     return server_url.rsplit("/", 1)[0] + f"/{name}"

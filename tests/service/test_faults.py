@@ -1,8 +1,11 @@
-"""Faults: a worker killed mid-run, Redis restarted mid-run, PostgreSQL briefly unreachable.
+"""Faults: a worker killed mid-run, Redis restarted mid-run, PostgreSQL briefly unreachable, an upload while
+Redis is down.
 
 Each test has its own PostgreSQL and Redis (from tests.services) so that restarting them disturbs no
-other test. Work is split one flow per task and stale work is swept after 2 s, so that "mid-run" has
-room to happen and recovery is quick.
+other test. Work is split one flow per task so that "mid-run" has room to happen. The first tests sweep
+lost work after 2 s; the ``*_within_a_minute`` ones run with the default (30 s) and show that lost work is
+dispatched again within a minute of the fault, that the run says it waits meanwhile, and that every result
+ends up stored exactly once with the store holding exactly the captures' bytes.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import psycopg
 import pytest
 
 from tests.conftest import ROOT, SHARED
+from tests.service.accounting import check_store
 from tests.service.harness import client, configured, wait_run
 from tests.service.test_e2e_celery import fresh_database, kill, start_worker, stop, wait_ready
 from tests.services import start_postgres, start_redis, stop_postgres, stop_server
@@ -38,11 +42,13 @@ def servers(tmp_path):
     shutil.rmtree(pg_base, ignore_errors=True)
 
 
-def env_for(servers, db_url):
+def env_for(servers, db_url, stale: str | None = "2"):
     base = servers["base"]
-    return {"DATABASE_URL": db_url, "REDIS_URL": servers["redis"].url, "ACKREPLAY_STORAGE_URL": str(base / "store"),
-            "ACKREPLAY_DATA_DIR": str(base / "data"), "ACKREPLAY_STALE_TASK_SECONDS": "2",
-            "ACKREPLAY_REPLAY_BATCH_FLOWS": "1"}
+    env = {"DATABASE_URL": db_url, "REDIS_URL": servers["redis"].url, "ACKREPLAY_STORAGE_URL": str(base / "store"),
+           "ACKREPLAY_DATA_DIR": str(base / "data"), "ACKREPLAY_REPLAY_BATCH_FLOWS": "1"}
+    if stale is not None:
+        env["ACKREPLAY_STALE_TASK_SECONDS"] = stale
+    return env
 
 
 def start_batch(api):
@@ -136,3 +142,85 @@ def test_postgres_unreachable_then_recovers_without_restart(servers):
             assert time.monotonic() < deadline
             time.sleep(0.2)
         assert api.get("/api/v1/ready").json()["status"] == "ready"
+
+
+def redispatched_within(db_url, run_id, since, seconds=60.0):
+    """Wait until the sweep has dispatched a lost task of the run again; it must be within ``seconds`` of the
+    fault (``since``)."""
+    while True:
+        with psycopg.connect(db_url) as conn:
+            n = conn.execute("select count(*) from tasks where run_id = %s and redispatches > 0",
+                             (run_id,)).fetchone()[0]
+        if n:
+            return
+        assert time.monotonic() - since < seconds, f"no lost task of run {run_id} dispatched again in {seconds} s"
+        time.sleep(0.2)
+
+
+def ended_once(api, servers, db_url, run_id, timeout=300):
+    """The run ends `succeeded`, every result exactly once, the store exact."""
+    run = wait_run(api, run_id, timeout=timeout)
+    assert run["status"] == "succeeded", run
+    assert_complete_once(db_url, run_id)
+    check_store(servers["base"] / "store", api)
+
+
+@pytest.fixture
+def default_sweep(servers):
+    """The default sweep (30 s) and one worker, ready: (database URL, API client)."""
+    db_url = fresh_database(servers["pg"].url)
+    with configured(env_for(servers, db_url, stale=None)):
+        api = client()
+        log = servers["base"] / "w.log"
+        servers["worker"] = start_worker({**os.environ, "PYTHONPATH": str(ROOT)}, log)
+        try:
+            wait_ready(log)
+            yield db_url, api
+        finally:
+            stop(servers["worker"])
+
+
+def restart_redis(servers):
+    stop_server(servers["procs"]["redis"])  # every queued message is lost
+    _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
+
+
+def test_a_killed_worker_s_task_is_dispatched_again_within_a_minute(servers, default_sweep):
+    db_url, api = default_sweep
+    run_id = start_batch(api)
+    wait_progress(api, run_id, 4)
+    kill(servers["worker"])  # main process and child: the task it ran stays `started`, its message unacknowledged
+    killed = time.monotonic()
+    servers["worker"] = start_worker({**os.environ, "PYTHONPATH": str(ROOT)}, servers["base"] / "w2.log")
+    redispatched_within(db_url, run_id, killed)  # by the heartbeat sweep (Redis redelivers after an hour)
+    ended_once(api, servers, db_url, run_id)
+
+
+def test_a_redis_restart_loses_no_work_for_more_than_a_minute(servers, default_sweep):
+    db_url, api = default_sweep
+    run_id = start_batch(api)
+    wait_progress(api, run_id, 3)
+    restart_redis(servers)
+    redispatched_within(db_url, run_id, time.monotonic())
+    ended_once(api, servers, db_url, run_id)
+
+
+def test_an_upload_while_redis_is_down_runs_within_a_minute_of_its_return(servers, default_sweep):
+    db_url, api = default_sweep
+    stop_server(servers["procs"]["redis"])
+    data = (SHARED / "generated" / CAPTURES[2]).read_bytes()
+    r = api.post("/api/v1/captures", files={"file": (CAPTURES[2], data)})
+    assert r.status_code == 201, r.text  # the run is in the database; its message could not be sent
+    _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
+    redispatched_within(db_url, r.json()["run_id"], time.monotonic())
+    ended_once(api, servers, db_url, r.json()["run_id"])
+
+
+def test_postgres_stopped_mid_run_the_workers_retry_and_finish(servers, default_sweep):
+    db_url, api = default_sweep
+    run_id = start_batch(api)
+    wait_progress(api, run_id, 3)
+    stop_postgres(servers["pg"], servers["procs"]["pg"])
+    time.sleep(5)
+    _, servers["procs"]["pg"] = start_postgres(servers["pg_base"], port=servers["pg"].port)
+    ended_once(api, servers, db_url, run_id)

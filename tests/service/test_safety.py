@@ -107,13 +107,13 @@ def test_open_mode_only_on_loopback_unless_asked(host, auth, flag, mode, warns):
     assert got == mode and (warning is not None) == warns
 
 
-def _serve(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], int, Path]:
+def _serve(tmp_path: Path, *args: str, host: str = "0.0.0.0") -> tuple[subprocess.Popen[bytes], int, Path]:
     port = free_port()
     log = tmp_path / f"serve-{port}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACKREPLAY_") and k not in ("DATABASE_URL",
                                                                                                 "REDIS_URL")}
     env["ACKREPLAY_DATA_DIR"] = str(tmp_path / "data")
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("ackreplay")), "serve", "--host", "0.0.0.0",
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("ackreplay")), "serve", "--host", host,
                              "--port", str(port), *args], env=env, cwd=tmp_path, stdout=open(log, "wb"),  # noqa: SIM115
                             stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60

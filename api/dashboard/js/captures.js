@@ -23,11 +23,11 @@ export async function capturesView(view, alive) {
     </section>
     <section><h2>All captures (${page.total})</h2><div id="captures-list"></div></section>`);
   const cols = [
-    { key: "name", label: "name", text: true },
+    { key: "name", label: "name", text: true, fmt: (v) => html`<span class="cell-text">${v}</span>` },
     { key: "status", label: "status", text: true, fmt: (v) => html`<span class="status-${v}">${v}</span>` },
     { key: "size_bytes", label: "size MB", fmt: (v) => (v / 1e6).toFixed(2) },
     { key: "format", label: "format", text: true },
-    { key: "tags", label: "tags", text: true, fmt: (v) => (v || []).join(", ") },
+    { key: "tags", label: "tags", text: true, fmt: (v) => html`<span class="cell-text">${shortTags(v || [])}</span>` },
     { key: "created_at", label: "uploaded", text: true, fmt: (v) => String(v).replace("T", " ").slice(0, 19) },
   ];
   document.getElementById("captures-list").append(
@@ -63,4 +63,11 @@ export async function capturesView(view, alive) {
       status.textContent = e.message; status.className = "error"; send.disabled = false;
     }
   });
+}
+
+// Of a capture's tags (up to 100 of up to 100 characters) the first few and how many more there are; with
+// names, shown in cells of bounded width that wrap (class cell-text), so that the other columns stay on screen.
+function shortTags(tags, shown = 5) {
+  const head = tags.slice(0, shown).join(", ");
+  return tags.length > shown ? `${head} +${tags.length - shown} more` : head;
 }

@@ -34,7 +34,12 @@ export function download(name, content, type = "text/csv") {
 }
 
 export function toCsv(columns, rows) {
-  const cell = (v) => { const s = v === null || v === undefined ? "" : String(v); return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s; };
+  // text a spreadsheet would run as a formula (= + - @ tab CR first) gets a leading ' (numbers are left alone)
+  const cell = (v) => {
+    let s = v === null || v === undefined ? "" : String(v);
+    if (typeof v === "string" && /^[=+\-@\t\r]/.test(s)) s = "'" + s;
+    return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
   return [columns.map((c) => cell(c.label)).join(","), ...rows.map((r) => columns.map((c) => cell(r[c.key])).join(","))].join("\n") + "\n";
 }
 
