@@ -14,6 +14,15 @@ from ackreplay.core.config import get_settings
 log = logging.getLogger("ackreplay.worker")
 
 
+def visibility_timeout() -> float:
+    """Seconds after which Redis gives an unacknowledged message to another worker: twice
+    ``stale_task_seconds`` (at least 10 s; 60 s by default). It brings back what the heartbeat sweep cannot
+    see: a message a killed worker had taken but not yet claimed (its task still ``queued``, its broker
+    marker present). A message of a task still running elsewhere comes back too, and is skipped: the claim
+    finds the task started by a worker whose heartbeat is fresh (``core.pipeline.claim``)."""
+    return max(10.0, 2 * get_settings().stale_task_seconds)
+
+
 def make_app() -> Celery:
     app = Celery("ackreplay", broker=get_settings().redis_url, include=["ackreplay.workers.tasks"])
     app.conf.update(
@@ -22,7 +31,7 @@ def make_app() -> Celery:
         worker_prefetch_multiplier=1,  # CPU-bound: take one task at a time
         task_default_queue="ackreplay",
         broker_connection_retry_on_startup=True,
-        broker_transport_options={"visibility_timeout": 3600},
+        broker_transport_options={"visibility_timeout": visibility_timeout()},
         task_ignore_result=True,
         worker_hijack_root_logger=False,
     )

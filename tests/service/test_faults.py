@@ -185,14 +185,27 @@ def restart_redis(servers):
     _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
 
 
+def started_tasks(db_url, run_id):
+    with psycopg.connect(db_url) as conn:
+        return conn.execute("select count(*) from tasks where run_id = %s and status = 'started'",
+                            (run_id,)).fetchone()[0]
+
+
 def test_a_killed_worker_s_task_is_dispatched_again_within_a_minute(servers, default_sweep):
     db_url, api = default_sweep
     run_id = start_batch(api)
     wait_progress(api, run_id, 4)
+    deadline = time.monotonic() + 60
+    while not started_tasks(db_url, run_id):  # kill it while it runs a task (not between two)
+        assert time.monotonic() < deadline, "the worker started no further task"
+        time.sleep(0.01)
     kill(servers["worker"])  # main process and child: the task it ran stays `started`, its message unacknowledged
     killed = time.monotonic()
+    lost = started_tasks(db_url, run_id)  # the dead worker's state, frozen (0 only if it finished just before)
     servers["worker"] = start_worker({**os.environ, "PYTHONPATH": str(ROOT)}, servers["base"] / "w2.log")
-    redispatched_within(db_url, run_id, killed)  # by the heartbeat sweep (Redis redelivers after an hour)
+    if lost:
+        redispatched_within(db_url, run_id, killed)  # by the heartbeat sweep, before Redis's visibility timeout
+    # a message the dead worker had taken but not claimed comes back by the visibility timeout (60 s)
     ended_once(api, servers, db_url, run_id)
 
 
