@@ -316,13 +316,19 @@ def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], e
 
 def write_sweeps(out: Path, scored: list[ScoredCapture], ests: list[Any]) -> list[Path]:
     """A sensitivity plot per swept estimator and parameter, over the bulk flows of every capture."""
+    from ackreplay.estimators.replay import bulk_flow_ids
     from ackreplay.estimators.sweep import swept_parameters
     from ackreplay.graphs.sensitivity import write_sensitivity
 
-    flows = [fr.scores for sc in scored for fr in sc.replay.flows
-             if fr.flow_id in {s.flow_id for s in sc.ingest.flows if s.bytes >= sc.min_flow_bytes}]
+    swept = swept_parameters(ests)
+    if not swept:
+        return []
+    flows = []
+    for sc in scored:  # the bulk flows' scores, the bulk set made once per capture
+        bulk = set(bulk_flow_ids(sc.ingest.flows, sc.truth))
+        flows += [fr.scores for fr in sc.replay.flows if fr.flow_id in bulk]
     written = []
-    for kind, params in swept_parameters(ests).items():
+    for kind, params in swept.items():
         group = [e for e in ests if e.kind == kind]
         for param in params:
             path = write_sensitivity(out, kind, param, [(e.name, e.params[param]) for e in group], flows)
