@@ -10,12 +10,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import EstimatorError, Param
+
+if TYPE_CHECKING:
+    from ackreplay.estimators.batch import FlowBatch
 
 FAST_RETRANSMIT = "fast_retransmit"
 TIMEOUT = "timeout"
@@ -108,6 +111,14 @@ class Estimator:
     def series(self, inputs: FlowInputs) -> np.ndarray:
         """Estimate (bytes/s) after every event; NaN before the first sample."""
         raise NotImplementedError
+
+    def series_batch(self, batch: FlowBatch) -> np.ndarray:
+        """:meth:`series` of every flow of ``batch``, concatenated in flow order (issue #26). The package's
+        estimators override it with one compiled call walking every flow (their per-flow kernel on each slice:
+        the same numbers); this default, for plugins, calls :meth:`series` on each member."""
+        from ackreplay.estimators.batch import per_flow
+
+        return per_flow(batch, self.series)
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
         """The shared Westwood reaction (§1.3): ssthresh = max(E·RTTmin/mss, 2) segments."""

@@ -120,81 +120,9 @@ class FlowInputs:
         or the same columns as numpy arrays with nulls filled (:data:`ACK_FILL`), which is how
         ``replay_capture`` hands each flow a zero-copy slice of the capture's columns (per-flow Polars
         calls cost ~1 ms: on captures of thousands of small flows they were most of the time)."""
-        def col(name: str) -> np.ndarray:
-            c = acks[name]
-            if isinstance(c, np.ndarray):
-                return c
-            return (c.fill_null(ACK_FILL[name]) if name in ACK_FILL else c).to_numpy()
+        from ackreplay.estimators.batch import FlowBatch  # (one code path: a flow is a batch of one)
 
-        t_ns = col("t_ns")
-        n = len(t_ns)
-        if n:
-            new_event = np.empty(n, bool)
-            new_event[0] = True
-            new_event[1:] = t_ns[1:] != t_ns[:-1]
-        else:
-            new_event = np.empty(0, bool)
-        # No two rows share a timestamp: the rows are the events, and the columns are used as they are
-        # (views: nothing here or in the estimators writes to its inputs); no index arrays are made.
-        one_row_events = bool(new_event.all())
-        if one_row_events:
-            row_event = np.arange(n, dtype=np.int64)
-            last = starts = row_event
-        else:
-            row_event = np.cumsum(new_event) - 1
-            last = np.flatnonzero(np.append(new_event[1:], True))
-            starts = np.flatnonzero(new_event)
-
-        def summed(name: str) -> np.ndarray:
-            v = col(name).astype(np.int64, copy=False)
-            if one_row_events:
-                return v
-            return np.add.reduceat(v, starts) if n else np.empty(0, np.int64)
-
-        def at_last(name: str) -> np.ndarray:
-            return col(name) if one_row_events else col(name)[last]
-
-        rtt_rows = col("rtt")
-        if one_row_events:
-            rtt_any = rtt_rows
-        else:  # the last sample inside each event (used by the RTT filters: no sample is lost by merging)
-            idx = np.where(~np.isnan(rtt_rows), np.arange(n), -1)
-            latest = np.maximum.accumulate(idx) if n else idx
-            rtt_any = np.full(len(last), np.nan)
-            li = latest[last] if n else latest
-            ok = li >= starts if n else np.zeros(0, bool)
-            rtt_any[ok] = rtt_rows[li[ok]]
-        if segments is not None and len(segments["t_rel"]):
-            seg_t = np.asarray(segments["t_rel"])
-            seg_len = np.asarray(segments["len"]).astype(np.int64, copy=False)
-        else:
-            seg_t = np.empty(0)
-            seg_len = np.empty(0, np.int64)
-        # (``copy=False``: on a long flow every needless copy is pages of fresh memory to fault in)
-        inp = FlowInputs(
-            t=at_last("t_rel").astype(np.float64, copy=False),
-            t_abs=at_last("t").astype(np.float64, copy=False),
-            d=summed("d"),
-            acked=summed("acked"),
-            dup=at_last("dup").astype(bool, copy=False),
-            rtt=at_last("rtt").astype(np.float64, copy=False),
-            srtt=at_last("srtt").astype(np.float64, copy=False),
-            rttmin=at_last("rttmin").astype(np.float64, copy=False),
-            flight=at_last("flight").astype(np.int64, copy=False),
-            tsval=at_last("tsval").astype(np.int64, copy=False),
-            rtt_any=rtt_any,
-            row_event=row_event.astype(np.int64, copy=False),
-            mss=int(mss),
-            seg_t=seg_t.astype(np.float64, copy=False),
-            seg_len=seg_len,
-        )
-        # Read-only, every one: some are views of the capture's columns (one-row events) and the others must
-        # look the same to numba — a read-only array is another type, and a kernel compiled for one would be
-        # compiled again for the other on a user's first long flow (``ackreplay warmup`` compiles one set).
-        for name in ("t", "t_abs", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "rtt_any",
-                     "row_event", "seg_t", "seg_len"):
-            getattr(inp, name).flags.writeable = False
-        return inp
+        return FlowBatch.of_flow(acks, segments, mss).flow(0)
 
     @staticmethod
     def from_arrays(t: np.ndarray, d: np.ndarray, *, mss: int, srtt: np.ndarray | None = None,
