@@ -32,8 +32,7 @@ def load_plugin_files(files: list[Path] | None) -> list[str]:
 
 def plugin_failures(scored: list[Any]) -> list[str]:
     """One line per flow on which a plugin failed (``estimators.plugins.checked_series``)."""
-    return [f"{sc.path}: {s['error']}" for sc in scored for fr in sc.replay.flows
-            for s in fr.scores.values() if isinstance(s, dict) and s.get("error")]
+    return [f"{sc.path}: {why}" for sc in scored for why in sc.replay.failures()]
 
 
 def _origin(entry: dict[str, Any]) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import textwrap
 import warnings
@@ -102,7 +100,9 @@ def score(
     if fmt == "json":
         print(json.dumps(doc, indent=2))
     elif fmt == "csv":
-        print(scores_csv(doc or document(scored, ests)), end="")
+        from ackreplay.cli.score_csv import scores_csv_of
+
+        print(scores_csv_of(scored), end="")
     else:
         width = terminal_width()
         for sc in scored:
@@ -236,59 +236,6 @@ def vantage_label(f: dict[str, Any]) -> str:
     return f"{where} (reconstructed, {f.get('confidence') or 'low'} confidence: {f.get('confidence_note', '')})"
 
 
-#: The path's figures a CSV row carries (``path_<name>``).
-PATH_FIGURES = ("capacity_bps", "base_rtt_s", "buffer_bytes", "buffer_over_bdp", "random_loss_rate", "confidence")
-
-
-def scores_csv(doc: dict[str, Any]) -> str:
-    """One row per (capture, flow, estimator); parameters as JSON text. ``bytes`` and ``bulk`` (the flow carried
-    at least the truth's ``min_flow_bytes``, 64 kB by default: not a control connection) let a spreadsheet
-    or a DataFrame keep the bulk flows alone. ``doc``: the score document, JSON-safe or not (the values the
-    CSV takes are made safe here: a NaN is an empty cell). The flow's path (§9) closes each row: ``path_*``
-    (capacity_bps, base_rtt_s, buffer_bytes, buffer_over_bdp, random_loss_rate, confidence; empty where
-    null — the JSON's ``path.evidence`` says why)."""
-    from ackreplay.core.scoring import csv_cell, jsonable
-    from ackreplay.estimators.truth import DEFAULT_MIN_FLOW_BYTES
-
-    rows: list[dict[str, Any]] = []
-    parameters: dict[tuple[str, tuple[tuple[str, Any], ...]], str] = {}  # their JSON text, made once per value
-    for cap in doc["captures"]:
-        min_bytes = (cap.get("truth") or {}).get("min_flow_bytes") or DEFAULT_MIN_FLOW_BYTES
-        file = csv_cell(cap["file"])  # (a file name is the one text a user chose)
-        for f in cap["flows"]:
-            for name, s in f["scores"].items():
-                row = {"file": file, "flow_id": f["flow_id"], "sender": f["sender"],
-                       "receiver": f["receiver"], "bytes": f["bytes"], "bulk": f["bytes"] >= min_bytes,
-                       "vantage": f["vantage"], "reconstruction": f.get("reconstruction") or "",
-                       "estimator": name}
-                row.update({k: jsonable(v) for k, v in s.items() if k != "parameters"})
-                params = s.get("parameters", {})
-                try:
-                    key = (name, tuple(params.items()))
-                    text = parameters.get(key)
-                except TypeError:  # a value that cannot be a key (a list): not memoised
-                    key, text = None, None
-                if text is None:
-                    text = json.dumps(jsonable(params), sort_keys=True)
-                    if key is not None:
-                        parameters[key] = text
-                row["parameters"] = text
-                path = f.get("path") or {}  # the flow's path (§9), the same on each of its rows
-                row.update({f"path_{k}": jsonable(path.get(k)) for k in PATH_FIGURES})
-                rows.append(row)
-    if not rows:
-        return ""
-    seen: dict[str, None] = {}  # every column, in first-seen order (a dict: linear in rows × columns)
-    for r in rows:
-        seen.update(dict.fromkeys(r))
-    fields = list(seen)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")  # (rows as lists: DictWriter checks each row's keys and pads it
-    w.writerow(fields)                          # through a generator — a third of the CSV's time)
-    w.writerows([[r.get(f, "") for f in fields] for r in rows])
-    return buf.getvalue()
-
-
 def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], ests: list[Any]) -> None:
     import polars as pl
 
@@ -309,7 +256,9 @@ def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], e
             pl.concat(series, how="diagonal").write_parquet(d / "series.parquet")
             pl.concat(decisions, how="diagonal").write_parquet(d / "decisions.parquet")
     (out / "scores.json").write_text(json.dumps(doc, indent=2))
-    (out / "scores.csv").write_text(scores_csv(doc))
+    from ackreplay.cli.score_csv import scores_csv_of
+
+    (out / "scores.csv").write_text(scores_csv_of(scored))
     (out / "report.html").write_text(render(scored))
     write_sweeps(out, scored, ests)
 

@@ -11,7 +11,6 @@ with ``random_loss_log``, every loss episode is labelled random or congestion (`
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 from ackreplay.estimators import DEFAULT_ORDER, Estimator, EstimatorError, expand, names
 from ackreplay.estimators import __version__ as VERSION
 from ackreplay.estimators.replay import CaptureReplay, describe, replay_capture
+from ackreplay.estimators.results import jsonable as jsonable  # (re-exported)
 from ackreplay.estimators.sweep import MAX_VARIANTS, variants
 from ackreplay.estimators.truth import Truth, min_flow_bytes, parse_drops
 from ackreplay.ingest import CaptureIngest, ingest_capture
@@ -122,22 +122,6 @@ def csv_cell(value: Any) -> Any:
     """A CSV cell a spreadsheet will not run: text starting with = + - @ tab or CR gets a leading ``'``
     (numbers are left alone: a negative number is no formula)."""
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
-
-
-def jsonable(x: Any) -> Any:
-    """JSON-safe at any depth: NaN and infinities become None (the CLI's documents, the service's JSON columns)."""
-    t = type(x)  # the common exact types first: a document of thousands of flows has ~10⁶ values
-    if t is float:
-        return x if math.isfinite(x) else None
-    if t is str or t is int or t is bool or x is None:
-        return x
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [jsonable(v) for v in x]
-    return x
 
 
 def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:

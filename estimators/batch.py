@@ -258,15 +258,12 @@ def time_weights_batch(offsets: np.ndarray, t: np.ndarray, start: np.ndarray, en
 
 @njit(cache=True, nogil=True)
 def series_scores_batch(offsets: np.ndarray, t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray,
-                        start: np.ndarray, tolerance: float, hold: float) -> np.ndarray:
+                        start: np.ndarray, tolerance: float, hold: float, buf: np.ndarray) -> np.ndarray:
     """``scores.series_scores``' numbers for every flow: one row per flow, ``LEVEL_SCORES`` then
-    ``RELATIVE_SCORES`` (NaN = none; rates in bytes/s). The scratch is the largest flow's, reused."""
+    ``RELATIVE_SCORES`` (NaN = none; rates in bytes/s). ``buf``: scratch of ``SCRATCH_ROWS`` rows at least as
+    long as the longest flow (the job's, reused flow after flow)."""
     nf = len(offsets) - 1
     out = np.empty((nf, 3 + len(RELATIVE_SCORES)))
-    longest = 0
-    for f in range(nf):
-        longest = max(longest, offsets[f + 1] - offsets[f])
-    buf = np.empty((2, longest))
     for f in range(nf):
         lo, hi = offsets[f], offsets[f + 1]
         out[f] = _level_relative(t[lo:hi], est[lo:hi], ref[lo:hi], w[lo:hi], start[f], tolerance, hold,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,17 +17,41 @@ import polars as pl
 
 from ackreplay.estimators import __version__
 from ackreplay.estimators.base import TIMEOUT, Decision, Estimator, LossContext
-from ackreplay.estimators.diagnostics import loss_classes, series_diagnostics
+from ackreplay.estimators.batch import (
+    FlowBatch,
+    achieved_rates,
+    diagnostics_scan,
+    relative_scores_batch,
+    score_windows,
+    series_scores_batch,
+    time_weights_batch,
+)
+from ackreplay.estimators.diagnostics import loss_classes
 from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from ackreplay.estimators.models import measured_shares, sender_behaviour
 from ackreplay.estimators.newreno import newreno_ssthresh_segments
 from ackreplay.estimators.parallel import run_jobs
-from ackreplay.estimators.path import LinkInfo, PathParts, bottleneck_groups, flow_parts, infer, merge_parts
+from ackreplay.estimators.path import LinkInfo, bottleneck_groups, flow_parts, infer, merge_parts
 from ackreplay.estimators.plugins import PluginFailure, checked_series, is_plugin
 from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
-from ackreplay.estimators.references import achieved_rate, truth_rate
-from ackreplay.estimators.scores import aggregate, decision_scores, jain, series_scores, time_weights
+from ackreplay.estimators.references import truth_rate
+from ackreplay.estimators.results import (
+    DECISION_SCHEMA,
+    BatchDiagnostics,
+    BatchScores,
+    CaptureReplay,
+    EstimatorColumns,
+    FlowReplay,
+    column_values,
+    decision_defaults,
+    sample_columns,
+    scores_frame,
+)
+from ackreplay.estimators.scores import CONVERGENCE_HOLD, TOLERANCE, aggregate, decision_scores, jain
 from ackreplay.estimators.truth import Truth, min_flow_bytes
+
+__all__ = ["DECISION_SCHEMA", "CaptureReplay", "FlowReplay", "FlowSource", "replay_batch", "replay_capture",
+           "replay_flow", "scores_frame"]
 
 REFERENCE_WINDOW = 1.0  # W, s (ESTIMATORS.md §4)
 #: A spilled capture's flows of at least this many ACK rows hand their input pages back after every
@@ -38,84 +62,6 @@ RELEASE_PER_JOB_ROWS = 1_000_000
 #: weights, diagnostics) — measured like ``Estimator.footprint``; see ``estimators.parallel.fitting_workers``.
 HELD_BYTES_PER_EVENT = 24.0
 FIRST_ROUND_FOOTPRINTS = (24.0, 16.0, 24.0)
-
-
-@dataclass
-class FlowReplay:
-    """Everything replay produced for one flow."""
-
-    flow_id: int
-    vantage: str
-    #: The series as columns: t, t_rel (s), achieved, [truth], <estimator> (bytes/s, NaN = none); None when
-    #: replay was asked not to keep them (``keep_series=False``: scores only, memory freed flow by flow).
-    columns: dict[str, np.ndarray] | None
-    #: One row per (loss event, estimator) with :data:`DECISION_SCHEMA`'s columns (as a table: ``decisions``).
-    decision_rows: list[dict[str, Any]]
-    scores: dict[str, dict[str, Any]]  # estimator → score name → value
-    window: tuple[float, float]  # score window, s since the flow's first packet
-    diagnostics: dict[str, Any] = field(default_factory=dict)  # why the estimates are what they are (§7)
-    events: int = 0  # ACK events replayed (rows with equal timestamps merged, §1.1)
-    #: The path this flow crossed (§9, ``estimators.path``): the ``path`` object, and the evidence behind it
-    #: (pooled with the flows that share its bottleneck by ``replay_capture``); None without ``link``.
-    path: dict[str, Any] | None = None
-    path_parts: PathParts | None = field(default=None, repr=False, compare=False)
-    _series: pl.DataFrame | None = field(default=None, repr=False, compare=False)
-    _decisions: pl.DataFrame | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def decisions(self) -> pl.DataFrame:
-        """The decision rows as a table, built on first use: a Polars frame costs ~0.4 ms to build, which on a
-        capture of thousands of short flows was a quarter of replay's time, and scoring does not need it."""
-        if self._decisions is None:
-            self._decisions = pl.DataFrame(self.decision_rows, schema=DECISION_SCHEMA)
-        return self._decisions
-
-    @property
-    def series(self) -> pl.DataFrame:
-        """t, t_rel, achieved_bps, [truth_bps], <estimator>_bps (bits/s, null = none), built on first use:
-        scoring does not need it, and on a long flow it is the largest thing replay makes."""
-        if self.columns is None:
-            raise ValueError(f"the series of flow {self.flow_id} were not kept (replay with keep_series=True)")
-        if self._series is None:
-            # bytes/s → bits/s and NaN → null in one parallel Polars pass (the arrays are wrapped without a copy)
-            frame = {(k if k in ("t", "t_rel") else f"{k}_bps"): v for k, v in self.columns.items()}
-            self._series = pl.DataFrame(frame).with_columns((pl.exclude("t", "t_rel") * 8).fill_nan(None))
-        return self._series
-
-    def scores_frame(self) -> pl.DataFrame:
-        """One row per estimator: its scores (ESTIMATORS.md §5; parameters left out)."""
-        return scores_frame({self.flow_id: self.scores})
-
-    def _repr_html_(self) -> str:  # notebooks
-        return (f"<p>flow {self.flow_id} ({self.vantage}): {self.events} ACK events, "
-                f"{self.decisions['episode'].n_unique() if self.decisions.height else 0} loss events</p>"
-                + self.scores_frame()._repr_html_())
-
-
-@dataclass
-class CaptureReplay:
-    flows: list[FlowReplay]
-    skipped: dict[int, str]  # flow id → why it was not replayed
-    scores: dict[str, Any]  # estimator → aggregated scores; "fairness" → Jain's indices
-    estimators: list[dict[str, Any]] = field(default_factory=list)  # name, parameters, version
-    #: Per group of flows sharing a bottleneck (two flows or more): ``{"flows": [...], "path": {...}}`` (§9)
-    path_groups: list[dict[str, Any]] = field(default_factory=list)
-
-    def scores_frame(self) -> pl.DataFrame:
-        """One row per (replayed flow, estimator) with its scores."""
-        return scores_frame({f.flow_id: f.scores for f in self.flows})
-
-    def _repr_html_(self) -> str:  # notebooks
-        skipped = f"; not replayed: {', '.join(map(str, self.skipped))}" if self.skipped else ""
-        return f"<p>{len(self.flows)} flows replayed{skipped}</p>" + self.scores_frame()._repr_html_()
-
-
-def scores_frame(per_flow: Mapping[int, Mapping[str, Mapping[str, Any]]]) -> pl.DataFrame:
-    """{flow id: {estimator: scores}} as one row per (flow, estimator); parameters left out."""
-    rows = [{"flow_id": fid, "estimator": name, **{k: v for k, v in sc.items() if k != "parameters"}}
-            for fid, ests in per_flow.items() for name, sc in ests.items() if name != "fairness"]
-    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(
-        schema={"flow_id": pl.Int64, "estimator": pl.String})
 
 
 def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
@@ -132,6 +78,20 @@ def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
     return out
 
 
+@dataclass
+class FlowSource:
+    """One flow of a batch: what replay reads besides its ACK events (``FlowBatch``)."""
+
+    flow_id: int
+    vantage: str
+    #: Its loss episodes (ingest's table; None or empty: none)
+    episodes: pl.DataFrame | None = None
+    #: The truth (bytes/s at each event, or a function of absolute event times); None without
+    truth: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None
+    loss_truth: Mapping[int, str] | None = None  # episode → ``random``/``congestion`` (capture metadata)
+    link: LinkInfo | None = None  # adds the flow's path (§9)
+
+
 def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np.ndarray],
                 segments: pl.DataFrame | Mapping[str, np.ndarray], episodes: pl.DataFrame,
                 mss: int, estimators: Sequence[Estimator], *, truth: np.ndarray | Callable[[np.ndarray], np.ndarray]
@@ -139,96 +99,177 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
                 release: Callable[[], None] | None = None, memory_budget: int | None = None,
                 link: LinkInfo | None = None) -> FlowReplay:
     """Replay one flow (its ``acks`` and ``segments``: frames, or numpy columns as ``FlowInputs.from_frames``
-    takes them). ``truth`` (bytes/s at each event, or a function of absolute event times) is optional;
-    ``loss_truth`` labels loss episodes ``random``/``congestion`` (capture metadata) for the diagnostics;
-    without ``keep_series`` the result holds the scores, decisions and diagnostics but not the series.
-    ``release`` (the flow's rows in a spilled capture's file mappings) is called after each estimator's job,
-    so that the input pages a job read stop counting in the process's memory (the next job reads them again
-    from the page cache): on a flow of millions of events they are most of replay's resident memory.
-    ``memory_budget`` (bytes, None = unlimited): no more jobs run side by side than their footprints fit in
-    (``estimators.parallel``); the results are the same either way. ``link`` (from the flow's summary:
-    ``LinkInfo.of``) adds the flow's path (§9) — ``acks`` then need ``ack``, ``rtt`` and ``srtt``, ``segments``
-    ``seq`` and ``kind`` — and makes it the diagnostics' capacity."""
-    inp = FlowInputs.from_frames(acks, segments, mss)
-    t = inp.t
-    truth_arr = truth(inp.t_abs) if callable(truth) else truth
-    # score window: one smoothed RTT after the first data segment, to the last ACK
-    first_data = float(inp.seg_t[0]) if len(inp.seg_t) else (float(t[0]) if len(t) else 0.0)
-    known = ~np.isnan(inp.srtt)
-    first_srtt = int(known.argmax()) if len(known) else 0
-    start = first_data + (float(inp.srtt[first_srtt]) if len(known) and known[first_srtt] else 0.0)
-    del known
-    end = float(t[-1]) if len(t) else start
-    # Two rounds of independent jobs on every core (``estimators.parallel``). First the achieved rate, the
-    # time weights and the flow's diagnostics over its events; then one job per estimator, the costliest
-    # first: its series, its decision at every loss event and its scores over time, after which the series
-    # is dropped unless kept — so at most one series per core is alive at a time, not one per estimator.
-    def diagnosed(_: np.ndarray) -> dict[str, Any]:
-        return series_diagnostics(inp, vantage)
+    takes them) — a batch of one through :func:`replay_batch`, the same code as a capture's many flows.
+    ``truth`` (bytes/s at each event, or a function of absolute event times) is optional; ``loss_truth`` labels
+    loss episodes ``random``/``congestion`` (capture metadata) for the diagnostics; without ``keep_series`` the
+    result holds the scores, decisions and diagnostics but not the series. ``release`` (the flow's rows in a
+    spilled capture's file mappings) is called after each estimator's job, so that the input pages a job read
+    stop counting in the process's memory (the next job reads them again from the page cache): on a flow of
+    millions of events they are most of replay's resident memory. ``memory_budget`` (bytes, None = unlimited):
+    no more jobs run side by side than their footprints fit in (``estimators.parallel``); the results are the
+    same either way. ``link`` (from the flow's summary: ``LinkInfo.of``) adds the flow's path (§9) — ``acks``
+    then need ``ack``, ``rtt`` and ``srtt``, ``segments`` ``seq`` and ``kind`` — and makes it the diagnostics'
+    capacity."""
+    batch = FlowBatch.of_flow(acks, segments, mss, flow_id)
+    rows = (acks, segments) if link is not None else None
+    flows, _ = replay_batch(batch, [FlowSource(flow_id, vantage, episodes, truth, loss_truth, link)], estimators,
+                            keep_series=keep_series, release=release, memory_budget=memory_budget, path_rows=rows)
+    return flows[0]
 
-    n = len(t)
+
+def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Sequence[Estimator], *,
+                 keep_series: bool = True, release: Callable[[], None] | None = None,
+                 memory_budget: int | None = None,
+                 path_rows: tuple[Any, Any] | None = None
+                 ) -> tuple[list[FlowReplay], BatchScores]:
+    """Replay every flow of ``batch`` (``sources`` in batch order): each step one compiled call over all the
+    flows — the score windows, the achieved rate, the time weights, the diagnostics, then per estimator its
+    series (``Estimator.series_batch``), its decision at every loss event (flows with loss events only) and
+    its scores as columns. Returns each flow's :class:`FlowReplay` (scores and diagnostics read from the
+    batch's columns on first use) and the batch's :class:`BatchScores`. ``path_rows``: the batch's ACK rows
+    (``ack``, ``rtt``, ``srtt``, ``t_rel``) and segments (``t_rel``, ``len``, ``seq``, ``kind``), concatenated
+    as the batch was built, for the flows with a ``link`` (their path, §9)."""
+    off = batch.offsets
+    n = batch.events
+    start, end = score_windows(off, batch.t, batch.srtt, batch.seg_offsets, batch.seg_t)
+    truth_arr = _truth_column(batch, sources)
+    # Two rounds of independent jobs on every core (``estimators.parallel``). First the achieved rate, the
+    # time weights and the diagnostics over every event; then one job per estimator, the costliest first: its
+    # series, its decisions and its scores, after which the series is dropped unless kept.
     budget = None if memory_budget is None else memory_budget - HELD_BYTES_PER_EVENT * n
     first: list[Any] = run_jobs(
-        [lambda _: achieved_rate(t, inp.acked, REFERENCE_WINDOW), lambda _: time_weights(t, start, end), diagnosed],
+        [lambda _: achieved_rates(off, batch.t, batch.acked, REFERENCE_WINDOW),
+         lambda _: time_weights_batch(off, batch.t, start, end),
+         lambda _: diagnostics_scan(off, batch.t, batch.d, LARGEST_SAMPLES)],
         n, rows=0, footprints=[f * n for f in FIRST_ROUND_FOOTPRINTS], budget=budget)
     achieved: np.ndarray = first[0]
     weights: np.ndarray = first[1]
-    diagnostics: dict[str, Any] = first[2]
-    events = _loss_events(inp, episodes, achieved, truth_arr)
+    compressed, top = first[2]
+    losses: dict[int, list[_LossEvent]] = {}
+    for i, src in enumerate(sources):
+        if src.episodes is not None and src.episodes.height:
+            lo, hi = int(off[i]), int(off[i + 1])
+            losses[i] = _loss_events(batch.flow(i), src.episodes, achieved[lo:hi],
+                                     None if truth_arr is None else truth_arr[lo:hi])
     if release is not None:  # what the first round read: the jobs below read their own columns again
         release()
+    with_truth = truth_arr is not None
 
-    def replayed(e: Estimator) -> Callable[[np.ndarray], tuple[np.ndarray | None, list[Decision], dict[str, Any]]]:
-        def job(scratch: np.ndarray) -> tuple[np.ndarray | None, list[Decision], dict[str, Any]]:
+    def replayed(e: Estimator) -> Callable[[np.ndarray], _Job]:
+        def job(scratch: np.ndarray) -> _Job:
+            failures: dict[int, str] = {}
+            decided: dict[int, list[Decision]] = {}
             if is_plugin(e):
-                est, decided, failure = _plugin_job(e, inp, flow_id, events)
+                parts = []
+                for i, src in enumerate(sources):
+                    est_i, dec_i, failure = _plugin_job(e, batch.flow(i), src.flow_id, losses.get(i, []))
+                    parts.append(est_i)
+                    if i in losses:
+                        decided[i] = dec_i
+                    if failure is not None:
+                        failures[i] = failure
+                est = np.concatenate(parts) if parts else np.empty(0)
             else:
-                est = e.series(inp)
-                decided = e.decide_all(inp, est, [ev.ctx for ev in events])
-                failure = None
-            e.forget(inp)
-            scored = series_scores(t, est, achieved, start, end, truth_arr, weights, scratch)
-            if failure is not None:
-                scored["error"] = failure
+                est = e.series_batch(batch)
+                for i, evs in losses.items():
+                    lo, hi = int(off[i]), int(off[i + 1])
+                    decided[i] = e.decide_all(batch.flow(i), est[lo:hi], [ev.ctx for ev in evs])
+            for i in losses:
+                e.forget(batch.flow(i))
+            vals = series_scores_batch(off, batch.t, est, achieved, weights, start, TOLERANCE, CONVERGENCE_HOLD,
+                                       scratch)
+            vals[:, :2] *= 8  # mean and median in bits/s
+            tru = None if truth_arr is None else relative_scores_batch(
+                off, batch.t, est, truth_arr, weights, start, TOLERANCE, CONVERGENCE_HOLD)
             if release is not None:
                 release()
-            return (est if keep_series else None), decided, scored
+            return (est if keep_series else None), decided, vals, tru, failures
         return job
 
     by_cost = sorted(estimators, key=lambda e: -e.cost)
     done = dict(zip((e.name for e in by_cost),
                     run_jobs([replayed(e) for e in by_cost], n, footprints=[e.footprint * n for e in by_cost],
                              budget=budget), strict=True))
-    rows = _decision_rows(events, [(e.name, done[e.name][1]) for e in estimators], inp.mss)
-    diagnostics["loss_classes"] = loss_classes(rows, loss_truth)
-    scores: dict[str, dict[str, Any]] = {}
+    vantages = [s.vantage for s in sources]
+    labels = {e.name: {v: e.not_reproducible(v) for v in set(vantages)} for e in estimators}
+    rows_of: dict[int, list[dict[str, Any]]] = {
+        i: _decision_rows(evs, [(e.name, done[e.name][1][i]) for e in estimators], int(batch.mss[i]))
+        for i, evs in losses.items()}
+    columns = []
     for e in estimators:
-        s = done[e.name][2]
-        s.update(_decision_scores([r for r in rows if r["estimator"] == e.name], truth_arr is not None))
-        if e.name == "newreno":  # "closer than NewReno" means nothing for NewReno itself
-            for k in [k for k in s if k.startswith("closer_than_newreno_share")]:
-                s[k] = None
-        s["parameters"] = dict(e.params)
-        why = e.not_reproducible(vantage)
-        if why is not None:  # the label every output carries, and the rankings read (issue #27)
-            s[NOT_REPRODUCIBLE] = why
-        scores[e.name] = s
-    _vantage_evidence(diagnostics, vantage, {n: s[NOT_REPRODUCIBLE] for n, s in scores.items()
-                                             if NOT_REPRODUCIBLE in s})
-    columns: dict[str, np.ndarray] | None = None
-    if keep_series:
-        columns = {"t": inp.t_abs, "t_rel": t, "achieved": achieved}
-        if truth_arr is not None:
-            columns["truth"] = truth_arr
-        for e in estimators:
-            columns[e.name] = done[e.name][0]  # type: ignore[assignment]  # kept: keep_series
-    parts = path = None
-    if link is not None:
-        parts = flow_parts(flow_id, link, acks, segments, episodes)
-        path = infer(parts)
-        set_capacity(diagnostics, path, parts.source)
-    return FlowReplay(flow_id, vantage, columns, rows, scores, (start, end), diagnostics, len(t), path, parts)
+        _, _, vals, tru, failures = done[e.name]
+        decisions = {}
+        for i, rows in rows_of.items():
+            s = _decision_scores([r for r in rows if r["estimator"] == e.name], with_truth)
+            if e.name == "newreno":  # "closer than NewReno" means nothing for NewReno itself
+                for k in [k for k in s if k.startswith("closer_than_newreno_share")]:
+                    s[k] = None
+            decisions[i] = s
+        columns.append(EstimatorColumns(e.name, dict(e.params), vals, tru, decisions, decision_defaults(with_truth),
+                                        failures, labels[e.name]))
+    scores = BatchScores(batch.flow_ids, vantages, columns)
+    diagnostics = BatchDiagnostics(vantages, batch.counts(), compressed,
+                                   sample_columns(batch.t, batch.d, off, top), batch.mss)
+    out = []
+    for i, src in enumerate(sources):
+        lo, hi = int(off[i]), int(off[i + 1])
+        rows = rows_of.get(i, [])
+        extra: dict[str, Any] = {"loss_classes": loss_classes(rows, src.loss_truth) if rows else {}}
+        if src.vantage != "sender":
+            extra["ack_timing_seen_at"] = src.vantage
+            why = {name: lab[src.vantage] for name, lab in labels.items() if lab[src.vantage] is not None}
+            if why:
+                extra[NOT_REPRODUCIBLE] = why
+        cols: dict[str, np.ndarray] | None = None
+        if keep_series:
+            cols = {"t": batch.t_abs[lo:hi], "t_rel": batch.t[lo:hi], "achieved": achieved[lo:hi]}
+            if truth_arr is not None:
+                cols["truth"] = truth_arr[lo:hi]
+            for e in estimators:
+                cols[e.name] = done[e.name][0][lo:hi]  # type: ignore[index]  # kept: keep_series
+        fr = FlowReplay(src.flow_id, src.vantage, cols, rows, (float(start[i]), float(end[i])), hi - lo,
+                        _batch_scores=scores, _batch_diagnostics=diagnostics, _pos=i, _diagnostics_extra=extra)
+        if src.link is not None and path_rows is not None:
+            fr.path_parts = parts = flow_parts(src.flow_id, src.link, _rows(path_rows[0], batch.row_offsets, i),
+                                               _rows(path_rows[1], batch.seg_offsets, i),
+                                               src.episodes if src.episodes is not None else _NO_EPISODES)
+            fr.path = path = infer(parts)
+            extra["dispersion_capacity_bps"] = path["capacity_bps"]
+            extra["dispersion_from"] = parts.source
+        out.append(fr)
+    batch.forget_members()
+    return out, scores
 
+
+_Job = tuple[np.ndarray | None, dict[int, list[Decision]], np.ndarray, np.ndarray | None, dict[int, str]]
+#: BE's largest raw samples the diagnostics list per flow (§7)
+LARGEST_SAMPLES = 3
+_NO_EPISODES = {"start_t_rel": np.empty(0), "retransmissions": np.empty(0, np.int64)}
+
+
+def _rows(table: Any, offsets: np.ndarray, i: int) -> Any:
+    """Member ``i``'s rows of a table of the batch's flows (a mapping of columns, or a frame)."""
+    if table is None:
+        return {n: np.empty(0) for n in ("t_rel", "len", "seq", "kind")}
+    if len(offsets) == 2:  # a batch of one: the table is the flow's
+        return table
+    lo, hi = int(offsets[i]), int(offsets[i + 1])
+    return {name: table[name][lo:hi] for name in ("t_rel", "ack", "rtt", "srtt", "len", "seq", "kind")
+            if name in table}
+
+
+def _truth_column(batch: FlowBatch, sources: Sequence[FlowSource]) -> np.ndarray | None:
+    """The truth at every event of the batch (concatenated), None when no flow has one."""
+    if all(s.truth is None for s in sources):
+        return None
+    parts = []
+    for i, s in enumerate(sources):
+        lo, hi = int(batch.offsets[i]), int(batch.offsets[i + 1])
+        if s.truth is None:
+            parts.append(np.full(hi - lo, np.nan))
+        else:
+            parts.append(np.asarray(s.truth(batch.t_abs[lo:hi]) if callable(s.truth) else s.truth, np.float64))
+    return np.concatenate(parts)
 
 def set_capacity(diagnostics: dict[str, Any], path: Mapping[str, Any], source: str) -> None:
     """The §7 explanations' capacity is the path's (§9): the packet-pair mode, not a median of rates."""
@@ -388,18 +429,6 @@ def _decision_rows(events: Sequence[_LossEvent], decided: Sequence[tuple[str, Se
     return rows
 
 
-#: Columns of the decisions table (one row per loss event and estimator).
-DECISION_SCHEMA = {
-    "episode": pl.Int64, "kind": pl.String, "t": pl.Float64, "t_rel": pl.Float64, "estimator": pl.String,
-    "estimate_bps": pl.Float64, "rttmin_s": pl.Float64, "ssthresh_segments": pl.Float64,
-    "ssthresh_bytes": pl.Float64, "cwnd_segments": pl.Float64, "cwnd_applied_t_rel": pl.Float64,
-    "note": pl.String, "newreno_ssthresh_segments": pl.Float64, "ideal_bytes": pl.Float64,
-    "ideal_segments": pl.Float64, "ideal_truth_bytes": pl.Float64, "ideal_truth_segments": pl.Float64,
-    "flight_before_bytes": pl.Int64, "flight_after_srtt_bytes": pl.Int64,
-    "lowest_flight_in_recovery_bytes": pl.Int64,
-}
-
-
 def _real_sender(inp: FlowInputs, start: float, end: float | None, srtt: float) -> tuple[int | None, int | None]:
     """The real sender's flight one smoothed RTT after the event, and its lowest flight in recovery."""
     after = None
@@ -471,6 +500,38 @@ def capture_scores(flow_scores: Sequence[tuple[int, dict[str, dict[str, Any]]]],
     return scores
 
 
+def capture_scores_of(scored: Sequence[BatchScores], summaries: Sequence[Any], estimator_names: Sequence[str],
+                      truth: Truth | None) -> dict[str, Any]:
+    """:func:`capture_scores` from the batches' score columns (no per-flow dictionaries): every score averaged
+    over the replayed flows (in flow order) and Jain's fairness."""
+    flows = sum(len(b.flow_ids) for b in scored)
+    ids = np.concatenate([b.flow_ids for b in scored]) if scored else np.empty(0, np.int64)
+    bulk = set(bulk_flow_ids(summaries, truth))
+    in_bulk = np.isin(ids, np.fromiter(bulk, np.int64, len(bulk)))
+    scores: dict[str, Any] = {}
+    fairness: dict[str, float | None] = {"goodput": jain(s.goodput_bps for s in summaries if s.flow_id in bulk)}
+    for name in estimator_names:
+        out: dict[str, Any] = {"flows": flows}
+        if not flows:
+            scores[name] = out
+            fairness[name] = None
+            continue
+        keys, cols, failed, labelled = column_values(scored, name)
+        if failed:
+            out["failed_flows"] = failed
+        if labelled:
+            out[f"{NOT_REPRODUCIBLE}_flows"] = labelled
+        for k in keys:
+            col = cols[k]
+            vals = col[np.isfinite(col)]
+            out[k] = float(np.mean(vals)) if len(vals) else None
+        scores[name] = out
+        mean = cols["mean_bps"][in_bulk]
+        fairness[name] = jain(mean[np.isfinite(mean)].tolist())
+    scores["fairness"] = fairness
+    return scores
+
+
 def flow_rows(frame: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
     """A lookup of one flow's rows in a table of many flows (column ``flow_id``).
 
@@ -530,6 +591,28 @@ class FlowColumns:
     def span(self, fid: int) -> tuple[int, int] | None:
         return _flow_bounds(self.ids, fid) if self.in_order else None
 
+    def bounds(self, fids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each of ``fids``' rows lie (two binary searches for all of them)."""
+        key = np.asarray(fids).astype(self.ids.dtype, copy=False)
+        return (np.searchsorted(self.ids, key, side="left").astype(np.int64),
+                np.searchsorted(self.ids, key, side="right").astype(np.int64))
+
+    def gather(self, lo: np.ndarray, hi: np.ndarray) -> dict[str, np.ndarray]:
+        """The rows ``[lo[i], hi[i])`` of every i, concatenated: zero-copy slices when the ranges follow each other
+        (every flow of a range replayed), else one gather; read-only either way (as the kernels were compiled)."""
+        if not len(lo):
+            return {name: col[:0] for name, col in self.cols.items()}
+        if len(lo) == 1 or bool(np.all(lo[1:] == hi[:-1])):
+            return {name: col[int(lo[0]): int(hi[-1])] for name, col in self.cols.items()}
+        sizes = hi - lo
+        idx = np.repeat(lo - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes) + np.arange(int(sizes.sum()))
+        out = {}
+        for name, col in self.cols.items():
+            got = col[idx]
+            got.flags.writeable = False
+            out[name] = got
+        return out
+
 
 def flow_columns(frame: pl.DataFrame, names: tuple[str, ...], raw: Mapping[str, np.ndarray] | None = None
                  ) -> FlowColumns:
@@ -537,47 +620,95 @@ def flow_columns(frame: pl.DataFrame, names: tuple[str, ...], raw: Mapping[str, 
     return FlowColumns(frame, names, raw)
 
 
+#: Events per batch of flows: the batch's columns and every job's temporaries grow with it, and replay keeps to
+#: the memory budget by batch (a flow longer than this is a batch of its own).
+BATCH_EVENTS = 1 << 20
+#: Bytes per event a batch costs besides its input columns (the held arrays, the largest job's footprint, the
+#: scratch): replay makes batches no larger than the memory budget allows at this rate.
+BATCH_BYTES_PER_EVENT = 256
+
+
+def batches(sizes: np.ndarray, budget: int | None) -> list[tuple[int, int]]:
+    """Consecutive ranges ``[lo, hi)`` of flows whose rows (``sizes``) add up to at most one batch's worth (a
+    longer flow alone): :data:`BATCH_EVENTS`, or fewer when the memory budget is smaller."""
+    limit = BATCH_EVENTS if budget is None else max(1, min(BATCH_EVENTS, budget // BATCH_BYTES_PER_EVENT))
+    ends = np.cumsum(sizes)
+    out = []
+    lo = 0
+    while lo < len(sizes):
+        base = ends[lo - 1] if lo else 0
+        hi = int(np.searchsorted(ends, base + limit, side="right"))
+        hi = max(hi, lo + 1)
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
 def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                    allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None,
                    only: set[int] | None = None, keep_series: bool = True) -> CaptureReplay:
-    """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``). Without ``keep_series``
-    each flow's series are dropped once scored (``FlowReplay.columns`` None): memory then grows with the
-    largest flow, not with the capture. Each flow keeps to the memory budget the capture was ingested
+    """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``), in batches of
+    consecutive flows (:func:`replay_batch`: each step one compiled call over a batch). Without
+    ``keep_series`` each batch's series are dropped once scored (``FlowReplay.columns`` None): memory then grows
+    with the largest batch, not with the capture. Replay keeps to the memory budget the capture was ingested
     within (``CaptureIngest.memory_budget``), if any."""
-    episodes = flow_rows(cap.episodes)
-    # the ACK and segment columns as numpy arrays, converted once; each flow gets zero-copy slices
+    todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
     acks = flow_columns(cap.acks, ACK_COLUMNS, getattr(cap, "mapped", {}).get("acks"))
     segments = flow_columns(cap.segments, SEGMENT_COLUMNS)
+    ep_ids = cap.episodes["flow_id"].to_numpy()
+    episodes = flow_rows(cap.episodes)
+    with_episodes = set(np.unique(ep_ids).tolist()) if len(ep_ids) else set()
     deliveries = []  # for the truth's fair share: when each bulk flow delivered data
     for fid in bulk_flow_ids(cap.flows, truth) if truth is not None else []:
         a = acks(fid)
         deliveries.append(a["t"][a["acked"] > 0])
-    todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
-    release = getattr(cap, "release", None)  # a spilled capture: each flow's file pages back to the kernel
-    budget = getattr(cap, "memory_budget", None)  # the capture's, which each flow's replay keeps to
+    release = getattr(cap, "release", None)  # a spilled capture: each batch's file pages back to the kernel
+    budget = getattr(cap, "memory_budget", None)  # the capture's, which each batch's replay keeps to
     by_id = {s.flow_id: s for s in cap.flows}
+    ids = np.asarray(todo, np.int64)
+    a_lo, a_hi = acks.bounds(ids)
+    s_lo, s_hi = segments.bounds(ids)
     flows: list[FlowReplay] = []
-    for n, fid in enumerate(todo):
+    scored: list[BatchScores] = []
+    for lo, hi in batches(a_hi - a_lo, budget):
         if progress is not None:
-            progress(n, len(todo))
-        s = by_id[fid]
-        eps = episodes(fid)
-        labels = truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list()) if truth is not None else None
-        spans = [(table, span) for table, cols in (("acks", acks), ("segments", segments))
-                 if release is not None and (span := cols.span(fid)) is not None]
+            progress(lo, len(todo))
+        rows = acks.gather(a_lo[lo:hi], a_hi[lo:hi])
+        segs = segments.gather(s_lo[lo:hi], s_hi[lo:hi])
+        sources = []
+        for fid in todo[lo:hi]:
+            s = by_id[fid]
+            eps = episodes(fid) if fid in with_episodes else None
+            labels = (truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list())
+                      if truth is not None and eps is not None else None)
+            sources.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels,
+                                      LinkInfo.of(s)))
+        batch = FlowBatch.build(rows, _offsets(a_lo[lo:hi], a_hi[lo:hi]), segs, _offsets(s_lo[lo:hi], s_hi[lo:hi]),
+                                [by_id[fid].mss for fid in todo[lo:hi]], ids[lo:hi])
+        spans = [(table, (int(b[lo]), int(e[hi - 1]))) for table, cols, b, e in
+                 (("acks", acks, a_lo, a_hi), ("segments", segments, s_lo, s_hi))
+                 if release is not None and cols.in_order]
 
-        def release_flow(spans: list[tuple[str, tuple[int, int]]] = spans) -> None:
-            for table, (lo, hi) in spans:
-                release(table, lo, hi)  # type: ignore[misc]  # (spans is empty without it)
+        def release_batch(spans: list[tuple[str, tuple[int, int]]] = spans) -> None:
+            for table, (b, e) in spans:
+                release(table, b, e)  # type: ignore[misc]  # (spans is empty without it)
 
-        flows.append(replay_flow(fid, s.vantage, acks(fid), segments(fid), eps,
-                                 s.mss, estimators, truth=truth_function(truth, fid, deliveries), loss_truth=labels,
-                                 keep_series=keep_series, memory_budget=budget, link=LinkInfo.of(s),
-                                 release=release_flow if spans and s.acks >= RELEASE_PER_JOB_ROWS else None))
+        big = hi - lo == 1 and int(a_hi[lo] - a_lo[lo]) >= RELEASE_PER_JOB_ROWS
+        got, sc = replay_batch(batch, sources, estimators, keep_series=keep_series, memory_budget=budget,
+                               release=release_batch if spans and big else None, path_rows=(rows, segs))
+        flows += got
+        scored.append(sc)
+        del batch, rows, segs
         if spans:
-            release_flow()
+            release_batch()
     if progress is not None:
         progress(len(todo), len(todo))
-    scores = capture_scores([(f.flow_id, f.scores) for f in flows], cap.flows, [e.name for e in estimators], truth)
+    scores = capture_scores_of(scored, cap.flows, [e.name for e in estimators], truth)
     groups = share_paths(flows, by_id, bulk_flow_ids(cap.flows, truth))
-    return CaptureReplay(flows, skipped, scores, describe(estimators), groups)
+    return CaptureReplay(flows, skipped, scores, describe(estimators), groups, scored)
+
+
+def _offsets(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(lo) + 1, np.int64)
+    np.cumsum(hi - lo, out=out[1:])
+    return out

@@ -185,7 +185,7 @@ def test_the_score_document_and_graph_carry_the_path():
     import csv
     import io
 
-    from ackreplay.cli.score_cmd import scores_csv
+    from ackreplay.cli.score_csv import scores_csv
 
     rows = [r for r in csv.DictReader(io.StringIO(scores_csv({"captures": [doc]}))) if r["flow_id"] == "2"]
     assert len(rows) == 2 and all(float(r["path_capacity_bps"]) == path["capacity_bps"] for r in rows)

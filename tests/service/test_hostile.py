@@ -617,7 +617,7 @@ def test_metrics_are_behind_a_token_unless_made_public(tmp_path, postgres_server
 
 
 def test_csv_exports_are_formula_safe(tmp_path):
-    from ackreplay.cli.score_cmd import scores_csv
+    from ackreplay.cli.score_csv import scores_csv
     from ackreplay.core.batches import scoreboard_csv
 
     doc = {"captures": [{"file": "=HYPERLINK(\"http://evil\")", "truth": None, "flows": [

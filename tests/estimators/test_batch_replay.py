@@ -1,0 +1,113 @@
+"""Replay batched across flows (issue #26) gives every flow the results it gets alone, whatever the batches.
+
+``replay_capture`` replays consecutive flows as batches (``estimators.replay.replay_batch``: each step one
+compiled call over the batch), and ``replay_flow`` is a batch of one. On real captures of several flows, the
+flows' scores, diagnostics, decision rows, windows and paths are compared by value between one batch of every
+flow, batches of a few events (every flow alone, or nearly), and each flow replayed on its own; the capture's
+aggregated scores from the columns with the old aggregation over per-flow dictionaries; and the CSV written from
+the columns with the CSV of the score document.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ackreplay.estimators as E
+from ackreplay.core.scoring import ScoredCapture, document, jsonable
+from ackreplay.estimators import replay as R
+from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
+from ackreplay.estimators.path import LinkInfo
+from ackreplay.ingest import ingest_capture
+from tests.conftest import SHARED
+from tests.valuecompare import differences
+
+# captures of several flows each: sender side (bulk and control flows), a receiver side replayed anyway, losses
+CAPTURES = ["generated/s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap", "generated/s06_cubic_1f_10M_rtt40_buf1bdp_2sides_rcv.pcap",
+            "generated/s04_cubic_1f_10M_rtt50_buf4bdp_loss1pct.pcap"]
+
+
+def _captures() -> list[Path]:
+    return [SHARED / c for c in CAPTURES]
+
+
+def _flow_view(fr: R.FlowReplay) -> dict[str, Any]:
+    return jsonable({"scores": fr.scores, "diagnostics": fr.diagnostics, "decisions": fr.decision_rows,
+                     "window": list(fr.window), "events": fr.events, "path": fr.path})
+
+
+@pytest.fixture(scope="module", params=_captures(), ids=lambda p: p.name)
+def capture(request: pytest.FixtureRequest) -> Any:
+    return ingest_capture(request.param)
+
+
+def test_every_batch_size_gives_each_flow_its_own_results(capture: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    ests = [E.create(n) for n in E.DEFAULT_ORDER]
+    one = R.replay_capture(capture, ests, allow_vantage=True)
+    assert len(one.batches) == 1 and len(one.flows) >= 2
+    monkeypatch.setattr(R, "BATCH_EVENTS", 64)  # a batch per flow or two
+    many = R.replay_capture(capture, ests, allow_vantage=True)
+    assert len(many.batches) > 1
+    for a, b in zip(one.flows, many.flows, strict=True):
+        assert not list(differences(_flow_view(a), _flow_view(b))), a.flow_id
+        for name in [e.name for e in ests]:
+            assert np.array_equal(a.columns[name], b.columns[name], equal_nan=True)  # type: ignore[index]
+    assert not list(differences(jsonable(one.scores), jsonable(many.scores)))
+    assert one.score_table().equals(many.score_table())
+
+
+def test_a_flow_replayed_alone_matches_its_batch(capture: Any) -> None:
+    ests = [E.create(n) for n in E.DEFAULT_ORDER]
+    rep = R.replay_capture(capture, ests, allow_vantage=True)
+    acks = R.flow_columns(capture.acks, ACK_COLUMNS)
+    segs = R.flow_columns(capture.segments, SEGMENT_COLUMNS)
+    episodes = R.flow_rows(capture.episodes)
+    by_id = {s.flow_id: s for s in capture.flows}
+    grouped = {g for grp in rep.path_groups for g in grp["flows"]}
+    for fr in rep.flows:
+        s = by_id[fr.flow_id]
+        alone = R.replay_flow(fr.flow_id, s.vantage, acks(fr.flow_id), segs(fr.flow_id), episodes(fr.flow_id), s.mss,
+                              ests, link=LinkInfo.of(s))
+        view, alone_view = _flow_view(fr), _flow_view(alone)
+        if fr.flow_id in grouped:  # a flow sharing a bottleneck takes the group's path: compare the rest
+            for v in (view, alone_view):
+                v.pop("path")
+                v["diagnostics"].pop("dispersion_capacity_bps")
+                v["diagnostics"].pop("dispersion_from")
+        assert not list(differences(alone_view, view)), fr.flow_id
+
+
+def test_the_aggregate_from_columns_is_the_aggregate_of_the_flows(capture: Any) -> None:
+    ests = [E.create(n) for n in E.DEFAULT_ORDER]
+    rep = R.replay_capture(capture, ests, allow_vantage=True)
+    names = [e.name for e in ests]
+    old = R.capture_scores([(f.flow_id, f.scores) for f in rep.flows], capture.flows, names, None)
+    assert not list(differences(jsonable(old), jsonable(rep.scores)))
+
+
+def test_the_csv_from_columns_is_the_csv_of_the_document(capture: Any, tmp_path: Path) -> None:
+    from ackreplay.cli.score_csv import scores_csv, scores_csv_of
+
+    ests = [E.create(n) for n in E.DEFAULT_ORDER]
+    rep = R.replay_capture(capture, ests, allow_vantage=True)
+    sc = ScoredCapture(tmp_path / "x.pcap", capture, rep, None, None)
+    fast = scores_csv_of([sc])
+    slow = scores_csv(jsonable(document([sc], ests)))
+    a, b = list(csv.reader(io.StringIO(fast))), list(csv.reader(io.StringIO(slow)))
+    assert a[0] == b[0] and len(a) == len(b) > 1
+    for ra, rb in zip(a[1:], b[1:], strict=True):
+        for col, x, y in zip(a[0], ra, rb, strict=True):
+            same = x == y or (x and y and _number(x) == _number(y))
+            assert same, (col, x, y)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
