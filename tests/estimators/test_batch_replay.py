@@ -28,7 +28,8 @@ from tests.conftest import SHARED
 from tests.valuecompare import differences
 
 # captures of several flows each: sender side (bulk and control flows), a receiver side replayed anyway, losses
-CAPTURES = ["generated/s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap", "generated/s06_cubic_1f_10M_rtt40_buf1bdp_2sides_rcv.pcap",
+CAPTURES = ["generated/s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap",
+            "generated/s06_cubic_1f_10M_rtt40_buf1bdp_2sides_rcv.pcap",
             "generated/s04_cubic_1f_10M_rtt50_buf4bdp_loss1pct.pcap"]
 
 
