@@ -237,9 +237,8 @@ def vantage_label(f: dict[str, Any]) -> str:
 
 
 def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], ests: list[Any]) -> None:
-    import polars as pl
-
     from ackreplay.cli.report import render
+    from ackreplay.estimators.results import decision_table, series_table
 
     out.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
@@ -250,11 +249,9 @@ def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], e
         used.add(stem)
         d = out / stem
         d.mkdir(exist_ok=True)
-        series = [f.series.with_columns(pl.lit(f.flow_id, pl.Int32).alias("flow_id")) for f in sc.replay.flows]
-        decisions = [f.decisions.with_columns(pl.lit(f.flow_id, pl.Int32).alias("flow_id")) for f in sc.replay.flows]
-        if series:
-            pl.concat(series, how="diagonal").write_parquet(d / "series.parquet")
-            pl.concat(decisions, how="diagonal").write_parquet(d / "decisions.parquet")
+        if sc.replay.flows:  # every flow's series and decisions, one table each (column flow_id)
+            series_table(sc.replay.flows).write_parquet(d / "series.parquet")
+            decision_table(sc.replay.flows).write_parquet(d / "decisions.parquet")
     (out / "scores.json").write_text(json.dumps(doc, indent=2))
     from ackreplay.cli.score_csv import scores_csv_of
 

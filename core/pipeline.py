@@ -45,18 +45,17 @@ from ackreplay.core.storage import Store, get_store
 from ackreplay.estimators import EstimatorError
 from ackreplay.estimators import __version__ as VERSION
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
-from ackreplay.estimators.path import LinkInfo
 from ackreplay.estimators.replay import (
     FlowReplay,
     bulk_flow_ids,
     capture_scores,
     flow_columns,
-    flow_rows,
+    flow_sources,
     plan,
-    replay_flow,
+    replay_flows,
     share_paths,
-    truth_function,
 )
+from ackreplay.estimators.results import series_table
 from ackreplay.estimators.sweep import from_spec, variant_spec
 from ackreplay.estimators.truth import Truth
 from ackreplay.ingest import IngestError, ingest_capture
@@ -312,6 +311,18 @@ class _Summary:
         self.reconstruction_evidence = str(f.summary.get("reconstruction_evidence", ""))
 
 
+class _FlowSource:
+    """A stored flow as ``estimators.replay.flow_sources`` reads it (its summary and vantage)."""
+
+    def __init__(self, f: Flow) -> None:
+        self.flow_id = f.flow_id
+        self.vantage = f.vantage
+        self.sender = f.sender
+        self.receiver = f.receiver
+        self.mss = int(f.summary["mss"])
+        self.link = {**f.summary, "vantage": f.vantage}
+
+
 class _PathSummary:
     """A stored flow's endpoints and lifetime, as ``estimators.replay.share_paths`` reads them."""
 
@@ -387,29 +398,22 @@ def replay_task(task_id: str) -> None:
         diagnostic_rows: list[dict[str, Any]] = []
         result_rows: list[dict[str, Any]] = []
         decision_rows: list[dict[str, Any]] = []
-        series_parts: list[pl.DataFrame] = []
         series_key = f"series/{run.id}/{cap.id}/{task.chunk}.parquet"  # one table per task, column flow_id
-        # each flow's rows as zero-copy numpy slices of the task's tables, converted once (as the CLI does)
-        acks_of = flow_columns(tables["acks"], ACK_COLUMNS) if tables else None
-        segs_of = flow_columns(tables["segments"], SEGMENT_COLUMNS) if tables else None
-        eps_of = flow_rows(tables["episodes"]) if tables else None
         reps: list[FlowReplay] = []
-        for fid in task.flow_ids:
-            assert acks_of is not None and segs_of is not None and eps_of is not None
-            f = flows[fid]
-            eps = eps_of(fid)
-            labels = truth.loss_labels(f.sender, f.receiver, eps["start_t"].to_list()) if truth is not None else None
-            rep = replay_flow(fid, f.vantage, acks_of(fid), segs_of(fid), eps, int(f.summary["mss"]), ests,
-                              truth=truth_function(truth, fid, deliveries), loss_truth=labels,
-                              link=LinkInfo.of({**f.summary, "vantage": f.vantage}))
-            reps.append(rep)
-            series_parts.append(rep.series.with_columns(pl.lit(fid, pl.Int32).alias("flow_id")))
+        if tables:  # the task's flows replayed in batches, as the CLI replays a capture's (one code path)
+            summaries = [_FlowSource(flows[fid]) for fid in task.flow_ids]
+            sources = flow_sources(summaries, tables["episodes"], truth, deliveries, [s.link for s in summaries])
+            reps, _ = replay_flows(sources, [s.mss for s in summaries], flow_columns(tables["acks"], ACK_COLUMNS),
+                                   flow_columns(tables["segments"], SEGMENT_COLUMNS), ests)
+        for rep in reps:
+            fid = rep.flow_id
             result_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": e.name,
                              "parameters": dict(e.params), "version": VERSION, "scores": rep.scores[e.name],
                              "series_key": series_key, "window": list(rep.window)} for e in ests]
-            decision_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": row["estimator"],
-                               "episode": row["episode"], "data": _jsonable(row)}
-                              for row in rep.decisions.iter_rows(named=True)]
+            if rep.decision_rows:
+                decision_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid,
+                                   "estimator": row["estimator"], "episode": row["episode"], "data": _jsonable(row)}
+                                  for row in rep.decisions.iter_rows(named=True)]
         # the path (§9): flows of this task that share a bottleneck pool their evidence (a group split over
         # two tasks is judged in each); stored with the diagnostics, as the path explains the estimates too
         groups = share_paths(reps, {fid: _PathSummary(flows[fid].summary) for fid in task.flow_ids},
@@ -419,8 +423,8 @@ def replay_task(task_id: str) -> None:
             models = path_models(rep.path, rep.decision_rows) if rep.path else None
             diagnostic_rows.append({"run_id": run.id, "capture_id": cap.id, "flow_id": rep.flow_id, "data": jsonable({
                 **rep.diagnostics, "path": rep.path, "path_models": models, "path_group": group_of.get(rep.flow_id)})})
-        if series_parts:
-            store.write_parquet(series_key, pl.concat(series_parts, how="diagonal"))
+        if reps:
+            store.write_parquet(series_key, series_table(reps))
         if result_rows:
             session.execute(insert(Result), result_rows)
         if decision_rows:

@@ -16,7 +16,7 @@ bit, as replaying the flow alone (``tests/estimators/test_batch.py``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,7 +91,7 @@ class FlowBatch:
 
     @staticmethod
     def build(acks: Mapping[str, np.ndarray], row_offsets: np.ndarray, segments: Mapping[str, np.ndarray] | None,
-              seg_offsets: np.ndarray | None, mss: np.ndarray | list[int], flow_ids: np.ndarray | list[int]
+              seg_offsets: np.ndarray | None, mss: np.ndarray | Sequence[int], flow_ids: np.ndarray | Sequence[int]
               ) -> FlowBatch:
         """Merge the ACK rows of every flow into events (ESTIMATORS.md §1.1: rows with equal timestamps inside
         one flow form one event; their ``d`` and ``acked`` add up, the event carries the last row's other

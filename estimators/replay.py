@@ -648,43 +648,68 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
                    allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None,
                    only: set[int] | None = None, keep_series: bool = True) -> CaptureReplay:
     """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``), in batches of
-    consecutive flows (:func:`replay_batch`: each step one compiled call over a batch). Without
-    ``keep_series`` each batch's series are dropped once scored (``FlowReplay.columns`` None): memory then grows
-    with the largest batch, not with the capture. Replay keeps to the memory budget the capture was ingested
-    within (``CaptureIngest.memory_budget``), if any."""
+    consecutive flows (:func:`replay_flows`). Without ``keep_series`` each batch's series are dropped once scored
+    (``FlowReplay.columns`` None): memory then grows with the largest batch, not with the capture. Replay keeps
+    to the memory budget the capture was ingested within (``CaptureIngest.memory_budget``), if any."""
     todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
     acks = flow_columns(cap.acks, ACK_COLUMNS, getattr(cap, "mapped", {}).get("acks"))
     segments = flow_columns(cap.segments, SEGMENT_COLUMNS)
-    ep_ids = cap.episodes["flow_id"].to_numpy()
-    episodes = flow_rows(cap.episodes)
-    with_episodes = set(np.unique(ep_ids).tolist()) if len(ep_ids) else set()
     deliveries = []  # for the truth's fair share: when each bulk flow delivered data
     for fid in bulk_flow_ids(cap.flows, truth) if truth is not None else []:
         a = acks(fid)
         deliveries.append(a["t"][a["acked"] > 0])
-    release = getattr(cap, "release", None)  # a spilled capture: each batch's file pages back to the kernel
-    budget = getattr(cap, "memory_budget", None)  # the capture's, which each batch's replay keeps to
     by_id = {s.flow_id: s for s in cap.flows}
-    ids = np.asarray(todo, np.int64)
+    sources = flow_sources([by_id[fid] for fid in todo], cap.episodes, truth, deliveries)
+    flows, scored = replay_flows(sources, [by_id[fid].mss for fid in todo], acks, segments, estimators,
+                                 keep_series=keep_series, memory_budget=getattr(cap, "memory_budget", None),
+                                 release=getattr(cap, "release", None), progress=progress)
+    scores = capture_scores_of(scored, cap.flows, [e.name for e in estimators], truth)
+    groups = share_paths(flows, by_id, bulk_flow_ids(cap.flows, truth))
+    return CaptureReplay(flows, skipped, scores, describe(estimators), groups, scored)
+
+
+def flow_sources(summaries: Sequence[Any], episodes: pl.DataFrame, truth: Truth | None,
+                 deliveries: list[np.ndarray], links: Sequence[Any] | None = None) -> list[FlowSource]:
+    """What replay reads of each flow besides its ACK events, from its summary (``FlowSummary``-like: ``flow_id``,
+    ``vantage``, ``sender``, ``receiver`` and what ``LinkInfo.of`` reads) and the capture's episode table
+    (column ``flow_id``); ``deliveries``: the bulk flows' delivery times, for the truth's fair share; ``links``:
+    what ``LinkInfo.of`` reads for each flow, when not its summary (a stored flow's summary dict)."""
+    ep_ids = episodes["flow_id"].to_numpy()
+    with_episodes = set(np.unique(ep_ids).tolist()) if len(ep_ids) else set()
+    of = flow_rows(episodes) if with_episodes else None
+    out = []
+    for i, s in enumerate(summaries):
+        fid = s.flow_id
+        eps = of(fid) if of is not None and fid in with_episodes else None
+        labels = (truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list())
+                  if truth is not None and eps is not None else None)
+        link = LinkInfo.of(s if links is None else links[i])
+        out.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels, link))
+    return out
+
+
+def replay_flows(sources: Sequence[FlowSource], mss: Sequence[int], acks: FlowColumns, segments: FlowColumns,
+                 estimators: Sequence[Estimator], *, keep_series: bool = True, memory_budget: int | None = None,
+                 release: Callable[[str, int, int], None] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> tuple[list[FlowReplay], list[BatchScores]]:
+    """Replay the flows of ``sources`` (with their ``mss``) from a table of many flows' ACK rows and segments
+    (``acks``, ``segments``: :class:`FlowColumns`), consecutive flows batched up to :data:`BATCH_EVENTS` events
+    (fewer under a smaller ``memory_budget``; a longer flow alone). ``release(table, lo, hi)`` hands a spilled
+    capture's file pages of those rows back to the kernel after each batch (and after each job of a batch of
+    one flow of at least ``RELEASE_PER_JOB_ROWS`` rows). Returns the flows' results in order and each batch's
+    score columns."""
+    ids = np.asarray([s.flow_id for s in sources], np.int64)
     a_lo, a_hi = acks.bounds(ids)
     s_lo, s_hi = segments.bounds(ids)
     flows: list[FlowReplay] = []
     scored: list[BatchScores] = []
-    for lo, hi in batches(a_hi - a_lo, budget):
+    for lo, hi in batches(a_hi - a_lo, memory_budget):
         if progress is not None:
-            progress(lo, len(todo))
+            progress(lo, len(ids))
         rows = acks.gather(a_lo[lo:hi], a_hi[lo:hi])
         segs = segments.gather(s_lo[lo:hi], s_hi[lo:hi])
-        sources = []
-        for fid in todo[lo:hi]:
-            s = by_id[fid]
-            eps = episodes(fid) if fid in with_episodes else None
-            labels = (truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list())
-                      if truth is not None and eps is not None else None)
-            sources.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels,
-                                      LinkInfo.of(s)))
         batch = FlowBatch.build(rows, _offsets(a_lo[lo:hi], a_hi[lo:hi]), segs, _offsets(s_lo[lo:hi], s_hi[lo:hi]),
-                                [by_id[fid].mss for fid in todo[lo:hi]], ids[lo:hi])
+                                mss[lo:hi], ids[lo:hi])
         spans = [(table, (int(b[lo]), int(e[hi - 1]))) for table, cols, b, e in
                  (("acks", acks, a_lo, a_hi), ("segments", segments, s_lo, s_hi))
                  if release is not None and cols.in_order]
@@ -694,18 +719,17 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
                 release(table, b, e)  # type: ignore[misc]  # (spans is empty without it)
 
         big = hi - lo == 1 and int(a_hi[lo] - a_lo[lo]) >= RELEASE_PER_JOB_ROWS
-        got, sc = replay_batch(batch, sources, estimators, keep_series=keep_series, memory_budget=budget,
-                               release=release_batch if spans and big else None, path_rows=(rows, segs))
+        got, sc = replay_batch(batch, sources[lo:hi], estimators, keep_series=keep_series,
+                               memory_budget=memory_budget, release=release_batch if spans and big else None,
+                               path_rows=(rows, segs))
         flows += got
         scored.append(sc)
         del batch, rows, segs
         if spans:
             release_batch()
     if progress is not None:
-        progress(len(todo), len(todo))
-    scores = capture_scores_of(scored, cap.flows, [e.name for e in estimators], truth)
-    groups = share_paths(flows, by_id, bulk_flow_ids(cap.flows, truth))
-    return CaptureReplay(flows, skipped, scores, describe(estimators), groups, scored)
+        progress(len(ids), len(ids))
+    return flows, scored
 
 
 def _offsets(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

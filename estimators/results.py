@@ -355,3 +355,24 @@ def column_values(batches: Sequence[BatchScores], name: str) -> tuple[list[str],
         failed += len(c.failures)
         labelled += sum(1 for v in b.vantages if c.labels.get(v) is not None)
     return keys, {k: np.concatenate(v) for k, v in parts.items()}, failed, labelled
+
+
+def series_table(flows: Sequence[FlowReplay]) -> pl.DataFrame:
+    """The kept series of many flows as one table — :attr:`FlowReplay.series`' columns and ``flow_id`` (Int32) —
+    from their columns concatenated once (a frame per flow cost ~0.4 ms: most of the time on small flows)."""
+    kept = [f for f in flows if f.columns is not None]
+    if not kept:
+        return pl.DataFrame()
+    names = list(kept[0].columns)  # type: ignore[arg-type]  # (kept)
+    cols = {(k if k in ("t", "t_rel") else f"{k}_bps"): np.concatenate([f.columns[k] for f in kept])  # type: ignore[index]
+            for k in names}
+    ids = np.repeat(np.array([f.flow_id for f in kept], np.int32), [f.events for f in kept])
+    return (pl.DataFrame(cols).with_columns((pl.exclude("t", "t_rel") * 8).fill_nan(None))
+            .with_columns(pl.Series("flow_id", ids, pl.Int32)))
+
+
+def decision_table(flows: Sequence[FlowReplay]) -> pl.DataFrame:
+    """The decision rows of many flows as one table: :data:`DECISION_SCHEMA` and ``flow_id`` (Int32)."""
+    rows = [row for f in flows for row in f.decision_rows]
+    ids = np.repeat(np.array([f.flow_id for f in flows], np.int32), [len(f.decision_rows) for f in flows])
+    return pl.DataFrame(rows, schema=DECISION_SCHEMA).with_columns(pl.Series("flow_id", ids, pl.Int32))

@@ -153,7 +153,7 @@ def test_bad_data_fails_the_run_at_once_without_retry(svc, monkeypatch, stage):
     def broken(*_: Any, **__: Any) -> Any:
         raise ValueError("a value the pipeline cannot take")
 
-    target = "ackreplay.core.pipeline.ingest_capture" if stage == "ingest" else "ackreplay.core.pipeline.replay_flow"
+    target = "ackreplay.core.pipeline.ingest_capture" if stage == "ingest" else "ackreplay.core.pipeline.replay_flows"
     monkeypatch.setattr(target, broken)
     r = post_capture(svc.api, tcp_capture(2))
     run = wait_run(svc.api, r.json()["run_id"], timeout=60)
