@@ -297,11 +297,15 @@ def ingest_task(task_id: str) -> None:
 
 
 class _Summary:
-    """A stored flow row seen as the FlowSummary fields replay's helpers read."""
+    """A stored flow row seen as the FlowSummary fields replay's helpers read (``plan``, ``flow_sources``; ``link``:
+    what ``LinkInfo.of`` reads)."""
 
     def __init__(self, f: Flow) -> None:
         self.flow_id = f.flow_id
         self.vantage = f.vantage
+        self.sender = f.sender
+        self.receiver = f.receiver
+        self.link = {**f.summary, "vantage": f.vantage}
         self.bytes = f.bytes
         self.goodput_bps = f.goodput_bps
         self.acks = int(f.summary.get("acks", 0))
@@ -309,18 +313,6 @@ class _Summary:
         self.reconstruction = f.summary.get("reconstruction")
         self.reconstruction_sound = bool(f.summary.get("reconstruction_sound", False))
         self.reconstruction_evidence = str(f.summary.get("reconstruction_evidence", ""))
-
-
-class _FlowSource:
-    """A stored flow as ``estimators.replay.flow_sources`` reads it (its summary and vantage)."""
-
-    def __init__(self, f: Flow) -> None:
-        self.flow_id = f.flow_id
-        self.vantage = f.vantage
-        self.sender = f.sender
-        self.receiver = f.receiver
-        self.mss = int(f.summary["mss"])
-        self.link = {**f.summary, "vantage": f.vantage}
 
 
 class _PathSummary:
@@ -401,7 +393,7 @@ def replay_task(task_id: str) -> None:
         series_key = f"series/{run.id}/{cap.id}/{task.chunk}.parquet"  # one table per task, column flow_id
         reps: list[FlowReplay] = []
         if tables:  # the task's flows replayed in batches, as the CLI replays a capture's (one code path)
-            summaries = [_FlowSource(flows[fid]) for fid in task.flow_ids]
+            summaries = [_Summary(flows[fid]) for fid in task.flow_ids]
             sources = flow_sources(summaries, tables["episodes"], truth, deliveries, [s.link for s in summaries])
             reps, _ = replay_flows(sources, [s.mss for s in summaries], flow_columns(tables["acks"], ACK_COLUMNS),
                                    flow_columns(tables["segments"], SEGMENT_COLUMNS), ests)
