@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
-from ackreplay.estimators.results import SERIES_KEYS, TRUTH_KEYS, decision_defaults
+from ackreplay.estimators.results import DECISION_KEYS, DECISION_TRUTH_KEYS, SERIES_KEYS, TRUTH_KEYS
 
 if TYPE_CHECKING:
     from ackreplay.core.scoring import ScoredCapture
@@ -62,7 +62,7 @@ def scores_csv_of(scored: Sequence[ScoredCapture]) -> str:
             pl.lit(csv_cell(str(sc.path))).alias("file"),
             pl.when(pl.col("bytes") >= min_bytes).then(pl.lit("True")).otherwise(pl.lit("False")).alias("bulk"))
         with_truth = sc.truth is not None
-        decisions = list(decision_defaults(with_truth))
+        decisions = [*DECISION_KEYS, *(DECISION_TRUTH_KEYS if with_truth else ())]
         # the rows' key sets in the order they first appear (a plugin's error, the label: on some rows only)
         kinds = (frame.select(pl.col("error").is_not_null().alias("e"), pl.col(NOT_REPRODUCIBLE).is_not_null()
                               .alias("l")).with_row_index().group_by("e", "l").agg(pl.col("index").min())

@@ -396,7 +396,7 @@ def replay_task(task_id: str) -> None:
             summaries = [_Summary(flows[fid]) for fid in task.flow_ids]
             sources = flow_sources(summaries, tables["episodes"], truth, deliveries, [s.link for s in summaries])
             reps, _ = replay_flows(sources, [s.mss for s in summaries], flow_columns(tables["acks"], ACK_COLUMNS),
-                                   flow_columns(tables["segments"], SEGMENT_COLUMNS), ests)
+                                   flow_columns(tables["segments"], SEGMENT_COLUMNS), tables["episodes"], ests)
         for rep in reps:
             fid = rep.flow_id
             result_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": e.name,

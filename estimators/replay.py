@@ -7,7 +7,6 @@ estimator name, its parameters and the package version.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +15,7 @@ import numpy as np
 import polars as pl
 
 from ackreplay.estimators import __version__
-from ackreplay.estimators.base import TIMEOUT, Decision, Estimator, LossContext
+from ackreplay.estimators.base import Decision, Estimator, LossContext
 from ackreplay.estimators.batch import (
     FlowBatch,
     achieved_rates,
@@ -26,10 +25,16 @@ from ackreplay.estimators.batch import (
     series_scores_batch,
     time_weights_batch,
 )
-from ackreplay.estimators.diagnostics import loss_classes
+from ackreplay.estimators.decisions import (
+    DecisionColumns,
+    decide_batch,
+    decision_frame,
+    decision_scores_batch,
+    decision_scores_of,
+    loss_events,
+)
 from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from ackreplay.estimators.models import measured_shares, sender_behaviour
-from ackreplay.estimators.newreno import newreno_ssthresh_segments
 from ackreplay.estimators.parallel import run_jobs
 from ackreplay.estimators.path import LinkInfo, bottleneck_groups, flow_parts, infer, merge_parts
 from ackreplay.estimators.plugins import PluginFailure, checked_series, is_plugin
@@ -37,17 +42,17 @@ from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
 from ackreplay.estimators.references import truth_rate
 from ackreplay.estimators.results import (
     DECISION_SCHEMA,
+    BatchDecisions,
     BatchDiagnostics,
     BatchScores,
     CaptureReplay,
     EstimatorColumns,
     FlowReplay,
     column_values,
-    decision_defaults,
     sample_columns,
     scores_frame,
 )
-from ackreplay.estimators.scores import CONVERGENCE_HOLD, TOLERANCE, aggregate, decision_scores, jain
+from ackreplay.estimators.scores import CONVERGENCE_HOLD, TOLERANCE, aggregate, jain
 from ackreplay.estimators.truth import Truth, min_flow_bytes
 
 __all__ = ["DECISION_SCHEMA", "CaptureReplay", "FlowReplay", "FlowSource", "replay_batch", "replay_capture",
@@ -120,7 +125,7 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
 def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Sequence[Estimator], *,
                  keep_series: bool = True, release: Callable[[], None] | None = None,
                  memory_budget: int | None = None,
-                 path_rows: tuple[Any, Any] | None = None
+                 path_rows: tuple[Any, Any] | None = None, episodes: pl.DataFrame | None = None
                  ) -> tuple[list[FlowReplay], BatchScores]:
     """Replay every flow of ``batch`` (``sources`` in batch order): each step one compiled call over all the
     flows — the score windows, the achieved rate, the time weights, the diagnostics, then per estimator its
@@ -128,7 +133,8 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
     its scores as columns. Returns each flow's :class:`FlowReplay` (scores and diagnostics read from the
     batch's columns on first use) and the batch's :class:`BatchScores`. ``path_rows``: the batch's ACK rows
     (``ack``, ``rtt``, ``srtt``, ``t_rel``) and segments (``t_rel``, ``len``, ``seq``, ``kind``), concatenated
-    as the batch was built, for the flows with a ``link`` (their path, §9)."""
+    as the batch was built, for the flows with a ``link`` (their path, §9). ``episodes``: the batch's rows of
+    ingest's episode table (column ``flow_id``, in flow order), when not each source's own."""
     off = batch.offsets
     n = batch.events
     start, end = score_windows(off, batch.t, batch.srtt, batch.seg_offsets, batch.seg_t)
@@ -145,12 +151,12 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
     achieved: np.ndarray = first[0]
     weights: np.ndarray = first[1]
     compressed, top = first[2]
-    losses: dict[int, list[_LossEvent]] = {}
-    for i, src in enumerate(sources):
-        if src.episodes is not None and src.episodes.height:
-            lo, hi = int(off[i]), int(off[i + 1])
-            losses[i] = _loss_events(batch.flow(i), src.episodes, achieved[lo:hi],
-                                     None if truth_arr is None else truth_arr[lo:hi])
+    if episodes is None:  # the sources' own episode tables (a batch of one: the flow's)
+        own = [src.episodes for src in sources if src.episodes is not None and src.episodes.height]
+        episodes = own[0] if len(own) == 1 and len(sources) == 1 else (pl.concat(own) if own else None)
+    ev = loss_events(batch, episodes, achieved, truth_arr)
+    lossy = ev.flows()
+    lossy_set = set(lossy)
     if release is not None:  # what the first round read: the jobs below read their own columns again
         release()
     with_truth = truth_arr is not None
@@ -158,24 +164,24 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
     def replayed(e: Estimator) -> Callable[[np.ndarray], _Job]:
         def job(scratch: np.ndarray) -> _Job:
             failures: dict[int, str] = {}
-            decided: dict[int, list[Decision]] = {}
             if is_plugin(e):
-                parts = []
+                parts, decided = [], {}
                 for i, src in enumerate(sources):
-                    est_i, dec_i, failure = _plugin_job(e, batch.flow(i), src.flow_id, losses.get(i, []))
+                    ctxs = ev.contexts(i) if i in lossy_set else []
+                    est_i, dec_i, failure = _plugin_job(e, batch.flow(i), src.flow_id, ctxs)
                     parts.append(est_i)
-                    if i in losses:
+                    if ctxs:
                         decided[i] = dec_i
                     if failure is not None:
                         failures[i] = failure
                 est = np.concatenate(parts) if parts else np.empty(0)
+                dec = decide_batch(e, batch, est, ev, decided)
             else:
                 est = e.series_batch(batch)
-                for i, evs in losses.items():
-                    lo, hi = int(off[i]), int(off[i + 1])
-                    decided[i] = e.decide_all(batch.flow(i), est[lo:hi], [ev.ctx for ev in evs])
-            for i in losses:
+                dec = decide_batch(e, batch, est, ev)
+            for i in lossy:
                 e.forget(batch.flow(i))
+            dscores = decision_scores_batch(ev, dec.ssthresh, len(batch), with_truth, e.name == "newreno")
             vals = series_scores_batch(off, batch.t, est, achieved, weights, start, TOLERANCE, CONVERGENCE_HOLD,
                                        scratch)
             vals[:, :2] *= 8  # mean and median in bits/s
@@ -183,7 +189,7 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
                 off, batch.t, est, truth_arr, weights, start, TOLERANCE, CONVERGENCE_HOLD)
             if release is not None:
                 release()
-            return (est if keep_series else None), decided, vals, tru, failures
+            return (est if keep_series else None), dec, vals, tru, failures, dscores
         return job
 
     by_cost = sorted(estimators, key=lambda e: -e.cost)
@@ -192,29 +198,18 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
                              budget=budget), strict=True))
     vantages = [s.vantage for s in sources]
     labels = {e.name: {v: e.not_reproducible(v) for v in set(vantages)} for e in estimators}
-    rows_of: dict[int, list[dict[str, Any]]] = {
-        i: _decision_rows(evs, [(e.name, done[e.name][1][i]) for e in estimators], int(batch.mss[i]))
-        for i, evs in losses.items()}
-    columns = []
-    for e in estimators:
-        _, _, vals, tru, failures = done[e.name]
-        decisions = {}
-        for i, rows in rows_of.items():
-            s = _decision_scores([r for r in rows if r["estimator"] == e.name], with_truth)
-            if e.name == "newreno":  # "closer than NewReno" means nothing for NewReno itself
-                for k in [k for k in s if k.startswith("closer_than_newreno_share")]:
-                    s[k] = None
-            decisions[i] = s
-        columns.append(EstimatorColumns(e.name, dict(e.params), vals, tru, decisions, decision_defaults(with_truth),
-                                        failures, labels[e.name]))
+    columns = [EstimatorColumns(e.name, dict(e.params), done[e.name][2], done[e.name][3], done[e.name][5],
+                                done[e.name][4], labels[e.name]) for e in estimators]
     scores = BatchScores(batch.flow_ids, vantages, columns)
     diagnostics = BatchDiagnostics(vantages, batch.counts(), compressed,
                                    sample_columns(batch.t, batch.d, off, top), batch.mss)
+    decided = BatchDecisions(decision_frame(ev, [e.name for e in estimators], [done[e.name][1] for e in estimators])
+                             ) if len(ev) else None
+    k = len(estimators)
     out = []
     for i, src in enumerate(sources):
         lo, hi = int(off[i]), int(off[i + 1])
-        rows = rows_of.get(i, [])
-        extra: dict[str, Any] = {"loss_classes": loss_classes(rows, src.loss_truth) if rows else {}}
+        extra: dict[str, Any] = {}
         if src.vantage != "sender":
             extra["ack_timing_seen_at"] = src.vantage
             why = {name: lab[src.vantage] for name, lab in labels.items() if lab[src.vantage] is not None}
@@ -227,8 +222,10 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
                 cols["truth"] = truth_arr[lo:hi]
             for e in estimators:
                 cols[e.name] = done[e.name][0][lo:hi]  # type: ignore[index]  # kept: keep_series
-        fr = FlowReplay(src.flow_id, src.vantage, cols, rows, (float(start[i]), float(end[i])), hi - lo,
-                        _batch_scores=scores, _batch_diagnostics=diagnostics, _pos=i, _diagnostics_extra=extra)
+        fr = FlowReplay(src.flow_id, src.vantage, cols, (float(start[i]), float(end[i])), hi - lo,
+                        _batch_scores=scores, _batch_diagnostics=diagnostics, _pos=i, _batch_decisions=decided,
+                        _decision_span=(int(ev.offsets[i]) * k, int(ev.offsets[i + 1]) * k),
+                        _loss_truth=src.loss_truth, _diagnostics_extra=extra)
         if src.link is not None and path_rows is not None:
             fr.path_parts = parts = flow_parts(src.flow_id, src.link, _rows(path_rows[0], batch.row_offsets, i),
                                                _rows(path_rows[1], batch.seg_offsets, i),
@@ -241,7 +238,7 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
     return out, scores
 
 
-_Job = tuple[np.ndarray | None, dict[int, list[Decision]], np.ndarray, np.ndarray | None, dict[int, str]]
+_Job = tuple[np.ndarray | None, DecisionColumns, np.ndarray, np.ndarray | None, dict[int, str], np.ndarray]
 #: BE's largest raw samples the diagnostics list per flow (§7)
 LARGEST_SAMPLES = 3
 _NO_EPISODES = {"start_t_rel": np.empty(0), "retransmissions": np.empty(0, np.int64)}
@@ -310,18 +307,18 @@ def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk:
     return out
 
 
-def _plugin_job(e: Estimator, inp: FlowInputs, flow_id: int, events: Sequence[_LossEvent]
+def _plugin_job(e: Estimator, inp: FlowInputs, flow_id: int, contexts: Sequence[LossContext]
                 ) -> tuple[np.ndarray, list[Decision], str | None]:
     """A plugin's series and decisions, checked (``estimators.plugins``): when it raises or returns what an
     estimate cannot be, it has no estimate and no decision on this flow, and the reason is returned."""
     try:
         est = checked_series(e, inp, flow_id)
-        return est, e.decide_all(inp, est, [ev.ctx for ev in events]), None
+        return est, e.decide_all(inp, est, list(contexts)), None
     except PluginFailure as failure:
         message = str(failure)
     except Exception as exc:  # the plugin's own decide: any error is its failure
         message = f"estimator {e.name!r} on flow {flow_id}: its decision raised {type(exc).__name__}: {exc}"
-    return np.full(len(inp.t), np.nan), [Decision(None, None, None) for _ in events], message
+    return np.full(len(inp.t), np.nan), [Decision(None, None, None) for _ in contexts], message
 
 
 def _vantage_evidence(diagnostics: dict[str, Any], vantage: str, not_reproducible: Mapping[str, str]) -> None:
@@ -333,113 +330,6 @@ def _vantage_evidence(diagnostics: dict[str, Any], vantage: str, not_reproducibl
     diagnostics["ack_timing_seen_at"] = vantage
     if not_reproducible:
         diagnostics[NOT_REPRODUCIBLE] = dict(not_reproducible)
-
-
-def _decision_scores(rows: Sequence[dict[str, Any]], with_truth: bool) -> dict[str, Any]:
-    """The §5 decision scores of one estimator's rows. ``decisions`` counts every loss event at which it
-    set an ssthresh (it had an estimate), whether or not an ideal exists there (corrected §5, issue #10);
-    the ratios use the events that have one."""
-    decided = sum(1 for r in rows if r["ssthresh_segments"] is not None)
-
-    def ratios(ideal_col: str) -> tuple[list[float | None], list[float | None], list[bool | None]]:
-        r, n, c = [], [], []
-        for row in rows:
-            s_, i_, nr_ = row["ssthresh_segments"], row[ideal_col], row["newreno_ssthresh_segments"]
-            ok = s_ is not None and i_ is not None and i_ > 0
-            r.append(s_ / i_ if ok else None)
-            n.append(nr_ / i_ if i_ is not None and i_ > 0 and nr_ is not None else None)
-            c.append(abs(s_ - i_) < abs(nr_ - i_) if ok and nr_ is not None else None)
-        return r, n, c
-
-    out = decision_scores(*ratios("ideal_segments"))
-    out["decisions"] = decided
-    if with_truth:
-        out.update(decision_scores(*ratios("ideal_truth_segments"), "_truth"))
-    return out
-
-
-@dataclass(frozen=True)
-class _LossEvent:
-    """What every estimator's decision row at one loss event shares: its context, NewReno's ssthresh, the
-    ideal and what the real sender did (computed once per event, not once per estimator)."""
-
-    ctx: LossContext
-    t_abs: float
-    rttmin: float
-    newreno: float | None
-    ideal: float | None
-    ideal_truth: float | None
-    flight_after: int | None
-    lowest_flight: int | None
-
-
-def _loss_events(inp: FlowInputs, episodes: pl.DataFrame, achieved: np.ndarray, truth: np.ndarray | None
-                 ) -> list[_LossEvent]:
-    """Each loss episode's decision context and shared columns, in episode order."""
-    out: list[_LossEvent] = []
-    if not episodes.height:  # (most flows of a busy capture: Polars' row iterator costs ~70 µs even then)
-        return out
-    mss = inp.mss
-    t_first_abs = float(inp.t_abs[0] - inp.t[0]) if len(inp.t) else 0.0
-    last_timeout: float | None = None
-    for i, ep in enumerate(episodes.iter_rows(named=True)):
-        row = int(ep["decision_ack_row"])
-        event = int(inp.row_event[row]) if 0 <= row < len(inp.row_event) else -1
-        start = float(ep["start_t"]) - t_first_abs
-        end = None if ep["end_t"] is None else float(ep["end_t"]) - t_first_abs
-        flight = int(inp.flight[event]) if event >= 0 else 0
-        rttmin = float(inp.rttmin[event]) if event >= 0 else math.nan
-        srtt = float(inp.srtt[event]) if event >= 0 else math.nan
-        ctx = LossContext(str(ep["kind"]), event, start, end, flight, rttmin, mss, i, last_timeout)
-        ref = float(achieved[event]) if event >= 0 else math.nan
-        ideal = ref * rttmin if math.isfinite(ref * rttmin) else None
-        tru = float(truth[event]) if truth is not None and event >= 0 else None
-        ideal_truth = tru * rttmin if tru is not None and math.isfinite(tru * rttmin) else None
-        after, lowest = _real_sender(inp, start, end, srtt)
-        nr = newreno_ssthresh_segments(flight, mss) if event >= 0 else None
-        out.append(_LossEvent(ctx, start + t_first_abs, rttmin, nr, ideal, ideal_truth, after, lowest))
-        if ctx.kind == TIMEOUT:
-            last_timeout = start
-    return out
-
-
-def _decision_rows(events: Sequence[_LossEvent], decided: Sequence[tuple[str, Sequence[Decision]]], mss: int
-                   ) -> list[dict[str, Any]]:
-    """One row per (loss event, estimator), event by event in the estimators' order: what it would have set,
-    NewReno's, the ideal, the real sender."""
-    rows: list[dict[str, Any]] = []
-    for i, ev in enumerate(events):
-        ctx, ideal, ideal_truth = ev.ctx, ev.ideal, ev.ideal_truth
-        for name, decisions in decided:
-            dec = decisions[i]
-            rows.append({
-                "episode": i, "kind": ctx.kind, "t": ev.t_abs, "t_rel": ctx.start_t, "estimator": name,
-                "estimate_bps": None if dec.estimate is None else dec.estimate * 8,
-                "rttmin_s": None if math.isnan(ev.rttmin) else ev.rttmin,
-                "ssthresh_segments": dec.ssthresh_segments,
-                "ssthresh_bytes": None if dec.ssthresh_segments is None else dec.ssthresh_segments * mss,
-                "cwnd_segments": dec.cwnd_segments, "cwnd_applied_t_rel": dec.cwnd_applied_t, "note": dec.note,
-                "newreno_ssthresh_segments": ev.newreno,
-                "ideal_bytes": ideal, "ideal_segments": None if ideal is None else ideal / mss,
-                "ideal_truth_bytes": ideal_truth,
-                "ideal_truth_segments": None if ideal_truth is None else ideal_truth / mss,
-                "flight_before_bytes": ctx.flight, "flight_after_srtt_bytes": ev.flight_after,
-                "lowest_flight_in_recovery_bytes": ev.lowest_flight,
-            })
-    return rows
-
-
-def _real_sender(inp: FlowInputs, start: float, end: float | None, srtt: float) -> tuple[int | None, int | None]:
-    """The real sender's flight one smoothed RTT after the event, and its lowest flight in recovery."""
-    after = None
-    if math.isfinite(srtt):
-        k = int(np.searchsorted(inp.t, start + srtt, side="right")) - 1
-        after = int(inp.flight[k]) if k >= 0 else None
-    stop = end if end is not None else (float(inp.t[-1]) if len(inp.t) else start)
-    lo = int(np.searchsorted(inp.t, start, side="left"))  # events in [start, stop]: t is sorted
-    hi = int(np.searchsorted(inp.t, stop, side="right"))
-    lowest = int(inp.flight[lo:hi].min()) if hi > lo else None
-    return after, lowest
 
 
 NOT_SELECTED = "not selected (--flow/--host/--port)"
@@ -660,7 +550,7 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         deliveries.append(a["t"][a["acked"] > 0])
     by_id = {s.flow_id: s for s in cap.flows}
     sources = flow_sources([by_id[fid] for fid in todo], cap.episodes, truth, deliveries)
-    flows, scored = replay_flows(sources, [by_id[fid].mss for fid in todo], acks, segments, estimators,
+    flows, scored = replay_flows(sources, [by_id[fid].mss for fid in todo], acks, segments, cap.episodes, estimators,
                                  keep_series=keep_series, memory_budget=getattr(cap, "memory_budget", None),
                                  release=getattr(cap, "release", None), progress=progress)
     scores = capture_scores_of(scored, cap.flows, [e.name for e in estimators], truth)
@@ -689,7 +579,8 @@ def flow_sources(summaries: Sequence[Any], episodes: pl.DataFrame, truth: Truth 
 
 
 def replay_flows(sources: Sequence[FlowSource], mss: Sequence[int], acks: FlowColumns, segments: FlowColumns,
-                 estimators: Sequence[Estimator], *, keep_series: bool = True, memory_budget: int | None = None,
+                 episodes: pl.DataFrame, estimators: Sequence[Estimator], *, keep_series: bool = True,
+                 memory_budget: int | None = None,
                  release: Callable[[str, int, int], None] | None = None,
                  progress: Callable[[int, int], None] | None = None) -> tuple[list[FlowReplay], list[BatchScores]]:
     """Replay the flows of ``sources`` (with their ``mss``) from a table of many flows' ACK rows and segments
@@ -699,6 +590,10 @@ def replay_flows(sources: Sequence[FlowSource], mss: Sequence[int], acks: FlowCo
     one flow of at least ``RELEASE_PER_JOB_ROWS`` rows). Returns the flows' results in order and each batch's
     score columns."""
     ids = np.asarray([s.flow_id for s in sources], np.int64)
+    ep_ids = episodes["flow_id"].to_numpy()
+    if not _in_flow_order(ep_ids):
+        episodes = episodes.sort("flow_id", maintain_order=True)
+        ep_ids = episodes["flow_id"].to_numpy()
     a_lo, a_hi = acks.bounds(ids)
     s_lo, s_hi = segments.bounds(ids)
     flows: list[FlowReplay] = []
@@ -719,9 +614,14 @@ def replay_flows(sources: Sequence[FlowSource], mss: Sequence[int], acks: FlowCo
                 release(table, b, e)  # type: ignore[misc]  # (spans is empty without it)
 
         big = hi - lo == 1 and int(a_hi[lo] - a_lo[lo]) >= RELEASE_PER_JOB_ROWS
+        e_lo, e_hi = np.searchsorted(ep_ids, ep_ids.dtype.type(ids[lo])), np.searchsorted(
+            ep_ids, ep_ids.dtype.type(ids[hi - 1]), side="right")
+        eps = episodes.slice(int(e_lo), int(e_hi - e_lo))
+        if eps.height and int(e_hi - e_lo) and hi - lo != int(ids[hi - 1] - ids[lo]) + 1:  # flows skipped between
+            eps = eps.filter(pl.col("flow_id").is_in(ids[lo:hi].tolist()))
         got, sc = replay_batch(batch, sources[lo:hi], estimators, keep_series=keep_series,
                                memory_budget=memory_budget, release=release_batch if spans and big else None,
-                               path_rows=(rows, segs))
+                               path_rows=(rows, segs), episodes=eps)
         flows += got
         scored.append(sc)
         del batch, rows, segs
@@ -736,3 +636,7 @@ def _offsets(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     out = np.zeros(len(lo) + 1, np.int64)
     np.cumsum(hi - lo, out=out[1:])
     return out
+
+
+#: The §5 decision scores of one estimator's decision rows (``decisions.decision_scores_of``).
+_decision_scores = decision_scores_of

@@ -18,10 +18,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ackreplay.estimators.diagnostics import _cause
+from ackreplay.estimators.diagnostics import _cause, loss_classes
 from ackreplay.estimators.path import PathParts
 from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
 from ackreplay.estimators.scores import RELATIVE_SCORES
+
+#: The decision scores in a score dictionary's order (without and with the truth's ideal; ``decisions`` an int)
+DECISION_KEYS = ("ssthresh_over_ideal_mean", "ssthresh_over_ideal_median", "newreno_over_ideal_median",
+                 "closer_than_newreno_share", "decisions")
+DECISION_TRUTH_KEYS = tuple(f"{k}_truth" for k in DECISION_KEYS[:4])
 
 #: Columns of the decisions table (one row per loss event and estimator).
 DECISION_SCHEMA = {
@@ -51,9 +56,8 @@ class EstimatorColumns:
     #: ``SERIES_KEYS`` (bits/s for the rates; NaN = none), shape (flows, 9)
     series: np.ndarray
     truth: np.ndarray | None  # ``TRUTH_KEYS``, shape (flows, 6)
-    #: The decision scores of the flows that had loss events (position → scores); the others share ``no_loss``.
-    decisions: dict[int, dict[str, Any]]
-    no_loss: dict[str, Any]
+    #: The decision scores, ``DECISION_KEYS`` (and ``DECISION_TRUTH_KEYS`` with the truth), shape (flows, 5|9)
+    decisions: np.ndarray
     failures: dict[int, str]  # position → why a plugin has no estimate there
     #: vantage → the not-reproducible label (``Estimator.not_reproducible``), None where reproducible
     labels: dict[str, str | None]
@@ -78,7 +82,11 @@ class BatchScores:
             why = c.failures.get(pos)
             if why is not None:
                 s["error"] = why
-            s.update(c.decisions.get(pos, c.no_loss))
+            d = c.decisions[pos].tolist()
+            s.update(zip(DECISION_KEYS[:4], map(_num, d[:4]), strict=True))
+            s["decisions"] = int(d[4])
+            if len(d) > 5:
+                s.update(zip(DECISION_TRUTH_KEYS, map(_num, d[5:]), strict=True))
             s["parameters"] = dict(c.parameters)
             label = c.labels.get(vantage)
             if label is not None:
@@ -105,7 +113,8 @@ class BatchScores:
                     cols[k] = c.truth[:, j]
             frame = pl.DataFrame(cols)
             errors = [c.failures.get(i) for i in range(nf)] if c.failures else None
-            decided = _decision_columns(c, nf)
+            decided = [pl.Series(k, c.decisions[:, j], pl.Int64 if k == "decisions" else pl.Float64)
+                       for j, k in enumerate((*DECISION_KEYS, *DECISION_TRUTH_KEYS)[: c.decisions.shape[1]])]
             frame = frame.with_columns(
                 pl.Series("error", errors, pl.String) if errors is not None else pl.lit(None, pl.String).alias("error"),
                 *decided,
@@ -117,21 +126,6 @@ class BatchScores:
         out = pl.concat(parts, how="diagonal_relaxed").with_row_index("_row")
         out = out.with_columns((pl.col("_row") % nf).alias("_pos")).sort("_pos", "_order")
         return out.drop("_row", "_pos", "_order").fill_nan(None)
-
-
-def _decision_columns(c: EstimatorColumns, nf: int) -> list[pl.Series]:
-    keys = list(c.no_loss)
-    for d in c.decisions.values():
-        keys += [k for k in d if k not in keys]
-    out = []
-    for k in keys:
-        base = c.no_loss.get(k)
-        vals = [base] * nf
-        for pos, d in c.decisions.items():
-            vals[pos] = d.get(k)
-        dtype = pl.Int64 if k == "decisions" else pl.Float64
-        out.append(pl.Series(k, vals, dtype, strict=False))
-    return out
 
 
 def jsonable(x: Any) -> Any:
@@ -177,6 +171,20 @@ class BatchDiagnostics:
         }
 
 
+@dataclass
+class BatchDecisions:
+    """A batch's decision rows (``decisions.decision_frame``, :data:`DECISION_SCHEMA`), as a table and, on first
+    use, as dictionaries (one Polars call for the batch, not one per flow)."""
+
+    frame: pl.DataFrame
+    _rows: list[dict[str, Any]] | None = None
+
+    def rows(self) -> list[dict[str, Any]]:
+        if self._rows is None:
+            self._rows = self.frame.to_dicts()
+        return self._rows
+
+
 @dataclass(eq=False)
 class FlowReplay:
     """Everything replay produced for one flow."""
@@ -186,8 +194,6 @@ class FlowReplay:
     #: The series as columns: t, t_rel (s), achieved, [truth], <estimator> (bytes/s, NaN = none); None when
     #: replay was asked not to keep them (``keep_series=False``: scores only, memory freed batch by batch).
     columns: dict[str, np.ndarray] | None
-    #: One row per (loss event, estimator) with :data:`DECISION_SCHEMA`'s columns (as a table: ``decisions``).
-    decision_rows: list[dict[str, Any]]
     window: tuple[float, float]  # score window, s since the flow's first packet
     events: int = 0  # ACK events replayed (rows with equal timestamps merged, §1.1)
     #: The path this flow crossed (§9, ``estimators.path``): the ``path`` object, and the evidence behind it
@@ -198,6 +204,11 @@ class FlowReplay:
     _batch_scores: BatchScores | None = field(default=None, repr=False)
     _batch_diagnostics: BatchDiagnostics | None = field(default=None, repr=False)
     _pos: int = 0
+    #: The batch's decision rows (``decisions.decision_frame``) and where this flow's lie in them
+    _batch_decisions: BatchDecisions | None = field(default=None, repr=False)
+    _decision_span: tuple[int, int] = (0, 0)
+    _loss_truth: Mapping[int, str] | None = field(default=None, repr=False)
+    _decision_rows: list[dict[str, Any]] | None = field(default=None, repr=False)
     #: What replay adds to the diagnostics: the loss classes, the vantage evidence, the path's capacity
     _diagnostics_extra: dict[str, Any] = field(default_factory=dict, repr=False)
     _scores: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
@@ -217,16 +228,29 @@ class FlowReplay:
         """Why the estimates are what they are (§7), built on first use."""
         if self._diagnostics is None:
             base = self._batch_diagnostics.of(self._pos) if self._batch_diagnostics is not None else {}
+            rows = self.decision_rows
+            base["loss_classes"] = loss_classes(rows, self._loss_truth) if rows else {}
             base.update(self._diagnostics_extra)
             self._diagnostics = base
         return self._diagnostics
 
     @property
     def decisions(self) -> pl.DataFrame:
-        """The decision rows as a table, built on first use (scoring does not need it)."""
+        """One row per (loss event, estimator) with :data:`DECISION_SCHEMA`'s columns (a slice of the batch's)."""
         if self._decisions is None:
-            self._decisions = pl.DataFrame(self.decision_rows, schema=DECISION_SCHEMA)
+            lo, hi = self._decision_span
+            self._decisions = (self._batch_decisions.frame.slice(lo, hi - lo)
+                               if self._batch_decisions is not None else pl.DataFrame(schema=DECISION_SCHEMA))
         return self._decisions
+
+    @property
+    def decision_rows(self) -> list[dict[str, Any]]:
+        """:attr:`decisions` as dictionaries, built on first use."""
+        if self._decision_rows is None:
+            lo, hi = self._decision_span
+            b = self._batch_decisions
+            self._decision_rows = b.rows()[lo:hi] if b is not None and hi > lo else []
+        return self._decision_rows
 
     @property
     def series(self) -> pl.DataFrame:
@@ -310,16 +334,6 @@ def sample_columns(batch_t: np.ndarray, batch_d: np.ndarray, offsets: np.ndarray
     return out
 
 
-def decision_defaults(with_truth: bool) -> dict[str, Any]:
-    """The decision scores of a flow without loss events (every one None, 0 decisions)."""
-    out: dict[str, Any] = {"ssthresh_over_ideal_mean": None, "ssthresh_over_ideal_median": None,
-                           "newreno_over_ideal_median": None, "closer_than_newreno_share": None, "decisions": 0}
-    if with_truth:
-        out.update({f"{k}_truth": None for k in ("ssthresh_over_ideal_mean", "ssthresh_over_ideal_median",
-                                                 "newreno_over_ideal_median", "closer_than_newreno_share")})
-    return out
-
-
 def as_columns(values: Sequence[float]) -> np.ndarray:
     return np.asarray(values, np.float64)
 
@@ -333,20 +347,11 @@ def column_values(batches: Sequence[BatchScores], name: str) -> tuple[list[str],
     failed = labelled = 0
     for b in batches:
         c = next(c for c in b.columns if c.name == name)
-        nf = len(b.flow_ids)
         cols: dict[str, np.ndarray] = {k: c.series[:, j] for j, k in enumerate(SERIES_KEYS)}
         if c.truth is not None:
             cols.update({k: c.truth[:, j] for j, k in enumerate(TRUTH_KEYS)})
-        dkeys = list(c.no_loss)
-        for d in c.decisions.values():
-            dkeys += [k for k in d if k not in dkeys]
-        for k in dkeys:
-            base = c.no_loss.get(k)
-            col = np.full(nf, np.nan if base is None else float(base))
-            for pos, d in c.decisions.items():
-                v = d.get(k)
-                col[pos] = np.nan if v is None else float(v)
-            cols[k] = col
+        for j, k in enumerate((*DECISION_KEYS, *DECISION_TRUTH_KEYS)[: c.decisions.shape[1]]):
+            cols[k] = c.decisions[:, j]
         for k, col in cols.items():
             if k not in parts:
                 keys.append(k)
@@ -373,6 +378,8 @@ def series_table(flows: Sequence[FlowReplay]) -> pl.DataFrame:
 
 def decision_table(flows: Sequence[FlowReplay]) -> pl.DataFrame:
     """The decision rows of many flows as one table: :data:`DECISION_SCHEMA` and ``flow_id`` (Int32)."""
-    rows = [row for f in flows for row in f.decision_rows]
-    ids = np.repeat(np.array([f.flow_id for f in flows], np.int32), [len(f.decision_rows) for f in flows])
-    return pl.DataFrame(rows, schema=DECISION_SCHEMA).with_columns(pl.Series("flow_id", ids, pl.Int32))
+    parts = [f.decisions.with_columns(pl.lit(f.flow_id, pl.Int32).alias("flow_id")) for f in flows
+             if f._decision_span[1] > f._decision_span[0]]
+    if not parts:
+        return pl.DataFrame(schema={**DECISION_SCHEMA, "flow_id": pl.Int32})
+    return pl.concat(parts)

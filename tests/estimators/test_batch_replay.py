@@ -112,3 +112,43 @@ def _number(text: str) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+def _numpy_decision_scores(rows: list[dict[str, Any]], with_truth: bool) -> dict[str, Any]:
+    """The decision scores as replay computed them before issue #26, row by row with numpy (the oracle)."""
+    from ackreplay.estimators.scores import decision_scores
+
+    def ratios(ideal_col: str) -> tuple[list[Any], list[Any], list[Any]]:
+        r, n, c = [], [], []
+        for row in rows:
+            s_, i_, nr_ = row["ssthresh_segments"], row[ideal_col], row["newreno_ssthresh_segments"]
+            ok = s_ is not None and i_ is not None and i_ > 0
+            r.append(s_ / i_ if ok else None)
+            n.append(nr_ / i_ if i_ is not None and i_ > 0 and nr_ is not None else None)
+            c.append(abs(s_ - i_) < abs(nr_ - i_) if ok and nr_ is not None else None)
+        return r, n, c
+
+    out = decision_scores(*ratios("ideal_segments"))
+    out["decisions"] = sum(1 for r in rows if r["ssthresh_segments"] is not None)
+    if with_truth:
+        out.update(decision_scores(*ratios("ideal_truth_segments"), "_truth"))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_compiled_decision_scores_are_numpys_to_the_bit(seed: int) -> None:
+    """Mean (numpy's pairwise sum), medians and shares of the batched kernel equal the numpy expressions they
+    replace exactly, on random rows with missing values, zero ideals and up to 300 events."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 300))
+
+    def maybe(x: float, p: float = 0.15) -> float | None:
+        return None if rng.random() < p else x
+
+    rows = [{"ssthresh_segments": maybe(float(rng.uniform(2, 200))),
+             "ideal_segments": maybe(float(rng.choice([0.0, rng.uniform(1, 300)]))),
+             "ideal_truth_segments": maybe(float(rng.uniform(1, 300)), 0.3),
+             "newreno_ssthresh_segments": maybe(float(rng.uniform(2, 150)))} for _ in range(n)]
+    got = R._decision_scores(rows, with_truth=True)
+    want = _numpy_decision_scores(rows, with_truth=True)
+    assert got == want
