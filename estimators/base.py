@@ -181,12 +181,18 @@ class Batched(Estimator):
 
 def batch_of_one(inputs: FlowInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The event offsets, segment offsets and mss of one flow as a batch of one: read-only like
-    ``FlowBatch``'s (to numba a read-only array is another type: one compiled signature serves both)."""
-    arrays = (np.array([0, len(inputs.t)], np.int64), np.array([0, len(inputs.seg_t)], np.int64),
-              np.array([inputs.mss], np.int64))
-    for a in arrays:
-        a.flags.writeable = False
-    return arrays
+    ``FlowBatch``'s (to numba a read-only array is another type: one compiled signature serves both). Made
+    once per flow and kept with it (``FlowInputs._derived``): every estimator of the flow reads them."""
+    n, ns = len(inputs.t), len(inputs.seg_t)
+    got: tuple[np.ndarray, np.ndarray, np.ndarray] | None = inputs._derived.get(_BATCH_OF_ONE)
+    if got is None or got[0][1] != n or got[1][1] != ns or got[2][0] != inputs.mss:  # (columns replaced since)
+        bounds = np.array([0, n, 0, ns, inputs.mss], np.int64)
+        bounds.flags.writeable = False
+        got = inputs._derived[_BATCH_OF_ONE] = (bounds[0:2], bounds[2:4], bounds[4:5])
+    return got
+
+
+_BATCH_OF_ONE = "batch_of_one"
 
 
 def _at(series: np.ndarray, i: int) -> float | None:
