@@ -172,9 +172,11 @@ def _block(x: np.ndarray, y: np.ndarray, xm: float, ym: float, kind: int, lo: in
 @njit(cache=True, nogil=True)
 def _pairwise(x: np.ndarray, y: np.ndarray, xm: float, ym: float, kind: int) -> float:
     """Σ of x_i (``kind`` 0), (x_i − xm)² (1) or (x_i − xm)(y_i − ym) (2) in numpy's pairwise order
-    (``np.add.reduce`` of float64): up to 128 terms a leaf (:func:`_block`); above, the sum of the two halves,
-    the first a multiple of 8 long. Kind 0 divided by the count is ``np.mean`` to the bit. The tree is walked
-    with a stack, not by recursion (numba's cache cannot reload a recursive function)."""
+    (``np.add.reduce`` of a contiguous float64 array as numpy 2 runs it): up to 128 terms a leaf
+    (:func:`_block`); above, the sum of the two halves, the first a multiple of 8 long. Kind 0 divided by the
+    count is numpy 2's ``np.mean`` to the bit (numpy 1.26 reduces blocks of 8192 terms one after the other:
+    above that its sums may differ in the last bits; this one is the same whatever numpy is installed). The
+    tree is walked with a stack, not by recursion (numba's cache cannot reload a recursive function)."""
     todo_lo = np.empty(128, np.int64)  # nodes to visit; n < 0 marks "add the two sums on top"
     todo_n = np.empty(128, np.int64)
     sums = np.empty(64)
@@ -203,9 +205,9 @@ def _pairwise(x: np.ndarray, y: np.ndarray, xm: float, ym: float, kind: int) -> 
 @njit(cache=True, nogil=True)
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[bool, float, float]:
     """Least squares of ``y`` (capture time) on ``x`` (ticks): whether the slope is positive, the intercept
-    and the slope. Means as ``np.mean``; the sums of products in the same pairwise order (a BLAS dot product,
-    which numpy's ``np.dot`` calls, sums in an order of its own that differs by CPU: the last bits of the
-    slope may differ from such a fit's)."""
+    and the slope. The means and the sums of products are summed in one pairwise order (:func:`_pairwise`),
+    the same on every machine — where ``np.dot`` calls a BLAS dot product, whose order differs by CPU: the
+    last bits of the slope may differ from such a fit's."""
     m = len(x)
     xm = _pairwise(x, x, 0.0, 0.0, 0) / m
     ym = _pairwise(y, y, 0.0, 0.0, 0) / m
