@@ -20,6 +20,10 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ackreplay.estimators.batch import FlowBatch
 
 WARMUP_CAPTURE = Path(__file__).resolve().parent / "data" / "warmup.pcap"
 _announced = False
@@ -52,9 +56,52 @@ def warmup() -> None:
     for fr in sc.replay.flows:  # the congestion graph's downsampling kernels (report, dashboard, graph)
         source_for(sc.ingest, fr, fr.flow_id).window(px=50)
     _warm_large_capture_paths()
+    _warm_batches()
     _compile_bytecode()
     what = "compiled and cached" if cold else "already cached; loaded"
     print(f"ackreplay: kernels {what} in {time.perf_counter() - t0:.1f} s")
+
+
+def capture_batch(cap: Any) -> FlowBatch:
+    """Every flow of an ingested capture (``ingest.CaptureIngest``) as one batch, from its ACK and segment
+    columns as replay converts them (``numpy_columns``); each flow's rows found by its ``flow_id`` (ingest
+    writes both tables in flow order)."""
+    import numpy as np
+
+    from ackreplay.estimators.batch import FlowBatch
+    from ackreplay.estimators.inputs import ACK_COLUMNS, numpy_columns
+
+    flows = sorted(cap.flows, key=lambda s: s.flow_id)
+    fids = np.array([s.flow_id for s in flows], np.int64)
+
+    def bounds(frame: Any) -> np.ndarray:
+        ids = frame["flow_id"].to_numpy()
+        return np.append(np.searchsorted(ids, fids.astype(ids.dtype)), len(ids)).astype(np.int64)
+
+    return FlowBatch.build(numpy_columns(cap.acks, ACK_COLUMNS), bounds(cap.acks),
+                           numpy_columns(cap.segments, ("t_rel", "len")), bounds(cap.segments),
+                           [s.mss for s in flows], fids)
+
+
+def _warm_batches() -> None:
+    """The batched kernels (issue #26), with the argument types replay passes them: a ``FlowBatch`` of the
+    warm-up capture's flows (read-only columns), every built-in estimator's ``series_batch`` over it, and
+    the batched window, achieved-rate, time-weight, score and diagnostics kernels on what those return."""
+    from ackreplay.core.scoring import build_estimators
+    from ackreplay.estimators import batch as kernels
+    from ackreplay.estimators.replay import REFERENCE_WINDOW
+    from ackreplay.estimators.scores import CONVERGENCE_HOLD, TOLERANCE
+    from ackreplay.ingest import ingest_capture
+
+    b = capture_batch(ingest_capture(WARMUP_CAPTURE))
+    start, end = kernels.score_windows(b.offsets, b.t, b.srtt, b.seg_offsets, b.seg_t)
+    achieved = kernels.achieved_rates(b.offsets, b.t, b.acked, REFERENCE_WINDOW)
+    w = kernels.time_weights_batch(b.offsets, b.t, start, end)
+    for e in build_estimators(["all"], {}):
+        est = e.series_batch(b)
+        kernels.series_scores_batch(b.offsets, b.t, est, achieved, w, start, TOLERANCE, CONVERGENCE_HOLD)
+        kernels.relative_scores_batch(b.offsets, b.t, est, achieved, w, start, TOLERANCE, CONVERGENCE_HOLD)
+    kernels.diagnostics_scan(b.offsets, b.t, b.d, 3)
 
 
 #: The project's packages, whose bytecode ``warmup`` writes.

@@ -20,9 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ackreplay.estimators.base import Estimator
+from ackreplay.estimators.base import Batched, Columns
 from ackreplay.estimators.filters import adaptive_step
-from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
 
@@ -30,10 +29,12 @@ _UWIN = 10
 
 
 @njit(cache=True, nogil=True)
-def abse_kernel(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, rttmin: np.ndarray, flight: np.ndarray,
-                beta: float, big_n: float) -> np.ndarray:
+def abse_into(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, rttmin: np.ndarray, flight: np.ndarray,
+              beta: float, big_n: float, out: np.ndarray) -> None:
+    """ABSE of one flow written into ``out`` (NaN before the first sample)."""
     n = len(t)
-    out = np.full(n, np.nan)
+    if n:
+        out[0] = np.nan
     ring = np.zeros(_UWIN)
     nring = 0
     have = False
@@ -48,8 +49,7 @@ def abse_kernel(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, rttmin: np.ndarr
         rtt = srtt[k]
         dt = t[k] - t[k - 1]
         if not (rtt > 0.0):
-            if have:
-                out[k] = est
+            out[k] = est if have else np.nan
             continue
         cwnd = float(flight[k])
         if not have:
@@ -90,11 +90,21 @@ def abse_kernel(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, rttmin: np.ndarr
         s_prev = s
         last_t = t[k]
         out[k] = est
+
+
+@njit(cache=True, nogil=True)
+def abse_batch(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, srtt: np.ndarray, rttmin: np.ndarray,
+               flight: np.ndarray, beta: float, big_n: float) -> np.ndarray:
+    """:func:`abse_into` on every flow of a batch (``offsets``), in one compiled call."""
+    out = np.empty(len(t))
+    for f in range(len(offsets) - 1):
+        lo, hi = offsets[f], offsets[f + 1]
+        abse_into(t[lo:hi], d[lo:hi], srtt[lo:hi], rttmin[lo:hi], flight[lo:hi], beta, big_n, out[lo:hi])
     return out
 
 
 @register
-class ABSE(Estimator):
+class ABSE(Batched):
     """Adaptive bandwidth share estimation: adaptive sample window and adaptive filter (seed 000 §3.2)."""
 
     name = "abse"
@@ -108,6 +118,6 @@ class ABSE(Estimator):
         Param("N", float, 10.0, "τ scale factor N (eq. (6))", minimum=0.0, maximum=1000.0, source="seed 000 eq. (6)"),
     )
 
-    def series(self, inputs: FlowInputs) -> np.ndarray:
-        return abse_kernel(inputs.t, inputs.d, inputs.srtt, inputs.rttmin, inputs.flight, self.params["beta"],
-                           self.params["N"])
+    def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:
+        return abse_batch(offsets, cols.t, cols.d, cols.srtt, cols.rttmin, cols.flight, self.params["beta"],
+                          self.params["N"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 import numpy as np
 
@@ -19,6 +19,10 @@ from ackreplay.estimators.params import EstimatorError, Param
 
 if TYPE_CHECKING:
     from ackreplay.estimators.batch import FlowBatch
+
+#: What a batched kernel reads its columns from: a batch of flows, or one flow (a batch of one). Both hold
+#: the same per-event columns under the same names.
+Columns: TypeAlias = "FlowInputs | FlowBatch"
 
 FAST_RETRANSMIT = "fast_retransmit"
 TIMEOUT = "timeout"
@@ -154,6 +158,41 @@ class Estimator:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"{type(self).__name__}({args})"
+
+
+class Batched(Estimator):
+    """An estimator whose series is one compiled call over a batch of flows (issue #26): :meth:`run` hands
+    the columns and the flows' bounds to a kernel that walks every flow, calling the per-flow kernel on each
+    slice. One flow is a batch of one (:func:`batch_of_one`): :meth:`series` and :meth:`series_batch` run the
+    same compiled code, so each flow's numbers are the same, to the bit, either way."""
+
+    def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray
+            ) -> np.ndarray:
+        """The series of every flow of ``cols`` (a batch's columns, or one flow's), concatenated: flow ``f``'s
+        events are ``offsets[f]:offsets[f+1]``, its data segments ``seg_offsets[f]:seg_offsets[f+1]``."""
+        raise NotImplementedError
+
+    def series(self, inputs: FlowInputs) -> np.ndarray:
+        return self.run(inputs, *batch_of_one(inputs))
+
+    def series_batch(self, batch: FlowBatch) -> np.ndarray:
+        return self.run(batch, batch.offsets, batch.seg_offsets, batch.mss)
+
+
+def batch_of_one(inputs: FlowInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The event offsets, segment offsets and mss of one flow as a batch of one: read-only like
+    ``FlowBatch``'s (to numba a read-only array is another type: one compiled signature serves both). Made
+    once per flow and kept with it (``FlowInputs._derived``): every estimator of the flow reads them."""
+    n, ns = len(inputs.t), len(inputs.seg_t)
+    got: tuple[np.ndarray, np.ndarray, np.ndarray] | None = inputs._derived.get(_BATCH_OF_ONE)
+    if got is None or got[0][1] != n or got[1][1] != ns or got[2][0] != inputs.mss:  # (columns replaced since)
+        bounds = np.array([0, n, 0, ns, inputs.mss], np.int64)
+        bounds.flags.writeable = False
+        got = inputs._derived[_BATCH_OF_ONE] = (bounds[0:2], bounds[2:4], bounds[4:5])
+    return got
+
+
+_BATCH_OF_ONE = "batch_of_one"
 
 
 def _at(series: np.ndarray, i: int) -> float | None:

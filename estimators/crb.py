@@ -14,11 +14,11 @@ import math
 import numpy as np
 from numba import njit
 
-from ackreplay.estimators.base import PAIRING, TAU, Decision, Estimator, LossContext
-from ackreplay.estimators.be import be_kernel
+from ackreplay.estimators.base import PAIRING, TAU, Batched, Columns, Decision, LossContext, batch_of_one
+from ackreplay.estimators.be import be_into
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
-from ackreplay.estimators.rate import re_series
+from ackreplay.estimators.rate import re_into, re_series
 from ackreplay.estimators.registry import register
 
 
@@ -44,8 +44,35 @@ def choose_into(be: np.ndarray, re: np.ndarray, flight: np.ndarray, rttmin: np.n
     return be
 
 
+@njit(cache=True, nogil=True)
+def crb_batch(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, srtt: np.ndarray, flight: np.ndarray,
+              rttmin: np.ndarray, mss: np.ndarray, tau: float, pairing: bool, theta: float, re_keep: np.ndarray
+              ) -> np.ndarray:
+    """CRB on every flow of a batch in one compiled call: per flow BE (into the output), RE and
+    :func:`choose_into`. ``re_keep``: where RE is written, as long as ``t``, when the caller keeps it (one
+    flow's decisions read it); empty, RE goes to a scratch of the longest flow's length."""
+    nf = len(offsets) - 1
+    out = np.empty(len(t))
+    keep = len(re_keep) == len(t)
+    longest = 0
+    if not keep:
+        for f in range(nf):
+            longest = max(longest, offsets[f + 1] - offsets[f])
+    scratch = np.empty(longest)
+    for f in range(nf):
+        lo, hi = offsets[f], offsets[f + 1]
+        be_into(t[lo:hi], d[lo:hi], mss[f], tau, -1.0, pairing, out[lo:hi])
+        re = re_keep[lo:hi] if keep else scratch[: hi - lo]
+        re_into(t[lo:hi], d[lo:hi], srtt[lo:hi], -1.0, tau, pairing, re)
+        choose_into(out[lo:hi], re, flight[lo:hi], rttmin[lo:hi], theta)
+    return out
+
+
+_NO_RE = np.empty(0)  # (crb_batch's re_keep when RE is not kept)
+
+
 @register
-class CRB(Estimator):
+class CRB(Batched):
     """Combined RE/BE: RE when flight/(RE·RTTmin) > θ (congestion), else BE (seed 000 §3.1.2)."""
 
     name = "crb"
@@ -62,20 +89,34 @@ class CRB(Estimator):
               source="assumed (ESTIMATORS.md)"),
     )
 
+    @property
+    def _re_key(self) -> str:
+        return f"crb_re:{self.params['tau']}:{self.params['pairing']}"
+
     def _re(self, inputs: FlowInputs) -> np.ndarray:
-        key = f"crb_re:{self.params['tau']}:{self.params['pairing']}"
-        if key not in inputs._derived:  # once per flow: series and every loss decision share it
+        """The flow's RE, made once per flow: by :meth:`series`, or here when the series came from
+        :meth:`series_batch` (which keeps no per-flow state) — only flows with loss events get here then."""
+        key = self._re_key
+        if key not in inputs._derived:
             inputs._derived[key] = re_series(inputs.t, inputs.d, inputs.srtt, None, self.params["tau"],
                                              self.params["pairing"])
         re: np.ndarray = inputs._derived[key]
         return re
 
+    def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray,
+            re_keep: np.ndarray = _NO_RE) -> np.ndarray:
+        return crb_batch(offsets, cols.t, cols.d, cols.srtt, cols.flight, cols.rttmin, mss, self.params["tau"],
+                         self.params["pairing"], self.params["theta"], re_keep)
+
     def series(self, inputs: FlowInputs) -> np.ndarray:
-        be = be_kernel(inputs.t, inputs.d, inputs.mss, self.params["tau"], -1.0, self.params["pairing"])
-        return choose_into(be, self._re(inputs), inputs.flight, inputs.rttmin, self.params["theta"])
+        """One flow (a batch of one), keeping its RE for the decisions at its loss events."""
+        re = np.empty(len(inputs.t))
+        out = self.run(inputs, *batch_of_one(inputs), re_keep=re)
+        inputs._derived[self._re_key] = re
+        return out
 
     def forget(self, inputs: FlowInputs) -> None:
-        inputs._derived.pop(f"crb_re:{self.params['tau']}:{self.params['pairing']}", None)
+        inputs._derived.pop(self._re_key, None)
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
         """The shared reaction (§1.3), noting how CRB classified the loss: ρ > θ at the event → congestion

@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, Decision, Estimator, LossContext
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import EstimatorError
+
+if TYPE_CHECKING:
+    from ackreplay.estimators.batch import FlowBatch
 
 #: The floor of every ssthresh, segments (§1.3; Linux's ``max(…, 2U)``).
 MIN_SSTHRESH = 2.0
@@ -52,6 +56,9 @@ class LossBased(Estimator):
     def series(self, inputs: FlowInputs) -> np.ndarray:
         """No estimate of its own: NaN at every event (estimate columns show none, never 0)."""
         return np.full(len(inputs), np.nan)
+
+    def series_batch(self, batch: FlowBatch) -> np.ndarray:
+        return np.full(batch.events, np.nan)
 
     def ssthresh(self, inputs: FlowInputs, contexts: Sequence[LossContext], w: np.ndarray,
                  timeout: np.ndarray) -> tuple[np.ndarray, list[str]]:

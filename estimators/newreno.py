@@ -7,10 +7,23 @@ No estimate of its own: its "rate" ``flight/srtt`` is shown for reference. Loss:
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from ackreplay.estimators.base import FAST_RETRANSMIT, Decision, Estimator, LossContext, _at
+from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, _at
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.registry import register
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def newreno_batch(offsets: np.ndarray, flight: np.ndarray, srtt: np.ndarray) -> np.ndarray:
+    """flight/srtt at every event of every flow of a batch (``offsets``), NaN at each flow's first event; numpy's
+    arithmetic (``error_model="numpy"``: flight as float64 over srtt, 0 or NaN giving inf or NaN)."""
+    out = np.empty(len(flight))
+    for f in range(len(offsets) - 1):
+        lo, hi = offsets[f], offsets[f + 1]
+        for k in range(lo, hi):
+            out[k] = np.nan if k == lo else float(flight[k]) / srtt[k]
+    return out
 
 
 def newreno_ssthresh_segments(flight: int, mss: int) -> float:
@@ -18,7 +31,7 @@ def newreno_ssthresh_segments(flight: int, mss: int) -> float:
 
 
 @register
-class NewReno(Estimator):
+class NewReno(Batched):
     """NewReno: halve the flight at a loss (RFC 6582); its rate flight/srtt is for reference only."""
 
     name = "newreno"
@@ -28,11 +41,8 @@ class NewReno(Estimator):
     citation = "RFC 6582; RFC 5681"
     has_series = False
 
-    def series(self, inputs: FlowInputs) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rate = inputs.flight / inputs.srtt
-        rate[:1] = np.nan  # like every series: the first event only opens the clock
-        return rate
+    def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:
+        return newreno_batch(offsets, cols.flight, cols.srtt)  # like every series: NaN at the first event
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
         ss = newreno_ssthresh_segments(ctx.flight, ctx.mss)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ackreplay.estimators.base import PAIRING, TAU, Estimator
+from ackreplay.estimators.base import PAIRING, TAU, Batched, Columns
 from ackreplay.estimators.filters import tustin_step
-from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
 
@@ -24,14 +23,24 @@ from ackreplay.estimators.registry import register
 @njit(cache=True, nogil=True)
 def re_samples(t: np.ndarray, d: np.ndarray, window: np.ndarray, fixed: float) -> np.ndarray:
     """Raw RE samples r_k (NaN where T is unknown). ``fixed`` > 0 replaces the per-event ``window``."""
+    out = np.empty(len(t))
+    re_samples_into(t, d, window, fixed, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def re_samples_into(t: np.ndarray, d: np.ndarray, window: np.ndarray, fixed: float, out: np.ndarray) -> None:
+    """:func:`re_samples` written into ``out``."""
     n = len(t)
-    out = np.full(n, np.nan)
+    if n:
+        out[0] = np.nan
     lo = 1
     total = 0  # Σ d over events lo..k (integers: exact however long the flow)
     for k in range(1, n):
         total += d[k]
         T = fixed if fixed > 0.0 else window[k]
         if not (T > 0.0):
+            out[k] = np.nan
             continue
         start = t[k] - T
         while lo <= k and t[lo] <= start:
@@ -42,23 +51,28 @@ def re_samples(t: np.ndarray, d: np.ndarray, window: np.ndarray, fixed: float) -
             total += d[lo]
         elapsed = t[k] - t[0]
         out[k] = total / (T if elapsed >= T else elapsed)
-    return out
 
 
 @njit(cache=True, nogil=True)
 def filtered(t: np.ndarray, samples: np.ndarray, tau: float, pairing: bool = True) -> np.ndarray:
     """Tustin-filter a sample series with gaps (NaN); the first sample seeds the filter."""
-    n = len(t)
-    out = np.full(n, np.nan)
+    out = np.empty(len(t))
+    filtered_into(t, samples, tau, pairing, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def filtered_into(t: np.ndarray, samples: np.ndarray, tau: float, pairing: bool, out: np.ndarray) -> None:
+    """:func:`filtered` written into ``out``, which may be ``samples`` itself (each sample is read before its
+    event's value is written): a series filtered in place allocates nothing."""
     have = False
     est = 0.0
     prev = 0.0
     last_t = 0.0
-    for k in range(n):
+    for k in range(len(t)):
         s = samples[k]
         if np.isnan(s):
-            if have:
-                out[k] = est
+            out[k] = est if have else np.nan
             continue
         if not have:
             est = s
@@ -68,7 +82,6 @@ def filtered(t: np.ndarray, samples: np.ndarray, tau: float, pairing: bool = Tru
         prev = s
         last_t = t[k]
         out[k] = est
-    return out
 
 
 def re_series(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, window_s: float | None, tau: float,
@@ -81,11 +94,32 @@ def re_series(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, window_s: float | 
 def _re_kernel(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, fixed: float, tau: float, pairing: bool
                ) -> np.ndarray:
     """Samples and filter in one compiled call (one cached kernel to load, like ``be_kernel``)."""
-    return filtered(t, re_samples(t, d, srtt, fixed), tau, pairing)
+    out = np.empty(len(t))
+    re_into(t, d, srtt, fixed, tau, pairing, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def re_into(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, fixed: float, tau: float, pairing: bool,
+            out: np.ndarray) -> None:
+    """RE of one flow written into ``out``: the samples, then the filter over them in place."""
+    re_samples_into(t, d, srtt, fixed, out)
+    filtered_into(t, out, tau, pairing, out)
+
+
+@njit(cache=True, nogil=True)
+def re_batch(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, srtt: np.ndarray, fixed: float, tau: float,
+             pairing: bool) -> np.ndarray:
+    """:func:`re_into` on every flow of a batch (``offsets``), in one compiled call."""
+    out = np.empty(len(t))
+    for f in range(len(offsets) - 1):
+        lo, hi = offsets[f], offsets[f + 1]
+        re_into(t[lo:hi], d[lo:hi], srtt[lo:hi], fixed, tau, pairing, out[lo:hi])
+    return out
 
 
 @register
-class RE(Estimator):
+class RE(Batched):
     """Rate estimation: bytes acknowledged over the last T (= srtt) through a Tustin low-pass."""
 
     name = "re"
@@ -99,6 +133,8 @@ class RE(Estimator):
               unit="s", minimum=0.0, exclusive_minimum=True, nullable=True, source="seed 003 §II"),
     )
 
-    def series(self, inputs: FlowInputs) -> np.ndarray:
-        return re_series(inputs.t, inputs.d, inputs.srtt, self.params["window"], self.params["tau"],
-                         self.params["pairing"])
+    def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray
+            ) -> np.ndarray:
+        window = self.params["window"]
+        return re_batch(offsets, cols.t, cols.d, cols.srtt, -1.0 if window is None else float(window),
+                        self.params["tau"], self.params["pairing"])

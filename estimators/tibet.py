@@ -20,11 +20,11 @@ import math
 import numpy as np
 from numba import njit
 
-from ackreplay.estimators.base import Decision, Estimator, LossContext
+from ackreplay.estimators.base import Batched, Columns, Decision, LossContext
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
-from ackreplay.estimators.search import searchsorted_right
+from ackreplay.estimators.search import _search_right
 
 
 @njit(cache=True, nogil=True)
@@ -35,13 +35,32 @@ def _tibet_step(lbar: float, ibar: float, length: float, interval: float, a: flo
 
 @njit(cache=True, nogil=True)
 def tibet_kernel(t: np.ndarray, length: np.ndarray, a: float) -> np.ndarray:
+    """TIBET over events at times ``t`` of ``length`` bytes each (NaN at the first: it opens the clock)."""
+    out = np.empty(len(t))
+    tibet_into(t, length, a, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def tibet_into(t: np.ndarray, length: np.ndarray, a: float, out: np.ndarray) -> None:
+    """:func:`tibet_kernel` written into ``out``; integer lengths are read as float64 (numpy's conversion)."""
     n = len(t)
-    out = np.full(n, np.nan)
+    if n:
+        out[0] = np.nan
     lbar = 0.0
     ibar = 0.0
     for k in range(1, n):
-        lbar, ibar = _tibet_step(lbar, ibar, length[k], t[k] - t[k - 1], a)
+        lbar, ibar = _tibet_step(lbar, ibar, float(length[k]), t[k] - t[k - 1], a)
         out[k] = lbar / ibar
+
+
+@njit(cache=True, nogil=True)
+def tibet_batch(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, a: float) -> np.ndarray:
+    """TIBET on the ACKs of every flow of a batch (``offsets``), in one compiled call."""
+    out = np.empty(len(t))
+    for f in range(len(offsets) - 1):
+        lo, hi = offsets[f], offsets[f + 1]
+        tibet_into(t[lo:hi], d[lo:hi], a, out[lo:hi])
     return out
 
 
@@ -51,7 +70,7 @@ def tibet_tx_at_acks(seg_t: np.ndarray, seg_len: np.ndarray, t: np.ndarray, a: f
     event: ``out[j]`` is its value after the latest transmission at or before ``t[j]`` (NaN before the
     second). One merge walk over both time-ordered streams, nothing else allocated — the same arithmetic as
     :func:`tibet_kernel` on the merged arrays followed by a search per ACK. False (``out`` unfinished) when
-    either stream's times go backwards: the caller takes that path instead."""
+    either stream's times go backwards: :func:`tibet_tx_into` then takes that path instead."""
     ns = len(seg_t)
     i = 0
     groups = 0
@@ -83,18 +102,54 @@ def tibet_tx_at_acks(seg_t: np.ndarray, seg_len: np.ndarray, t: np.ndarray, a: f
     return True
 
 
+@njit(cache=True, nogil=True)
 def merge_equal_times(t: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One event per distinct send time, lengths summed (§1.1 applied to transmissions)."""
-    if len(t) == 0:
-        return t, length
-    new = np.empty(len(t), bool)
-    new[0] = True
-    new[1:] = t[1:] != t[:-1]
-    starts = np.flatnonzero(new)
-    return t[starts], np.add.reduceat(length, starts)
+    """One event per run of equal send times, lengths summed (§1.1 applied to transmissions)."""
+    n = len(t)
+    groups = 0
+    for k in range(n):
+        if k == 0 or t[k] != t[k - 1]:
+            groups += 1
+    st = np.empty(groups)
+    sl = np.zeros(groups, np.int64)
+    g = -1
+    for k in range(n):
+        if k == 0 or t[k] != t[k - 1]:
+            g += 1
+            st[g] = t[k]
+        sl[g] += length[k]
+    return st, sl
 
 
-class _Tibet(Estimator):
+@njit(cache=True, nogil=True)
+def tibet_tx_into(seg_t: np.ndarray, seg_len: np.ndarray, t: np.ndarray, a: float, out: np.ndarray) -> None:
+    """TIBET on one flow's transmissions read at its ACK events, written into ``out``: the merge walk
+    (:func:`tibet_tx_at_acks`), or, when times go backwards (a capture out of order), TIBET over the merged
+    transmissions and a search per ACK for the latest transmission at or before it (``search._search_right``,
+    exact while the transmissions are in order; on transmissions out of order no search has one answer)."""
+    if tibet_tx_at_acks(seg_t, seg_len, t, a, out):
+        return
+    st, sl = merge_equal_times(seg_t, seg_len)
+    tx = tibet_kernel(st, sl, a)
+    idx = np.empty(len(t), np.int64)
+    _search_right(st, t, idx)
+    for j in range(len(t)):
+        out[j] = tx[idx[j] - 1] if idx[j] > 0 else np.nan
+
+
+@njit(cache=True, nogil=True)
+def tibet_tx_batch(offsets: np.ndarray, seg_offsets: np.ndarray, seg_t: np.ndarray, seg_len: np.ndarray,
+                   t: np.ndarray, a: float) -> np.ndarray:
+    """:func:`tibet_tx_into` on every flow of a batch (``offsets``, ``seg_offsets``), in one compiled call."""
+    out = np.empty(len(t))
+    for f in range(len(offsets) - 1):
+        lo, hi = offsets[f], offsets[f + 1]
+        slo, shi = seg_offsets[f], seg_offsets[f + 1]
+        tibet_tx_into(seg_t[slo:shi], seg_len[slo:shi], t[lo:hi], a, out[lo:hi])
+    return out
+
+
+class _Tibet(Batched):
     PARAMS = (
         Param("a", float, 0.99, "pole of the two low-pass filters (assumed: the paper gives no value)",
               minimum=0.0, maximum=1.0, exclusive_minimum=True, source="assumed (ESTIMATORS.md)"),
@@ -126,8 +181,8 @@ class Tibet(_Tibet):
     title = "TIBET (ACK-based)"
     citation = "Seed 001 §2 (Capone, Fratta, Martignon: TIBET)"
 
-    def series(self, inputs: FlowInputs) -> np.ndarray:
-        return tibet_kernel(inputs.t, inputs.d.astype(np.float64), self.params["a"])
+    def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:
+        return tibet_batch(offsets, cols.t, cols.d, self.params["a"])
 
 
 @register
@@ -140,15 +195,5 @@ class TibetTx(_Tibet):
     title = "TIBET (send-based)"
     citation = "Seed 001 §2, send-based variant"
 
-    def series(self, inputs: FlowInputs) -> np.ndarray:
-        out = np.empty(len(inputs.t))
-        if tibet_tx_at_acks(inputs.seg_t, inputs.seg_len, inputs.t, self.params["a"], out):
-            return out
-        # times going backwards (a capture out of order): merged transmissions and a search per ACK
-        st, sl = merge_equal_times(inputs.seg_t, inputs.seg_len)
-        tx = tibet_kernel(st, sl.astype(np.float64), self.params["a"])
-        idx = searchsorted_right(st, inputs.t) - 1  # latest transmission at or before each ACK
-        out = np.full(len(inputs.t), np.nan)
-        ok = idx >= 0
-        out[ok] = tx[idx[ok]]
-        return out
+    def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:
+        return tibet_tx_batch(offsets, seg_offsets, cols.seg_t, cols.seg_len, cols.t, self.params["a"])

@@ -17,18 +17,20 @@ import math
 import numpy as np
 from numba import njit
 
-from ackreplay.estimators.base import FAST_RETRANSMIT, Decision, Estimator, LossContext, _at
+from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, _at
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
 
 
 @njit(cache=True, nogil=True)
-def westwood_kernel(t: np.ndarray, d: np.ndarray, rtt: np.ndarray, min_window: float, gain: float) -> np.ndarray:
+def westwood_into(t: np.ndarray, d: np.ndarray, rtt: np.ndarray, min_window: float, gain: float, out: np.ndarray
+                  ) -> None:
+    """Westwood+ of one flow written into ``out`` (NaN before the first window closes)."""
     n = len(t)
-    out = np.full(n, np.nan)
     if n == 0:
-        return out
+        return
+    out[0] = np.nan
     start = t[0]
     bk = 0
     rtt_latest = np.nan
@@ -51,13 +53,22 @@ def westwood_kernel(t: np.ndarray, d: np.ndarray, rtt: np.ndarray, min_window: f
             bk = 0
             start = t[k]
         bk += d[k]
-        if have:
-            out[k] = bw
+        out[k] = bw if have else np.nan
+
+
+@njit(cache=True, nogil=True)
+def westwood_batch(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, rtt: np.ndarray, min_window: float,
+                   gain: float) -> np.ndarray:
+    """:func:`westwood_into` on every flow of a batch (``offsets``), in one compiled call."""
+    out = np.empty(len(t))
+    for f in range(len(offsets) - 1):
+        lo, hi = offsets[f], offsets[f + 1]
+        westwood_into(t[lo:hi], d[lo:hi], rtt[lo:hi], min_window, gain, out[lo:hi])
     return out
 
 
 @register
-class WestwoodPlus(Estimator):
+class WestwoodPlus(Batched):
     """Linux Westwood+: per-RTT tumbling windows, two cascaded 7/8 EWMAs (tcp_westwood.c)."""
 
     name = "westwood_plus"
@@ -72,8 +83,8 @@ class WestwoodPlus(Estimator):
         Param("floor_half", bool, False, "never set ssthresh below NewReno's flight/2", source="seed 002 §IV"),
     )
 
-    def series(self, inputs: FlowInputs) -> np.ndarray:
-        return westwood_kernel(inputs.t, inputs.d, inputs.rtt_any, self.params["min_window"], self.params["gain"])
+    def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:
+        return westwood_batch(offsets, cols.t, cols.d, cols.rtt_any, self.params["min_window"], self.params["gain"])
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
         e = _at(estimate, ctx.event)

@@ -32,6 +32,23 @@ def test_warmup_reaches_the_chunked_analysis_and_the_merge_search() -> None:
     assert max(f.packets for f in whole.flows) > 64
 
 
+def test_warmup_compiles_the_batched_kernels_with_replays_argument_types() -> None:
+    """``warmup`` runs every built-in estimator's ``series_batch`` and the batched replay kernels over a
+    ``FlowBatch`` of the warm-up capture's flows (issue #26): read-only columns, as replay passes them."""
+    from numba.core import types
+
+    from ackreplay.cli.warmup import _warm_batches
+    from ackreplay.estimators import abse, batch, be, crb, newbr, newreno, rate, tibet, westwood_plus
+
+    _warm_batches()
+    for kernel in (be.be_batch, rate.re_batch, crb.crb_batch, abse.abse_batch, tibet.tibet_batch,
+                   tibet.tibet_tx_batch, newbr.newbr_batch, westwood_plus.westwood_batch, newreno.newreno_batch,
+                   batch.score_windows, batch.achieved_rates, batch.time_weights_batch, batch.series_scores_batch,
+                   batch.relative_scores_batch, batch.diagnostics_scan):
+        offsets = [sig[0] for sig in kernel.signatures]  # (every kernel takes the batch's offsets first)
+        assert any(isinstance(a, types.Array) and not a.mutable for a in offsets), kernel
+
+
 def test_warmup_writes_the_project_bytecode_even_where_python_would_not(tmp_path, monkeypatch) -> None:
     """With ``PYTHONDONTWRITEBYTECODE`` set (CI machines, containers) a source checkout would compile every
     module it imports on every run; ``warmup`` writes the bytecode of the project's packages once."""
