@@ -87,10 +87,12 @@ def _warm_batches() -> None:
     """The batched kernels (issue #26), with the argument types replay passes them: a ``FlowBatch`` of the
     warm-up capture's flows (read-only columns), every built-in estimator's ``series_batch`` over it, and
     the batched window, achieved-rate, time-weight, score and diagnostics kernels on what those return."""
+    import numpy as np
+
     from ackreplay.core.scoring import build_estimators
     from ackreplay.estimators import batch as kernels
     from ackreplay.estimators.replay import REFERENCE_WINDOW
-    from ackreplay.estimators.scores import CONVERGENCE_HOLD, TOLERANCE
+    from ackreplay.estimators.scores import CONVERGENCE_HOLD, SCRATCH_ROWS, TOLERANCE
     from ackreplay.ingest import ingest_capture
 
     b = capture_batch(ingest_capture(WARMUP_CAPTURE))
@@ -99,7 +101,8 @@ def _warm_batches() -> None:
     w = kernels.time_weights_batch(b.offsets, b.t, start, end)
     for e in build_estimators(["all"], {}):
         est = e.series_batch(b)
-        kernels.series_scores_batch(b.offsets, b.t, est, achieved, w, start, TOLERANCE, CONVERGENCE_HOLD)
+        kernels.series_scores_batch(b.offsets, b.t, est, achieved, w, start, TOLERANCE, CONVERGENCE_HOLD,
+                                    np.empty((SCRATCH_ROWS, len(b.t))))  # (run_jobs' scratch)
         kernels.relative_scores_batch(b.offsets, b.t, est, achieved, w, start, TOLERANCE, CONVERGENCE_HOLD)
     kernels.diagnostics_scan(b.offsets, b.t, b.d, 3)
 

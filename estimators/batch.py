@@ -10,7 +10,7 @@ walking every flow, not one call per flow. One flow is a batch of one: :meth:`Fl
 both paths run the same code.
 
 The batched kernels below call the per-flow kernels on each flow's slice, so every number is the same, to the
-bit, as replaying the flow alone (``tests/estimators/test_batch.py``).
+bit, as replaying the flow alone (``tests/estimators/test_batch_replay.py``).
 """
 
 from __future__ import annotations
