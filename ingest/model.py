@@ -35,7 +35,7 @@ class CaptureStats:
         return asdict(self)
 
 
-@dataclass
+@dataclass(slots=True)
 class FlowSummary:
     """One direction of a TCP connection that carried payload (a *flow*), as ingest saw it.
 
@@ -93,11 +93,11 @@ class FlowSummary:
 
     def to_dict(self) -> dict[str, Any]:
         # every field is a scalar: a shallow copy is asdict's result at a tenth of its cost
-        return {name: getattr(self, name) for name in _FLOW_FIELDS}
+        return {name: getattr(self, name) for name in FLOW_FIELDS}
 
 
 #: FlowSummary's field names, in order (``FlowSummary.to_dict``).
-_FLOW_FIELDS = tuple(f.name for f in fields(FlowSummary))
+FLOW_FIELDS = tuple(f.name for f in fields(FlowSummary))
 
 
 @dataclass
