@@ -96,3 +96,16 @@ def test_endpoints_are_written_as_ipaddress_writes_them():
         assert got == want
         assert [format_endpoint(int(h), int(low), port) for h, low in zip(hi, lo, strict=True)] == want[: len(hi)]
     assert format_endpoints(np.zeros(0), np.zeros(0), np.zeros(0)) == []
+
+
+def test_a_summary_as_a_dict_is_its_fields_in_order():
+    from dataclasses import MISSING, fields
+
+    from ackreplay.ingest.model import FLOW_FIELDS, FlowSummary
+
+    s = FlowSummary(*(f"v{i}" for i, f in enumerate(fields(FlowSummary)) if f.default is MISSING))
+    s.srtt_s = 0.25
+    d = s.to_dict()
+    assert list(d) == list(FLOW_FIELDS) and d == {name: getattr(s, name) for name in FLOW_FIELDS}
+    d["srtt_s"] = 1.0
+    assert s.srtt_s == 0.25 and s.to_dict() is not s.to_dict()
