@@ -15,7 +15,7 @@ import typer
 
 from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
 from ackreplay.cli.inputs import FilterOption, label, regular_file
-from ackreplay.cli.render import num, table, terminal_width
+from ackreplay.cli.render import column_table, num, terminal_width
 from ackreplay.cli.warmup import announce_cold
 from ackreplay.ingest import CaptureIngest, FlowSummary, ingest_capture
 from ackreplay.ingest.model import FLOW_FIELDS
@@ -114,18 +114,22 @@ def load(path: Path, memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB) -> Captur
 
 
 def flows_table(cap: CaptureIngest, keep: Callable[[Any], bool] | None = None) -> str:
-    rows = [
-        [
-            str(s.flow_id), s.sender, s.receiver, str(s.packets), str(s.bytes), num(s.goodput_bps, 1e-6, 3),
-            num(s.rttmin_s, 1e3, 2), str(s.mss), str(s.retransmissions),
-            f"{s.fast_retransmit_events}/{s.timeout_events}",
-            s.vantage + (" (rebuilt)" if s.reconstruction and s.reconstruction_sound else ""),
-        ]
-        for s in cap.flows if keep is None or keep(s)
+    shown = [s for s in cap.flows if keep is None or keep(s)]
+
+    def col(name: str) -> list[Any]:
+        return list(map(attrgetter(name), shown))
+
+    columns = [
+        list(map(str, col("flow_id"))), col("sender"), col("receiver"), list(map(str, col("packets"))),
+        list(map(str, col("bytes"))), [num(x, 1e-6, 3) for x in col("goodput_bps")],
+        [num(x, 1e3, 2) for x in col("rttmin_s")], list(map(str, col("mss"))), list(map(str, col("retransmissions"))),
+        list(map("{}/{}".format, col("fast_retransmit_events"), col("timeout_events"))),
+        [v + (" (rebuilt)" if rec and sound else "")
+         for v, rec, sound in zip(col("vantage"), col("reconstruction"), col("reconstruction_sound"), strict=True)],
     ]
     headers = ["flow", "sender", "receiver", "packets", "bytes", "Mbit/s", "rttmin ms", "mss", "retx",
                "fr/rto", "vantage"]
-    return table(headers, rows, "rllrrrrrrrl", width=terminal_width())
+    return column_table(headers, columns, "rllrrrrrrrl", width=terminal_width())
 
 
 def flows(
