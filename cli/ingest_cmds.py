@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import math
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from json.encoder import encode_basestring_ascii
+from operator import attrgetter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,9 +15,10 @@ import typer
 
 from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
 from ackreplay.cli.inputs import FilterOption, label, regular_file
-from ackreplay.cli.render import num, table, terminal_width
+from ackreplay.cli.render import column_table, num, terminal_width
 from ackreplay.cli.warmup import announce_cold
 from ackreplay.ingest import CaptureIngest, FlowSummary, ingest_capture
+from ackreplay.ingest.model import FLOW_FIELDS
 from ackreplay.ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
 MemoryBudget = Annotated[int, typer.Option(
@@ -29,10 +34,69 @@ FLOW_JSON_FIELDS = (
 )
 
 
-def flow_json(s: FlowSummary) -> dict[str, Any]:
-    """A flow summary as JSON: the documented keys first, then every other summary field."""
-    d = s.to_dict()
-    return {**{k: d[k] for k in FLOW_JSON_FIELDS}, **{k: v for k, v in d.items() if k not in FLOW_JSON_FIELDS}}
+#: The keys of a flow object of ``flows --json``: its file, the documented keys, then every other summary field.
+FLOW_JSON_KEYS = ("file", *FLOW_JSON_FIELDS, *(k for k in FLOW_FIELDS if k not in FLOW_JSON_FIELDS))
+#: Flows encoded at a time by :func:`flows_json`.
+JSON_BLOCK = 4096
+_BOOL_JSON = {True: "true", False: "false"}
+
+
+def _float_json(v: float) -> str:
+    if v != v:
+        return "NaN"
+    return "Infinity" if v == math.inf else "-Infinity" if v == -math.inf else float.__repr__(v)
+
+
+#: How ``json.dumps`` writes a value of each exact scalar type (others: :func:`_nested_json`).
+_SCALAR_JSON: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring_ascii, int: int.__repr__, float: _float_json, bool: _BOOL_JSON.__getitem__,
+    type(None): lambda _: "null",
+}
+
+
+def _nested_json(v: Any) -> str:
+    """``v`` as ``json.dumps(..., indent=2)`` writes it two levels deep (a flow object's value)."""
+    return json.dumps(v, indent=2).replace("\n", "\n    ")
+
+
+def _json_values(values: list[Any]) -> list[str]:
+    """A column of flow values as ``json.dumps(..., indent=2)`` writes them: a column of one scalar type at
+    once, else value by value."""
+    types = set(map(type, values))
+    if types == {float} and all(map(math.isfinite, values)):
+        return list(map(float.__repr__, values))
+    if len(types) == 1 and (encode := _SCALAR_JSON.get(types.pop())) is not None:
+        return list(map(encode, values))
+    return [_SCALAR_JSON[type(v)](v) if type(v) in _SCALAR_JSON else _nested_json(v) for v in values]
+
+
+def flows_json(files: Iterable[tuple[str, Sequence[FlowSummary]]]) -> Iterator[str]:
+    """The text of ``json.dumps([{"file": name, **flow}, …], indent=2)`` for the flows of each file, the flow's
+    keys in ``FLOW_JSON_KEYS`` order, in pieces of ``JSON_BLOCK`` flows: each encoded a column at a time and
+    joined once with the keys and punctuation."""
+    # a flow's pieces: each value after its key (the file's after the flows' separator and the opening brace),
+    # then the closing brace
+    columns = [(',\n    "' + k + '": ', attrgetter(k)) for k in FLOW_JSON_KEYS[1:]]
+    width = 2 * len(FLOW_JSON_KEYS) + 1
+    items = 0
+    yield "["
+    for name, flows in files:
+        file_json = encode_basestring_ascii(name)
+        for lo in range(0, len(flows), JSON_BLOCK):
+            block = flows[lo: lo + JSON_BLOCK]
+            n = len(block)
+            pieces: list[str] = [""] * (width * n)
+            pieces[0::width] = [",\n  {\n    \"file\": "] * n
+            if not items:
+                pieces[0] = "\n  {\n    \"file\": "
+            pieces[1::width] = [file_json] * n
+            for j, (key, get) in enumerate(columns, 1):
+                pieces[2 * j::width] = [key] * n
+                pieces[2 * j + 1::width] = _json_values(list(map(get, block)))
+            pieces[width - 1::width] = ["\n  }"] * n
+            yield "".join(pieces)
+            items += n
+    yield "\n]" if items else "]"
 
 
 def load(path: Path, memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB) -> CaptureIngest:
@@ -50,18 +114,22 @@ def load(path: Path, memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB) -> Captur
 
 
 def flows_table(cap: CaptureIngest, keep: Callable[[Any], bool] | None = None) -> str:
-    rows = [
-        [
-            str(s.flow_id), s.sender, s.receiver, str(s.packets), str(s.bytes), num(s.goodput_bps, 1e-6, 3),
-            num(s.rttmin_s, 1e3, 2), str(s.mss), str(s.retransmissions),
-            f"{s.fast_retransmit_events}/{s.timeout_events}",
-            s.vantage + (" (rebuilt)" if s.reconstruction and s.reconstruction_sound else ""),
-        ]
-        for s in cap.flows if keep is None or keep(s)
+    shown = [s for s in cap.flows if keep is None or keep(s)]
+
+    def col(name: str) -> list[Any]:
+        return list(map(attrgetter(name), shown))
+
+    columns = [
+        list(map(str, col("flow_id"))), col("sender"), col("receiver"), list(map(str, col("packets"))),
+        list(map(str, col("bytes"))), [num(x, 1e-6, 3) for x in col("goodput_bps")],
+        [num(x, 1e3, 2) for x in col("rttmin_s")], list(map(str, col("mss"))), list(map(str, col("retransmissions"))),
+        list(map("{}/{}".format, col("fast_retransmit_events"), col("timeout_events"))),
+        [v + (" (rebuilt)" if rec and sound else "")
+         for v, rec, sound in zip(col("vantage"), col("reconstruction"), col("reconstruction_sound"), strict=True)],
     ]
     headers = ["flow", "sender", "receiver", "packets", "bytes", "Mbit/s", "rttmin ms", "mss", "retx",
                "fr/rto", "vantage"]
-    return table(headers, rows, "rllrrrrrrrl", width=terminal_width())
+    return column_table(headers, columns, "rllrrrrrrrl", width=terminal_width())
 
 
 def flows(
@@ -80,12 +148,12 @@ def flows(
             keep = compile_filter(filter_expr)
         except FilterError as exc:
             fail(EXIT_USAGE, exc.code, exc.message)
-    out: list[dict[str, Any]] = []
+    listed: list[tuple[str, list[FlowSummary]]] = []
     for path in files:
         cap = load(path, memory_budget)
         shown = [s for s in cap.flows if keep is None or keep(s)]
-        if as_json:
-            out += [{"file": label(path), **flow_json(s)} for s in shown]
+        if as_json:  # printed once every capture is read (a bad one fails with nothing printed)
+            listed.append((label(path), shown))
             continue
         st = cap.stats
         skipped = ", ".join(f"{k} {v}" for k, v in st.skipped.items()) or "none"
@@ -98,7 +166,9 @@ def flows(
               else "(no flow matches the filter)")
         print()
     if as_json:
-        print(json.dumps(out, indent=2))
+        for text in flows_json(listed):
+            sys.stdout.write(text)
+        sys.stdout.write("\n")
 
 
 def acks(

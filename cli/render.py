@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import repeat
 
 #: The width tables fit when stdout is not a terminal (and the default everywhere else).
 DEFAULT_WIDTH = 80
@@ -28,29 +29,27 @@ def column_blocks(widths: Sequence[int], first: int, width: int) -> list[list[in
     return blocks
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None,
-          width: int | None = None) -> str:
-    """Left-align text columns and right-align the others (``align`` gives 'l'/'r' per column).
+def column_table(headers: Sequence[str], columns: Sequence[Sequence[str]], align: str | None = None,
+                 width: int | None = None) -> str:
+    """A table of ``columns`` (each the same length) under ``headers``: text columns left-aligned, the others
+    right-aligned (``align`` gives 'l'/'r' per column), laid out a column at a time.
 
     With ``width``, a table wider than that is split into blocks of whole columns, each repeating the first
     column, so that no cell is ever wrapped (``cli.score_table`` does the same for the score table)."""
     align = align or "l" * len(headers)
-    widths = [len(h) for h in headers]
-    for row in rows:
-        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    widths = [max(len(h), max(map(len, col), default=0)) for h, col in zip(headers, columns, strict=True)]
     rest = column_blocks([w + 2 for w in widths[1:]], widths[0], width) if width else [list(range(len(widths) - 1))]
     blocks = [[i + 1 for i in b] for b in rest]
 
-    def fmt(cells: Sequence[str], cols: list[int]) -> str:
-        out = [cells[i].ljust(widths[i]) if align[i] == "l" else cells[i].rjust(widths[i]) for i in cols]
-        return "  ".join(out).rstrip()
+    def justified(i: int) -> Iterator[str]:
+        """Column ``i``'s header and cells, each padded to the column's width."""
+        return map(str.ljust if align[i] == "l" else str.rjust, [headers[i], *columns[i]], repeat(widths[i]))
 
     parts = []
     for block in blocks:
         cols = [0, *block]
-        lines = [fmt(headers, cols), "  ".join("-" * widths[i] for i in cols)]
-        lines += [fmt(r, cols) for r in rows]
-        parts.append("\n".join(lines))
+        lines = map(str.rstrip, map("  ".join, zip(*map(justified, cols), strict=True)))
+        parts.append("\n".join([next(lines), "  ".join("-" * widths[i] for i in cols), *lines]))
     return "\n".join(parts)
 
 

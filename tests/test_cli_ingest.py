@@ -62,3 +62,36 @@ def test_acks_unknown_flow_and_bad_suffix(tmp_path):
     assert res.exit_code == 4 and "error [unknown_flow]" in res.stderr and "flows: 0, 1, 2, 3, 4, 5" in res.stderr
     res = runner.invoke(app, ["acks", str(S03), "--flow", "2", "-o", str(tmp_path / "a.txt")])
     assert res.exit_code == 2 and "error [bad_output_format]" in res.stderr
+
+
+def test_flows_json_is_the_text_json_dumps_writes(monkeypatch):
+    """``flows --json`` encodes a block of flows a column at a time (issue #26): the text must stay
+    ``json.dumps(..., indent=2)``'s, whatever the values — NaN and infinities, None beside numbers, non-ASCII
+    and quotes, int and float subclasses, a nested value — across blocks and files, and for no flow."""
+    import math
+    from dataclasses import replace
+    from enum import IntEnum
+
+    from ackreplay.cli import ingest_cmds
+    from ackreplay.ingest import ingest_capture
+
+    class Code(IntEnum):
+        ONE = 1
+
+    class Ratio(float):
+        pass
+
+    flows = ingest_capture(S03).flows
+    odd = [replace(flows[0], goodput_bps=math.nan, rttmin_s=None, vantage_position=math.inf),
+           replace(flows[1], srtt_s=-math.inf, vantage_evidence='quoted "x" → ✓\\ \n', confidence=None),
+           replace(flows[2], packets=Code.ONE, start_t=Ratio(0.1), reconstruction=["a", {"b": None}]),
+           replace(flows[3], dsacks=True, sack=1, mss_source=None)]
+    files = [("a.pcap", flows + odd), ("dir/b \"c\".pcap", []), ("ü.pcap", odd[::-1] + flows)]
+    want = json.dumps([{"file": name, **{k: getattr(s, k) for k in ingest_cmds.FLOW_JSON_KEYS[1:]}}
+                       for name, shown in files for s in shown], indent=2)
+    for block in (1, 3, 4096):
+        monkeypatch.setattr(ingest_cmds, "JSON_BLOCK", block)
+        assert "".join(ingest_cmds.flows_json(files)) == want
+    assert "".join(ingest_cmds.flows_json([("x", [])])) == json.dumps([], indent=2)
+    flow = json.loads(runner.invoke(app, ["flows", str(S03), "--json"]).stdout)[0]
+    assert list(flow) == list(ingest_cmds.FLOW_JSON_KEYS)
