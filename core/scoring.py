@@ -181,8 +181,7 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
     replayed = {f.flow_id: f for f in sc.replay.flows}
     flows = []
     for s in sc.ingest.flows:
-        doc: dict[str, Any] = {"flow_id": s.flow_id}
-        doc.update({k: v for k, v in s.to_dict().items() if k != "flow_id"})
+        doc: dict[str, Any] = s.to_dict()  # (flow_id is its first field)
         fr = replayed.get(s.flow_id)
         doc["replayed"] = fr is not None
         doc["skipped_reason"] = sc.replay.skipped.get(s.flow_id)
