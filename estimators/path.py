@@ -140,8 +140,18 @@ class LinkInfo:
 
     @staticmethod
     def of(summary: Any) -> LinkInfo:
-        """From an ingest ``FlowSummary`` or its dict (:meth:`Links.of` of one)."""
-        return Links.of([summary]).info(0)
+        """From an ingest ``FlowSummary`` or its dict (of many: :meth:`Links.of`)."""
+        get = summary.get if isinstance(summary, Mapping) else (lambda k: getattr(summary, k, None))
+        return LinkInfo(str(get("vantage") or "sender"), int(get("mss") or 0),
+                        _overhead(get("sender"), get("timestamps")), float(get("delivery_rate_bps") or 0.0),
+                        int(get("data_segments") or 0), get("confidence"),
+                        (float(get("start_t") or 0.0), float(get("end_t") or 0.0)))
+
+
+def _overhead(sender: str | None, timestamps: Any) -> int:
+    """The wire overhead of a flow from this sender endpoint ("10.0.0.1:80" is IPv4 with its port)."""
+    sender = str(sender or "")
+    return wire_overhead(sender.startswith("[") or sender.count(":") > 1, bool(timestamps))
 
 
 @dataclass(frozen=True)
@@ -162,7 +172,7 @@ class Links:
 
     @staticmethod
     def of(summaries: Sequence[Any]) -> Links:
-        """From ingest ``FlowSummary``s or their dicts, a field at a time."""
+        """From ingest ``FlowSummary``s or their dicts, a field at a time (:meth:`LinkInfo.of`'s rules)."""
         maps = [isinstance(s, Mapping) for s in summaries]
 
         def col(name: str) -> list[Any]:
@@ -170,10 +180,7 @@ class Links:
                 return [getattr(s, name, None) for s in summaries]
             return [s.get(name) if m else getattr(s, name, None) for s, m in zip(summaries, maps, strict=True)]
 
-        senders = [str(v or "") for v in col("sender")]
-        # "10.0.0.1:80" is IPv4 with its port
-        overhead = [wire_overhead(s.startswith("[") or s.count(":") > 1, bool(ts))
-                    for s, ts in zip(senders, col("timestamps"), strict=True)]
+        overhead = [_overhead(s, ts) for s, ts in zip(col("sender"), col("timestamps"), strict=True)]
         return Links([str(v or "sender") for v in col("vantage")], _ints(col("mss")), np.array(overhead, np.int64),
                      _floats(col("delivery_rate_bps")), _ints(col("data_segments")), col("confidence"),
                      _floats(col("start_t")), _floats(col("end_t")))
@@ -1039,16 +1046,21 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
     # judged on the group's evidence: rows whose group holds more than this flow
     g = np.full(len(own), -1, np.int64) if group is None or shared is None else np.asarray(group, np.int64)
     grouped = g >= 0
-    if grouped.any():
-        assert shared is not None
-        grouped &= np.diff(shared.flow_offsets)[np.maximum(g, 0)] > 1
+    if shared is not None and grouped.any():
+        grouped &= _flow_count(shared, np.maximum(g, 0)) > 1
     gi = g[grouped]
     modes = parts.modes()
+    # every row in order (a batch, or a batch of one flow): its columns as they are
+    whole = rows is None or (len(own) == len(parts) and bool(np.all(own == np.arange(len(parts)))))
+
+    def mine(col: np.ndarray) -> np.ndarray:
+        return col if whole else col[own]
 
     def judged(own_col: np.ndarray, shared_col: Any) -> np.ndarray:
+        if not len(gi):
+            return mine(own_col)
         out = own_col[own]
-        if len(gi):
-            out[grouped] = shared_col[gi]
+        out[grouped] = shared_col[gi]
         return out
 
     s_modes = shared.modes() if len(gi) and shared is not None else (None, None, None)
@@ -1057,9 +1069,9 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
          for name in ("pairs", "adr_bps", "wire_mss", "mss", "rtt_samples", "rtt_min_s")}
     l_lo, l_hi = parts.loss_offsets[own], parts.loss_offsets[own + 1]
     (capacity, ser, base, deep, queued, full, delay, buffer, over, lost, rnd, grade) = _figures(
-        at_bin, in_mode, above, j["wire_mss"], j["rtt_min_s"], j["rtt_samples"], parts.rtt_min_s[own],
-        parts.wire_mss[own], parts.deep_queue_s[own], parts.top_queue_s[own], parts.data_segments[own],
-        parts.confidence[own], l_lo, l_hi, parts.loss_queue_s, parts.loss_retx)
+        at_bin, in_mode, above, j["wire_mss"], j["rtt_min_s"], j["rtt_samples"], mine(parts.rtt_min_s),
+        mine(parts.wire_mss), mine(parts.deep_queue_s), mine(parts.top_queue_s), mine(parts.data_segments),
+        mine(parts.confidence), l_lo, l_hi, parts.loss_queue_s, parts.loss_retx)
     how = _how(parts, own)
     if len(gi):
         assert shared is not None
@@ -1073,7 +1085,7 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
             j["wire_mss"].tolist(), j["mss"].tolist(), j["rtt_min_s"].tolist(), j["rtt_samples"].tolist(),
             ser.tolist(), base.tolist(), deep.tolist(), queued.tolist(), (l_hi - l_lo).tolist(), full.tolist(),
             delay.tolist(), buffer.tolist(), over.tolist(), lost.tolist(), rnd.tolist(), grade.tolist(),
-            parts.data_segments[own].tolist(), grouped.tolist(), how, strict=True):
+            mine(parts.data_segments).tolist(), grouped.tolist(), how, strict=True):
         if cap != cap:
             cap = None
             ev_cap = (f"null: too few packet pairs to find a dispersion mode ({inm} in the densest "
@@ -1134,13 +1146,18 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
 def _how(batch: PathBatch, rows: np.ndarray) -> list[str]:
     """Where each row's pairs came from, in words (naming the flows of a group)."""
     out = [_HOW[s] for s in batch.source[rows].tolist()]
-    many = np.diff(batch.flow_offsets)[rows] > 1
+    many = _flow_count(batch, rows) > 1
     for k in np.flatnonzero(many).tolist():
         r = int(rows[k])
         flows = batch.flow_ids[batch.flow_offsets[r]:batch.flow_offsets[r + 1]].tolist()
         named = ", ".join(map(str, flows[:8])) + (", …" if len(flows) > 8 else "")
         out[k] += f" of the {len(flows)} flows sharing the bottleneck ({named})"
     return out
+
+
+def _flow_count(batch: PathBatch, rows: np.ndarray) -> np.ndarray:
+    """How many flows each of these rows holds."""
+    return batch.flow_offsets[rows + 1] - batch.flow_offsets[rows]
 
 
 @njit(cache=True, nogil=True)
