@@ -36,7 +36,7 @@ from ackreplay.estimators.decisions import (
 from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from ackreplay.estimators.models import measured_shares, sender_behaviour
 from ackreplay.estimators.parallel import run_jobs
-from ackreplay.estimators.path import LinkInfo, bottleneck_groups, flow_parts, infer, merge_parts
+from ackreplay.estimators.path import LinkInfo, PathBatch, bottleneck_group_rows, flow_parts, infer, infer_batch
 from ackreplay.estimators.plugins import PluginFailure, checked_series, is_plugin
 from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
 from ackreplay.estimators.references import truth_rate
@@ -277,33 +277,41 @@ def set_capacity(diagnostics: dict[str, Any], path: Mapping[str, Any], source: s
 def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk: Sequence[int]
                 ) -> list[dict[str, Any]]:
     """Pool the path evidence of the replayed bulk flows (§4: control connections are no competitors) that
-    share a bottleneck (``estimators.path.bottleneck_groups``): each member's ``path`` takes the group's
+    share a bottleneck (``estimators.path.bottleneck_group_rows``): each member's ``path`` takes the group's
     capacity and base RTT; returns one entry per group of two flows or more, with the group's own ``path``, its
     ``members`` (each sender's backoff as the capture shows it, ``estimators.models.sender_behaviour``, and its
     wire rate) and, where a NewReno-like and a Westwood+-like sender share it, seed 002's shares beside the
-    measured ones (``seed002``, else None)."""
+    measured ones (``seed002``, else None). The groups are found, pooled and judged for all members at once
+    (``PathBatch.merge``, ``infer_batch``): a gather when the flows' evidence is rows of one batch
+    (``flow_parts_batch``)."""
     wanted = set(bulk)
-    have = {f.flow_id: f for f in flows if f.path_parts is not None and f.flow_id in wanted}
-    groups = bottleneck_groups([(fid, summaries[fid].sender, summaries[fid].receiver, summaries[fid].start_t,
-                                 summaries[fid].end_t) for fid in have])
+    have = list({f.flow_id: f for f in flows if f.path_parts is not None and f.flow_id in wanted}.values())
+    ends = [summaries[f.flow_id] for f in have]
+    rows, offsets = bottleneck_group_rows([f.flow_id for f in have], [s.sender for s in ends],
+                                          [s.receiver for s in ends], [s.start_t for s in ends],
+                                          [s.end_t for s in ends], min_size=2)
+    members = [have[i] for i in rows.tolist()]
+    if not members:
+        return []
+    parts = PathBatch.stack([f.path_parts for f in members])  # (filtered above: none is None)
+    pooled = parts.merge(offsets)
+    group = np.repeat(np.arange(len(pooled)), np.diff(offsets))
+    sources = [p.source for p in pooled]
+    for fr, path, g in zip(members, infer_batch(parts, pooled, group), group.tolist(), strict=True):
+        fr.path = path
+        set_capacity(fr.diagnostics, path, sources[g])
+    wire = (parts.wire_mss / np.maximum(parts.mss, 1)).tolist()
     out = []
-    for g in groups:
-        if len(g) < 2:
-            continue
-        pooled = merge_parts([have[fid].path_parts for fid in g])  # type: ignore[misc]  # (filtered above)
-        for fid in g:
-            fr = have[fid]
-            fr.path = infer(fr.path_parts, pooled)  # type: ignore[arg-type]
-            set_capacity(fr.diagnostics, fr.path, pooled.source)
-        path = infer(pooled)
-        members = []
-        for fid in g:
-            s = summaries[fid]
-            wire = have[fid].path_parts.wire_mss / max(have[fid].path_parts.mss, 1)  # type: ignore[union-attr]
-            members.append({"flow_id": fid, **sender_behaviour(have[fid].decision_rows),
-                            "rate_bps": float(getattr(s, "delivery_rate_bps", 0.0) or 0.0) * wire})
-        out.append({"flows": g, "path": path, "members": members,
-                    "seed002": measured_shares(members, path["capacity_bps"], path["buffer_over_bdp"])})
+    bounds = offsets.tolist()
+    for g, path in enumerate(infer_batch(pooled)):
+        group_members = []
+        for k in range(bounds[g], bounds[g + 1]):
+            fr = members[k]
+            rate = float(getattr(summaries[fr.flow_id], "delivery_rate_bps", 0.0) or 0.0)
+            group_members.append({"flow_id": fr.flow_id, **sender_behaviour(fr.decision_rows),
+                                  "rate_bps": rate * wire[k]})
+        out.append({"flows": [m["flow_id"] for m in group_members], "path": path, "members": group_members,
+                    "seed002": measured_shares(group_members, path["capacity_bps"], path["buffer_over_bdp"])})
     return out
 
 
