@@ -36,7 +36,16 @@ from ackreplay.estimators.decisions import (
 from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from ackreplay.estimators.models import measured_shares, sender_behaviour
 from ackreplay.estimators.parallel import run_jobs
-from ackreplay.estimators.path import LinkInfo, PathBatch, bottleneck_group_rows, flow_parts, infer, infer_batch
+from ackreplay.estimators.path import (
+    LinkInfo,
+    PathBatch,
+    PathParts,
+    bottleneck_group_rows,
+    flow_parts,
+    flow_parts_batch,
+    infer,
+    infer_batch,
+)
 from ackreplay.estimators.plugins import PluginFailure, checked_series, is_plugin
 from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
 from ackreplay.estimators.references import truth_rate
@@ -206,6 +215,7 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
     decided = BatchDecisions(decision_frame(ev, [e.name for e in estimators], [done[e.name][1] for e in estimators])
                              ) if len(ev) else None
     k = len(estimators)
+    path_of = _paths(batch, sources, path_rows, episodes)
     out = []
     for i, src in enumerate(sources):
         lo, hi = int(off[i]), int(off[i + 1])
@@ -226,13 +236,10 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
                         _batch_scores=scores, _batch_diagnostics=diagnostics, _pos=i, _batch_decisions=decided,
                         _decision_span=(int(ev.offsets[i]) * k, int(ev.offsets[i + 1]) * k),
                         _loss_truth=src.loss_truth, _diagnostics_extra=extra)
-        if src.link is not None and path_rows is not None:
-            fr.path_parts = parts = flow_parts(src.flow_id, src.link, _rows(path_rows[0], batch.row_offsets, i),
-                                               _rows(path_rows[1], batch.seg_offsets, i),
-                                               src.episodes if src.episodes is not None else _NO_EPISODES)
-            fr.path = path = infer(parts)
-            extra["dispersion_capacity_bps"] = path["capacity_bps"]
-            extra["dispersion_from"] = parts.source
+        if i in path_of:
+            fr.path_parts, fr.path = path_of[i]
+            extra["dispersion_capacity_bps"] = fr.path["capacity_bps"]
+            extra["dispersion_from"] = fr.path_parts.source
         out.append(fr)
     batch.forget_members()
     return out, scores
@@ -242,6 +249,33 @@ _Job = tuple[np.ndarray | None, DecisionColumns, np.ndarray, np.ndarray | None, 
 #: BE's largest raw samples the diagnostics list per flow (§7)
 LARGEST_SAMPLES = 3
 _NO_EPISODES = {"start_t_rel": np.empty(0), "retransmissions": np.empty(0, np.int64)}
+
+
+def _paths(batch: FlowBatch, sources: Sequence[FlowSource], path_rows: tuple[Any, Any] | None,
+           episodes: pl.DataFrame | None) -> dict[int, tuple[PathParts, dict[str, Any]]]:
+    """The path (§9) of every flow of the batch with a ``link``: its evidence and its ``path`` object, all the
+    flows' at once (``path.flow_parts_batch``, ``infer_batch``); a batch of one through ``flow_parts`` (its
+    tables as given: frames or numpy columns)."""
+    linked = [i for i, src in enumerate(sources) if src.link is not None]
+    if not linked or path_rows is None:
+        return {}
+    if len(sources) == 1:
+        src = sources[0]
+        assert src.link is not None  # (linked)
+        parts = flow_parts(src.flow_id, src.link, path_rows[0], _rows(path_rows[1], batch.seg_offsets, 0),
+                           src.episodes if src.episodes is not None else _NO_EPISODES)
+        return {0: (parts, infer(parts))}
+    at = np.asarray(linked, np.int64)
+    segs = path_rows[1] if path_rows[1] is not None else _rows(None, batch.seg_offsets, 0)
+    eps = episodes if episodes is not None else _NO_EPISODES_TABLE
+    found = flow_parts_batch(batch.flow_ids[at], [sources[i].link for i in linked], path_rows[0],  # type: ignore[misc]  # (linked: not None)
+                             np.stack([batch.row_offsets[at], batch.row_offsets[at + 1]]), segs,
+                             np.stack([batch.seg_offsets[at], batch.seg_offsets[at + 1]]), eps)
+    return {i: (found[j], path) for j, (i, path) in enumerate(zip(linked, infer_batch(found), strict=True))}
+
+
+_NO_EPISODES_TABLE = {"flow_id": np.empty(0, np.int64), "start_t_rel": np.empty(0),
+                      "retransmissions": np.empty(0, np.int64)}
 
 
 def _rows(table: Any, offsets: np.ndarray, i: int) -> Any:
