@@ -70,6 +70,12 @@ DEFAULT_MEMORY_BUDGET = 1 << 30
 #: transfer has about one ACK per two segments) and the table columns made from them — measured
 #: as the peak RSS above the interpreter's of a 2 GB capture analysed in groups (``bench.ingest``).
 BYTES_PER_PACKET = 190
+#: A connection's share of its group's working set beyond its packets, in packets' worth
+#: (``BYTES_PER_PACKET`` each): its flows' summaries while they are made (per-field lists, then the objects,
+#: ~0.9 KB a flow) and its per-flow analysis rows. Without it a group of many short connections (issue #26:
+#: 1 M connections of 2–20 packets) was sized by its packets alone: 2 groups, 2.17 GB peak RSS at a 1 GiB
+#: budget; with 24, 7 groups and 1.59 GB (the summaries of all flows, ~0.8 GB, stay beyond the budget).
+ROWS_PER_CONNECTION = 24
 
 
 def _decode_chunks(src: ByteSource, info: ScanInfo, decoder: BatchDecoder, chunk_bytes: int,
@@ -230,7 +236,7 @@ def ingest_capture(
         first_pkt = np.zeros(0, np.float64)
         groups = [(0, n_conns)]
         if spilled and row_limit is not None:
-            groups = _connection_groups(conn_packets, row_limit)
+            groups = _connection_groups(conn_packets + ROWS_PER_CONNECTION, row_limit)
         for c_lo, c_hi in groups:
             size = int(conn_packets[c_lo:c_hi].sum())
             base = len(flows)
