@@ -15,7 +15,6 @@ bit, as replaying the flow alone (``tests/estimators/test_batch_replay.py``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -317,10 +316,6 @@ def diagnostics_scan(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, k: int) 
             top[f, j] = i
             have = min(have + 1, k)
     return compressed, top
-
-
-def nan_to_none(x: float) -> float | None:
-    return None if not math.isfinite(x) else float(x)
 
 
 def per_flow(batch: FlowBatch, fn: Callable[[FlowInputs], np.ndarray]) -> np.ndarray:

@@ -334,9 +334,6 @@ def sample_columns(batch_t: np.ndarray, batch_d: np.ndarray, offsets: np.ndarray
     return out
 
 
-def as_columns(values: Sequence[float]) -> np.ndarray:
-    return np.asarray(values, np.float64)
-
 
 def column_values(batches: Sequence[BatchScores], name: str) -> tuple[list[str], dict[str, np.ndarray], int, int]:
     """Estimator ``name``'s scores over every flow of ``batches`` (in order) as float columns, NaN where a flow
