@@ -333,7 +333,7 @@ def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk:
     sources = [p.source for p in pooled]
     for fr, path, g in zip(members, infer_batch(parts, pooled, group), group.tolist(), strict=True):
         fr.path = path
-        set_capacity(fr.diagnostics, path, sources[g])
+        set_capacity(fr.diagnostics_updates(), path, sources[g])
     wire = (parts.wire_mss / np.maximum(parts.mss, 1)).tolist()
     out = []
     bounds = offsets.tolist()

@@ -234,6 +234,11 @@ class FlowReplay:
             self._diagnostics = base
         return self._diagnostics
 
+    def diagnostics_updates(self) -> dict[str, Any]:
+        """Where replay sets what it adds to the diagnostics (the path's capacity): the dictionary itself once
+        built, else what it will be built with (10 000 flows sharing a bottleneck need not build theirs)."""
+        return self._diagnostics if self._diagnostics is not None else self._diagnostics_extra
+
     @property
     def decisions(self) -> pl.DataFrame:
         """One row per (loss event, estimator) with :data:`DECISION_SCHEMA`'s columns (a slice of the batch's)."""
