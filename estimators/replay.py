@@ -494,7 +494,7 @@ def _flow_bounds(ids: np.ndarray, fid: int) -> tuple[int, int]:
 
 class FlowColumns:
     """One flow's rows of a table of many flows as numpy columns (zero-copy slices when the table is in flow
-    order, as ingest writes it); :meth:`span` gives where they lie in the table (None when it was reordered).
+    order, as ingest writes it); :meth:`bounds` gives where many flows' rows lie, :meth:`gather` those rows.
 
     ``raw``: the table's columns as a spilled ingest mapped them from its files (``CaptureIngest.mapped``),
     whose nullable columns hold at their nulls exactly what :data:`ACK_FILL` fills in (NaN for the RTTs, −1
@@ -519,9 +519,6 @@ class FlowColumns:
     def __call__(self, fid: int) -> dict[str, np.ndarray]:
         lo, hi = _flow_bounds(self.ids, fid)
         return {name: col[lo:hi] for name, col in self.cols.items()}
-
-    def span(self, fid: int) -> tuple[int, int] | None:
-        return _flow_bounds(self.ids, fid) if self.in_order else None
 
     def bounds(self, fids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where each of ``fids``' rows lie (two binary searches for all of them)."""
