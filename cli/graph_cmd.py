@@ -36,6 +36,8 @@ def graph(
 ) -> None:
     """Draw a flow's congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
     estimates against the achieved rate, RTT) to a PNG, SVG or PDF file."""
+    import polars as pl
+
     from ackreplay.cli.score_cmd import flow_filter, score_input
     from ackreplay.core.scoring import build_estimators
     from ackreplay.estimators import EstimatorError
@@ -59,14 +61,16 @@ def graph(
     if flow:
         missing = [f for f in flow if f not in replayed]
         if missing:
-            known = {s.flow_id for s in sc.ingest.flows}
+            known = sc.ingest.flows.by_id()
             why = [f"flow {f}: " + (f"not replayed ({sc.replay.skipped[f]})" if f in sc.replay.skipped
                                     else "no such flow" if f not in known else "not replayed") for f in missing]
             fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: {'; '.join(why)} (`ackreplay flows {name}` lists "
                  "them)")
         ids = list(flow)
     elif replayed:
-        ids = [max(sc.ingest.flows, key=lambda s: s.bytes if s.flow_id in replayed else -1).flow_id]
+        by_bytes = sc.ingest.flows.frame.filter(pl.col("flow_id").is_in(list(replayed))).sort("bytes", descending=True,
+                                                                                              maintain_order=True)
+        ids = [int(by_bytes["flow_id"][0])]
     else:
         fail(EXIT_NOT_FOUND, "no_replayed_flow", f"{name}: no flow was replayed ("
              + "; ".join(f"flow {k}: {v}" for k, v in sc.replay.skipped.items()) + ")")
@@ -79,7 +83,7 @@ def graph(
             target = output.with_name(f"{output.stem}-flow{fid}{output.suffix}")
         else:
             target = output
-        summary = next(s for s in sc.ingest.flows if s.flow_id == fid)
+        summary = sc.ingest.flows.by_id()[fid]
         data = source_for(sc.ingest, replayed[fid], fid).window(t0, t1, px=int(width * 150))
         title = f"{Path(name).name} flow {fid}: {summary.sender} → {summary.receiver}"
 

@@ -7,7 +7,6 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring_ascii
-from operator import attrgetter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,7 +16,7 @@ from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fai
 from ackreplay.cli.inputs import FilterOption, label, regular_file
 from ackreplay.cli.render import column_table, num, terminal_width
 from ackreplay.cli.warmup import announce_cold
-from ackreplay.ingest import CaptureIngest, FlowSummary, ingest_capture
+from ackreplay.ingest import CaptureIngest, FlowSummaries, FlowSummary, ingest_capture
 from ackreplay.ingest.model import FLOW_FIELDS
 from ackreplay.ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
@@ -70,29 +69,37 @@ def _json_values(values: list[Any]) -> list[str]:
     return [_SCALAR_JSON[type(v)](v) if type(v) in _SCALAR_JSON else _nested_json(v) for v in values]
 
 
+def _value_columns(flows: Sequence[FlowSummary]) -> Callable[[str], list[Any]]:
+    """A field's values of every flow of ``flows``: read from its column for ingest's ``FlowSummaries``, else
+    from each summary."""
+    if isinstance(flows, FlowSummaries):
+        return lambda name: flows.column(name).to_list()
+    return lambda name: [getattr(s, name) for s in flows]
+
+
 def flows_json(files: Iterable[tuple[str, Sequence[FlowSummary]]]) -> Iterator[str]:
     """The text of ``json.dumps([{"file": name, **flow}, …], indent=2)`` for the flows of each file, the flow's
     keys in ``FLOW_JSON_KEYS`` order, in pieces of ``JSON_BLOCK`` flows: each encoded a column at a time and
     joined once with the keys and punctuation."""
     # a flow's pieces: each value after its key (the file's after the flows' separator and the opening brace),
     # then the closing brace
-    columns = [(',\n    "' + k + '": ', attrgetter(k)) for k in FLOW_JSON_KEYS[1:]]
+    columns = [(',\n    "' + k + '": ', k) for k in FLOW_JSON_KEYS[1:]]
     width = 2 * len(FLOW_JSON_KEYS) + 1
     items = 0
     yield "["
     for name, flows in files:
         file_json = encode_basestring_ascii(name)
         for lo in range(0, len(flows), JSON_BLOCK):
-            block = flows[lo: lo + JSON_BLOCK]
-            n = len(block)
+            block = _value_columns(flows[lo: lo + JSON_BLOCK])
+            n = min(JSON_BLOCK, len(flows) - lo)
             pieces: list[str] = [""] * (width * n)
             pieces[0::width] = [",\n  {\n    \"file\": "] * n
             if not items:
                 pieces[0] = "\n  {\n    \"file\": "
             pieces[1::width] = [file_json] * n
-            for j, (key, get) in enumerate(columns, 1):
+            for j, (key, field) in enumerate(columns, 1):
                 pieces[2 * j::width] = [key] * n
-                pieces[2 * j + 1::width] = _json_values(list(map(get, block)))
+                pieces[2 * j + 1::width] = _json_values(block(field))
             pieces[width - 1::width] = ["\n  }"] * n
             yield "".join(pieces)
             items += n
@@ -114,10 +121,10 @@ def load(path: Path, memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB) -> Captur
 
 
 def flows_table(cap: CaptureIngest, keep: Callable[[Any], bool] | None = None) -> str:
-    shown = [s for s in cap.flows if keep is None or keep(s)]
+    shown = cap.flows if keep is None else cap.flows.select(keep)
 
     def col(name: str) -> list[Any]:
-        return list(map(attrgetter(name), shown))
+        return shown.column(name).to_list()
 
     columns = [
         list(map(str, col("flow_id"))), col("sender"), col("receiver"), list(map(str, col("packets"))),
@@ -148,10 +155,10 @@ def flows(
             keep = compile_filter(filter_expr)
         except FilterError as exc:
             fail(EXIT_USAGE, exc.code, exc.message)
-    listed: list[tuple[str, list[FlowSummary]]] = []
+    listed: list[tuple[str, FlowSummaries]] = []
     for path in files:
         cap = load(path, memory_budget)
-        shown = [s for s in cap.flows if keep is None or keep(s)]
+        shown = cap.flows if keep is None else cap.flows.select(keep)
         if as_json:  # printed once every capture is read (a bad one fails with nothing printed)
             listed.append((label(path), shown))
             continue
@@ -162,7 +169,7 @@ def flows(
               f"{st.tcp_packets} TCP, {st.connections} connections, {st.flows} flows; skipped: {skipped}{grouped}")
         if keep is not None:
             print(f"{len(shown)} of {len(cap.flows)} flows match the filter")
-        print(flows_table(cap, keep) if shown else "(no TCP flow carried data)" if not cap.flows
+        print(flows_table(cap, keep) if len(shown) else "(no TCP flow carried data)" if not cap.flows
               else "(no flow matches the filter)")
         print()
     if as_json:

@@ -139,8 +139,9 @@ def render(scored: Sequence[ScoredCapture]) -> str:
                          f"{html.escape(str(sc.truth.to_dict()))}</p>")
         min_bytes = sc.min_flow_bytes
         small = []
+        by_id = sc.ingest.flows.by_id()
         for fr in sc.replay.flows:
-            summary = next(s for s in sc.ingest.flows if s.flow_id == fr.flow_id)
+            summary = by_id[fr.flow_id]
             if summary.bytes < min_bytes:
                 small.append(str(fr.flow_id))
                 continue

@@ -85,7 +85,8 @@ def score(
             sc = score_input(path, ests, bar=bar.file(Path(name).name), truth=given, use_sidecar=not no_sidecar,
                              allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select,
                              keep_series=out is not None)  # series only for --out: memory flow by flow
-            missing = sorted(set(flow or []) - {s.flow_id for s in sc.ingest.flows})
+            known = sc.ingest.flows.by_id()
+            missing = [f for f in sorted(set(flow or [])) if f not in known]
             if missing:
                 fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: no flow {', '.join(map(str, missing))} "
                      f"(it has {len(sc.ingest.flows)}: `ackreplay flows {name}` lists them)")

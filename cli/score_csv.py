@@ -23,6 +23,7 @@ import polars as pl
 
 from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
 from ackreplay.estimators.results import DECISION_KEYS, DECISION_TRUTH_KEYS, SERIES_KEYS, TRUTH_KEYS
+from ackreplay.estimators.summaries import summaries_by_id
 
 if TYPE_CHECKING:
     from ackreplay.core.scoring import ScoredCapture
@@ -45,7 +46,7 @@ def scores_csv_of(scored: Sequence[ScoredCapture]) -> str:
             continue
         flows = sc.replay.flows
         per_flow = table.height // len(flows)
-        by_id = {s.flow_id: s for s in sc.ingest.flows}
+        by_id = summaries_by_id(sc.ingest.flows)
         summaries = [by_id[f.flow_id] for f in flows]
         paths = [f.path or {} for f in flows]
         min_bytes = sc.min_flow_bytes

@@ -48,10 +48,9 @@ class ScoredCapture:
         same columns as ``ackreplay score -f csv`` without the parameters)."""
         import polars as pl
 
-        flows = pl.DataFrame([{"flow_id": s.flow_id, "sender": s.sender, "receiver": s.receiver, "bytes": s.bytes,
-                               "bulk": s.bytes >= self.min_flow_bytes, "vantage": s.vantage,
-                               "reconstruction": s.reconstruction} for s in self.ingest.flows],
-                             schema_overrides={"reconstruction": pl.String})
+        flows = self.ingest.flows.frame.select(
+            "flow_id", "sender", "receiver", "bytes", (pl.col("bytes") >= self.min_flow_bytes).alias("bulk"),
+            pl.col("vantage").cast(pl.String), pl.col("reconstruction").cast(pl.String))
         frame = self.replay.scores_frame()
         return flows.join(frame, on="flow_id", how="inner").with_columns(pl.lit(str(self.path)).alias("file")) \
             .select("file", pl.exclude("file"))

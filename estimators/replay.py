@@ -62,6 +62,7 @@ from ackreplay.estimators.results import (
     scores_frame,
 )
 from ackreplay.estimators.scores import CONVERGENCE_HOLD, TOLERANCE, aggregate, jain
+from ackreplay.estimators.summaries import summaries_by_id, summary_frame
 from ackreplay.estimators.truth import Truth, min_flow_bytes
 
 __all__ = ["DECISION_SCHEMA", "CaptureReplay", "FlowReplay", "FlowSource", "replay_batch", "replay_capture",
@@ -381,30 +382,43 @@ def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
          only: set[int] | None = None) -> tuple[list[int], dict[int, str]]:
     """Which flows are replayed (§1.0, §7), and why the others are not: captured at the sender, or soundly
     reconstructed from another vantage (a receiver-side flow with RTT samples rebuilt); ``allow_vantage``
-    adds the rest. ``summaries``: ingest FlowSummary-likes."""
-    todo: list[int] = []
-    skipped: dict[int, str] = {}
-    for s in summaries:
-        if only is not None and s.flow_id not in only:
-            skipped[s.flow_id] = NOT_SELECTED
-            continue
-        rebuilt = getattr(s, "reconstruction", None) is not None
-        sound = rebuilt and bool(getattr(s, "reconstruction_sound", False))
-        if s.vantage != "sender" and not sound and not allow_vantage:
-            why = (getattr(s, "reconstruction_evidence", "") or "no reconstruction") if rebuilt else (
-                "no reconstruction of the sender's view for this vantage")
-            skipped[s.flow_id] = f"vantage {s.vantage}: {why} (--allow-vantage replays it anyway)"
-        elif s.acks < 2:
-            skipped[s.flow_id] = "fewer than two ACKs"
-        else:
-            todo.append(s.flow_id)
+    adds the rest. ``summaries``: ingest FlowSummary-likes, or ingest's columnar ``FlowSummaries`` (decided a
+    column at a time)."""
+    f = summary_frame(summaries, ("flow_id", "vantage", "acks", "reconstruction", "reconstruction_sound",
+                                  "reconstruction_evidence"),
+                      {"reconstruction_sound": False, "reconstruction_evidence": ""})
+    rebuilt = pl.col("reconstruction").is_not_null()
+    sound = rebuilt & pl.col("reconstruction_sound").cast(pl.Boolean).fill_null(False)
+    evidence = pl.col("reconstruction_evidence").cast(pl.String)
+    why = (pl.when(rebuilt).then(pl.when(evidence.fill_null("") != "").then(evidence).otherwise(
+        pl.lit("no reconstruction"))).otherwise(pl.lit("no reconstruction of the sender's view for this vantage")))
+    selected = pl.lit(True) if only is None else pl.col("flow_id").is_in(pl.Series(sorted(only), dtype=pl.Int64)
+                                                                       .implode())
+    reason = (pl.when(~selected).then(pl.lit(NOT_SELECTED))
+              .when((pl.col("vantage").cast(pl.String) != "sender") & ~sound & (not allow_vantage))
+              .then(pl.concat_str(pl.lit("vantage "), pl.col("vantage").cast(pl.String), pl.lit(": "), why,
+                                  pl.lit(" (--allow-vantage replays it anyway)")))
+              .when(pl.col("acks") < 2).then(pl.lit("fewer than two ACKs"))
+              .otherwise(pl.lit(None, pl.String)))
+    decided = f.select(pl.col("flow_id").cast(pl.Int64), reason.alias("reason"))
+    todo = decided.filter(pl.col("reason").is_null())["flow_id"].to_list()
+    out = decided.filter(pl.col("reason").is_not_null())
+    texts: dict[str, str] = {}  # one string object per distinct reason, however many flows give it
+    skipped = dict(zip(out["flow_id"].to_list(), [texts.setdefault(t, t) for t in out["reason"].to_list()],
+                       strict=True))
     return todo, skipped
 
 
 def bulk_flow_ids(summaries: Sequence[Any], truth: Truth | None) -> list[int]:
     """Flows that carry at least ``min_flow_bytes`` (§4: the competitors for a fair share)."""
-    min_bytes = min_flow_bytes(truth)
-    return [s.flow_id for s in summaries if s.bytes >= min_bytes]
+    f = summary_frame(summaries, ("flow_id", "bytes"))
+    return f.filter(pl.col("bytes") >= min_flow_bytes(truth))["flow_id"].to_list()
+
+
+def bulk_goodputs(summaries: Sequence[Any], truth: Truth | None) -> list[float]:
+    """The goodput of every bulk flow (:func:`bulk_flow_ids`), in order."""
+    f = summary_frame(summaries, ("bytes", "goodput_bps"))
+    return f.filter(pl.col("bytes") >= min_flow_bytes(truth))["goodput_bps"].to_list()
 
 
 def truth_function(truth: Truth | None, flow_id: int, deliveries: list[np.ndarray]
@@ -425,7 +439,7 @@ def capture_scores(flow_scores: Sequence[tuple[int, dict[str, dict[str, Any]]]],
     """Per capture: every score averaged over the replayed flows (in flow order) and Jain's fairness."""
     scores: dict[str, Any] = {n: aggregate([fs[n] for _, fs in flow_scores]) for n in estimator_names}
     bulk = set(bulk_flow_ids(summaries, truth))
-    fairness: dict[str, float | None] = {"goodput": jain(s.goodput_bps for s in summaries if s.flow_id in bulk)}
+    fairness: dict[str, float | None] = {"goodput": jain(bulk_goodputs(summaries, truth))}
     for n in estimator_names:
         fairness[n] = jain(fs[n]["mean_bps"] for fid, fs in flow_scores if fid in bulk)
     scores["fairness"] = fairness
@@ -441,7 +455,7 @@ def capture_scores_of(scored: Sequence[BatchScores], summaries: Sequence[Any], e
     bulk = set(bulk_flow_ids(summaries, truth))
     in_bulk = np.isin(ids, np.fromiter(bulk, np.int64, len(bulk)))
     scores: dict[str, Any] = {}
-    fairness: dict[str, float | None] = {"goodput": jain(s.goodput_bps for s in summaries if s.flow_id in bulk)}
+    fairness: dict[str, float | None] = {"goodput": jain(bulk_goodputs(summaries, truth))}
     for name in estimator_names:
         out: dict[str, Any] = {"flows": flows}
         if not flows:
@@ -587,7 +601,7 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
     for fid in bulk_flow_ids(cap.flows, truth) if truth is not None else []:
         a = acks(fid)
         deliveries.append(a["t"][a["acked"] > 0])
-    by_id = {s.flow_id: s for s in cap.flows}
+    by_id = summaries_by_id(cap.flows)
     sources = flow_sources([by_id[fid] for fid in todo], cap.episodes, truth, deliveries)
     flows, scored = replay_flows(sources, [by_id[fid].mss for fid in todo], acks, segments, cap.episodes, estimators,
                                  keep_series=keep_series, memory_budget=getattr(cap, "memory_budget", None),

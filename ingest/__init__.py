@@ -14,7 +14,7 @@ from ackreplay.ingest.errors import (
     UnknownFormatError,
     UnsupportedLinkTypeError,
 )
-from ackreplay.ingest.model import CaptureIngest, CaptureStats, FlowData, FlowSummary
+from ackreplay.ingest.model import CaptureIngest, CaptureStats, FlowData, FlowSummaries, FlowSummary
 from ackreplay.ingest.pipeline import ingest_capture
 from ackreplay.jitcache import guard
 
@@ -28,6 +28,7 @@ __all__ = [
     "DecompressedTooLargeError",
     "EmptyCaptureError",
     "FlowData",
+    "FlowSummaries",
     "FlowSummary",
     "IngestError",
     "UnknownFormatError",

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from itertools import starmap
+from types import NoneType, UnionType
+from typing import Any, get_args, get_type_hints, overload
 
+import numpy as np
 import polars as pl
 
 from ackreplay.ingest.memory import release_mapped
@@ -102,6 +106,157 @@ class FlowSummary:
 #: FlowSummary's field names, in order (``FlowSummary.to_dict``).
 FLOW_FIELDS = tuple(f.name for f in fields(FlowSummary))
 
+#: Text fields of a small fixed vocabulary, held as categories in :class:`FlowSummaries` (the evidence sentences,
+#: which carry each flow's figures, and the endpoints stay plain text: a process-wide category list would only grow).
+_CATEGORICAL = frozenset({"mss_source", "vantage", "reconstruction", "confidence", "confidence_note"})
+_DTYPES: dict[type, pl.DataType] = {int: pl.Int64(), float: pl.Float64(), bool: pl.Boolean(), str: pl.String()}
+
+
+def _dtype(name: str, hint: Any) -> pl.DataType:
+    kinds = [t for t in get_args(hint) if t is not NoneType] if isinstance(hint, UnionType) else [hint]
+    return pl.Categorical() if name in _CATEGORICAL else _DTYPES[kinds[0]]
+
+
+_HINTS = get_type_hints(FlowSummary)
+#: The columns of :class:`FlowSummaries`: one per FlowSummary field, in order (null where the field is None).
+SUMMARY_SCHEMA = pl.Schema({name: _dtype(name, _HINTS[name]) for name in FLOW_FIELDS})
+#: Rows made into summaries at a time when :class:`FlowSummaries` is iterated.
+_ITER_ROWS = 1 << 14
+
+
+class FlowSummaries(Sequence[FlowSummary]):
+    """The summaries of many flows held as columns: one row per flow of a Polars DataFrame (``frame``, columns
+    :data:`SUMMARY_SCHEMA`), each row made a :class:`FlowSummary` when it is read.
+
+    A capture of a million small flows keeps about 250 bytes a flow this way, against about 800 for as many
+    objects (issue #26). Code that reads every flow's field reads its column (``column``, ``ids``); code that
+    wants objects indexes or iterates. The table is not changed through the objects it hands out: changing one
+    changes that copy only (:meth:`replaced` puts changed summaries back).
+    """
+
+    __slots__ = ("_order", "frame")
+
+    def __init__(self, frame: pl.DataFrame | None = None) -> None:
+        self.frame = frame if frame is not None else SUMMARY_SCHEMA.to_frame()
+        self._order: tuple[np.ndarray, np.ndarray] | None = None  # (flow ids sorted, their rows) for by_id
+
+    @classmethod
+    def of(cls, summaries: Iterable[FlowSummary]) -> FlowSummaries:
+        """``summaries`` as columns (itself when it already is)."""
+        if isinstance(summaries, FlowSummaries):
+            return summaries
+        items = list(summaries)
+        return cls(pl.DataFrame({name: [getattr(s, name) for s in items] for name in FLOW_FIELDS},
+                                schema=SUMMARY_SCHEMA))
+
+    @classmethod
+    def from_columns(cls, columns: Mapping[str, Any]) -> FlowSummaries:
+        """Summaries from one column per field (lists or numpy arrays; a NaN float is kept, not made None)."""
+        return cls(pl.DataFrame({name: columns[name] for name in FLOW_FIELDS}, schema=SUMMARY_SCHEMA))
+
+    @classmethod
+    def concat(cls, parts: Sequence[FlowSummaries]) -> FlowSummaries:
+        """The summaries of ``parts`` one after the other."""
+        if not parts:
+            return cls()
+        return cls(pl.concat([p.frame for p in parts], rechunk=False) if len(parts) > 1 else parts[0].frame)
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    @overload
+    def __getitem__(self, i: int) -> FlowSummary: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> FlowSummaries: ...
+
+    def __getitem__(self, i: int | slice) -> FlowSummary | FlowSummaries:
+        if isinstance(i, slice):
+            return FlowSummaries(self.frame[i])
+        n = self.frame.height
+        if not -n <= i < n:
+            raise IndexError(f"flow summary {i} of {n}")
+        return FlowSummary(*self.frame.row(i))
+
+    def __iter__(self) -> Iterator[FlowSummary]:
+        for part in self.frame.iter_slices(_ITER_ROWS):
+            yield from starmap(FlowSummary, part.iter_rows())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FlowSummaries):
+            return self.frame.equals(other.frame)
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FlowSummaries({len(self)} flows)"
+
+    def column(self, name: str) -> pl.Series:
+        """One field of every flow, in order."""
+        return self.frame.get_column(name)
+
+    def ids(self) -> np.ndarray:
+        """Every flow's id, in order (int64)."""
+        return self.frame.get_column("flow_id").to_numpy()
+
+    def select(self, keep: Callable[[FlowSummary], bool]) -> FlowSummaries:
+        """The flows ``keep`` accepts (each made a summary to be asked), in order."""
+        rows = [i for i, s in enumerate(self) if keep(s)]
+        return self if len(rows) == len(self) else FlowSummaries(self.frame[rows])
+
+    def row_of(self, flow_id: int) -> int | None:
+        """The row of flow ``flow_id``, or None."""
+        if self._order is None:
+            ids = self.ids()
+            rows = np.arange(len(ids)) if bool(np.all(ids[1:] > ids[:-1])) else np.argsort(ids, kind="stable")
+            self._order = (ids[rows], rows)
+        ids, rows = self._order
+        at = int(np.searchsorted(ids, flow_id))
+        return int(rows[at]) if at < len(ids) and ids[at] == flow_id else None
+
+    def by_id(self) -> SummariesById:
+        """The summaries by flow id, each made when it is looked up."""
+        return SummariesById(self)
+
+    def replaced(self, changed: Mapping[int, FlowSummary]) -> FlowSummaries:
+        """These summaries with the rows of ``changed`` (row → summary) replaced."""
+        if not changed:
+            return self
+        rows = sorted(changed)
+        new = FlowSummaries.of(changed[r] for r in rows).frame
+        index = pl.Series("_row", rows, pl.Int64)
+        keep = self.frame.with_row_index("_row").with_columns(pl.col("_row").cast(pl.Int64))
+        keep = keep.filter(~pl.col("_row").is_in(index.implode()))
+        merged = pl.concat([keep, new.with_columns(index)], how="diagonal").sort("_row")
+        return FlowSummaries(merged.drop("_row").select(FLOW_FIELDS))
+
+
+class SummariesById(Mapping[int, FlowSummary]):
+    """:meth:`FlowSummaries.by_id`: a mapping of flow id to summary that makes each summary when it is read."""
+
+    __slots__ = ("_of",)
+
+    def __init__(self, summaries: FlowSummaries) -> None:
+        self._of = summaries
+
+    def __getitem__(self, flow_id: int) -> FlowSummary:
+        row = self._of.row_of(flow_id)
+        if row is None:
+            raise KeyError(flow_id)
+        return self._of[row]
+
+    def __contains__(self, flow_id: object) -> bool:
+        return isinstance(flow_id, int) and self._of.row_of(flow_id) is not None
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._of.ids().tolist())
+
+    def __len__(self) -> int:
+        return len(self._of)
+
 
 @dataclass
 class FlowData:
@@ -118,7 +273,7 @@ class CaptureIngest:
     """Everything ingest extracted from one capture. Tables hold all flows (column ``flow_id``)."""
 
     stats: CaptureStats
-    flows: list[FlowSummary]
+    flows: FlowSummaries
     acks: pl.DataFrame
     segments: pl.DataFrame
     episodes: pl.DataFrame
@@ -136,12 +291,10 @@ class CaptureIngest:
 
     def flow(self, flow_id: int) -> FlowData:
         """One flow's tables (KeyError when the capture has no such flow)."""
-        for s in self.flows:
-            if s.flow_id == flow_id:
-                return FlowData(
-                    s,
-                    self.acks.filter(pl.col("flow_id") == flow_id),
-                    self.segments.filter(pl.col("flow_id") == flow_id),
-                    self.episodes.filter(pl.col("flow_id") == flow_id),
-                )
-        raise KeyError(flow_id)
+        s = self.flows.by_id()[flow_id]
+        return FlowData(
+            s,
+            self.acks.filter(pl.col("flow_id") == flow_id),
+            self.segments.filter(pl.col("flow_id") == flow_id),
+            self.episodes.filter(pl.col("flow_id") == flow_id),
+        )

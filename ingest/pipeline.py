@@ -43,7 +43,7 @@ from ackreplay.ingest.frames import (
     segments_frame,
 )
 from ackreplay.ingest.memory import trim_heap
-from ackreplay.ingest.model import CaptureIngest, CaptureStats, FlowSummary
+from ackreplay.ingest.model import CaptureIngest, CaptureStats, FlowSummaries, FlowSummary
 from ackreplay.ingest.packets import PacketStore
 from ackreplay.ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
 from ackreplay.ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records, prefetch
@@ -128,14 +128,20 @@ def _place_tap_by_pairs(s: FlowSummary, pairs: float | None) -> None:
                                      else ""))
 
 
-def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
+def reconstruct_flows(g: GroupAnalysis, summaries: FlowSummaries) -> FlowSummaries:
     """Rebuild every receiver-side and mid-path flow of an analysed group as its sender saw it (``ingest.reconstruct``)
-    and record how, with the evidence and a confidence, in its summary."""
+    and record how, with the evidence and a confidence, in its summary: the group's summaries with those flows'
+    replaced."""
+    rebuilt = np.flatnonzero(summaries.column("vantage").is_in(["receiver", "mid_path"]).to_numpy()).tolist()
+    if not rebuilt:
+        return summaries
     n_eps = g.F_i[:, tf.FI_NEPS].tolist()  # as analysed (the episodes' rows), before any flow is rebuilt
     ep_los = np.cumsum([0, *n_eps]).tolist()
     merged = False
-    for f in [f for f, s in enumerate(summaries) if s.vantage in ("receiver", "mid_path")]:
+    changed: dict[int, FlowSummary] = {}
+    for f in rebuilt:
         s, ep_lo = summaries[f], ep_los[f]
+        changed[f] = s
         a_lo = int(g.F_i[f, tf.FI_ACK_LO])
         a_hi = a_lo + int(g.F_i[f, tf.FI_NACKS])
         own = g.A_f[tf.AF_RTT, a_lo:a_hi]  # the capture point's own data→ACK times, before they are rewritten
@@ -162,6 +168,7 @@ def reconstruct_flows(g: GroupAnalysis, summaries: list[FlowSummary]) -> None:
             s.timeout_events = int((kinds == tf.EP_TIMEOUT).sum())
     if merged:
         g.E_i = g.E_i[:, g.E_i[tf.EI_FLOW] >= 0]
+    return summaries.replaced(changed)
 
 
 #: Spilled packets per block when one connection is analysed in chunks: a fraction of the budget's rows.
@@ -172,7 +179,7 @@ MIN_ROWS = 1024
 
 
 def _chunked(store: PacketStore, c: int, demux: Demux, tables: TableSink, flow_base: int,
-             row_limit: int) -> tuple[list[FlowSummary], np.ndarray] | None:
+             row_limit: int) -> tuple[FlowSummaries, np.ndarray] | None:
     """Analyse connection ``c`` in chunks (``ingest.chunked``) and return its flows' summaries and episodes
     (``E_i``, flows numbered from 0); None, with its rows taken back, when a flow was captured away from its
     sender (it is analysed whole instead)."""
@@ -183,7 +190,7 @@ def _chunked(store: PacketStore, c: int, demux: Demux, tables: TableSink, flow_b
     summaries = flow_summaries(flow_base, ch.F_i, ch.F_f, acks.read("rtt", ch.acks_before, acks.rows),
                                segs.read("t_ns", ch.segments_before, segs.rows),
                                segs.read("kind", ch.segments_before, segs.rows), demux)
-    if any(s.vantage in ("receiver", "mid_path") for s in summaries):
+    if summaries.column("vantage").is_in(["receiver", "mid_path"]).any():
         acks.truncate(ch.acks_before)
         segs.truncate(ch.segments_before)
         return None
@@ -232,14 +239,15 @@ def ingest_capture(
                 store.flush()
             store.drop_columns()
         tables = TableSink(spill_dir, spilled)
-        flows: list[FlowSummary] = []
+        flows: list[FlowSummaries] = []  # each group's
+        n_flows = 0
         first_pkt = np.zeros(0, np.float64)
         groups = [(0, n_conns)]
         if spilled and row_limit is not None:
             groups = _connection_groups(conn_packets + ROWS_PER_CONNECTION, row_limit)
         for c_lo, c_hi in groups:
             size = int(conn_packets[c_lo:c_hi].sum())
-            base = len(flows)
+            base = n_flows
             chunked = None
             if spilled and row_limit is not None and memory_budget is not None and size > row_limit:
                 # one connection (a group of one) beyond the budget: in chunks, or whole with a warning
@@ -265,15 +273,16 @@ def ingest_capture(
                     store.drop_columns(background=True)
                 summaries = flow_summaries(base, g.F_i, g.F_f, g.A_f[tf.AF_RTT], g.S_i[tf.SI_T], g.S_i[tf.SI_KIND],
                                            demux)
-                reconstruct_flows(g, summaries)  # receiver-side flows: the sender's view (§7), in place
+                summaries = reconstruct_flows(g, summaries)  # receiver-side flows: the sender's view (§7)
                 tables.add("acks", ack_columns(g.A_i, g.A_f, base))
                 tables.add("segments", segment_columns(g.S_i, g.S_f, base))
                 if not spilled:  # the two large tables are built on the other core while the flows are summarised
                     large = helper.submit(_large_tables, tables)
                 E_i = g.E_i
                 del g
-            flows += summaries
-            first_pkt = np.concatenate([first_pkt, [s.start_t for s in summaries]])
+            flows.append(summaries)
+            n_flows += len(summaries)
+            first_pkt = np.concatenate([first_pkt, summaries.column("start_t").to_numpy()])
             tables.add("episodes", episode_columns(E_i, first_pkt, base))
         acks, segments = large.result() if large is not None else _large_tables(tables)
         episodes = episodes_frame(tables.columns("episodes"))
@@ -287,14 +296,15 @@ def ingest_capture(
     stats = CaptureStats(
         file=str(path), format=info.format, gzipped=info.gzipped, linktypes=sorted(info.linktypes),
         snaplen=info.snaplen, records=info.records, tcp_packets=n_packets, skipped=skipped,
-        connections=n_conns, flows=len(flows), timestamp_reorders=store.reorders,
+        connections=n_conns, flows=n_flows, timestamp_reorders=store.reorders,
         truncated_at=info.truncated_at, skipped_blocks=info.skipped_blocks, warnings=list(info.warnings),
         connection_groups=len(groups), spilled=spilled,
     )
     if store.reorders:
         stats.warnings.append(f"{store.reorders} packets had timestamps earlier than the packet before them; "
                               "packets were analysed in timestamp order")
-    cap = CaptureIngest(stats, flows, acks, segments, episodes, mapped=tables.mapped if tables is not None else {},
+    cap = CaptureIngest(stats, FlowSummaries.concat(flows), acks, segments, episodes,
+                        mapped=tables.mapped if tables is not None else {},
                         memory_budget=memory_budget)
     for name, cols in cap.mapped.items():  # pages read while the tables were built: the kernel's again
         cap.release(name, 0, len(next(iter(cols.values()))) if cols else 0)

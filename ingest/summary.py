@@ -6,17 +6,17 @@ a million small flows has no per-flow numpy call); one flow alone is a group of 
 
 from __future__ import annotations
 
-import gc
 import ipaddress
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import MISSING, fields
+from dataclasses import fields
+from typing import Any
 
 import numpy as np
+import polars as pl
 
 from ackreplay.ingest import tcpflow as tf
 from ackreplay.ingest.demux import Demux
-from ackreplay.ingest.model import FlowSummary
+from ackreplay.ingest.model import SUMMARY_SCHEMA, FlowSummaries, FlowSummary
 from ackreplay.ingest.vantage import classify_vantages, run_sums
 
 MSS_SOURCES = {
@@ -27,8 +27,8 @@ MSS_SOURCES = {
     tf.MSS_DEFAULT: "default",
 }
 _M64 = 0xFFFFFFFFFFFFFFFF
-#: The fields a summary is made with (those without a default: the rest are the reconstruction's), in order.
-_MADE = tuple(f.name for f in fields(FlowSummary) if f.default is MISSING and f.default_factory is MISSING)
+#: The names of the MSS sources, by their code.
+MSS_SOURCE_NAMES = [MSS_SOURCES.get(code, "") for code in range(max(MSS_SOURCES) + 1)]
 
 
 def format_endpoint(hi: int, lo: int, port: int) -> str:
@@ -84,27 +84,9 @@ def _runs(column: np.ndarray, lo: np.ndarray, n: np.ndarray) -> np.ndarray:
     return column[np.repeat(lo - before, n) + np.arange(int(n.sum()))]
 
 
-def _nan_to_none(values: np.ndarray) -> list[float | None]:
-    out: list[float | None] = values.tolist()
-    for i in np.flatnonzero(np.isnan(values)).tolist():
-        out[i] = None
-    return out
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while many acyclic objects are made (each would count towards one)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
 
 def flow_summaries(base: int, F_i: np.ndarray, F_f: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray,
-                   seg_kind: np.ndarray, demux: Demux) -> list[FlowSummary]:
+                   seg_kind: np.ndarray, demux: Demux) -> FlowSummaries:
     """The summaries of flows ``base``, ``base + 1``, … from their ``F_i``/``F_f`` rows and their group's ACK
     RTT column (``rtt``, NaN = no sample) and segment time and kind columns, which ``F_i``'s ACK and segment
     row offsets index."""
@@ -135,31 +117,32 @@ def flow_summaries(base: int, F_i: np.ndarray, F_f: np.ndarray, rtt: np.ndarray,
     np.divide(8.0 * acked, duration, out=goodput, where=end > start)
     np.divide(8.0 * acked, span, out=delivery, where=span > 0)
 
-    def ints(col: int) -> list[int]:
-        return F[:, col].tolist()
+    def optional(values: np.ndarray) -> pl.Series:  # NaN = no value: null
+        return pl.Series(values, dtype=pl.Float64, nan_to_null=True)
 
-    def flags(col: int) -> list[bool]:
-        return (F[:, col] != 0).tolist()
-
-    made = {
-        "flow_id": list(range(base, base + n)), "connection": conn.tolist(),
+    made: dict[str, Any] = {
+        "flow_id": np.arange(base, base + n, dtype=np.int64), "connection": conn,
         "sender": endpoints[:n], "receiver": endpoints[n:],
-        "start_t": start.tolist(), "end_t": end.tolist(), "duration_s": duration.tolist(),
-        "packets": ints(tf.FI_NPKTS), "data_segments": n_segs.tolist(), "bytes": acked.tolist(),
-        "bytes_sent": ints(tf.FI_BYTES_SENT), "goodput_bps": goodput.tolist(), "delivery_rate_bps": delivery.tolist(),
-        "mss": ints(tf.FI_MSS), "mss_source": list(map(MSS_SOURCES.__getitem__, ints(tf.FI_MSS_SRC))),
-        "rttmin_s": _nan_to_none(F_f[:, tf.FF_RTTMIN]), "srtt_s": _nan_to_none(F_f[:, tf.FF_SRTT]),
-        "handshake_rtt_s": _nan_to_none(F_f[:, tf.FF_RTT_HS]),
-        "acks": n_acks.tolist(), "dupacks": ints(tf.FI_NDUP), "retransmissions": ints(tf.FI_NRETX),
-        "loss_events": ints(tf.FI_NEPS), "fast_retransmit_events": ints(tf.FI_NFR),
-        "timeout_events": ints(tf.FI_NTO), "keepalives": ints(tf.FI_NKEEP), "zero_window_probes": ints(tf.FI_NZWP),
-        "dsacks": ints(tf.FI_NDSACK), "sack": flags(tf.FI_SACK), "timestamps": flags(tf.FI_TS),
-        "window_scaling": flags(tf.FI_WS), "syn_seen": (F[:, tf.FI_SYN] != tf._NONE).tolist(),
-        "options_truncated_packets": ints(tf.FI_OPT_TRUNC),
+        "start_t": start, "end_t": end, "duration_s": duration,
+        "packets": F[:, tf.FI_NPKTS], "data_segments": n_segs, "bytes": acked,
+        "bytes_sent": F[:, tf.FI_BYTES_SENT], "goodput_bps": goodput, "delivery_rate_bps": delivery,
+        "mss": F[:, tf.FI_MSS],
+        "mss_source": pl.Series(MSS_SOURCE_NAMES, dtype=pl.String).gather(F[:, tf.FI_MSS_SRC]),
+        "rttmin_s": optional(F_f[:, tf.FF_RTTMIN]), "srtt_s": optional(F_f[:, tf.FF_SRTT]),
+        "handshake_rtt_s": optional(F_f[:, tf.FF_RTT_HS]),
+        "acks": n_acks, "dupacks": F[:, tf.FI_NDUP], "retransmissions": F[:, tf.FI_NRETX],
+        "loss_events": F[:, tf.FI_NEPS], "fast_retransmit_events": F[:, tf.FI_NFR],
+        "timeout_events": F[:, tf.FI_NTO], "keepalives": F[:, tf.FI_NKEEP], "zero_window_probes": F[:, tf.FI_NZWP],
+        "dsacks": F[:, tf.FI_NDSACK], "sack": F[:, tf.FI_SACK] != 0, "timestamps": F[:, tf.FI_TS] != 0,
+        "window_scaling": F[:, tf.FI_WS] != 0, "syn_seen": F[:, tf.FI_SYN] != tf._NONE,
+        "options_truncated_packets": F[:, tf.FI_OPT_TRUNC],
         "vantage": verdicts, "vantage_evidence": evidence, "vantage_position": positions,
     }
-    with _gc_paused():
-        return list(map(FlowSummary, *(made[name] for name in _MADE)))
+    for f in fields(FlowSummary):  # the reconstruction's fields, as a flow not rebuilt has them
+        if f.name not in made:
+            default: Any = f.default
+            made[f.name] = pl.repeat(default, n, dtype=SUMMARY_SCHEMA[f.name], eager=True)
+    return FlowSummaries.from_columns(made)
 
 
 def flow_summary(f: int, fi: np.ndarray, ff: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray, seg_kind: np.ndarray,

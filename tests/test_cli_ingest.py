@@ -86,7 +86,9 @@ def test_flows_json_is_the_text_json_dumps_writes(monkeypatch):
            replace(flows[1], srtt_s=-math.inf, vantage_evidence='quoted "x" → ✓\\ \n', confidence=None),
            replace(flows[2], packets=Code.ONE, start_t=Ratio(0.1), reconstruction=["a", {"b": None}]),
            replace(flows[3], dsacks=True, sack=1, mss_source=None)]
-    files = [("a.pcap", flows + odd), ("dir/b \"c\".pcap", []), ("ü.pcap", odd[::-1] + flows)]
+    # ingest's columns (FlowSummaries, read a column at a time) and lists of summaries (read one by one)
+    files = [("a.pcap", [*flows, *odd]), ("dir/b \"c\".pcap", []), ("ü.pcap", [*odd[::-1], *flows]),
+             ("cols.pcap", flows), ("part.pcap", flows[1:3])]
     want = json.dumps([{"file": name, **{k: getattr(s, k) for k in ingest_cmds.FLOW_JSON_KEYS[1:]}}
                        for name, shown in files for s in shown], indent=2)
     for block in (1, 3, 4096):

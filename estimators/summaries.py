@@ -1,0 +1,35 @@
+"""Reading many flows' summaries: ingest's ``FlowSummaries`` (columns; a flow made an object only when it is
+read) or any sequence of FlowSummary-likes (objects with the fields as attributes, e.g. a stored flow's summary).
+
+Replay reads every flow's few fields, which for a capture of a million flows is a column each, not a million
+objects made and dropped (issue #26). ``estimators`` does not import ``ingest``: a columnar sequence is known by
+its ``frame`` (a Polars DataFrame, a column per field) and ``by_id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+
+def summary_frame(summaries: Sequence[Any], names: Sequence[str],
+                  defaults: Mapping[str, Any] | None = None) -> pl.DataFrame:
+    """Fields ``names`` of every summary, a column each, in order; a field a summary lacks is its ``defaults``
+    value (None without one)."""
+    frame = getattr(summaries, "frame", None)
+    if isinstance(frame, pl.DataFrame):
+        return frame.select(names)
+    defaults = defaults or {}
+    return pl.DataFrame({name: [getattr(s, name, defaults.get(name)) for s in summaries] for name in names},
+                        strict=False)
+
+
+def summaries_by_id(summaries: Sequence[Any]) -> Mapping[int, Any]:
+    """Flow id → summary: columnar summaries' lazy mapping, else a dictionary."""
+    by_id = getattr(summaries, "by_id", None)
+    if callable(by_id):
+        found: Mapping[int, Any] = by_id()
+        return found
+    return {s.flow_id: s for s in summaries}
