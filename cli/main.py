@@ -68,14 +68,18 @@ def main() -> None:
 
     Tearing down numba's and Polars' modules at exit costs ~0.15 s, a fifth of a short command's time.
     After the command returns (or exits with a code) the exit handlers run and the output is flushed as
-    in a normal exit; the process then ends with ``os._exit``. Only when no other thread is alive — a
-    command that left threads running (the service) exits the normal way.
+    in a normal exit; the process then ends with ``os._exit``. Only when no other thread is alive — replay's
+    idle helper threads are stopped first — a command that left threads running (the service) exits the
+    normal way.
     """
     try:
         app()
         code: int | str | None = 0
     except SystemExit as exc:
         code = exc.code
+    parallel = sys.modules.get("ackreplay.estimators.parallel")
+    if parallel is not None:  # replay's helper threads, idle once the command returned
+        parallel.shutdown_helpers()
     if threading.active_count() > 1:
         sys.exit(code)
     if code is not None and not isinstance(code, int):

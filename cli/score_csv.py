@@ -23,7 +23,7 @@ import polars as pl
 
 from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
 from ackreplay.estimators.results import DECISION_KEYS, DECISION_TRUTH_KEYS, SERIES_KEYS, TRUTH_KEYS
-from ackreplay.estimators.summaries import summaries_by_id
+from ackreplay.estimators.summaries import summary_rows
 
 if TYPE_CHECKING:
     from ackreplay.core.scoring import ScoredCapture
@@ -46,18 +46,13 @@ def scores_csv_of(scored: Sequence[ScoredCapture]) -> str:
             continue
         flows = sc.replay.flows
         per_flow = table.height // len(flows)
-        by_id = summaries_by_id(sc.ingest.flows)
-        summaries = [by_id[f.flow_id] for f in flows]
         paths = [f.path or {} for f in flows]
         min_bytes = sc.min_flow_bytes
-        info = pl.DataFrame({
-            "sender": [s.sender for s in summaries], "receiver": [s.receiver for s in summaries],
-            "bytes": [s.bytes for s in summaries], "vantage": [s.vantage for s in summaries],
-            "reconstruction": pl.Series([getattr(s, "reconstruction", None) or None for s in summaries],
-                                        dtype=pl.String),
-            **{c: pl.Series(c, [jsonable(p.get(k)) for p in paths], strict=False)
-               for c, k in zip(PATH_COLUMNS, PATH_FIGURES, strict=True)},
-        })
+        ends = summary_rows(sc.ingest.flows, [f.flow_id for f in flows],
+                            ("sender", "receiver", "bytes", "vantage", "reconstruction"))
+        info = pl.concat([ends.with_columns(pl.col("reconstruction").cast(pl.String).replace("", None)), pl.DataFrame({
+            c: pl.Series(c, [jsonable(p.get(k)) for p in paths], strict=False)
+            for c, k in zip(PATH_COLUMNS, PATH_FIGURES, strict=True)})], how="horizontal")
         info = info[np.repeat(np.arange(len(flows)), per_flow)]
         frame = pl.concat([table, info], how="horizontal").with_columns(
             pl.lit(csv_cell(str(sc.path))).alias("file"),

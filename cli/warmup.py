@@ -55,11 +55,23 @@ def warmup() -> None:
                     use_sidecar=False)
     for fr in sc.replay.flows:  # the congestion graph's downsampling kernels (report, dashboard, graph)
         source_for(sc.ingest, fr, fr.flow_id).window(px=50)
+    _warm_shared_paths(sc.replay.flows)
     _warm_large_capture_paths()
     _warm_batches()
     _compile_bytecode()
     what = "compiled and cached" if cold else "already cached; loaded"
     print(f"ackreplay: kernels {what} in {time.perf_counter() - t0:.1f} s")
+
+
+def _warm_shared_paths(flows: list[Any]) -> None:
+    """The pooling of flows that share a bottleneck (``PathBatch.merge``, as ``replay.share_paths`` calls it):
+    the warm-up capture's flows do not share one, so its flows' path evidence is pooled as one group here."""
+    from ackreplay.estimators.path import PathBatch, infer_batch
+
+    parts = PathBatch.stack([fr.path_parts for fr in flows if fr.path_parts is not None])
+    pooled = parts.merge([0, len(parts)])
+    infer_batch(parts, pooled, [0] * len(parts))
+    infer_batch(pooled)
 
 
 def capture_batch(cap: Any) -> FlowBatch:

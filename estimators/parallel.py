@@ -58,6 +58,15 @@ def _helpers(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def shutdown_helpers() -> None:
+    """Stop this process's helper threads (idle between calls; made again on the next use)."""
+    global _pool
+    with _pool_lock:
+        pool, _pool = _pool, None
+    if pool is not None and _pool_pid == os.getpid():
+        pool.shutdown(wait=True)
+
+
 def fitting_workers(workers: int, footprints: Sequence[float], scratch_bytes: int, budget: float) -> int:
     """The most workers (at most ``workers``, at least one) whose jobs fit in ``budget`` bytes whichever
     run together: the ``k`` largest footprints plus ``k`` scratch buffers."""

@@ -33,11 +33,13 @@ from ackreplay.estimators.decisions import (
     decision_scores_of,
     loss_events,
 )
+from ackreplay.estimators.gcpause import gc_paused
 from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from ackreplay.estimators.models import measured_shares, sender_behaviour
 from ackreplay.estimators.parallel import run_jobs
 from ackreplay.estimators.path import (
     LinkInfo,
+    Links,
     PathBatch,
     PathParts,
     bottleneck_group_rows,
@@ -62,7 +64,7 @@ from ackreplay.estimators.results import (
     scores_frame,
 )
 from ackreplay.estimators.scores import CONVERGENCE_HOLD, TOLERANCE, aggregate, jain
-from ackreplay.estimators.summaries import summaries_by_id, summary_frame
+from ackreplay.estimators.summaries import summaries_of, summary_frame
 from ackreplay.estimators.truth import Truth, min_flow_bytes
 
 __all__ = ["DECISION_SCHEMA", "CaptureReplay", "FlowReplay", "FlowSource", "replay_batch", "replay_capture",
@@ -99,7 +101,8 @@ class FlowSource:
 
     flow_id: int
     vantage: str
-    #: Its loss episodes (ingest's table; None or empty: none)
+    #: Its loss episodes (ingest's table; None or empty: none). ``flow_sources`` reads them only for the truth's
+    #: loss labels: ``replay_flows`` hands each batch its rows of the capture's table instead.
     episodes: pl.DataFrame | None = None
     #: The truth (bytes/s at each event, or a function of absolute event times); None without
     truth: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None
@@ -263,8 +266,9 @@ def _paths(batch: FlowBatch, sources: Sequence[FlowSource], path_rows: tuple[Any
     if len(sources) == 1:
         src = sources[0]
         assert src.link is not None  # (linked)
+        own = episodes if episodes is not None else src.episodes  # (the batch's rows are the flow's)
         parts = flow_parts(src.flow_id, src.link, path_rows[0], _rows(path_rows[1], batch.seg_offsets, 0),
-                           src.episodes if src.episodes is not None else _NO_EPISODES)
+                           own if own is not None else _NO_EPISODES)
         return {0: (parts, infer(parts))}
     at = np.asarray(linked, np.int64)
     segs = path_rows[1] if path_rows[1] is not None else _rows(None, batch.seg_offsets, 0)
@@ -594,21 +598,23 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
     consecutive flows (:func:`replay_flows`). Without ``keep_series`` each batch's series are dropped once scored
     (``FlowReplay.columns`` None): memory then grows with the largest batch, not with the capture. Replay keeps
     to the memory budget the capture was ingested within (``CaptureIngest.memory_budget``), if any."""
-    todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
-    acks = flow_columns(cap.acks, ACK_COLUMNS, getattr(cap, "mapped", {}).get("acks"))
-    segments = flow_columns(cap.segments, SEGMENT_COLUMNS)
-    deliveries = []  # for the truth's fair share: when each bulk flow delivered data
-    for fid in bulk_flow_ids(cap.flows, truth) if truth is not None else []:
-        a = acks(fid)
-        deliveries.append(a["t"][a["acked"] > 0])
-    by_id = summaries_by_id(cap.flows)
-    sources = flow_sources([by_id[fid] for fid in todo], cap.episodes, truth, deliveries)
-    flows, scored = replay_flows(sources, [by_id[fid].mss for fid in todo], acks, segments, cap.episodes, estimators,
-                                 keep_series=keep_series, memory_budget=getattr(cap, "memory_budget", None),
-                                 release=getattr(cap, "release", None), progress=progress)
-    scores = capture_scores_of(scored, cap.flows, [e.name for e in estimators], truth)
-    groups = share_paths(flows, by_id, bulk_flow_ids(cap.flows, truth))
-    return CaptureReplay(flows, skipped, scores, describe(estimators), groups, scored)
+    with gc_paused():  # (many small acyclic objects: estimators.gcpause)
+        todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
+        acks = flow_columns(cap.acks, ACK_COLUMNS, getattr(cap, "mapped", {}).get("acks"))
+        segments = flow_columns(cap.segments, SEGMENT_COLUMNS)
+        deliveries = []  # for the truth's fair share: when each bulk flow delivered data
+        for fid in bulk_flow_ids(cap.flows, truth) if truth is not None else []:
+            a = acks(fid)
+            deliveries.append(a["t"][a["acked"] > 0])
+        chosen = summaries_of(cap.flows, todo)
+        by_id = dict(zip(todo, chosen, strict=True))  # (share_paths looks up replayed flows only)
+        sources = flow_sources(chosen, cap.episodes, truth, deliveries)
+        flows, scored = replay_flows(sources, [s.mss for s in chosen], acks, segments, cap.episodes, estimators,
+                                     keep_series=keep_series, memory_budget=getattr(cap, "memory_budget", None),
+                                     release=getattr(cap, "release", None), progress=progress)
+        scores = capture_scores_of(scored, cap.flows, [e.name for e in estimators], truth)
+        groups = share_paths(flows, by_id, bulk_flow_ids(cap.flows, truth))
+        return CaptureReplay(flows, skipped, scores, describe(estimators), groups, scored)
 
 
 def flow_sources(summaries: Sequence[Any], episodes: pl.DataFrame, truth: Truth | None,
@@ -617,17 +623,19 @@ def flow_sources(summaries: Sequence[Any], episodes: pl.DataFrame, truth: Truth 
     ``vantage``, ``sender``, ``receiver`` and what ``LinkInfo.of`` reads) and the capture's episode table
     (column ``flow_id``); ``deliveries``: the bulk flows' delivery times, for the truth's fair share; ``links``:
     what ``LinkInfo.of`` reads for each flow, when not its summary (a stored flow's summary dict)."""
-    ep_ids = episodes["flow_id"].to_numpy()
+    # (replay_flows hands each batch its rows of the episode table: a source's own are read for the truth's
+    # loss labels only)
+    ep_ids = episodes["flow_id"].to_numpy() if truth is not None else np.empty(0, np.int64)
     with_episodes = set(np.unique(ep_ids).tolist()) if len(ep_ids) else set()
     of = flow_rows(episodes) if with_episodes else None
     out = []
+    infos = Links.of(summaries if links is None else links)  # (a field at a time)
     for i, s in enumerate(summaries):
         fid = s.flow_id
         eps = of(fid) if of is not None and fid in with_episodes else None
         labels = (truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list())
                   if truth is not None and eps is not None else None)
-        link = LinkInfo.of(s if links is None else links[i])
-        out.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels, link))
+        out.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels, infos.info(i)))
     return out
 
 

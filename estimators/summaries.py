@@ -26,6 +26,24 @@ def summary_frame(summaries: Sequence[Any], names: Sequence[str],
                         strict=False)
 
 
+def summaries_of(summaries: Sequence[Any], flow_ids: Sequence[int]) -> list[Any]:
+    """The summaries of flows ``flow_ids``, in that order (KeyError for an id none has): columnar summaries
+    made into objects in one pass."""
+    take = getattr(summaries, "take", None)
+    if callable(take):
+        return list(take(flow_ids))
+    by_id = {s.flow_id: s for s in summaries}
+    return [by_id[f] for f in flow_ids]
+
+
+def summary_rows(summaries: Sequence[Any], flow_ids: Sequence[int], names: Sequence[str]) -> pl.DataFrame:
+    """Fields ``names`` of flows ``flow_ids``, in that order, a column each (text as plain strings)."""
+    take = getattr(summaries, "take", None)
+    chosen = take(flow_ids) if callable(take) else summaries_of(summaries, flow_ids)
+    frame = summary_frame(chosen, names)
+    return frame.with_columns(pl.col(pl.Categorical).cast(pl.String))
+
+
 def summaries_by_id(summaries: Sequence[Any]) -> Mapping[int, Any]:
     """Flow id → summary: columnar summaries' lazy mapping, else a dictionary."""
     by_id = getattr(summaries, "by_id", None)

@@ -179,8 +179,8 @@ class FlowSummaries(Sequence[FlowSummary]):
         return FlowSummary(*self.frame.row(i))
 
     def __iter__(self) -> Iterator[FlowSummary]:
-        for part in self.frame.iter_slices(_ITER_ROWS):
-            yield from starmap(FlowSummary, part.iter_rows())
+        for part in self.frame.iter_slices(_ITER_ROWS):  # a column's values at a time: a fifth of iter_rows' cost
+            yield from starmap(FlowSummary, zip(*(col.to_list() for col in part.iter_columns()), strict=True))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, FlowSummaries):
@@ -207,15 +207,29 @@ class FlowSummaries(Sequence[FlowSummary]):
         rows = [i for i, s in enumerate(self) if keep(s)]
         return self if len(rows) == len(self) else FlowSummaries(self.frame[rows])
 
-    def row_of(self, flow_id: int) -> int | None:
-        """The row of flow ``flow_id``, or None."""
+    def rows_of(self, flow_ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The rows of flows ``flow_ids`` (−1 for an id no flow has)."""
         if self._order is None:
             ids = self.ids()
             rows = np.arange(len(ids)) if bool(np.all(ids[1:] > ids[:-1])) else np.argsort(ids, kind="stable")
             self._order = (ids[rows], rows)
         ids, rows = self._order
-        at = int(np.searchsorted(ids, flow_id))
-        return int(rows[at]) if at < len(ids) and ids[at] == flow_id else None
+        want = np.asarray(flow_ids, np.int64)
+        at = np.minimum(np.searchsorted(ids, want), max(len(ids) - 1, 0))
+        found = (ids[at] == want) if len(ids) else np.zeros(len(want), bool)
+        return np.where(found, rows[at] if len(ids) else -1, -1)
+
+    def row_of(self, flow_id: int) -> int | None:
+        """The row of flow ``flow_id``, or None."""
+        row = int(self.rows_of([flow_id])[0])
+        return row if row >= 0 else None
+
+    def take(self, flow_ids: Sequence[int] | np.ndarray) -> FlowSummaries:
+        """The summaries of flows ``flow_ids``, in that order (KeyError for an id no flow has)."""
+        rows = self.rows_of(flow_ids)
+        if (rows < 0).any():
+            raise KeyError(int(np.asarray(flow_ids)[np.argmax(rows < 0)]))
+        return FlowSummaries(self.frame[rows])
 
     def by_id(self) -> SummariesById:
         """The summaries by flow id, each made when it is looked up."""
