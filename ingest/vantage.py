@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+from numba import njit
 
 _NONE = -(1 << 62)
 FACTOR = 3.0
@@ -73,8 +74,6 @@ _CLOCKING = "data→ACK median {:.3f} ms vs data segment gap median {:.3f} ms (r
 _CLOCKED = {_SENDER: ": ACKs come a round trip after the data", _RECEIVER: ": ACKs follow the data at once",
             _UNKNOWN: ": ambiguous"}
 _NO_EVIDENCE = "no handshake timing and too few RTT samples to tell"
-#: Above this many values a flow's median is taken from a sort of its own, below from one sort with the others.
-_ALONE = 4096
 
 
 def classify_vantages(
@@ -206,28 +205,23 @@ def _run_minima(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 def _run_medians(values: np.ndarray, counts: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """The median of each ``wanted`` run of ``values`` (runs of ``counts`` values in turn) as ``np.median`` gives
-    it — the middle value, or the mean of the middle two, as float64 — others NaN. A large run is sorted alone
-    (``np.median``'s selection can take ten times a sort: 0.3 s on the 4 M alternating data gaps of a bulk
-    flow), the others in one sort by (run, value)."""
+    it — the middle value, or the mean of the middle two, as float64 — others NaN: each run sorted alone in one
+    compiled pass (``np.median``'s selection can take ten times a sort: 0.3 s on the 4 M alternating data gaps
+    of a bulk flow; one sort of all runs by (run, value) took 0.07 s of a 10 000-flow capture's 0.5 s ingest)."""
     out = np.full(len(counts), np.nan)
-    wanted = wanted & (counts > 0)
-    alone = wanted & (counts > _ALONE)
-    starts = _run_starts(counts)
-    for r in np.flatnonzero(alone).tolist():
-        out[r] = _middle(np.sort(values[starts[r]: starts[r] + counts[r]]), np.zeros(1, np.int64), counts[r:r + 1])[0]
-    together = wanted & ~alone
-    if together.any():
-        run = np.repeat(np.arange(len(counts)), counts)
-        mine = together[run]
-        v, run = values[mine], run[mine]
-        c = counts[together]
-        out[together] = _middle(v[np.lexsort((v, run))], _run_starts(c), c)
+    if len(counts):
+        _medians_into(values, _run_starts(counts), np.asarray(counts, np.int64), np.asarray(wanted, np.bool_), out)
     return out
 
 
-def _middle(ordered: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Of runs of sorted values, the middle value of each or the mean of its middle two (float64)."""
-    return (ordered[starts + (counts - 1) // 2].astype(np.float64) + ordered[starts + counts // 2]) / 2
+@njit(cache=True, nogil=True)
+def _medians_into(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, wanted: np.ndarray,
+                  out: np.ndarray) -> None:  # pragma: no cover - compiled
+    for r in range(len(counts)):
+        c = counts[r]
+        if wanted[r] and c > 0:
+            ordered = np.sort(values[starts[r]: starts[r] + c])
+            out[r] = (np.float64(ordered[(c - 1) // 2]) + ordered[c // 2]) / 2
 
 
 def vantage_text(vantage: str, position: float | None) -> str:
