@@ -50,7 +50,8 @@ def scores_csv_of(scored: Sequence[ScoredCapture]) -> str:
         min_bytes = sc.min_flow_bytes
         ends = summary_rows(sc.ingest.flows, [f.flow_id for f in flows],
                             ("sender", "receiver", "bytes", "vantage", "reconstruction"))
-        info = pl.concat([ends.with_columns(pl.col("reconstruction").cast(pl.String).replace("", None)), pl.DataFrame({
+        rec = pl.col("reconstruction").cast(pl.String)
+        info = pl.concat([ends.with_columns(pl.when(rec != "").then(rec).alias("reconstruction")), pl.DataFrame({
             c: pl.Series(c, [jsonable(p.get(k)) for p in paths], strict=False)
             for c, k in zip(PATH_COLUMNS, PATH_FIGURES, strict=True)})], how="horizontal")
         info = info[np.repeat(np.arange(len(flows)), per_flow)]

@@ -396,8 +396,10 @@ def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
     evidence = pl.col("reconstruction_evidence").cast(pl.String)
     why = (pl.when(rebuilt).then(pl.when(evidence.fill_null("") != "").then(evidence).otherwise(
         pl.lit("no reconstruction"))).otherwise(pl.lit("no reconstruction of the sender's view for this vantage")))
-    selected = pl.lit(True) if only is None else pl.col("flow_id").is_in(pl.Series(sorted(only), dtype=pl.Int64)
-                                                                       .implode())
+    if only is not None:  # (a mask: is_in's semantics vary between Polars versions)
+        f = f.with_columns(pl.Series("_selected", np.isin(f["flow_id"].cast(pl.Int64).to_numpy(),
+                                                          np.fromiter(only, np.int64, len(only)))))
+    selected = pl.lit(True) if only is None else pl.col("_selected")
     reason = (pl.when(~selected).then(pl.lit(NOT_SELECTED))
               .when((pl.col("vantage").cast(pl.String) != "sender") & ~sound & (not allow_vantage))
               .then(pl.concat_str(pl.lit("vantage "), pl.col("vantage").cast(pl.String), pl.lit(": "), why,

@@ -37,11 +37,10 @@ def summaries_of(summaries: Sequence[Any], flow_ids: Sequence[int]) -> list[Any]
 
 
 def summary_rows(summaries: Sequence[Any], flow_ids: Sequence[int], names: Sequence[str]) -> pl.DataFrame:
-    """Fields ``names`` of flows ``flow_ids``, in that order, a column each (text as plain strings)."""
+    """Fields ``names`` of flows ``flow_ids``, in that order, a column each."""
     take = getattr(summaries, "take", None)
     chosen = take(flow_ids) if callable(take) else summaries_of(summaries, flow_ids)
-    frame = summary_frame(chosen, names)
-    return frame.with_columns(pl.col(pl.Categorical).cast(pl.String))
+    return summary_frame(chosen, names)
 
 
 def summaries_by_id(summaries: Sequence[Any]) -> Mapping[int, Any]:

@@ -106,20 +106,19 @@ class FlowSummary:
 #: FlowSummary's field names, in order (``FlowSummary.to_dict``).
 FLOW_FIELDS = tuple(f.name for f in fields(FlowSummary))
 
-#: Text fields of a small fixed vocabulary, held as categories in :class:`FlowSummaries` (the evidence sentences,
-#: which carry each flow's figures, and the endpoints stay plain text: a process-wide category list would only grow).
-_CATEGORICAL = frozenset({"mss_source", "vantage", "reconstruction", "confidence", "confidence_note"})
+# Text is plain strings, short values (a vantage, an MSS source) held inline by Polars: no categories, whose
+# process-wide list would only grow in a long-running worker and which Polars 1.0 cannot concatenate across frames.
 _DTYPES: dict[type, pl.DataType] = {int: pl.Int64(), float: pl.Float64(), bool: pl.Boolean(), str: pl.String()}
 
 
-def _dtype(name: str, hint: Any) -> pl.DataType:
+def _dtype(hint: Any) -> pl.DataType:
     kinds = [t for t in get_args(hint) if t is not NoneType] if isinstance(hint, UnionType) else [hint]
-    return pl.Categorical() if name in _CATEGORICAL else _DTYPES[kinds[0]]
+    return _DTYPES[kinds[0]]
 
 
 _HINTS = get_type_hints(FlowSummary)
 #: The columns of :class:`FlowSummaries`: one per FlowSummary field, in order (null where the field is None).
-SUMMARY_SCHEMA = pl.Schema({name: _dtype(name, _HINTS[name]) for name in FLOW_FIELDS})
+SUMMARY_SCHEMA: dict[str, pl.DataType] = {name: _dtype(_HINTS[name]) for name in FLOW_FIELDS}
 #: Rows made into summaries at a time when :class:`FlowSummaries` is iterated.
 _ITER_ROWS = 1 << 14
 
@@ -137,7 +136,7 @@ class FlowSummaries(Sequence[FlowSummary]):
     __slots__ = ("_order", "frame")
 
     def __init__(self, frame: pl.DataFrame | None = None) -> None:
-        self.frame = frame if frame is not None else SUMMARY_SCHEMA.to_frame()
+        self.frame = frame if frame is not None else pl.DataFrame(schema=SUMMARY_SCHEMA)
         self._order: tuple[np.ndarray, np.ndarray] | None = None  # (flow ids sorted, their rows) for by_id
 
     @classmethod
@@ -239,13 +238,13 @@ class FlowSummaries(Sequence[FlowSummary]):
         """These summaries with the rows of ``changed`` (row → summary) replaced."""
         if not changed:
             return self
-        rows = sorted(changed)
-        new = FlowSummaries.of(changed[r] for r in rows).frame
-        index = pl.Series("_row", rows, pl.Int64)
-        keep = self.frame.with_row_index("_row").with_columns(pl.col("_row").cast(pl.Int64))
-        keep = keep.filter(~pl.col("_row").is_in(index.implode()))
-        merged = pl.concat([keep, new.with_columns(index)], how="diagonal").sort("_row")
-        return FlowSummaries(merged.drop("_row").select(FLOW_FIELDS))
+        rows = np.array(sorted(changed), np.int64)
+        new = FlowSummaries.of(changed[r] for r in rows.tolist()).frame
+        kept = np.ones(len(self), bool)
+        kept[rows] = False
+        # the kept rows then the new ones, put back in row order
+        order = np.argsort(np.concatenate([np.flatnonzero(kept), rows]), kind="stable")
+        return FlowSummaries(pl.concat([self.frame.filter(pl.Series(kept)), new])[order])
 
 
 class SummariesById(Mapping[int, FlowSummary]):
