@@ -127,7 +127,7 @@ class FlowSummaries(Sequence[FlowSummary]):
     """The summaries of many flows held as columns: one row per flow of a Polars DataFrame (``frame``, columns
     :data:`SUMMARY_SCHEMA`), each row made a :class:`FlowSummary` when it is read.
 
-    A capture of a million small flows keeps about 250 bytes a flow this way, against about 800 for as many
+    A capture of a million small flows keeps about 300 bytes a flow this way, against about 800 for as many
     objects (issue #26). Code that reads every flow's field reads its column (``column``, ``ids``); code that
     wants objects indexes or iterates. The table is not changed through the objects it hands out: changing one
     changes that copy only (:meth:`replaced` puts changed summaries back).
