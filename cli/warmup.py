@@ -140,11 +140,16 @@ def _compile_bytecode(root: Path | None = None) -> None:
 def _warm_large_capture_paths() -> None:
     """The kernels only large captures reach: a connection beyond the memory budget analysed in chunks (the
     warm-up capture ingested with a tiny budget and, for a moment, blocks of 64 packets), the merge search of
-    replay's long flows, two-span decoding and the connection table's growth (:func:`_warm_decoder`)."""
+    replay's long flows, the medians that tell the vantage of flows without a handshake (``run_medians``: the
+    warm-up capture's flows have theirs), two-span decoding and the connection table's growth
+    (:func:`_warm_decoder`)."""
     import numpy as np
 
     from ackreplay.estimators.search import MERGE_MIN_KEYS, searchsorted_right
     from ackreplay.ingest import ingest_capture, pipeline
+    from ackreplay.ingest.vantage import run_medians
+
+    run_medians(np.arange(3), np.array([3]), np.array([True]))
 
     saved = pipeline.MIN_ROWS
     pipeline.MIN_ROWS = 64

@@ -111,10 +111,10 @@ def test_a_summary_as_a_dict_is_its_fields_in_order():
     assert s.srtt_s == 0.25 and s.to_dict() is not s.to_dict()
 
 
-def test_run_medians_are_numpys_medians() -> None:
+def testrun_medians_are_numpys_medians() -> None:
     """Each wanted run's median (compiled, a run sorted at a time) is ``np.median`` of the run, to the bit: float
     and integer values, runs of one, two, odd and even lengths, long runs and empty ones, runs not wanted."""
-    from ackreplay.ingest.vantage import _run_medians
+    from ackreplay.ingest.vantage import run_medians
 
     rng = np.random.default_rng(26)
     for dtype in (np.float64, np.int64):
@@ -123,11 +123,11 @@ def test_run_medians_are_numpys_medians() -> None:
                            else rng.integers(0, 10**12, int(counts.sum())))
         values = raw.astype(dtype)
         wanted = rng.random(len(counts)) < 0.8
-        got = _run_medians(values, counts, wanted)
+        got = run_medians(values, counts, wanted)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         for r, (s, c) in enumerate(zip(starts, counts, strict=True)):
             if wanted[r] and c:
                 assert got[r] == np.median(values[s: s + c]), (dtype, r, c)
             else:
                 assert np.isnan(got[r])
-    assert _run_medians(np.empty(0), np.empty(0, np.int64), np.empty(0, bool)).shape == (0,)
+    assert run_medians(np.empty(0), np.empty(0, np.int64), np.empty(0, bool)).shape == (0,)
