@@ -120,8 +120,8 @@ def load(path: Path, memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB) -> Captur
     return cap
 
 
-def flows_table(cap: CaptureIngest, keep: Callable[[Any], bool] | None = None) -> str:
-    shown = cap.flows if keep is None else cap.flows.select(keep)
+def flows_table(shown: FlowSummaries) -> str:
+    """The table ``ackreplay flows`` prints of these flows."""
 
     def col(name: str) -> list[Any]:
         return shown.column(name).to_list()
@@ -169,7 +169,7 @@ def flows(
               f"{st.tcp_packets} TCP, {st.connections} connections, {st.flows} flows; skipped: {skipped}{grouped}")
         if keep is not None:
             print(f"{len(shown)} of {len(cap.flows)} flows match the filter")
-        print(flows_table(cap, keep) if len(shown) else "(no TCP flow carried data)" if not cap.flows
+        print(flows_table(shown) if len(shown) else "(no TCP flow carried data)" if not cap.flows
               else "(no flow matches the filter)")
         print()
     if as_json:

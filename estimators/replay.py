@@ -415,16 +415,16 @@ def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
     return todo, skipped
 
 
+def bulk_flows(summaries: Sequence[Any], truth: Truth | None) -> pl.DataFrame:
+    """The flows that carry at least ``min_flow_bytes`` (§4: the competitors for a fair share), in order: their
+    ``flow_id`` and ``goodput_bps``."""
+    f = summary_frame(summaries, ("flow_id", "bytes", "goodput_bps"))
+    return f.filter(pl.col("bytes") >= min_flow_bytes(truth)).select("flow_id", "goodput_bps")
+
+
 def bulk_flow_ids(summaries: Sequence[Any], truth: Truth | None) -> list[int]:
-    """Flows that carry at least ``min_flow_bytes`` (§4: the competitors for a fair share)."""
-    f = summary_frame(summaries, ("flow_id", "bytes"))
-    return f.filter(pl.col("bytes") >= min_flow_bytes(truth))["flow_id"].to_list()
-
-
-def bulk_goodputs(summaries: Sequence[Any], truth: Truth | None) -> list[float]:
-    """The goodput of every bulk flow (:func:`bulk_flow_ids`), in order."""
-    f = summary_frame(summaries, ("bytes", "goodput_bps"))
-    return f.filter(pl.col("bytes") >= min_flow_bytes(truth))["goodput_bps"].to_list()
+    """The ids of :func:`bulk_flows`."""
+    return bulk_flows(summaries, truth)["flow_id"].to_list()
 
 
 def truth_function(truth: Truth | None, flow_id: int, deliveries: list[np.ndarray]
@@ -444,8 +444,9 @@ def capture_scores(flow_scores: Sequence[tuple[int, dict[str, dict[str, Any]]]],
                    estimator_names: Sequence[str], truth: Truth | None) -> dict[str, Any]:
     """Per capture: every score averaged over the replayed flows (in flow order) and Jain's fairness."""
     scores: dict[str, Any] = {n: aggregate([fs[n] for _, fs in flow_scores]) for n in estimator_names}
-    bulk = set(bulk_flow_ids(summaries, truth))
-    fairness: dict[str, float | None] = {"goodput": jain(bulk_goodputs(summaries, truth))}
+    competing = bulk_flows(summaries, truth)
+    bulk = set(competing["flow_id"].to_list())
+    fairness: dict[str, float | None] = {"goodput": jain(competing["goodput_bps"].to_list())}
     for n in estimator_names:
         fairness[n] = jain(fs[n]["mean_bps"] for fid, fs in flow_scores if fid in bulk)
     scores["fairness"] = fairness
@@ -458,10 +459,10 @@ def capture_scores_of(scored: Sequence[BatchScores], summaries: Sequence[Any], e
     over the replayed flows (in flow order) and Jain's fairness."""
     flows = sum(len(b.flow_ids) for b in scored)
     ids = np.concatenate([b.flow_ids for b in scored]) if scored else np.empty(0, np.int64)
-    bulk = set(bulk_flow_ids(summaries, truth))
-    in_bulk = np.isin(ids, np.fromiter(bulk, np.int64, len(bulk)))
+    competing = bulk_flows(summaries, truth)
+    in_bulk = np.isin(ids, competing["flow_id"].cast(pl.Int64).to_numpy())
     scores: dict[str, Any] = {}
-    fairness: dict[str, float | None] = {"goodput": jain(bulk_goodputs(summaries, truth))}
+    fairness: dict[str, float | None] = {"goodput": jain(competing["goodput_bps"].to_list())}
     for name in estimator_names:
         out: dict[str, Any] = {"flows": flows}
         if not flows:
@@ -604,8 +605,9 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
         todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
         acks = flow_columns(cap.acks, ACK_COLUMNS, getattr(cap, "mapped", {}).get("acks"))
         segments = flow_columns(cap.segments, SEGMENT_COLUMNS)
+        bulk = bulk_flow_ids(cap.flows, truth)
         deliveries = []  # for the truth's fair share: when each bulk flow delivered data
-        for fid in bulk_flow_ids(cap.flows, truth) if truth is not None else []:
+        for fid in bulk if truth is not None else []:
             a = acks(fid)
             deliveries.append(a["t"][a["acked"] > 0])
         chosen = summaries_of(cap.flows, todo)
@@ -615,7 +617,7 @@ def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | 
                                      keep_series=keep_series, memory_budget=getattr(cap, "memory_budget", None),
                                      release=getattr(cap, "release", None), progress=progress)
         scores = capture_scores_of(scored, cap.flows, [e.name for e in estimators], truth)
-        groups = share_paths(flows, by_id, bulk_flow_ids(cap.flows, truth))
+        groups = share_paths(flows, by_id, bulk)
         return CaptureReplay(flows, skipped, scores, describe(estimators), groups, scored)
 
 

@@ -3,7 +3,7 @@ read) or any sequence of FlowSummary-likes (objects with the fields as attribute
 
 Replay reads every flow's few fields, which for a capture of a million flows is a column each, not a million
 objects made and dropped (issue #26). ``estimators`` does not import ``ingest``: a columnar sequence is known by
-its ``frame`` (a Polars DataFrame, a column per field) and ``by_id``.
+its ``frame`` (a Polars DataFrame, a column per field) and ``take``.
 """
 
 from __future__ import annotations
@@ -26,27 +26,24 @@ def summary_frame(summaries: Sequence[Any], names: Sequence[str],
                         strict=False)
 
 
-def summaries_of(summaries: Sequence[Any], flow_ids: Sequence[int]) -> list[Any]:
-    """The summaries of flows ``flow_ids``, in that order (KeyError for an id none has): columnar summaries
-    made into objects in one pass."""
+def _chosen(summaries: Sequence[Any], flow_ids: Sequence[int]) -> Sequence[Any]:
+    """The summaries of flows ``flow_ids``, in that order (KeyError for an id none has): columnar summaries'
+    rows taken as columns, others looked up."""
     take = getattr(summaries, "take", None)
     if callable(take):
-        return list(take(flow_ids))
+        taken: Sequence[Any] = take(flow_ids)
+        return taken
     by_id = {s.flow_id: s for s in summaries}
     return [by_id[f] for f in flow_ids]
 
 
+def summaries_of(summaries: Sequence[Any], flow_ids: Sequence[int]) -> list[Any]:
+    """The summaries of flows ``flow_ids``, in that order (KeyError for an id none has): columnar summaries
+    made into objects in one pass."""
+    return list(_chosen(summaries, flow_ids))
+
+
 def summary_rows(summaries: Sequence[Any], flow_ids: Sequence[int], names: Sequence[str]) -> pl.DataFrame:
-    """Fields ``names`` of flows ``flow_ids``, in that order, a column each."""
-    take = getattr(summaries, "take", None)
-    chosen = take(flow_ids) if callable(take) else summaries_of(summaries, flow_ids)
-    return summary_frame(chosen, names)
-
-
-def summaries_by_id(summaries: Sequence[Any]) -> Mapping[int, Any]:
-    """Flow id → summary: columnar summaries' lazy mapping, else a dictionary."""
-    by_id = getattr(summaries, "by_id", None)
-    if callable(by_id):
-        found: Mapping[int, Any] = by_id()
-        return found
-    return {s.flow_id: s for s in summaries}
+    """Fields ``names`` of flows ``flow_ids``, in that order, a column each (read as columns, no objects made,
+    from columnar summaries)."""
+    return summary_frame(_chosen(summaries, flow_ids), names)

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from ackreplay.estimators.replay import bulk_flow_ids, bulk_goodputs, plan
+from ackreplay.estimators.replay import bulk_flow_ids, bulk_flows, plan
 from ackreplay.ingest import FlowSummaries, ingest_capture
 from ackreplay.ingest.model import FLOW_FIELDS
 from tests.conftest import SHARED
@@ -84,7 +84,7 @@ def test_plan_and_bulk_flows_decide_from_columns_as_from_objects(captures: list[
                 assert plan(columns, allow_vantage=allow, only=only) == want
                 assert plan(everything, allow_vantage=allow, only=only) == want
         assert bulk_flow_ids(columns, None) == [s.flow_id for s in everything if s.bytes >= 64 * 1024]
-        goodputs = bulk_goodputs(columns, None)
+        goodputs = bulk_flows(columns, None)["goodput_bps"].to_list()
         assert [g for g in goodputs if not math.isnan(g)] == [
             s.goodput_bps for s in everything if s.bytes >= 64 * 1024 and not math.isnan(s.goodput_bps)]
 
