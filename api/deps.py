@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from ackreplay.core.config import Settings, get_settings
 from ackreplay.core.db import API_SESSIONS, session_scope
-from ackreplay.core.models import Owner
+from ackreplay.core.orm import Owner
 from ackreplay.core.owners import authenticate, token_from_header
 from ackreplay.core.storage import Store, get_store
 

@@ -26,7 +26,7 @@ EXE = str(Path(sys.executable).with_name("ackreplay"))
 LOSS_EVERY = 5000
 WARM = (
     "import sys, time; import ackreplay.estimators as E; from ackreplay.ingest import ingest_capture; "
-    "from ackreplay.estimators.replay import replay_capture; ests = [E.create(n) for n in E.DEFAULT_ORDER]\n"
+    "from ackreplay.replay.engine import replay_capture; ests = [E.create(n) for n in E.DEFAULT_ORDER]\n"
     "budget = None if sys.argv[2] == 'none' else int(sys.argv[2]) << 20\n"
     "def once():\n t0 = time.perf_counter(); c = ingest_capture(sys.argv[1], memory_budget=budget)\n"
     " t1 = time.perf_counter()\n"
@@ -81,7 +81,7 @@ def main() -> None:
         target = "  (target <= 0.8 s)" if cmd[0] == EXE else ""
         print(f"  {label:40} {runs[2]:6.2f} s{target}")
 
-    # the budget bounds the working set above what the interpreter and its libraries hold (ingest.pipeline):
+    # the budget bounds the working set above what the interpreter and its libraries hold (ingest.capture):
     # that floor is the peak RSS of the same command on a capture of a few packets
     floor = max(measure([EXE, "score", str(small), "-f", "csv"]).peak_rss_mb for _ in range(3))
     print(f"== score at scale (loss every {LOSS_EVERY} segments; memory budget {args.budget} MiB for the working "

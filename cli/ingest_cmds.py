@@ -17,8 +17,8 @@ from ackreplay.cli.inputs import FilterOption, label, regular_file
 from ackreplay.cli.render import column_table, num, terminal_width
 from ackreplay.cli.warmup import announce_cold
 from ackreplay.ingest import CaptureIngest, FlowSummaries, FlowSummary, ingest_capture
+from ackreplay.ingest.capture import DEFAULT_MEMORY_BUDGET
 from ackreplay.ingest.model import FLOW_FIELDS
-from ackreplay.ingest.pipeline import DEFAULT_MEMORY_BUDGET
 
 MemoryBudget = Annotated[int, typer.Option(
     "--memory-budget", min=1, metavar="MB",

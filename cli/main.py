@@ -14,7 +14,7 @@ from ackreplay.cli.compare_cmd import compare
 from ackreplay.cli.graph_cmd import graph
 from ackreplay.cli.ingest_cmds import acks, flows
 from ackreplay.cli.model_cmd import model
-from ackreplay.cli.plugins import list_estimators
+from ackreplay.cli.plugin_options import list_estimators
 from ackreplay.cli.report_cmd import report
 from ackreplay.cli.score_cmd import score
 from ackreplay.cli.service_cmds import migrate, quota_app, serve, token_app, worker
@@ -77,7 +77,7 @@ def main() -> None:
         code: int | str | None = 0
     except SystemExit as exc:
         code = exc.code
-    parallel = sys.modules.get("ackreplay.estimators.parallel")
+    parallel = sys.modules.get("ackreplay.replay.parallel")
     if parallel is not None:  # replay's helper threads, idle once the command returned
         parallel.shutdown_helpers()
     if threading.active_count() > 1:

@@ -1,4 +1,4 @@
-"""``ackreplay model``: what the seeds' models predict on a path (ESTIMATORS.md §9, ``estimators.models``)."""
+"""``ackreplay model``: what the seeds' models predict on a path (ESTIMATORS.md §9, ``path.analytic``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def model(
 ) -> None:
     """Seed 002's NewReno/Westwood+ shares (with and without the floor-half fix) and seed 004's busy-link
     verdict and single-flow utilisation per algorithm, at a buffer/BDP."""
-    from ackreplay.estimators.models import PathModel, seed002_curve, seed002_shares, seed004
+    from ackreplay.path.analytic import PathModel, seed002_curve, seed002_shares, seed004
 
     if curve:
         parts = [float(x) for x in curve.split(":")]

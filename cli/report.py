@@ -23,12 +23,12 @@ import polars as pl
 from plotly.offline import get_plotlyjs
 
 from ackreplay.cli.score_table import score_table
-from ackreplay.core.scoring import ScoredCapture, path_models
-from ackreplay.estimators.diagnostics import explain
-from ackreplay.estimators.path import group_line
-from ackreplay.estimators.replay import FlowReplay
+from ackreplay.core.capture_scoring import ScoredCapture, path_models
 from ackreplay.graphs.congestion import source_for
 from ackreplay.ingest.vantage import vantage_text
+from ackreplay.path.inference import group_line
+from ackreplay.replay.engine import FlowReplay
+from ackreplay.scoring.diagnostics import explain
 
 REPORT_PX = 2000
 CONGESTION_JS = Path(__file__).resolve().parents[1] / "api" / "dashboard" / "js" / "congestion.js"
@@ -61,7 +61,7 @@ def decisions_figure(fr: FlowReplay, with_truth: bool) -> go.Figure:
 def seed002_figure(buffer_over_bdp: float, measured: dict[str, float] | None = None) -> go.Figure:
     """Seed 002's NewReno/Westwood+ shares over buffer/BDP (with and without the floor-half fix), this
     path's buffer/BDP marked."""
-    from ackreplay.estimators.models import seed002_curve
+    from ackreplay.path.analytic import seed002_curve
 
     hi = max(8.0, 2 * buffer_over_bdp)
     plain, fixed = seed002_curve(0.05, hi, 40), seed002_curve(0.05, hi, 40, floor_half=True)
@@ -89,7 +89,7 @@ def path_html(path: dict[str, Any], models: dict[str, Any] | None, title: str = 
     """The §9 path: each figure with its evidence, seed 004's verdict and single-flow utilisation per rule, the
     same rule for every replayed decision at the flow's losses, and seed 002's curve with this path's
     buffer/BDP."""
-    from ackreplay.estimators.path import path_line
+    from ackreplay.path.inference import path_line
 
     def link(v: dict[str, Any]) -> str:
         return "busy" if v["busy_link"] else "idles"

@@ -10,7 +10,7 @@ import typer
 from ackreplay.cli.errors import EXIT_USAGE, fail, guarded
 from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label
-from ackreplay.cli.plugins import PluginOption, load_plugin_files
+from ackreplay.cli.plugin_options import PluginOption, load_plugin_files
 from ackreplay.cli.warmup import announce_cold
 
 
@@ -30,7 +30,7 @@ def report(
     """Write the self-contained HTML report of one capture (opens offline)."""
     from ackreplay.cli.report import render
     from ackreplay.cli.score_cmd import flow_filter, score_input
-    from ackreplay.core.scoring import build_estimators
+    from ackreplay.core.capture_scoring import build_estimators
     from ackreplay.estimators import EstimatorError
 
     name = label(file)

@@ -11,19 +11,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ackreplay.cli.boards import combined_summary
 from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label, regular_file
-from ackreplay.cli.plugins import PluginOption, load_plugin_files, plugin_failures
+from ackreplay.cli.plugin_options import PluginOption, load_plugin_files, plugin_failures
 from ackreplay.cli.progress import Progress
 from ackreplay.cli.render import DEFAULT_WIDTH, terminal_width
 from ackreplay.cli.score_table import legend as column_legend
 from ackreplay.cli.score_table import score_table
-from ackreplay.cli.summary import combined_summary
 from ackreplay.cli.warmup import announce_cold
 
 if TYPE_CHECKING:
-    from ackreplay.core.scoring import ScoredCapture
+    from ackreplay.core.capture_scoring import ScoredCapture
 
 
 def score(
@@ -62,9 +62,9 @@ def score(
 
     With several captures, the table ends with a combined summary over all their bulk flows."""
     # imported here, not at the top, so that other commands (`flows`, `serve`…) start without them
-    from ackreplay.core.scoring import build_estimators, document, jsonable, parse_params
+    from ackreplay.core.capture_scoring import build_estimators, document, jsonable, parse_params
     from ackreplay.estimators import EstimatorError
-    from ackreplay.estimators.truth import Truth
+    from ackreplay.scoring.truth import Truth
 
     if fmt not in ("table", "json", "csv"):
         fail(EXIT_USAGE, "bad_format", f"--format must be table, json or csv, got {fmt!r}")
@@ -123,7 +123,7 @@ def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use
     with exit 3 and a message naming the problem, never a traceback; ``options`` go to ``score_file``."""
     import numpy as np
 
-    from ackreplay.core.scoring import score_file
+    from ackreplay.core.capture_scoring import score_file
     from ackreplay.estimators import EstimatorError
     from ackreplay.ingest import IngestError
 
@@ -185,10 +185,10 @@ def legend_text(width: int) -> str:
 
 
 def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
-    from ackreplay.core.scoring import capture_document
-    from ackreplay.estimators.diagnostics import explain
-    from ackreplay.estimators.path import group_line, path_line
-    from ackreplay.estimators.replay import NOT_SELECTED
+    from ackreplay.core.capture_scoring import capture_document
+    from ackreplay.path.inference import group_line, path_line
+    from ackreplay.replay.engine import NOT_SELECTED
+    from ackreplay.scoring.diagnostics import explain
 
     d = capture_document(sc)
     wide = width or 10_000
@@ -239,7 +239,7 @@ def vantage_label(f: dict[str, Any]) -> str:
 
 def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], ests: list[Any]) -> None:
     from ackreplay.cli.report import render
-    from ackreplay.estimators.results import decision_table, series_table
+    from ackreplay.replay.results import decision_table, series_table
 
     out.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
@@ -263,9 +263,9 @@ def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], e
 
 def write_sweeps(out: Path, scored: list[ScoredCapture], ests: list[Any]) -> list[Path]:
     """A sensitivity plot per swept estimator and parameter, over the bulk flows of every capture."""
-    from ackreplay.estimators.replay import bulk_flow_ids
     from ackreplay.estimators.sweep import swept_parameters
     from ackreplay.graphs.sensitivity import write_sensitivity
+    from ackreplay.replay.engine import bulk_flow_ids
 
     swept = swept_parameters(ests)
     if not swept:

@@ -9,7 +9,7 @@ order, ``parameters`` (JSON text) and the flow's path (§9): ``path_<figure>`` (
 ``path.evidence`` says why). A column some rows lack (a plugin's ``error``, the ``not_reproducible`` label) is
 placed where a row first has it, as a row-by-row writer would; empty where a row has none. Numbers are written
 as Polars writes them (the shortest text that reads back as the same float); a text cell a spreadsheet would
-run as a formula gets a leading ``'`` (``core.scoring.csv_cell``).
+run as a formula gets a leading ``'`` (``core.capture_scoring.csv_cell``).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from ackreplay.estimators.ranking import NOT_REPRODUCIBLE
-from ackreplay.estimators.results import DECISION_KEYS, DECISION_TRUTH_KEYS, SERIES_KEYS, TRUTH_KEYS
-from ackreplay.estimators.summaries import summary_rows
+from ackreplay.replay.plan import summary_rows
+from ackreplay.replay.results import DECISION_KEYS, DECISION_TRUTH_KEYS, SERIES_KEYS, TRUTH_KEYS
+from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
 
 if TYPE_CHECKING:
-    from ackreplay.core.scoring import ScoredCapture
+    from ackreplay.core.capture_scoring import ScoredCapture
 
 #: The path's figures a CSV row carries (``path_<name>``).
 PATH_FIGURES = ("capacity_bps", "base_rtt_s", "buffer_bytes", "buffer_over_bdp", "random_loss_rate", "confidence")
@@ -36,7 +36,7 @@ PATH_COLUMNS = tuple(f"path_{k}" for k in PATH_FIGURES)
 
 def scores_csv_of(scored: Sequence[ScoredCapture]) -> str:
     """The CSV of scored captures, from their replays' score columns."""
-    from ackreplay.core.scoring import csv_cell, jsonable
+    from ackreplay.core.capture_scoring import csv_cell, jsonable
 
     seen: dict[str, None] = {}
     frames = []
@@ -75,9 +75,9 @@ def scores_csv_of(scored: Sequence[ScoredCapture]) -> str:
 
 
 def scores_csv(doc: dict[str, Any]) -> str:
-    """The CSV of a score document (``core.scoring.document``; JSON-safe or not: a NaN is an empty cell)."""
-    from ackreplay.core.scoring import csv_cell, jsonable
-    from ackreplay.estimators.truth import DEFAULT_MIN_FLOW_BYTES
+    """The CSV of a score document (``core.capture_scoring.document``; JSON-safe or not: a NaN is an empty cell)."""
+    from ackreplay.core.capture_scoring import csv_cell, jsonable
+    from ackreplay.scoring.truth import DEFAULT_MIN_FLOW_BYTES
 
     rows: list[dict[str, Any]] = []
     for cap in doc["captures"]:

@@ -61,7 +61,7 @@ def _best(values: list[float | None], how: str | None) -> set[int]:
 def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool
                 ) -> tuple[list[str], list[tuple[str, str]], list[list[str]]]:
     """The table's content: estimator names, column headers (name, unit) and cells (``*`` on the best)."""
-    from ackreplay.estimators.ranking import NOT_REPRODUCIBLE  # (here: other commands start without the estimators)
+    from ackreplay.scoring.ranking import NOT_REPRODUCIBLE  # (here: other commands start without the estimators)
 
     names = [n for n in scores if n != "fairness"]
     cols = COLUMNS + (TRUTH_COLUMNS if with_truth else ())

@@ -42,7 +42,7 @@ def serve(
     from ackreplay.core.db import session_scope
     from ackreplay.core.migrate import upgrade
     from ackreplay.core.owners import open_mode_allowed
-    from ackreplay.core.pipeline import requeue_unfinished
+    from ackreplay.core.run_tasks import requeue_unfinished
 
     os.environ["ACKREPLAY_BIND_HOST"] = host  # the API checks Host headers of open-mode requests against it
     get_settings.cache_clear()
@@ -186,7 +186,7 @@ def quota_set(
     from ackreplay.core.migrate import upgrade
     from ackreplay.core.owners import get_or_create_owner
     from ackreplay.estimators import EstimatorError
-    from ackreplay.estimators.truth import parse_size
+    from ackreplay.scoring.truth import parse_size
 
     try:
         limit = None if size == "default" else parse_size(size)
@@ -208,7 +208,7 @@ def quota_show(name: Annotated[str, typer.Argument(help="Owner name.")]) -> None
     from ackreplay.core import quotas
     from ackreplay.core.db import session_scope
     from ackreplay.core.migrate import upgrade
-    from ackreplay.core.models import Owner
+    from ackreplay.core.orm import Owner
 
     upgrade()
     with session_scope() as session:

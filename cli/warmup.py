@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ackreplay.estimators.batch import FlowBatch
+    from ackreplay.replay.flow_batch import FlowBatch
 
 WARMUP_CAPTURE = Path(__file__).resolve().parent / "data" / "warmup.pcap"
 _announced = False
@@ -43,9 +43,9 @@ def announce_cold() -> None:
 
 def warmup() -> None:
     """Compile the ingest and replay kernels now and cache them (run once after installing or upgrading)."""
-    from ackreplay import jitcache
-    from ackreplay.core.scoring import build_estimators, score_file
-    from ackreplay.estimators.truth import Truth
+    from ackreplay import estimators, graphs, ingest, jitcache, path, replay, scoring  # noqa: F401  (their cache guards)
+    from ackreplay.core.capture_scoring import build_estimators, score_file
+    from ackreplay.scoring.truth import Truth
 
     cold = sorted(jitcache.COLD)
     t0 = time.perf_counter()
@@ -66,7 +66,7 @@ def warmup() -> None:
 def _warm_shared_paths(flows: list[Any]) -> None:
     """The pooling of flows that share a bottleneck (``PathBatch.merge``, as ``replay.share_paths`` calls it):
     the warm-up capture's flows do not share one, so its flows' path evidence is pooled as one group here."""
-    from ackreplay.estimators.path import PathBatch, infer_batch
+    from ackreplay.path.inference import PathBatch, infer_batch
 
     parts = PathBatch.stack([fr.path_parts for fr in flows if fr.path_parts is not None])
     pooled = parts.merge([0, len(parts)])
@@ -80,8 +80,8 @@ def capture_batch(cap: Any) -> FlowBatch:
     writes both tables in flow order)."""
     import numpy as np
 
-    from ackreplay.estimators.batch import FlowBatch
     from ackreplay.estimators.inputs import ACK_COLUMNS, numpy_columns
+    from ackreplay.replay.flow_batch import FlowBatch
 
     flows = sorted(cap.flows, key=lambda s: s.flow_id)
     fids = np.array([s.flow_id for s in flows], np.int64)
@@ -101,11 +101,11 @@ def _warm_batches() -> None:
     the batched window, achieved-rate, time-weight, score and diagnostics kernels on what those return."""
     import numpy as np
 
-    from ackreplay.core.scoring import build_estimators
-    from ackreplay.estimators import batch as kernels
-    from ackreplay.estimators.replay import REFERENCE_WINDOW
-    from ackreplay.estimators.scores import CONVERGENCE_HOLD, SCRATCH_ROWS, TOLERANCE
+    from ackreplay.core.capture_scoring import build_estimators
     from ackreplay.ingest import ingest_capture
+    from ackreplay.replay import flow_batch as kernels
+    from ackreplay.replay.engine import REFERENCE_WINDOW
+    from ackreplay.scoring.scores import CONVERGENCE_HOLD, SCRATCH_ROWS, TOLERANCE
 
     b = capture_batch(ingest_capture(WARMUP_CAPTURE))
     start, end = kernels.score_windows(b.offsets, b.t, b.srtt, b.seg_offsets, b.seg_t)
@@ -120,7 +120,7 @@ def _warm_batches() -> None:
 
 
 #: The project's packages, whose bytecode ``warmup`` writes.
-PACKAGES = ("api", "cli", "core", "estimators", "graphs", "ingest", "jitcache", "workers")
+PACKAGES = ("api", "cli", "core", "estimators", "graphs", "ingest", "jitcache", "path", "replay", "scoring", "workers")
 
 
 def _compile_bytecode(root: Path | None = None) -> None:
@@ -145,9 +145,10 @@ def _warm_large_capture_paths() -> None:
     (:func:`_warm_decoder`)."""
     import numpy as np
 
-    from ackreplay.estimators.search import MERGE_MIN_KEYS, searchsorted_right
-    from ackreplay.ingest import ingest_capture, pipeline
+    from ackreplay.ingest import capture as pipeline
+    from ackreplay.ingest import ingest_capture
     from ackreplay.ingest.vantage import run_medians
+    from ackreplay.kernels import MERGE_MIN_KEYS, searchsorted_right
 
     run_medians(np.arange(3), np.array([3]), np.array([True]))
 
@@ -168,7 +169,7 @@ def _warm_decoder() -> None:
     split threshold of 2 records, then its table grown once."""
     import numpy as np
 
-    from ackreplay.ingest.batches import BatchDecoder
+    from ackreplay.ingest.columnize import BatchDecoder
     from ackreplay.ingest.decode import REASONS
     from ackreplay.ingest.demux import Demux
     from ackreplay.ingest.packets import PacketStore

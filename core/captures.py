@@ -17,11 +17,11 @@ from sqlalchemy.orm import Session
 from ackreplay.core import quotas
 from ackreplay.core.db import after_commit, on_rollback
 from ackreplay.core.errors import NotFound, ServiceError
-from ackreplay.core.models import Capture, Flow, Owner, RunCapture, new_id
+from ackreplay.core.orm import Capture, Flow, Owner, RunCapture, new_id
 from ackreplay.core.owners import owned
 from ackreplay.core.storage import Store, TooLarge
 from ackreplay.estimators import EstimatorError
-from ackreplay.estimators.truth import Truth
+from ackreplay.scoring.truth import Truth
 
 MAGIC = {
     b"\xd4\xc3\xb2\xa1": "pcap", b"\xa1\xb2\xc3\xd4": "pcap", b"\x4d\x3c\xb2\xa1": "pcap", b"\xa1\xb2\x3c\x4d": "pcap",
@@ -162,7 +162,7 @@ def delete(session: Session, store: Store, capture: Capture) -> None:
     """Remove the capture, its tables and every result derived from it (rows cascade); a run still working
     on it notes the deletion and finishes when nothing else is pending. The objects go once the deletion
     has committed (a task still writing for the capture removes what it wrote when it finds the row gone)."""
-    from ackreplay.core.pipeline import capture_removed
+    from ackreplay.core.run_tasks import capture_removed
 
     runs = sorted(r for (r,) in session.execute(select(RunCapture.run_id).where(RunCapture.capture_id == capture.id)))
     session.delete(capture)

@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from ackreplay.core.config import get_settings
 from ackreplay.core.db import session_scope
-from ackreplay.core.models import Capture, Run
+from ackreplay.core.orm import Capture, Run
 from ackreplay.core.storage import Store, get_store
 
 log = logging.getLogger("ackreplay.janitor")

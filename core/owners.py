@@ -15,7 +15,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from ackreplay.core.errors import NotFound, Unauthorized
-from ackreplay.core.models import ApiToken, Capture, Owner, epoch, new_id, now
+from ackreplay.core.orm import ApiToken, Capture, Owner, epoch, new_id, now
 
 LOCAL_OWNER = "local"
 TOKEN_PREFIX = "ar_"

@@ -100,7 +100,7 @@ class InProcessWorker:
         return self.idle.wait(timeout)
 
     def _loop(self) -> None:
-        from ackreplay.core.pipeline import run_task
+        from ackreplay.core.run_tasks import run_task
 
         while True:
             kind, task_id = self.queue.get()

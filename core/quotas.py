@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from ackreplay.core.config import get_settings
 from ackreplay.core.errors import ServiceError
-from ackreplay.core.models import Capture, Owner
+from ackreplay.core.orm import Capture, Owner
 
 
 class QuotaExceeded(ServiceError):

@@ -6,32 +6,32 @@ Registry names: ``be``, ``re``, ``crb``, ``abse``, ``tibet``, ``tibet_tx``, ``ne
 ``docs/estimators.md`` and ``../shared/ESTIMATORS.md``.
 """
 
+
+if not __name__.startswith("ackreplay."):  # the checkout's root is on sys.path too: one module tree only
+    raise ImportError(f"import ackreplay.{__name__}, not {__name__} (this folder is the package ackreplay.{__name__})")
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from ackreplay.estimators import (  # noqa: F401  (registration)
+from ackreplay.estimators.bandwidth import (  # noqa: F401  (registration)
     abse,
     be,
-    bic,
     crb,
-    cubic,
-    hstcp,
-    htcp,
     newbr,
     newreno,
     rate,
-    stcp,
     tibet,
     westwood_plus,
 )
 from ackreplay.estimators.base import Decision, Estimator, LossContext
+from ackreplay.estimators.controls import bic, cubic, hstcp, htcp, stcp  # noqa: F401  (registration)
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import EstimatorError, Param
 from ackreplay.estimators.registry import catalogue, create, get, names
 from ackreplay.jitcache import guard
 
-guard(Path(__file__).parent)  # numba loads cached code at first call: drop it if sources changed
+# numba loads cached code at first call: drop it if these sources, or the shared kernels', changed
+guard(Path(__file__).parent, Path(__file__).parent.parent / "kernels.py")
 
 try:
     __version__ = version("ackreplay")

@@ -18,7 +18,7 @@ from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import EstimatorError, Param
 
 if TYPE_CHECKING:
-    from ackreplay.estimators.batch import FlowBatch
+    from ackreplay.replay.flow_batch import FlowBatch
 
 #: What a batched kernel reads its columns from: a batch of flows, or one flow (a batch of one). Both hold
 #: the same per-event columns under the same names.
@@ -68,7 +68,7 @@ class Estimator:
     #: Bytes per event that replay's job for this estimator holds at its peak — its series, its temporaries
     #: and the input columns it reads (measured on an 8 M-event bulk flow, ``python -m bench.scale``'s 16 M
     #: segments: BE, TIBET and Westwood+ ≈ 32, NewBR ≈ 80; replay runs jobs side by side only while their
-    #: footprints fit in the memory budget, ``estimators.parallel.fitting_workers``).
+    #: footprints fit in the memory budget, ``replay.parallel.fitting_workers``).
     footprint: ClassVar[float] = 32.0
     #: Where the class came from: ``{"kind": "builtin"}`` for the package's own; a plugin's records its
     #: distribution and version, or its file (``estimators.plugins``).
@@ -120,7 +120,7 @@ class Estimator:
         """:meth:`series` of every flow of ``batch``, concatenated in flow order (issue #26). The package's
         estimators override it with one compiled call walking every flow (their per-flow kernel on each slice:
         the same numbers); this default, for plugins, calls :meth:`series` on each member."""
-        from ackreplay.estimators.batch import per_flow
+        from ackreplay.replay.flow_batch import per_flow
 
         return per_flow(batch, self.series)
 

@@ -19,7 +19,7 @@ import polars as pl
 #: How the ACK table's nullable columns are filled when turned into numpy arrays.
 ACK_FILL: dict[str, float | int] = {"rtt": math.nan, "srtt": math.nan, "rttmin": math.nan, "tsval": -1}
 #: The ACK and segment columns replay reads.
-#: (``ack``, and the segments' ``seq`` and ``kind``, are read by the path inference, ``estimators.path``.)
+#: (``ack``, and the segments' ``seq`` and ``kind``, are read by the path inference, ``path.inference``.)
 ACK_COLUMNS = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "ack")
 SEGMENT_COLUMNS = ("t_rel", "len", "seq", "kind")
 #: Segment kinds as ingest codes them (the ``kind`` column's physical values).
@@ -120,7 +120,7 @@ class FlowInputs:
         or the same columns as numpy arrays with nulls filled (:data:`ACK_FILL`), which is how
         ``replay_capture`` hands each flow a zero-copy slice of the capture's columns (per-flow Polars
         calls cost ~1 ms: on captures of thousands of small flows they were most of the time)."""
-        from ackreplay.estimators.batch import FlowBatch  # (one code path: a flow is a batch of one)
+        from ackreplay.replay.flow_batch import FlowBatch  # (one code path: a flow is a batch of one)
 
         return FlowBatch.of_flow(acks, segments, mss).flow(0)
 

@@ -6,6 +6,9 @@ flight with each estimator's cwnd/ssthresh at every loss, estimates against the 
 plain data that the dashboard, the HTML report and :mod:`graphs.static` (PNG/SVG) all draw.
 """
 
+
+if not __name__.startswith("ackreplay."):  # the checkout's root is on sys.path too: one module tree only
+    raise ImportError(f"import ackreplay.{__name__}, not {__name__} (this folder is the package ackreplay.{__name__})")
 from pathlib import Path
 
 from ackreplay.jitcache import guard

@@ -87,7 +87,7 @@ class CongestionSource:
               series: pl.DataFrame, decisions: pl.DataFrame, capacity_bps: float | None = None,
               buffer_bytes: float | None = None) -> CongestionSource:
         """From a flow's ingest tables (``acks``, ``segments``, ``episodes``), its replayed ``series`` (``t_rel``,
-        ``achieved_bps``, ``truth_bps``, ``<estimator>_bps``) and ``decisions`` (``estimators.replay``), with the
+        ``achieved_bps``, ``truth_bps``, ``<estimator>_bps``) and ``decisions`` (``replay.engine``), with the
         path's capacity and buffer (§9) when known."""
         ack = _col(acks, "ack", np.int64, 0)
         rwnd = _col(acks, "rwnd", np.float64)
@@ -243,7 +243,7 @@ class CongestionSource:
 
 def source_for(ingest: Any, replay: Any, flow_id: int) -> CongestionSource:
     """The graph's source for one flow of an ingested (``ingest.CaptureIngest``) and replayed
-    (``estimators.replay.FlowReplay``) capture, as the CLI holds them in memory."""
+    (``replay.engine.FlowReplay``) capture, as the CLI holds them in memory."""
     fd = ingest.flow(flow_id)
     return CongestionSource.build(flow_id, fd.summary.mss, fd.acks, fd.segments, fd.episodes, replay.series,
                                   replay.decisions, (replay.diagnostics or {}).get("dispersion_capacity_bps"),

@@ -3,8 +3,12 @@
 Entry point: :func:`ingest_capture`. See ``docs/ingest.md`` for the columns and the decisions made.
 """
 
+
+if not __name__.startswith("ackreplay."):  # the checkout's root is on sys.path too: one module tree only
+    raise ImportError(f"import ackreplay.{__name__}, not {__name__} (this folder is the package ackreplay.{__name__})")
 from pathlib import Path
 
+from ackreplay.ingest.capture import ingest_capture
 from ackreplay.ingest.errors import (
     CaptureReadError,
     CorruptCaptureError,
@@ -15,7 +19,6 @@ from ackreplay.ingest.errors import (
     UnsupportedLinkTypeError,
 )
 from ackreplay.ingest.model import CaptureIngest, CaptureStats, FlowData, FlowSummaries, FlowSummary
-from ackreplay.ingest.pipeline import ingest_capture
 from ackreplay.jitcache import guard
 
 guard(Path(__file__).parent)  # numba loads cached code at first call: drop it if sources changed

@@ -1,6 +1,6 @@
 """One connection larger than the memory budget, analysed in chunks with its state carried over.
 
-A bounded ingest (``ingest.pipeline``) analyses connections in groups that fit the budget; a single
+A bounded ingest (``ingest.capture``) analyses connections in groups that fit the budget; a single
 connection above it would otherwise have to be held whole — its packet columns, and its ACK and segment
 rows until they are written out. Here its packets are read back from the spill a block at a time, each
 direction passes over them twice — the pre-pass (``tcpflow.flow_prepass``: handshake options, payload

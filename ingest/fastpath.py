@@ -4,7 +4,7 @@
 tests check) into the compact columns the flow analysis reads — 41 bytes a TCP packet; nothing of the
 payload survives the chunk — and each packet's endpoint pair into a per-batch scratch table;
 ``demux_rows`` then assigns connections and directions in capture order (see ``ingest.demux``).
-Spans are independent, so ``ingest.batches`` decodes two at once; ``close_gap`` joins their rows.
+Spans are independent, so ``ingest.columnize`` decodes two at once; ``close_gap`` joins their rows.
 
 * 32-bit fields stay 32-bit (``seq``, ``ack``, ``tsval``, ``tsecr``); whether the packet carried the
   timestamps option, and whether its options were cut by the snaplen, are bits of ``flags`` above the

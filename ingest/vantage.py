@@ -14,7 +14,7 @@ point (0 at the sender, 1 at the receiver; ESTIMATORS.md §7, issue #27).
    from the sender of a 42 ms path at the sender, and one 2 ms before the receiver at the receiver). The
    data/ACK pairs' delays at the capture point (its data→ACK time: the capture point→receiver→capture point
    part, plus the receiver's ACK delay) are given beside it in the evidence — once the tap is rebuilt they
-   refine its position (``ingest.pipeline``: their shortest over the rebuilt RTTmin) — and check it: when their
+   refine its position (``ingest.capture``: their shortest over the rebuilt RTTmin) — and check it: when their
    shortest is under ``CONTRADICTED`` of the handshake's part towards the receiver, the handshake's timing is
    not the path's (a host that answered slowly), no position is taken from it, and a factor of ``FACTOR``
    between its parts tells the nearer end, as before.

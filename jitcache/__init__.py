@@ -8,7 +8,11 @@ fingerprint differs from the one recorded next to the cache, deletes that packag
 before anything is loaded from them.
 """
 
+
 from __future__ import annotations
+
+if not __name__.startswith("ackreplay."):  # the checkout's root is on sys.path too: one module tree only
+    raise ImportError(f"import ackreplay.{__name__}, not {__name__} (this folder is the package ackreplay.{__name__})")
 
 import hashlib
 import os
@@ -20,11 +24,17 @@ _STAMP = "ackreplay-jit-sources.sha256"
 COLD: set[str] = set()
 
 
-def _fingerprint(package_dir: Path) -> str:
+def _sources(root: Path) -> list[Path]:
+    """The Python sources of a package folder, its subpackages included, or a single module file."""
+    return [root] if root.suffix == ".py" else sorted(root.rglob("*.py"))
+
+
+def _fingerprint(package_dir: Path, inlined: tuple[Path, ...]) -> str:
     h = hashlib.sha256()
-    for path in sorted(package_dir.glob("*.py")):
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
+    for root in (package_dir, *inlined):
+        for path in _sources(root):
+            h.update(str(path.relative_to(root.parent)).encode())
+            h.update(path.read_bytes())
     return h.hexdigest()
 
 
@@ -40,28 +50,30 @@ def _cache_dir(package_dir: Path) -> Path:
     return package_dir / "__pycache__"
 
 
-def guard(package_dir: str | Path) -> bool:
-    """Drop the package's cached compiled code if any of its sources changed since it was cached.
+def guard(package_dir: str | Path, *inlined: str | Path) -> bool:
+    """Drop the package's cached compiled code (its subpackages' included) if any of its sources, or of the
+    packages and modules in ``inlined`` whose kernels its own kernels call, changed since it was cached.
 
     Returns whether cached code is there to load (False: the kernels compile at first use, and the
     package's name is added to :data:`COLD`)."""
     package_dir = Path(package_dir)
-    cache = _cache_dir(package_dir)
-    stamp = cache / _STAMP
-    current = _fingerprint(package_dir)
+    folders = sorted({p.parent for p in _sources(package_dir)})
+    stamp = _cache_dir(package_dir) / _STAMP
+    current = _fingerprint(package_dir, tuple(Path(p) for p in inlined))
     try:
-        if stamp.read_text() == current and any(cache.glob("*.nbi")):
+        if stamp.read_text() == current and any(_cache_dir(f).glob("*.nbi") for f in folders):
             COLD.discard(package_dir.name)
             return True
     except OSError:
         pass
     COLD.add(package_dir.name)
-    modules = {p.stem for p in package_dir.glob("*.py")}
     try:
-        for entry in cache.glob("*.nb[ic]"):
-            if entry.name.split(".", 1)[0] in modules:
-                entry.unlink(missing_ok=True)
-        cache.mkdir(parents=True, exist_ok=True)
+        for folder in folders:
+            modules = {p.stem for p in folder.glob("*.py")}
+            for entry in _cache_dir(folder).glob("*.nb[ic]"):
+                if entry.name.split(".", 1)[0] in modules:
+                    entry.unlink(missing_ok=True)
+        stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(current)
     except OSError:  # a read-only installation: numba then uses its per-user cache, nothing to guard here
         pass

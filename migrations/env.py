@@ -6,7 +6,7 @@ from alembic import context
 
 from ackreplay.core.config import get_settings
 from ackreplay.core.db import make_engine
-from ackreplay.core.models import Base
+from ackreplay.core.orm import Base
 
 target_metadata = Base.metadata
 

@@ -276,16 +276,16 @@ def test_numpy_warnings_never_reach_the_terminal(monkeypatch):
     numpy warning to the user."""
     import numpy as np
 
-    import ackreplay.core.scoring
+    import ackreplay.core.capture_scoring
 
-    real = ackreplay.core.scoring.score_file
+    real = ackreplay.core.capture_scoring.score_file
 
     def noisy(*args, **kwargs):
         np.mean(np.array([]))  # "Mean of empty slice"
         _ = np.float64(1.0) / np.float64(0.0)  # "divide by zero"
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ackreplay.core.scoring, "score_file", noisy)
+    monkeypatch.setattr(ackreplay.core.capture_scoring, "score_file", noisy)
     import warnings as w
 
     with w.catch_warnings(record=True) as caught:
@@ -324,7 +324,7 @@ def test_one_progress_bar_on_a_terminal_that_leaves_nothing_behind():
 
 
 def test_notebook_results_convert_to_pandas_and_render_as_html():
-    from ackreplay.core.scoring import build_estimators, score_file
+    from ackreplay.core.capture_scoring import build_estimators, score_file
 
     sc = score_file(SAMPLE, build_estimators(["re", "abse"], {}))
     frame = sc.scores_frame()

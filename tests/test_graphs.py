@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ackreplay.core.scoring import build_estimators, score_file
+from ackreplay.core.capture_scoring import build_estimators, score_file
 from ackreplay.graphs.congestion import CongestionSource, source_for
 from ackreplay.graphs.downsample import column_hull, m4_indices
 from tests.conftest import ROOT, shared_captures
@@ -133,7 +133,7 @@ def test_every_replayed_flow_of_every_shared_capture_has_a_graph(capture):
 
 
 def test_the_service_cache_of_graph_sources_is_bounded_by_bytes(sample_graph):
-    from ackreplay.core.results import _GraphCache
+    from ackreplay.core.run_views import _GraphCache
 
     src, _ = sample_graph
     cache = _GraphCache(max_bytes=int(src.nbytes * 2.5))

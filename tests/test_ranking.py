@@ -9,7 +9,7 @@ import random
 import pytest
 
 from ackreplay.cli.score_table import score_cells, score_table
-from ackreplay.estimators.ranking import DIRECTIONS, ORDER, board, derived, quartiles
+from ackreplay.scoring.ranking import DIRECTIONS, ORDER, board, derived, quartiles
 
 
 def _flows(n: int = 12) -> dict[int, dict[str, dict[str, float]]]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ackreplay import kernels as search
 from ackreplay.cli.warmup import WARMUP_CAPTURE, _warm_large_capture_paths
-from ackreplay.estimators import search
-from ackreplay.ingest import demux, fastpath, ingest_capture, pipeline
+from ackreplay.ingest import capture as pipeline
+from ackreplay.ingest import demux, fastpath, ingest_capture
 from ackreplay.ingest import tcpflow as tf
 
 
@@ -38,7 +39,8 @@ def test_warmup_compiles_the_batched_kernels_with_replays_argument_types() -> No
     from numba.core import types
 
     from ackreplay.cli.warmup import _warm_batches
-    from ackreplay.estimators import abse, batch, be, crb, newbr, newreno, rate, tibet, westwood_plus
+    from ackreplay.estimators.bandwidth import abse, be, crb, newbr, newreno, rate, tibet, westwood_plus
+    from ackreplay.replay import flow_batch as batch
 
     _warm_batches()
     for kernel in (be.be_batch, rate.re_batch, crb.crb_batch, abse.abse_batch, tibet.tibet_batch,

@@ -19,7 +19,7 @@ def visibility_timeout() -> float:
     ``stale_task_seconds`` (at least 10 s; 60 s by default). It brings back what the heartbeat sweep cannot
     see: a message a killed worker had taken but not yet claimed (its task still ``queued``, its broker
     marker present). A message of a task still running elsewhere comes back too, and is skipped: the claim
-    finds the task started by a worker whose heartbeat is fresh (``core.pipeline.claim``)."""
+    finds the task started by a worker whose heartbeat is fresh (``core.run_tasks.claim``)."""
     return max(10.0, 2 * get_settings().stale_task_seconds)
 
 
@@ -46,8 +46,8 @@ def sweep_once() -> int:
     ``stale_task_seconds``, a queued task whose broker message is gone (Redis restarted, or unreachable when
     the task was created)."""
     from ackreplay.core.db import session_scope
-    from ackreplay.core.pipeline import requeue_unfinished
     from ackreplay.core.queue import in_broker
+    from ackreplay.core.run_tasks import requeue_unfinished
 
     with session_scope() as session:
         return requeue_unfinished(session, older_than_s=get_settings().stale_task_seconds, in_broker=in_broker)

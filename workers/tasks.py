@@ -1,10 +1,10 @@
-"""Celery tasks: explicit names, ids in, one core call each. ``core.pipeline.run_task`` fails a task on
+"""Celery tasks: explicit names, ids in, one core call each. ``core.run_tasks.run_task`` fails a task on
 bad data at once (recorded on its run) and raises only infrastructure faults (database, broker or store
 unreachable, transactions colliding), which are retried with backoff until the infrastructure is back."""
 
 from __future__ import annotations
 
-from ackreplay.core.pipeline import run_task
+from ackreplay.core.run_tasks import run_task
 from ackreplay.workers.celery_app import app
 
 RETRY = {"autoretry_for": (Exception,), "retry_backoff": True, "retry_backoff_max": 60, "max_retries": None}

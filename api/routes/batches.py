@@ -11,8 +11,8 @@ from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, S
 from ackreplay.api.errors import responses
 from ackreplay.api.routes.captures import NameField, TagsField, TruthField, _truth_field, tag_list
 from ackreplay.api.schemas import BATCH_ID, ID_PATTERN, BatchCreated, BatchOut, ScoreboardOut
-from ackreplay.core import batches as svc
-from ackreplay.core import results
+from ackreplay.core import capture_batches as svc
+from ackreplay.core import run_views as results
 from ackreplay.core.captures import display_name
 
 router = APIRouter(prefix="/batches", tags=["batches"])

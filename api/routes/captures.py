@@ -31,7 +31,7 @@ from ackreplay.api.schemas import (
 )
 from ackreplay.core import captures as svc
 from ackreplay.core.errors import ServiceError
-from ackreplay.core.pipeline import estimator_spec, read_tables, start_run
+from ackreplay.core.run_tasks import estimator_spec, read_tables, start_run
 
 router = APIRouter(prefix="/captures", tags=["captures"])
 CaptureId = Annotated[str, Path(description="a capture's id", pattern=ID_PATTERN, examples=[CAPTURE_ID])]

@@ -30,8 +30,8 @@ from ackreplay.api.schemas import (
     SeriesOut,
 )
 from ackreplay.core import captures as cap_svc
-from ackreplay.core import results
-from ackreplay.core.pipeline import estimator_spec, start_run
+from ackreplay.core import run_views as results
+from ackreplay.core.run_tasks import estimator_spec, start_run
 
 router = APIRouter(tags=["runs"])
 RunId = Annotated[str, Path(description="a run's id", pattern=ID_PATTERN, examples=[RUN_ID])]

@@ -23,10 +23,10 @@ from numba.core import types
 from ackreplay.cli.warmup import capture_batch
 from ackreplay.estimators import registry
 from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, Batched, Estimator, LossContext
-from ackreplay.estimators.batch import EVENT_COLUMNS, FlowBatch
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS, FlowInputs
-from ackreplay.estimators.replay import flow_columns, plan
 from ackreplay.ingest import ingest_capture
+from ackreplay.replay.engine import flow_columns, plan
+from ackreplay.replay.flow_batch import EVENT_COLUMNS, FlowBatch
 from tests.conftest import SHARED, shared_captures
 
 #: Parameter variants per estimator (each estimator's defaults first); the others run with their defaults.
@@ -357,7 +357,7 @@ def test_newbr_fit_sums_in_numpys_pairwise_order() -> None:
     """NewBR's receiver-clock fit, compiled: means and sums of products in numpy's pairwise order, the same
     whatever the CPU or the numpy version — numpy's own ``np.mean`` and ``np.sum`` of the products to the bit
     up to 8192 terms (above that numpy 1.26 sums blocks of 8192 in a row; numpy 2 agrees at any length)."""
-    from ackreplay.estimators.newbr import _fit
+    from ackreplay.estimators.bandwidth.newbr import _fit
 
     rng = np.random.default_rng(3)
     for n in (2, 3, 7, 8, 9, 127, 128, 129, 1000, 8192, 8193, 100_003):

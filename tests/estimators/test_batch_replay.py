@@ -1,6 +1,6 @@
 """Replay batched across flows (issue #26) gives every flow the results it gets alone, whatever the batches.
 
-``replay_capture`` replays consecutive flows as batches (``estimators.replay.replay_batch``: each step one
+``replay_capture`` replays consecutive flows as batches (``replay.engine.replay_batch``: each step one
 compiled call over the batch), and ``replay_flow`` is a batch of one. On real captures of several flows, the
 flows' scores, diagnostics, decision rows, windows and paths are compared by value between one batch of every
 flow, batches of a few events (every flow alone, or nearly), and each flow replayed on its own; the capture's
@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 import ackreplay.estimators as E
-from ackreplay.core.scoring import ScoredCapture, document, jsonable
-from ackreplay.estimators import replay as R
+from ackreplay.core.capture_scoring import ScoredCapture, document, jsonable
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
-from ackreplay.estimators.path import LinkInfo
 from ackreplay.ingest import ingest_capture
+from ackreplay.path.inference import LinkInfo
+from ackreplay.replay import engine as R
 from tests.conftest import SHARED
 from tests.valuecompare import differences
 
@@ -116,7 +116,7 @@ def _number(text: str) -> float | None:
 
 def _numpy_decision_scores(rows: list[dict[str, Any]], with_truth: bool) -> dict[str, Any]:
     """The decision scores as replay computed them before issue #26, row by row with numpy (the oracle)."""
-    from ackreplay.estimators.scores import decision_scores
+    from ackreplay.scoring.scores import decision_scores
 
     def ratios(ideal_col: str) -> tuple[list[Any], list[Any], list[Any]]:
         r, n, c = [], [], []

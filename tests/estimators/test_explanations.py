@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import ackreplay.estimators as E
-from ackreplay.core.scoring import score_file
-from ackreplay.estimators.diagnostics import explain, flow_diagnostics, largest_samples
+from ackreplay.core.capture_scoring import score_file
 from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.scoring.diagnostics import explain, flow_diagnostics, largest_samples
 from tests.conftest import ROOT
 
 SAMPLE = ROOT / "samples" / "sample.pcap"

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import ackreplay.estimators as E
+from ackreplay.estimators.bandwidth.crb import choose
+from ackreplay.estimators.bandwidth.newbr import rtt_state
 from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, LossContext
-from ackreplay.estimators.crb import choose
 from ackreplay.estimators.inputs import FlowInputs
-from ackreplay.estimators.newbr import rtt_state
 
 
 def ctx(kind=FAST_RETRANSMIT, event=2, flight=8000, rttmin=0.5, mss=1000, episode=0, last_timeout=None):
@@ -200,7 +200,7 @@ def test_newbr_receiver_clock_undoes_ack_compression():
 def test_crb_forgets_its_rate_estimate_once_the_flow_is_decided():
     """CRB keeps RE for its loss decisions; replay calls ``forget`` after them, so that on a long flow the
     array does not outlive CRB's job."""
-    from ackreplay.estimators.crb import CRB
+    from ackreplay.estimators.bandwidth.crb import CRB
 
     inp = FlowInputs.from_arrays(np.arange(50) * 0.01, np.full(50, 1448), mss=1448, srtt=np.full(50, 0.05),
                                  rttmin=np.full(50, 0.04), flight=np.full(50, 14480))

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import ackreplay.estimators as E
-from ackreplay.core.scoring import score_file
+from ackreplay.core.capture_scoring import score_file
 from ackreplay.estimators.base import FAST_RETRANSMIT
 from ackreplay.estimators.inputs import FlowInputs
 from tests.conftest import ROOT, SHARED

@@ -157,7 +157,7 @@ def test_groups_expand_in_order():
 def test_every_shared_capture_replays_them():
     """The five replay on every shared capture (every flow, any vantage): a decision at every loss event, at
     least the floor of 2 segments, and no estimate anywhere."""
-    from ackreplay.core.scoring import score_file
+    from ackreplay.core.capture_scoring import score_file
     from tests.conftest import shared_captures
 
     for path in shared_captures():

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from ackreplay.estimators.models import (
+from ackreplay.path.analytic import (
     PathModel,
     busy_link,
     lambert_w,

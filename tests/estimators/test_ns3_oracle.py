@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import ackreplay.estimators as E
-from ackreplay.core.scoring import score_file
+from ackreplay.core.capture_scoring import score_file
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ns3"
 ALGORITHMS = ("stcp", "hstcp", "htcp", "bic", "cubic")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ackreplay.estimators.inputs import FlowInputs
-from ackreplay.estimators.references import achieved_rate
+from ackreplay.scoring.references import achieved_rate
 
 
 def numpy_achieved(t: np.ndarray, acked: np.ndarray, window: float) -> np.ndarray:
@@ -40,9 +40,9 @@ def test_tibet_tx_by_one_merge_walk_equals_merged_transmissions_and_a_search(see
     """TIBET on transmissions read at the ACKs: the merge walk against the arrays it replaced, bit for bit —
     equal send times, ACKs before the first transmission and after the last, and times going backwards
     (which take the other path: merged transmissions and a search per ACK, compiled too)."""
+    from ackreplay.estimators.bandwidth.tibet import TibetTx, tibet_kernel
     from ackreplay.estimators.inputs import FlowInputs
-    from ackreplay.estimators.search import _search_right
-    from ackreplay.estimators.tibet import TibetTx, tibet_kernel
+    from ackreplay.kernels import _search_right
 
     rng = np.random.default_rng(100 + seed)
     ns, n = int(rng.choice([0, 1, 2, 40, 3000])), int(rng.choice([1, 2, 30, 2000]))
@@ -78,7 +78,7 @@ def test_tibet_tx_by_one_merge_walk_equals_merged_transmissions_and_a_search(see
 @pytest.mark.parametrize("seed", range(30))
 def test_the_receiver_clock_in_one_pass_equals_the_numpy_chain(seed):
     """NewBR's TSval clock: missing TSvals held (the first one before it), the 32-bit wrap, steps backwards."""
-    from ackreplay.estimators.newbr import tsval_clock
+    from ackreplay.estimators.bandwidth.newbr import tsval_clock
 
     rng = np.random.default_rng(200 + seed)
     n = int(rng.choice([1, 2, 7, 500, 20_000]))
@@ -101,7 +101,7 @@ def test_the_receiver_clock_in_one_pass_equals_the_numpy_chain(seed):
 @pytest.mark.parametrize("seed", range(30))
 def test_newbr_mix_in_one_pass_equals_the_numpy_expression(seed):
     """ERE = u·BE + (1 − u)·RE, BE alone where RE is undefined; per TSval group with the causal rule."""
-    from ackreplay.estimators.newbr import ere_series
+    from ackreplay.estimators.bandwidth.newbr import ere_series
 
     rng = np.random.default_rng(300 + seed)
     n = int(rng.choice([1, 2, 9, 700]))
@@ -127,7 +127,7 @@ def test_newbr_mix_in_one_pass_equals_the_numpy_expression(seed):
 @pytest.mark.parametrize("seed", range(20))
 def test_be_samples_compiled_equal_the_numpy_expression(seed):
     """BE's raw samples d_k/Δt_k with and without the per-ACK cap, zero intervals included (inf/NaN)."""
-    from ackreplay.estimators.be import be_samples
+    from ackreplay.estimators.bandwidth.be import be_samples
 
     rng = np.random.default_rng(400 + seed)
     n = int(rng.choice([0, 1, 2, 50, 3000]))
@@ -146,7 +146,7 @@ def test_be_samples_compiled_equal_the_numpy_expression(seed):
 @pytest.mark.parametrize("seed", range(20))
 def test_crb_choice_in_one_pass_equals_the_numpy_expression(seed):
     """CRB: RE where flight/(RE·RTTmin) > θ (both defined), else BE — zeros (inf, NaN) and NaNs included."""
-    from ackreplay.estimators.crb import choose, choose_into
+    from ackreplay.estimators.bandwidth.crb import choose, choose_into
 
     rng = np.random.default_rng(500 + seed)
     n = int(rng.choice([0, 1, 3, 400, 5000]))
@@ -215,7 +215,7 @@ def test_the_diagnostics_scan_equals_the_numpy_expressions(seed):
     """ACK compression share and BE's largest samples (ties included): the one-pass scan against the arrays
     it replaced, bit for bit. (The capacity is the path's since #24, tested in tests/estimators/test_path.py:
     the scan leaves it to replay.)"""
-    from ackreplay.estimators.diagnostics import series_diagnostics
+    from ackreplay.scoring.diagnostics import series_diagnostics
 
     rng = np.random.default_rng(700 + seed)
     n = int(rng.choice([3, 10, 400, 20_000]))

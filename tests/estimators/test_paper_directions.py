@@ -11,7 +11,7 @@ from functools import cache
 import pytest
 
 import ackreplay.estimators as E
-from ackreplay.core.scoring import score_file
+from ackreplay.core.capture_scoring import score_file
 from tests.conftest import SHARED
 
 GEN = SHARED / "generated"

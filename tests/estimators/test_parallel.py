@@ -1,4 +1,4 @@
-"""Replay's per-estimator jobs on several threads (``estimators.parallel``): results in job order, errors
+"""Replay's per-estimator jobs on several threads (``replay.parallel``): results in job order, errors
 raised, and score documents byte-identical to the single-threaded ones on every shared capture."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ackreplay.estimators import parallel
+from ackreplay.replay import parallel
 from tests.conftest import shared_captures
 from tests.estimators.test_score_identity import assert_same_documents
 
@@ -99,8 +99,8 @@ def test_replay_within_a_small_budget_runs_one_job_at_a_time_with_the_same_resul
     """A capture ingested within a memory budget is replayed within it: jobs whose footprints do not fit
     side by side run one after the other, and every score and decision is the same."""
     import ackreplay.estimators as E
-    from ackreplay.estimators.replay import replay_capture
     from ackreplay.ingest import ingest_capture
+    from ackreplay.replay.engine import replay_capture
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_EVENTS", 0)
     monkeypatch.setattr(parallel, "usable_cores", lambda: 3)

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 import ackreplay.estimators as E
-from ackreplay.estimators.path import _histogram, bottleneck_groups, endpoint_host, histogram_mode, wire_overhead
-from ackreplay.estimators.replay import replay_capture
 from ackreplay.ingest import ingest_capture
+from ackreplay.path.inference import _histogram, bottleneck_groups, endpoint_host, histogram_mode, wire_overhead
+from ackreplay.replay.engine import replay_capture
 from tests.conftest import ROOT, SHARED
 
 PAIRS = ROOT / "tests" / "data" / "pairs"
@@ -157,9 +157,9 @@ def test_the_score_document_and_graph_carry_the_path():
     """s01 (one CUBIC flow, 10 Mbit/s, buffer = BDP): the flow's ``path`` and ``path_models`` in the score
     document, the ``why:`` capacity is the path's, and the congestion graph's queue panel — (RTT − RTTmin)·C —
     peaks at the inferred buffer."""
-    from ackreplay.core.scoring import capture_document, score_file
-    from ackreplay.estimators.diagnostics import explain
+    from ackreplay.core.capture_scoring import capture_document, score_file
     from ackreplay.graphs.congestion import source_for
+    from ackreplay.scoring.diagnostics import explain
 
     capture = SHARED / "generated" / "s01_cubic_1f_10M_rtt40_buf1bdp.pcap"
     if not capture.exists():

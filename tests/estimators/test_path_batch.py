@@ -1,4 +1,4 @@
-"""The path inference of many flows at once (issue #26, ``estimators.path``): ``flow_parts_batch``,
+"""The path inference of many flows at once (issue #26, ``path.inference``): ``flow_parts_batch``,
 ``PathBatch.merge`` and ``infer_batch`` give every flow of a real capture the evidence and the ``path`` that one
 flow at a time gives it (``flow_parts`` on its own tables, ``infer``, and ``replay_capture``'s paths and groups),
 whatever the order of the flows and where their rows lie; and the compiled pieces agree with the plain rules
@@ -15,7 +15,8 @@ import pytest
 
 import ackreplay.estimators as E
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
-from ackreplay.estimators.path import (
+from ackreplay.ingest import ingest_capture
+from ackreplay.path.inference import (
     BIN_RATES,
     HIST_BINS,
     HIST_LO_BPS,
@@ -36,8 +37,7 @@ from ackreplay.estimators.path import (
     infer_batch,
     merge_parts,
 )
-from ackreplay.estimators.replay import FlowColumns, bulk_flow_ids, flow_rows, replay_capture
-from ackreplay.ingest import ingest_capture
+from ackreplay.replay.engine import FlowColumns, bulk_flow_ids, flow_rows, replay_capture
 from tests.conftest import ROOT, SHARED, shared_captures
 
 PATHS = ROOT / "tests" / "data" / "paths"

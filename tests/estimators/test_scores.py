@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ackreplay.estimators.scores import (
+from ackreplay.scoring.scores import (
     CONVERGENCE_HOLD,
     RELATIVE_SCORES,
     TOLERANCE,
@@ -158,7 +158,7 @@ def test_decisions_count_every_event_with_an_ssthresh_even_without_an_ideal():
     """Corrected §5 (issue #10): ``decisions`` counts the loss events at which the estimator set an
     ssthresh, whether or not an ideal exists there (after a silence longer than W the achieved rate, and so
     the ideal, is 0); the ratios use only the events that have an ideal."""
-    from ackreplay.estimators.replay import _decision_scores
+    from ackreplay.replay.engine import _decision_scores
 
     def row(ss, ideal, nr=4.0):
         return {"ssthresh_segments": ss, "ideal_segments": ideal, "newreno_ssthresh_segments": nr,
@@ -175,7 +175,7 @@ def test_decisions_count_every_event_with_an_ssthresh_even_without_an_ideal():
 def test_aggregate_means_every_numeric_score_over_the_flows_that_have_it():
     """Names in first-seen order, the mean over the flows with a number (bools count as numbers, as they
     always did; None and missing do not), None where no flow has one; parameters are not a score."""
-    from ackreplay.estimators.scores import aggregate
+    from ackreplay.scoring.scores import aggregate
 
     per_flow = [
         {"a": 1.0, "b": None, "parameters": {"x": 1}},

@@ -1,4 +1,4 @@
-"""``estimators.search.searchsorted_right`` is ``np.searchsorted(a, v, side="right")`` for any keys."""
+"""``kernels.searchsorted_right`` is ``np.searchsorted(a, v, side="right")`` for any keys."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ackreplay.estimators import search
-from ackreplay.estimators.search import searchsorted_right
+from ackreplay import kernels as search
+from ackreplay.kernels import searchsorted_right
 
 values = st.floats(-1e6, 1e6, allow_nan=False) | st.sampled_from([0.0, 1.0, 2.5, -np.inf, np.inf])
 

@@ -16,10 +16,10 @@ import ackreplay.estimators as E
 from ackreplay.cli.main import app
 from ackreplay.cli.report import render
 from ackreplay.cli.score_table import NOT_REPRODUCIBLE_MARK, score_cells
-from ackreplay.core.scoring import score_file
-from ackreplay.estimators.diagnostics import explain
-from ackreplay.estimators.ranking import NOT_REPRODUCIBLE, board
-from ackreplay.estimators.scores import aggregate
+from ackreplay.core.capture_scoring import score_file
+from ackreplay.scoring.diagnostics import explain
+from ackreplay.scoring.ranking import NOT_REPRODUCIBLE, board
+from ackreplay.scoring.scores import aggregate
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "pairs"
 LABELLED = {"be", "crb"}

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from polars.testing import assert_frame_equal
 
-from ackreplay.ingest import analyze, ingest_capture, pipeline
+from ackreplay.ingest import analyze, ingest_capture
+from ackreplay.ingest import capture as pipeline
 from ackreplay.ingest.model import CaptureIngest
 from ackreplay.ingest.packets import PacketStore
 from tests import pcapgen as g

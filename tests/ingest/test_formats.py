@@ -8,8 +8,8 @@ import pytest
 from dpkt.pcap import Reader
 
 from ackreplay.ingest import UnsupportedLinkTypeError, ingest_capture
+from ackreplay.ingest.capture import decode_batch
 from ackreplay.ingest.decode import COLUMNS, NCOL, REASONS
-from ackreplay.ingest.pipeline import decode_batch
 from ackreplay.ingest.records import ScanInfo, iter_records
 from ackreplay.ingest.source import ByteSource
 from tests import pcapgen as g

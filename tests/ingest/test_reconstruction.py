@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 import ackreplay.estimators as E
-from ackreplay.core.scoring import score_file
+from ackreplay.core.capture_scoring import score_file
 from ackreplay.ingest import ingest_capture
 from tests import pcapgen as g
 from tests.conftest import SHARED

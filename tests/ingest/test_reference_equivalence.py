@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ackreplay.ingest.batches import BatchDecoder
+from ackreplay.ingest.capture import _decode_chunks, decode_batch, ingest_capture
+from ackreplay.ingest.columnize import BatchDecoder
 from ackreplay.ingest.decode import C_TS, COLUMNS, REASONS, C
 from ackreplay.ingest.demux import Demux
 from ackreplay.ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
 from ackreplay.ingest.packets import PacketStore
-from ackreplay.ingest.pipeline import _decode_chunks, decode_batch, ingest_capture
 from ackreplay.ingest.records import ScanInfo, iter_records
 from ackreplay.ingest.reference import reference_decode
 from ackreplay.ingest.source import ByteSource

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 
 import ackreplay.estimators as E
-from ackreplay.estimators.replay import replay_capture
 from ackreplay.ingest import ingest_capture
 from ackreplay.ingest.memory import release_mapped
 from ackreplay.ingest.spill import ColumnSpill
+from ackreplay.replay.engine import replay_capture
 from tests.conftest import shared_captures
 
 
@@ -59,7 +59,7 @@ def test_a_spilled_table_s_nullable_columns_are_read_from_its_files_as_the_fill_
     """Replay takes the RTT and TSval columns of a spilled capture as the files hold them (NaN, −1 at the
     nulls) instead of a filled copy of each: the same values as the fill, on every shared capture."""
     from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, numpy_columns
-    from ackreplay.estimators.replay import flow_columns
+    from ackreplay.replay.engine import flow_columns
 
     spilled = 0
     for path in shared_captures():
@@ -80,7 +80,7 @@ def test_a_spilled_table_s_nullable_columns_are_read_from_its_files_as_the_fill_
 def test_a_long_flow_hands_its_input_pages_back_after_every_estimator(tmp_path: Path, monkeypatch) -> None:
     """Above ``RELEASE_PER_JOB_ROWS`` ACK rows a spilled flow's pages are released after each estimator's job
     (as well as once the flow is done), and the scores do not change."""
-    import ackreplay.estimators.replay as replay
+    import ackreplay.replay.engine as replay
 
     path = next(p for p in shared_captures() if p.name.startswith("s04"))
     ests = [E.create(n) for n in E.DEFAULT_ORDER]

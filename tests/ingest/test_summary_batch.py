@@ -1,4 +1,4 @@
-"""Issue #26: flow summaries are made for all the flows of a group at once (``ingest.summary``,
+"""Issue #26: flow summaries are made for all the flows of a group at once (``ingest.flow_summary``,
 ``ingest.vantage.classify_vantages``); each flow's must be what it is alone, and what numpy and ``ipaddress``
 give flow by flow."""
 
@@ -8,7 +8,7 @@ import ipaddress
 
 import numpy as np
 
-from ackreplay.ingest.summary import format_endpoint, format_endpoints
+from ackreplay.ingest.flow_summary import format_endpoint, format_endpoints
 from ackreplay.ingest.vantage import classify_vantage, classify_vantages
 
 NONE = -(1 << 62)

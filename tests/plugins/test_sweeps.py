@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ackreplay.cli.main import app
-from ackreplay.core.scoring import build_estimators, parse_params
+from ackreplay.core.capture_scoring import build_estimators, parse_params
 from ackreplay.estimators import EstimatorError
 from ackreplay.estimators.sweep import MAX_VARIANTS, from_spec, sweep_values, variant_spec
 from tests.conftest import ROOT

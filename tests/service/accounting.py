@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 
 from ackreplay.core.db import session_scope
-from ackreplay.core.models import Capture, Run
+from ackreplay.core.orm import Capture, Run
 
 
 def stored(store: Path) -> dict[str, int]:

@@ -153,7 +153,7 @@ def test_bad_data_fails_the_run_at_once_without_retry(svc, monkeypatch, stage):
     def broken(*_: Any, **__: Any) -> Any:
         raise ValueError("a value the pipeline cannot take")
 
-    target = "ackreplay.core.pipeline.ingest_capture" if stage == "ingest" else "ackreplay.core.pipeline.replay_flows"
+    target = "ackreplay.core.run_tasks.ingest_capture" if stage == "ingest" else "ackreplay.core.run_tasks.replay_flows"
     monkeypatch.setattr(target, broken)
     r = post_capture(svc.api, tcp_capture(2))
     run = wait_run(svc.api, r.json()["run_id"], timeout=60)
@@ -166,9 +166,9 @@ def test_bad_data_fails_the_run_at_once_without_retry(svc, monkeypatch, stage):
 
 
 def test_infrastructure_faults_are_retried_until_they_pass(svc, monkeypatch):
-    import ackreplay.core.pipeline
+    import ackreplay.core.run_tasks
 
-    real, calls = ackreplay.core.pipeline.ingest_capture, []
+    real, calls = ackreplay.core.run_tasks.ingest_capture, []
 
     def flaky(*a: Any, **k: Any) -> Any:
         calls.append(1)
@@ -176,7 +176,7 @@ def test_infrastructure_faults_are_retried_until_they_pass(svc, monkeypatch):
             raise OperationalError("select 1", {}, Exception("server closed the connection unexpectedly"))
         return real(*a, **k)
 
-    monkeypatch.setattr("ackreplay.core.pipeline.ingest_capture", flaky)
+    monkeypatch.setattr("ackreplay.core.run_tasks.ingest_capture", flaky)
     r = post_capture(svc.api, tcp_capture(3))
     run = wait_run(svc.api, r.json()["run_id"], timeout=60)
     assert run["status"] == "succeeded", run
@@ -472,10 +472,10 @@ def test_the_sweep_dispatches_lost_work_again_and_the_run_says_it_waits(svc, mon
     Redis): a started task without heartbeat and a queued one without broker message go again, with a note
     the run's status shows; a task a live worker runs, or whose message waits in the broker, stays."""
     from ackreplay.core.db import session_scope
-    from ackreplay.core.pipeline import requeue_unfinished
+    from ackreplay.core.run_tasks import requeue_unfinished
 
     sent: list[tuple[str, str]] = []
-    monkeypatch.setattr("ackreplay.core.pipeline.dispatch", lambda kind, tid: sent.append((kind, tid)))
+    monkeypatch.setattr("ackreplay.core.run_tasks.dispatch", lambda kind, tid: sent.append((kind, tid)))
     r = svc.api.post("/api/v1/batches", files=[("files", (f"{i}.pcap", tcp_capture(40 + i))) for i in range(4)])
     run_id = r.json()["run_id"]
     ids = [t for (t,) in psycopg.connect(svc.db).execute(
@@ -502,16 +502,16 @@ def test_the_sweep_dispatches_lost_work_again_and_the_run_says_it_waits(svc, mon
 
 
 def test_deleting_a_capture_during_its_ingest_ends_the_run(svc, monkeypatch):
-    import ackreplay.core.pipeline
+    import ackreplay.core.run_tasks
 
-    real, entered, release = ackreplay.core.pipeline.ingest_capture, threading.Event(), threading.Event()
+    real, entered, release = ackreplay.core.run_tasks.ingest_capture, threading.Event(), threading.Event()
 
     def slow(*a: Any, **k: Any) -> Any:
         entered.set()
         assert release.wait(30)
         return real(*a, **k)
 
-    monkeypatch.setattr("ackreplay.core.pipeline.ingest_capture", slow)
+    monkeypatch.setattr("ackreplay.core.run_tasks.ingest_capture", slow)
     one = post_capture(svc.api, tcp_capture(20)).json()
     assert entered.wait(30)
     assert svc.api.delete(f"/api/v1/captures/{one['capture']['id']}").status_code == 204
@@ -618,7 +618,7 @@ def test_metrics_are_behind_a_token_unless_made_public(tmp_path, postgres_server
 
 def test_csv_exports_are_formula_safe(tmp_path):
     from ackreplay.cli.score_csv import scores_csv
-    from ackreplay.core.batches import scoreboard_csv
+    from ackreplay.core.capture_batches import scoreboard_csv
 
     doc = {"captures": [{"file": "=HYPERLINK(\"http://evil\")", "truth": None, "flows": [
         {"flow_id": 1, "sender": "10.0.0.1:1", "receiver": "10.0.0.2:2", "bytes": 100000, "vantage": "sender",

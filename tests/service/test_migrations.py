@@ -12,7 +12,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import create_engine
 
 from ackreplay.core.migrate import config, upgrade
-from ackreplay.core.models import Base
+from ackreplay.core.orm import Base
 from tests.service.harness import fresh_database
 
 

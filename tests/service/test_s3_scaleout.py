@@ -22,7 +22,7 @@ import s3fs
 from sqlalchemy import func, select
 
 from ackreplay.core.db import session_scope
-from ackreplay.core.models import Flow, Result, RunCapture, Task
+from ackreplay.core.orm import Flow, Result, RunCapture, Task
 from tests.conftest import ROOT
 from tests.service.harness import client, configured, fresh_database, wait_run
 from tests.service.test_e2e_celery import start_worker, stop

@@ -1,0 +1,108 @@
+"""Summaries over several captures for the terminal: the combined board of ``score`` (every bulk flow of
+every capture) and ``compare``'s two captures side by side. Both rank by the documented composite error
+(``scoring.ranking``: per flow (|err| + |ln ss/ideal|)/2, median over flows) and show the spread."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ackreplay.cli.score_table import block_table
+
+if TYPE_CHECKING:
+    from ackreplay.core.capture_scoring import ScoredCapture
+
+#: (ranking score, header (name, unit), digits)
+SUMMARY_SCORES = (
+    ("composite_error", ("composite", "median"), 3),
+    ("mean_abs_rel_error", ("|err|", "median"), 3),
+    ("mean_signed_rel_error", ("bias", "median"), 3),
+    ("ssthresh_over_ideal_median", ("ss/ideal", "median"), 2),
+)
+
+
+def bulk_flows(sc: ScoredCapture) -> dict[Any, dict[str, dict[str, Any]]]:
+    """{(capture, flow id): {estimator: scores}} for the capture's replayed bulk flows."""
+    from ackreplay.replay.engine import bulk_flow_ids
+
+    bulk = set(bulk_flow_ids(sc.ingest.flows, sc.truth))
+    return {(str(sc.path), fr.flow_id): fr.scores for fr in sc.replay.flows if fr.flow_id in bulk}
+
+
+def _fmt(v: float | None, digits: int) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def left_out_note(left_out: dict[str, int], included: bool, width: int | None) -> str:
+    """The line under a board that says which estimators' scores were left out of it (or kept, when asked) for
+    not being reproducible from their flows' vantage (issue #27); empty when none."""
+    import textwrap
+
+    if not left_out:
+        return ""
+    which = ", ".join(f"{n} on {c} flow(s)" for n, c in sorted(left_out.items()))
+    text = (f"ranked as asked (--rank-not-reproducible), although not reproducible from their vantage: {which}"
+            if included else f"left out as not reproducible from their vantage (they depend on the ACKs' timing "
+            f"at the sender): {which}; --rank-not-reproducible ranks them too")
+    return "\n" + (textwrap.fill(text, width, break_long_words=False) if width else text)
+
+
+def combined_summary(scored: Sequence[ScoredCapture], width: int | None = 80,
+                     include_not_reproducible: bool = False) -> str:
+    """One board over every bulk flow of every capture: rank by median composite error, with its IQR. Scores
+    labelled not reproducible from their flow's vantage are left out unless ``include_not_reproducible``."""
+    from ackreplay.scoring.ranking import board
+
+    per_flow: dict[Any, dict[str, dict[str, Any]]] = {}
+    for sc in scored:
+        per_flow.update(bulk_flows(sc))
+    head = f"== all {len(scored)} captures: {len(per_flow)} bulk flows"
+    if not per_flow:
+        return head + " (nothing to combine)"
+    full = board(per_flow, include_not_reproducible=include_not_reproducible)
+    b = full["scores"]
+    comp = b["composite_error"]["estimators"]
+    names = sorted((n for n in comp if comp[n]["flows"]), key=lambda n: (comp[n].get("rank") or 1e9, n))
+    headers = [("rank", "#"), ("flows", "n"), *(h for _, h, _ in SUMMARY_SCORES), ("composite", "IQR")]
+    cells = [[str(comp[n].get("rank", "-")), str(comp[n]["flows"]),
+              *(_fmt(b[k]["estimators"][n]["median"], d) for k, _, d in SUMMARY_SCORES),
+              f"{_fmt(comp[n]['q1'], 3)}..{_fmt(comp[n]['q3'], 3)}"] for n in names]
+    return (head + "\n" + block_table("estimator", names, headers, cells, width)
+            + left_out_note(full["left_out"], include_not_reproducible, width))
+
+
+def compare_text(a: ScoredCapture, b: ScoredCapture, width: int | None = 80,
+                 include_not_reproducible: bool = False) -> str:
+    """Two captures side by side: per estimator, each capture's median composite error, |err| and bias over
+    its bulk flows, and the change from A to B (scores not reproducible from their vantage left out unless
+    ``include_not_reproducible``)."""
+    from ackreplay.scoring.ranking import board
+
+    boards = []
+    left_out: dict[str, int] = {}
+    for sc in (a, b):
+        flows = bulk_flows(sc)
+        full = board(flows, include_not_reproducible=include_not_reproducible) if flows else {}
+        for n, c in full.get("left_out", {}).items():
+            left_out[n] = left_out.get(n, 0) + c
+        boards.append((len(flows), full.get("scores", {})))
+    head = [f"A = {a.path} ({boards[0][0]} bulk flows)", f"B = {b.path} ({boards[1][0]} bulk flows)"]
+    names = sorted({n for _, bd in boards for n in bd.get("composite_error", {}).get("estimators", {})})
+
+    def med(i: int, score: str, n: str) -> float | None:
+        return boards[i][1].get(score, {}).get("estimators", {}).get(n, {}).get("median")
+
+    headers = [("composite", "A"), ("composite", "B"), ("change", "B-A"), ("|err|", "A"), ("|err|", "B"),
+               ("bias", "A"), ("bias", "B"), ("rank", "A"), ("rank", "B")]
+    order = sorted(names, key=lambda n: (med(1, "composite_error", n) is None, med(1, "composite_error", n) or 0))
+    cells = []
+    for n in order:
+        ca, cb = med(0, "composite_error", n), med(1, "composite_error", n)
+        ranks = [str(bd.get("composite_error", {}).get("estimators", {}).get(n, {}).get("rank", "-"))
+                 for _, bd in boards]
+        cells.append([_fmt(ca, 3), _fmt(cb, 3), "-" if ca is None or cb is None else f"{cb - ca:+.3f}",
+                      _fmt(med(0, "mean_abs_rel_error", n), 3), _fmt(med(1, "mean_abs_rel_error", n), 3),
+                      _fmt(med(0, "mean_signed_rel_error", n), 3), _fmt(med(1, "mean_signed_rel_error", n), 3),
+                      *ranks])
+    return ("\n".join(head) + "\n" + block_table("estimator", order, headers, cells, width)
+            + left_out_note(left_out, include_not_reproducible, width))

@@ -1,0 +1,226 @@
+"""Score captures: ingest → replay → one JSON-ready document. Shared by the CLI and (later) the service,
+so that both report exactly the same numbers. Pure: files in, dicts and tables out.
+
+Ground truth comes from the caller, or from a sidecar next to the capture:
+``<capture>.truth.json|yaml|yml`` (keys as ``scoring.truth.Truth.from_mapping``), or the capture
+testbed's metadata ``<capture stem>.json`` (``x.pcap.gz`` → ``x.json``; a pair's ``x_rcv``/``x_mid`` capture
+reads ``x.json``) when it holds ``bottleneck_rate_bps`` (then the bottleneck is shared by all bulk flows) —
+with ``random_loss_log``, every loss episode is labelled random or congestion (``Truth.loss_labels``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ackreplay.estimators import DEFAULT_ORDER, Estimator, EstimatorError, expand, names
+from ackreplay.estimators import __version__ as VERSION
+from ackreplay.estimators.sweep import MAX_VARIANTS, variants
+from ackreplay.ingest import CaptureIngest, ingest_capture
+from ackreplay.ingest.capture import DEFAULT_MEMORY_BUDGET
+from ackreplay.replay.engine import CaptureReplay, describe, replay_capture
+from ackreplay.replay.results import jsonable as jsonable  # (re-exported)
+from ackreplay.scoring.truth import Truth, min_flow_bytes, parse_drops
+
+ProgressFn = Callable[[str, float], None]
+
+
+@dataclass
+class ScoredCapture:
+    """One capture ingested, replayed and scored: ``score_file``'s result, for scripts and notebooks."""
+
+    path: Path
+    ingest: CaptureIngest
+    replay: CaptureReplay
+    truth: Truth | None
+    truth_source: str | None
+
+    @property
+    def min_flow_bytes(self) -> int:
+        return min_flow_bytes(self.truth)
+
+    def scores_frame(self) -> Any:
+        """One row per (replayed flow, estimator): the flow's endpoints, bytes, ``bulk`` (at least
+        ``min_flow_bytes``: not a control connection), vantage, and every score (a Polars DataFrame; the
+        same columns as ``ackreplay score -f csv`` without the parameters)."""
+        import polars as pl
+
+        flows = self.ingest.flows.frame.select(
+            "flow_id", "sender", "receiver", "bytes", (pl.col("bytes") >= self.min_flow_bytes).alias("bulk"),
+            pl.col("vantage").cast(pl.String), pl.col("reconstruction").cast(pl.String))
+        frame = self.replay.scores_frame()
+        return flows.join(frame, on="flow_id", how="inner").with_columns(pl.lit(str(self.path)).alias("file")) \
+            .select("file", pl.exclude("file"))
+
+    def to_pandas(self) -> Any:
+        """:meth:`scores_frame` as a pandas DataFrame (``pip install 'ackreplay[pandas]'``)."""
+        return self.scores_frame().to_pandas()
+
+    def _repr_html_(self) -> str:  # notebooks: the bulk flows' scores
+        import html
+
+        import polars as pl
+
+        bulk = self.scores_frame().filter(pl.col("bulk"))
+        return (f"<p><b>{html.escape(str(self.path))}</b>: {len(self.ingest.flows)} flows, "
+                f"{bulk['flow_id'].n_unique()} bulk flows replayed"
+                + (f"; truth {html.escape(str(self.truth_source))}" if self.truth_source else "") + "</p>"
+                + bulk._repr_html_())
+
+
+def build_estimators(selected: Sequence[str] | None, params: dict[str, dict[str, Any]]) -> list[Estimator]:
+    """Estimators by name or group word (``seed004``, ``all``: ``estimators.GROUPS``; default: the default
+    set, in the reference order) with per-estimator parameters; a parameter naming several values
+    (``"0.1,0.5,1"``, ``"0.1:2:0.1"``, a list) makes one variant per value (``estimators.sweep``)."""
+    chosen = expand(selected) if selected else list(DEFAULT_ORDER)
+    for name in list(params):
+        if name not in names():
+            raise EstimatorError("unknown_estimator", f"--param names unknown estimator {name!r} "
+                                 f"(known: {', '.join(names())})")
+        if name not in chosen:
+            raise EstimatorError("unknown_estimator", f"--param sets {name} but {name} is not among the "
+                                 f"selected estimators ({', '.join(chosen)})")
+    seen: set[str] = set()
+    out: list[Estimator] = []
+    for n in chosen:
+        if n in seen:
+            continue
+        seen.add(n)
+        out += variants(n, params.get(n, {}))  # one, or one per swept value (estimators.sweep)
+    if len(out) > MAX_VARIANTS + len(seen):
+        raise EstimatorError("too_many_variants", f"{len(out)} estimators and variants in one run, at most "
+                             f"{MAX_VARIANTS + len(seen)}")
+    return out
+
+
+def parse_params(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``["abse.N=12", "be.tau=0.5"]`` → ``{"abse": {"N": "12"}, "be": {"tau": "0.5"}}`` (validated later; a
+    sweep's ``"0.1,0.5"`` or ``"0.1:2:0.1"`` stays a string until ``build_estimators``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        est, dot, param = key.strip().partition(".")
+        if not sep or not dot or not est or not param:
+            raise EstimatorError("invalid_parameter", f"expected ESTIMATOR.PARAM=VALUE, got {item!r}")
+        value = value.strip()
+        parsed: Any = value
+        if value.lower() in ("null", "none"):
+            parsed = None
+        out.setdefault(est, {})[param.strip()] = parsed
+    return out
+
+
+#: A spreadsheet runs a cell starting with one of these as a formula (CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text starting with = + - @ tab or CR gets a leading ``'``
+    (numbers are left alone: a negative number is no formula)."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
+    """Ground truth stored next to a capture, if any (see module docstring)."""
+    for suffix in (".truth.json", ".truth.yaml", ".truth.yml"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            text = side.read_text()
+            import yaml  # only for a YAML sidecar: it costs a short command's start-up otherwise
+
+            try:
+                data = json.loads(text) if suffix.endswith("json") else yaml.safe_load(text)
+            except (json.JSONDecodeError, yaml.YAMLError) as exc:
+                raise EstimatorError("invalid_truth", f"{side}: not valid {suffix[7:].upper()}: {exc}") from exc
+            if not isinstance(data, dict):
+                raise EstimatorError("invalid_truth", f"{side}: expected a mapping of ground-truth keys")
+            return Truth.from_mapping(data), str(side)
+    plain = path.with_name(path.name[:-3]) if path.name.endswith(".gz") else path  # x.pcap.gz → x.json
+    meta = plain.with_suffix(".json")
+    for tag in ("_rcv", "_mid"):  # the testbed's other vantage points share the sender capture's JSON
+        if not meta.exists() and plain.stem.endswith(tag):
+            meta = plain.with_name(plain.stem[: -len(tag)] + ".json")
+    if meta.exists():
+        try:
+            data = json.loads(meta.read_text())
+        except json.JSONDecodeError:
+            return None, None
+        if isinstance(data, dict) and isinstance(data.get("bottleneck_rate_bps"), int | float):
+            drops = data.get("random_loss_log")  # the testbed's per-loss labels (NFLOG), when it logged them
+            return Truth(bottleneck_bps=float(data["bottleneck_rate_bps"]), shared_by="all",
+                         random_drops=parse_drops(drops) if isinstance(drops, list) else None), str(meta)
+    return None, None
+
+
+def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Truth | None = None,
+               use_sidecar: bool = True, allow_vantage: bool = False,
+               progress: ProgressFn | None = None, memory_budget: int | None = DEFAULT_MEMORY_BUDGET,
+               select: Callable[[Any], bool] | None = None, keep_series: bool = True) -> ScoredCapture:
+    """Ingest and replay one capture. Raises ``IngestError`` / ``EstimatorError`` on bad input. Without
+    ``keep_series`` the flows' series are not kept (scores, decisions and diagnostics are)."""
+    path = Path(path)
+    source = "command line" if truth is not None else None
+    if truth is None and use_sidecar:
+        truth, source = sidecar_truth(path)
+    cap = ingest_capture(path, memory_budget=memory_budget,
+                         progress=(lambda done, total: progress("ingest", done / max(total, 1)))
+                         if progress else None)
+    only = {s.flow_id for s in cap.flows if select(s)} if select is not None else None
+    rep = replay_capture(cap, estimators, truth=truth, allow_vantage=allow_vantage, only=only, keep_series=keep_series,
+                         progress=(lambda done, total: progress("replay", done / max(total, 1)))
+                         if progress else None)
+    return ScoredCapture(path, cap, rep, truth, source)
+
+
+def capture_document(sc: ScoredCapture) -> dict[str, Any]:
+    """The JSON document of one scored capture (the ``captures[]`` element of ``ackreplay score``)."""
+    replayed = {f.flow_id: f for f in sc.replay.flows}
+    flows = []
+    for s in sc.ingest.flows:
+        doc: dict[str, Any] = s.to_dict()  # (flow_id is its first field)
+        fr = replayed.get(s.flow_id)
+        doc["replayed"] = fr is not None
+        doc["skipped_reason"] = sc.replay.skipped.get(s.flow_id)
+        doc["scores"] = fr.scores if fr is not None else {}
+        doc["score_window_rel_s"] = list(fr.window) if fr is not None else None
+        doc["diagnostics"] = fr.diagnostics if fr is not None else None
+        doc["path"] = fr.path if fr is not None else None
+        doc["path_models"] = path_models(fr.path, fr.decision_rows) if fr is not None and fr.path else None
+        flows.append(doc)
+    return {
+        "file": str(sc.path),
+        "stats": sc.ingest.stats.to_dict(),
+        "truth": sc.truth.to_dict() if sc.truth is not None else None,
+        "truth_source": sc.truth_source,
+        "flows": flows,
+        "scores": sc.replay.scores,
+        "path_groups": sc.replay.path_groups,
+    }
+
+
+def path_models(path: dict[str, Any], decision_rows: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
+    """What the seeds' models predict on a flow's path (§9, ``path.analytic``): seed 004's decrease
+    factor, busy-link verdict and single-flow utilisation per decision rule, and seed 002's NewReno/Westwood+
+    shares at its buffer/BDP (with and without the floor-half fix) and over a range of buffer/BDP around it
+    (``seed002_curve``: the dashboard draws it); with the flow's ``decision_rows``, seed 004's verdict for every
+    replayed rule at this flow's losses (``replayed``); None when the path lacks a figure."""
+    from ackreplay.path.analytic import PathModel, replayed_verdicts, seed002_curve, seed002_shares, seed004
+
+    c, rtt, over = path.get("capacity_bps"), path.get("base_rtt_s"), path.get("buffer_over_bdp")
+    if not c or not rtt or over is None:
+        return None
+    hi = max(8.0, 2.0 * over)
+    curve = [{"buffer_over_bdp": p["buffer_over_bdp"], "newreno": p["newreno"], "westwood_plus": p["westwood_plus"],
+              "westwood_plus_floor_half": f["westwood_plus"]}
+             for p, f in zip(seed002_curve(0.05, hi, 25), seed002_curve(0.05, hi, 25, floor_half=True), strict=True)]
+    return {"seed004": seed004(PathModel.of(c, rtt, over)), "seed002": seed002_shares(over),
+            "seed002_floor_half": seed002_shares(over, floor_half=True), "seed002_curve": curve,
+            "replayed": replayed_verdicts(decision_rows, over)}
+
+
+def document(scored: Sequence[ScoredCapture], estimators: Sequence[Estimator]) -> dict[str, Any]:
+    return {"ackreplay_version": VERSION, "estimators": describe(estimators),
+            "captures": [capture_document(sc) for sc in scored]}

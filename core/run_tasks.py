@@ -1,0 +1,536 @@
+"""The work behind a run: ingest each capture, replay its flows in batches, aggregate, finish the run.
+
+Every step is a task row in the database and is idempotent: a task already done is skipped, results and
+decisions of a flow are replaced as a whole, and the step that completes a capture (or a run) takes a row
+lock and re-counts, so retried, duplicated or concurrent tasks change nothing. Domain failures (a broken
+capture) end as the run's status and error text; infrastructure errors propagate for the queue to retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+import numpy as np
+import polars as pl
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from ackreplay.core.capture_scoring import build_estimators, jsonable, path_models
+from ackreplay.core.config import get_settings
+from ackreplay.core.db import after_commit, get_engine, session_scope
+from ackreplay.core.errors import ServiceError, is_infrastructure
+from ackreplay.core.orm import (
+    Capture,
+    DecisionRow,
+    Flow,
+    FlowDiagnostics,
+    Owner,
+    Result,
+    Run,
+    RunCapture,
+    Task,
+    epoch,
+    now,
+)
+from ackreplay.core.queue import dispatch
+from ackreplay.core.storage import Store, get_store
+from ackreplay.estimators import EstimatorError
+from ackreplay.estimators import __version__ as VERSION
+from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
+from ackreplay.estimators.sweep import from_spec, variant_spec
+from ackreplay.ingest import IngestError, ingest_capture
+from ackreplay.replay.engine import (
+    FlowReplay,
+    bulk_flow_ids,
+    capture_scores,
+    flow_columns,
+    flow_sources,
+    plan,
+    replay_flows,
+    share_paths,
+)
+from ackreplay.replay.results import series_table
+from ackreplay.scoring.truth import Truth
+
+#: Row-group size of the capture tables: the rows of a flow are contiguous, so a replay task reading a few
+#: flows skips most row groups by their flow_id statistics.
+TABLE_ROW_GROUP = 16_384
+log = logging.getLogger("ackreplay.pipeline")
+
+
+#: Results and decisions are keyed by the estimator's name in a String(40) column (core.orm).
+MAX_ESTIMATOR_NAME = 40
+
+
+def estimator_spec(items: list[Any] | None) -> list[dict[str, Any]]:
+    """Normalise a run's estimators (names or {name, parameters}) and validate them (EstimatorError → 422)."""
+    names: list[str] = []
+    params: dict[str, dict[str, Any]] = {}
+    for item in items or []:
+        if isinstance(item, str):
+            names.append(item)
+        else:
+            names.append(item["name"])
+            if item.get("parameters"):
+                params[item["name"]] = dict(item["parameters"])
+    try:
+        ests = build_estimators(names or None, params)
+    except EstimatorError as exc:
+        raise ServiceError(exc.message, code=exc.code, status=422) from exc
+    long = [e.name for e in ests if len(e.name) > MAX_ESTIMATOR_NAME]
+    if long:  # a sweep's variant names its values: results are keyed by that name (String(40))
+        raise ServiceError(f"estimator names longer than {MAX_ESTIMATOR_NAME} characters: {', '.join(long[:3])} "
+                           "(sweep fewer parameters of one estimator at once, or use shorter values)",
+                           code="invalid_parameter", status=422)
+    return variant_spec(ests)
+
+
+def start_run(session: Session, owner: Owner, captures: list[Capture], estimators: list[dict[str, Any]], *,
+              is_default: bool = False, batch_id: str | None = None) -> Run:
+    run = Run(owner_id=owner.id, estimators=estimators, version=VERSION, is_default=is_default, batch_id=batch_id)
+    session.add(run)
+    session.flush()
+    for cap in captures:
+        session.add(RunCapture(run_id=run.id, capture_id=cap.id))
+        task = Task(run_id=run.id, capture_id=cap.id, kind="ingest", chunk=0)
+        session.add(task)
+        session.flush()
+        after_commit(session, partial(dispatch, "ingest", task.id))
+    return run
+
+
+def run_task(kind: str, task_id: str) -> None:
+    """Entry point for both queues (Celery and in-process): claim the task, run it under a heartbeat.
+
+    An infrastructure fault (``core.errors.is_infrastructure``) propagates for the queue to retry, the task
+    released again; anything else is the data's fault and fails the task, its capture in the run and, when
+    nothing is left to wait for, the run, at once."""
+    work = {"ingest": ingest_task, "replay": replay_task}.get(kind)
+    if work is None:
+        raise ValueError(kind)
+    claimed = claim(task_id)
+    if claimed is None:
+        return
+    try:
+        with Heartbeat(task_id):
+            work(task_id)
+    except Exception as exc:
+        if is_infrastructure(exc):
+            _release(task_id)
+            raise
+        log.warning("task %s %s failed on its data: %s", kind, task_id, exc)
+        fail_task(task_id, claimed, exc)
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def heartbeat_seconds() -> float:
+    """How often a running task's heartbeat is refreshed: five beats fit in ``stale_task_seconds``."""
+    return min(10.0, max(0.2, get_settings().stale_task_seconds / 5))
+
+
+class Heartbeat:
+    """While a task runs in a Celery worker, refresh its ``heartbeat_at`` every few seconds (own connection),
+    so that a task whose worker died is recognised within ``stale_task_seconds`` and dispatched again.
+    Embedded mode needs none: the in-process worker dies with the server, which re-queues at start."""
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> Heartbeat:
+        if not get_settings().embedded_worker:
+            self.thread = threading.Thread(target=self._beat, name=f"heartbeat-{self.task_id}", daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+
+    def _beat(self) -> None:
+        me = worker_id()
+        while not self.stop.wait(heartbeat_seconds()):
+            try:
+                with get_engine().begin() as conn:
+                    conn.execute(update(Task).where(Task.id == self.task_id, Task.worker == me,
+                                                    Task.status == "started").values(heartbeat_at=now()))
+            except Exception:  # the database is down: the task itself will notice
+                log.debug("heartbeat of task %s not recorded", self.task_id, exc_info=True)
+
+
+def claim(task_id: str) -> tuple[str, str] | None:
+    """Mark the task started in its own transaction; its (run id, capture id), or None when it is unknown,
+    already finished, or running in another worker whose heartbeat is fresh (a duplicate delivery)."""
+    with session_scope() as session:
+        task = _claim(session, task_id)
+        return (task.run_id, task.capture_id) if task is not None else None
+
+
+def _fresh(stamp: datetime | None) -> bool:
+    return stamp is not None and time.time() - epoch(stamp) < get_settings().stale_task_seconds
+
+
+def _claim(session: Session, task_id: str) -> Task | None:
+    task = session.get(Task, task_id, with_for_update=True)
+    if task is None or task.status in ("done", "failed"):
+        return None
+    me = worker_id()
+    if (task.status == "started" and task.worker not in (None, me) and _fresh(task.heartbeat_at)
+            and not get_settings().embedded_worker):
+        return None
+    task.status = "started"
+    task.attempts += 1
+    task.updated_at = task.heartbeat_at = now()
+    task.worker = me
+    task.note = None
+    run = session.get(Run, task.run_id)
+    if run is not None and run.status == "queued":
+        run.status = "running"
+        run.started_at = now()
+    return task
+
+
+def _release(task_id: str) -> None:
+    """After an infrastructure fault: the task is queued again (for the queue's retry), if the database can
+    be reached; else the retry's claim recognises its own worker."""
+    try:
+        with session_scope() as session:
+            session.execute(update(Task).where(Task.id == task_id, Task.status == "started")
+                            .values(status="queued", heartbeat_at=None, updated_at=now()))
+    except Exception:
+        log.debug("task %s not released", task_id, exc_info=True)
+
+
+def fail_task(task_id: str, claimed: tuple[str, str], exc: BaseException) -> None:
+    """A task that failed on its data: the task, its capture in the run (and, for an ingest, the capture)
+    fail with the reason; the run finishes when nothing else is pending. When the capture or the run was
+    deleted meanwhile, what the task wrote to the store for it is removed."""
+    run_id, capture_id = claimed
+    code = exc.code if isinstance(exc, IngestError | EstimatorError | ServiceError) else type(exc).__name__
+    message = f"{exc}"[:2000] or type(exc).__name__
+    with session_scope() as session:
+        task = session.get(Task, task_id, with_for_update=True)
+        cap = session.get(Capture, capture_id)
+        if cap is None or session.get(Run, run_id) is None:
+            store = get_store()
+            after_commit(session, partial(store.delete, f"series/{run_id}/{capture_id}"))
+            if cap is None:
+                after_commit(session, partial(store.delete, f"captures/{capture_id}"))
+        if task is None:
+            return
+        task.status, task.error, task.updated_at = "failed", message, now()
+        code = str(code)[:60]
+        if task.kind == "ingest" and cap is not None and cap.status != "ingested":
+            cap.status, cap.error_code, cap.error = "failed", code, message
+        rc = session.get(RunCapture, (run_id, capture_id), with_for_update=True)
+        if rc is not None and rc.status not in ("succeeded", "failed"):
+            rc.status, rc.error_code, rc.error = "failed", code, message
+        session.flush()
+        _maybe_finish_run(session, run_id)
+
+
+def ingest_task(task_id: str) -> None:
+    store = get_store()
+    t0 = time.perf_counter()
+    replay_tasks: list[str] = []
+    with session_scope() as session:
+        task = session.get(Task, task_id)
+        assert task is not None
+        cap = session.get(Capture, task.capture_id)
+        rc = session.get(RunCapture, (task.run_id, task.capture_id))
+        if cap is None or rc is None:  # deleted meanwhile
+            task.status = "done"
+            return
+        if cap.status != "ingested":
+            try:
+                _ingest(session, store, cap)
+            except IngestError as exc:
+                cap.status, cap.error_code, cap.error = "failed", exc.code, str(exc)
+                rc.status, rc.error_code, rc.error = "failed", exc.code, str(exc)
+                task.status, task.error = "failed", str(exc)
+                task.seconds = time.perf_counter() - t0
+                session.flush()
+                _maybe_finish_run(session, task.run_id)
+                return
+        if cap.status == "failed":
+            rc.status, rc.error_code, rc.error = "failed", cap.error_code, cap.error
+            task.status = "failed"
+            session.flush()
+            _maybe_finish_run(session, task.run_id)
+            return
+        rc.ingest_seconds = time.perf_counter() - t0
+        summaries = [_Summary(f) for f in _flows(session, cap.id)]
+        todo, skipped = plan(summaries)
+        rc.skipped = {str(k): v for k, v in skipped.items()}
+        rc.status = "replaying"
+        size = max(1, get_settings().replay_batch_flows)
+        for i in range(0, len(todo), size):
+            existing = session.scalar(select(Task).where(Task.run_id == task.run_id, Task.capture_id == cap.id,
+                                                         Task.kind == "replay", Task.chunk == i // size + 1))
+            if existing is None:
+                existing = Task(run_id=task.run_id, capture_id=cap.id, kind="replay", chunk=i // size + 1,
+                                flow_ids=todo[i: i + size])
+                session.add(existing)
+                session.flush()
+            if existing.status != "done":
+                replay_tasks.append(existing.id)
+        task.status = "done"
+        task.seconds = time.perf_counter() - t0
+        session.flush()
+        if not todo:
+            _finish_capture(session, task.run_id, cap.id)
+        for tid in replay_tasks:
+            after_commit(session, partial(dispatch, "replay", tid))
+
+
+class _Summary:
+    """A stored flow row seen as the FlowSummary fields replay's helpers read (``plan``, ``flow_sources``; ``link``:
+    what ``LinkInfo.of`` reads)."""
+
+    def __init__(self, f: Flow) -> None:
+        self.flow_id = f.flow_id
+        self.vantage = f.vantage
+        self.sender = f.sender
+        self.receiver = f.receiver
+        self.link = {**f.summary, "vantage": f.vantage}
+        self.bytes = f.bytes
+        self.goodput_bps = f.goodput_bps
+        self.acks = int(f.summary.get("acks", 0))
+        self.mss = int(f.summary["mss"])
+        self.reconstruction = f.summary.get("reconstruction")
+        self.reconstruction_sound = bool(f.summary.get("reconstruction_sound", False))
+        self.reconstruction_evidence = str(f.summary.get("reconstruction_evidence", ""))
+
+
+class _PathSummary:
+    """A stored flow's endpoints and lifetime, as ``replay.engine.share_paths`` reads them."""
+
+    def __init__(self, summary: dict[str, Any]) -> None:
+        self.sender = str(summary.get("sender", ""))
+        self.receiver = str(summary.get("receiver", ""))
+        self.start_t = float(summary.get("start_t") or 0.0)
+        self.end_t = float(summary.get("end_t") or 0.0)
+        self.delivery_rate_bps = float(summary.get("delivery_rate_bps") or 0.0)
+
+
+def _flows(session: Session, capture_id: str) -> list[Flow]:
+    return list(session.scalars(select(Flow).where(Flow.capture_id == capture_id).order_by(Flow.flow_id)))
+
+
+def _truth(cap: Capture) -> Truth | None:
+    return Truth.from_mapping({k: v for k, v in cap.truth.items() if v not in (None, {})}) if cap.truth else None
+
+
+def _ingest(session: Session, store: Store, cap: Capture) -> None:
+    """Ingest the capture; its three tables (all flows, column ``flow_id``) go to the store once each."""
+    with store.local_file(cap.storage_key) as path:
+        settings = get_settings()
+        result = ingest_capture(path, max_decompressed_bytes=settings.max_decompressed_bytes,
+                                memory_budget=settings.ingest_memory_budget_mb << 20)
+    session.execute(delete(Flow).where(Flow.capture_id == cap.id))
+    key = f"captures/{cap.id}/tables"
+    for name, frame in (("acks", result.acks), ("segments", result.segments), ("episodes", result.episodes)):
+        store.write_parquet(f"{key}/{name}.parquet", frame, row_group_size=TABLE_ROW_GROUP)
+    rows = [
+        {"capture_id": cap.id, "flow_id": s.flow_id, "sender": s.sender, "receiver": s.receiver,
+         "vantage": s.vantage, "bytes": s.bytes, "goodput_bps": s.goodput_bps, "summary": s.to_dict(),
+         "tables_key": key} for s in result.flows]
+    if rows:  # a capture without TCP data has no flows: a result (0 flows), not an error
+        session.execute(insert(Flow), rows)
+    bulk = bulk_flow_ids(result.flows, _truth(cap))
+    deliveries = result.acks.filter(pl.col("flow_id").is_in(bulk) & (pl.col("acked") > 0)).select("flow_id", "t")
+    store.write_parquet(f"captures/{cap.id}/deliveries.parquet", deliveries)
+    cap.stats = {**result.stats.to_dict(), "file": cap.name}
+    cap.status = "ingested"
+    session.flush()
+
+
+def read_tables(store: Store, key: str, flow_ids: list[int]) -> dict[str, pl.DataFrame]:
+    """The acks, segments and episodes of some flows of a capture (one read of each table)."""
+    where = pl.col("flow_id").is_in(flow_ids)
+    return {name: store.read_parquet(f"{key}/{name}.parquet", where) for name in ("acks", "segments", "episodes")}
+
+
+def replay_task(task_id: str) -> None:
+    store = get_store()
+    t0 = time.perf_counter()
+    with session_scope() as session:
+        task = session.get(Task, task_id)
+        assert task is not None
+        run = session.get(Run, task.run_id)
+        cap = session.get(Capture, task.capture_id)
+        if run is None or cap is None:
+            task.status = "done"
+            return
+        ests = from_spec(run.estimators)
+        truth = _truth(cap)
+        flows = {f.flow_id: f for f in _flows(session, cap.id)}
+        deliveries = _deliveries(store, cap.id, bulk_flow_ids([_Summary(f) for f in flows.values()], truth))
+        tables = read_tables(store, flows[task.flow_ids[0]].tables_key, task.flow_ids) if task.flow_ids else {}
+        session.execute(delete(Result).where(Result.run_id == run.id, Result.capture_id == cap.id,
+                                             Result.flow_id.in_(task.flow_ids)))
+        session.execute(delete(DecisionRow).where(DecisionRow.run_id == run.id, DecisionRow.capture_id == cap.id,
+                                                  DecisionRow.flow_id.in_(task.flow_ids)))
+        session.execute(delete(FlowDiagnostics).where(FlowDiagnostics.run_id == run.id,
+                                                      FlowDiagnostics.capture_id == cap.id,
+                                                      FlowDiagnostics.flow_id.in_(task.flow_ids)))
+        diagnostic_rows: list[dict[str, Any]] = []
+        result_rows: list[dict[str, Any]] = []
+        decision_rows: list[dict[str, Any]] = []
+        series_key = f"series/{run.id}/{cap.id}/{task.chunk}.parquet"  # one table per task, column flow_id
+        reps: list[FlowReplay] = []
+        if tables:  # the task's flows replayed in batches, as the CLI replays a capture's (one code path)
+            summaries = [_Summary(flows[fid]) for fid in task.flow_ids]
+            sources = flow_sources(summaries, tables["episodes"], truth, deliveries, [s.link for s in summaries])
+            reps, _ = replay_flows(sources, [s.mss for s in summaries], flow_columns(tables["acks"], ACK_COLUMNS),
+                                   flow_columns(tables["segments"], SEGMENT_COLUMNS), tables["episodes"], ests)
+        for rep in reps:
+            fid = rep.flow_id
+            result_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": e.name,
+                             "parameters": dict(e.params), "version": VERSION, "scores": rep.scores[e.name],
+                             "series_key": series_key, "window": list(rep.window)} for e in ests]
+            if rep.decision_rows:
+                decision_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid,
+                                   "estimator": row["estimator"], "episode": row["episode"], "data": _jsonable(row)}
+                                  for row in rep.decisions.iter_rows(named=True)]
+        # the path (§9): flows of this task that share a bottleneck pool their evidence (a group split over
+        # two tasks is judged in each); stored with the diagnostics, as the path explains the estimates too
+        groups = share_paths(reps, {fid: _PathSummary(flows[fid].summary) for fid in task.flow_ids},
+                             bulk_flow_ids([_Summary(flows[fid]) for fid in task.flow_ids], truth))
+        group_of = {fid: g for g in groups for fid in g["flows"]}
+        for rep in reps:
+            models = path_models(rep.path, rep.decision_rows) if rep.path else None
+            diagnostic_rows.append({"run_id": run.id, "capture_id": cap.id, "flow_id": rep.flow_id, "data": jsonable({
+                **rep.diagnostics, "path": rep.path, "path_models": models, "path_group": group_of.get(rep.flow_id)})})
+        if reps:
+            store.write_parquet(series_key, series_table(reps))
+        if result_rows:
+            session.execute(insert(Result), result_rows)
+        if decision_rows:
+            session.execute(insert(DecisionRow), decision_rows)
+        if diagnostic_rows:
+            session.execute(insert(FlowDiagnostics), diagnostic_rows)
+        task.status = "done"
+        task.seconds = time.perf_counter() - t0
+        task.updated_at = now()
+    with session_scope() as session:
+        _maybe_finish_capture(session, task.run_id, task.capture_id)
+
+
+def _deliveries(store: Store, capture_id: str, bulk: list[int]) -> list[np.ndarray]:
+    rows = flow_columns(store.read_parquet(f"captures/{capture_id}/deliveries.parquet"), ("t",))
+    return [rows(fid)["t"] for fid in bulk]
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in row.items():
+        if isinstance(v, float) and v != v:
+            v = None
+        out[k] = v
+    return out
+
+
+def _maybe_finish_capture(session: Session, run_id: str, capture_id: str) -> None:
+    rc = session.get(RunCapture, (run_id, capture_id), with_for_update=True)
+    if rc is None or rc.status in ("succeeded", "failed"):
+        return
+    pending = session.scalar(select(func.count()).select_from(Task).where(
+        Task.run_id == run_id, Task.capture_id == capture_id, Task.kind == "replay", Task.status != "done"))
+    if pending:
+        return
+    _finish_capture(session, run_id, capture_id)
+
+
+def _finish_capture(session: Session, run_id: str, capture_id: str) -> None:
+    rc = session.get(RunCapture, (run_id, capture_id))
+    run = session.get(Run, run_id)
+    cap = session.get(Capture, capture_id)
+    assert rc is not None and run is not None and cap is not None
+    names = [e["name"] for e in run.estimators]
+    rows = session.scalars(select(Result).where(Result.run_id == run_id, Result.capture_id == capture_id)
+                           .order_by(Result.flow_id))
+    per_flow: dict[int, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        per_flow.setdefault(r.flow_id, {})[r.estimator] = r.scores
+    summaries = [_Summary(f) for f in _flows(session, capture_id)]
+    rc.scores = capture_scores(sorted(per_flow.items()), summaries, names, _truth(cap))
+    rc.status = "succeeded"
+    session.flush()
+    _maybe_finish_run(session, run_id)
+
+
+def _maybe_finish_run(session: Session, run_id: str) -> None:
+    """Finish the run once every capture in it has: failed when all failed or none is left (deleted),
+    else succeeded; ``error`` gives the reason per failed capture (and notes deleted captures)."""
+    run = session.get(Run, run_id, with_for_update=True)
+    if run is None or run.status in ("succeeded", "failed"):
+        return
+    states = [s for (s,) in session.execute(select(RunCapture.status).where(RunCapture.run_id == run_id))]
+    if any(s not in ("succeeded", "failed") for s in states):
+        return
+    failed = [s for s in states if s == "failed"]
+    run.status = "failed" if not states or len(failed) == len(states) else "succeeded"
+    notes = [run.error] if run.error else []
+    if failed:
+        errors = session.execute(select(RunCapture.capture_id, RunCapture.error).where(
+            RunCapture.run_id == run_id, RunCapture.status == "failed"))
+        notes += [f"capture {cid}: {err}" for cid, err in errors]
+    if not states and not notes:
+        notes.append("every capture of the run was deleted")
+    run.error = "; ".join(notes) or None
+    run.finished_at = now()
+    session.flush()
+
+
+def capture_removed(session: Session, run_id: str, capture_id: str) -> None:
+    """A capture of an unfinished run was deleted (its rows in the run are gone): note it on the run and
+    finish the run if nothing else is pending."""
+    run = session.get(Run, run_id, with_for_update=True)
+    if run is None or run.status in ("succeeded", "failed"):
+        return
+    note = f"capture {capture_id}: deleted before the run finished"
+    run.error = f"{run.error}; {note}" if run.error else note
+    session.flush()
+    _maybe_finish_run(session, run_id)
+
+
+def requeue_unfinished(session: Session, *, older_than_s: float | None = None,
+                       in_broker: Callable[[list[str]], set[str]] | None = None) -> int:
+    """Dispatch again the work that was lost; the number of tasks dispatched.
+
+    Without ``older_than_s`` (an embedded server starting): every task not finished. With it (the workers'
+    sweep): a started task whose heartbeat is older than that (its worker died), and a queued task older
+    than that whose broker message is gone (``in_broker`` answers which task ids still have one: a Redis
+    restart lost them, or the broker was unreachable when the task was created). Each is noted on the task,
+    so that its run's status says it waits on re-dispatch."""
+    q = select(Task).where(Task.status.in_(("queued", "started"))).with_for_update(skip_locked=True)
+    tasks = list(session.scalars(q))
+    if older_than_s is None:
+        chosen = [(t, "re-queued when the server started") for t in tasks]
+    else:
+        cutoff = now().timestamp() - older_than_s
+        queued = [t for t in tasks if t.status == "queued" and epoch(t.updated_at) < cutoff]
+        present = in_broker([t.id for t in queued]) if in_broker is not None and queued else set()
+        chosen = [(t, "its broker message was lost; dispatched again") for t in queued if t.id not in present]
+        chosen += [(t, "its worker stopped (no heartbeat); dispatched again") for t in tasks
+                   if t.status == "started" and epoch(t.heartbeat_at or t.updated_at) < cutoff]
+    for task, why in chosen:
+        task.status, task.heartbeat_at, task.updated_at, task.note = "queued", None, now(), why
+        task.redispatches += 1
+        after_commit(session, partial(dispatch, task.kind, task.id))
+    return len(chosen)
+

@@ -1,0 +1,312 @@
+"""Reading runs back: status and progress, scores, the comparison document (the same layout and numbers
+as ``ackreplay score --format json``), series with downsampling, decisions, and the leaderboard."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ackreplay.core.config import get_settings
+from ackreplay.core.errors import NotFound, ServiceError
+from ackreplay.core.orm import (
+    Capture,
+    DecisionRow,
+    Flow,
+    FlowDiagnostics,
+    Owner,
+    Result,
+    Run,
+    RunCapture,
+    Task,
+    epoch,
+)
+from ackreplay.core.owners import owned
+from ackreplay.core.storage import Store
+from ackreplay.graphs.congestion import CongestionSource
+from ackreplay.replay.engine import DECISION_SCHEMA
+from ackreplay.scoring import ranking
+from ackreplay.scoring.truth import DEFAULT_MIN_FLOW_BYTES
+
+
+# score → which way is better ("min": smaller, "zero": closer to 0, "one": closer to 1, "max": larger)
+def get_run(session: Session, owner: Owner, run_id: str) -> Run:
+    return owned(session, owner, Run, run_id, "run")
+
+
+def status(session: Session, run: Run) -> dict[str, Any]:
+    tasks = list(session.scalars(select(Task).where(Task.run_id == run.id)))
+    rcs = list(session.scalars(select(RunCapture).where(RunCapture.run_id == run.id)))
+    done = sum(t.status in ("done", "failed") for t in tasks)
+    return {
+        "id": run.id, "status": run.status, "is_default": run.is_default, "estimators": run.estimators,
+        "version": run.version, "created_at": run.created_at, "started_at": run.started_at,
+        "finished_at": run.finished_at, "error": run.error,
+        "progress": {"tasks_done": done, "tasks_total": len(tasks)},
+        "timings_s": {
+            "ingest": sum(t.seconds or 0 for t in tasks if t.kind == "ingest"),
+            "replay": sum(t.seconds or 0 for t in tasks if t.kind == "replay"),
+        },
+        "captures": [{"capture_id": rc.capture_id, "status": rc.status, "error_code": rc.error_code,
+                      "error": rc.error, "skipped_flows": rc.skipped or {}} for rc in rcs],
+        "waiting": waiting(run, tasks),
+    }
+
+
+def waiting(run: Run, tasks: list[Task]) -> str | None:
+    """What an unfinished run waits on when its work was lost and is (or is about to be) dispatched again:
+    a worker that stopped beating its heartbeat, a broker message that was lost; None when nothing is."""
+    if run.status in ("succeeded", "failed"):
+        return None
+    settings = get_settings()
+    cutoff = time.time() - settings.stale_task_seconds
+    reasons: Counter[str] = Counter()
+    for t in tasks:
+        if t.status not in ("queued", "started"):
+            continue
+        if t.note:
+            reasons[t.note] += 1
+        elif not settings.embedded_worker and t.status == "started" and epoch(t.heartbeat_at or t.updated_at) < cutoff:
+            reasons["its worker stopped (no heartbeat); awaiting re-dispatch"] += 1
+        elif not settings.embedded_worker and t.status == "queued" and epoch(t.updated_at) < cutoff:
+            reasons["queued for a while: awaiting a worker, or re-dispatch if its broker message was lost"] += 1
+    if not reasons:
+        return None
+    return "; ".join(f"{n} task{'s' if n > 1 else ''}: {why}" for why, n in reasons.items())
+
+
+
+def _flow_rows(session: Session, capture_id: str) -> list[Flow]:
+    return list(session.scalars(select(Flow).where(Flow.capture_id == capture_id).order_by(Flow.flow_id)))
+
+
+def document(session: Session, run: Run) -> dict[str, Any]:
+    """The run as ``ackreplay score --format json`` prints a scoring of the same captures."""
+    captures = []
+    for rc in session.scalars(select(RunCapture).where(RunCapture.run_id == run.id)):
+        cap = session.get(Capture, rc.capture_id)
+        assert cap is not None
+        results: dict[int, dict[str, Any]] = {}
+        windows: dict[int, list[float] | None] = {}
+        for r in session.scalars(select(Result).where(Result.run_id == run.id, Result.capture_id == cap.id)):
+            results.setdefault(r.flow_id, {})[r.estimator] = r.scores
+            windows[r.flow_id] = r.window
+        skipped = rc.skipped or {}
+        diagnostics = {d.flow_id: d.data for d in session.scalars(select(FlowDiagnostics).where(
+            FlowDiagnostics.run_id == run.id, FlowDiagnostics.capture_id == cap.id))}
+        flows = []
+        for f in _flow_rows(session, cap.id):
+            doc: dict[str, Any] = {"flow_id": f.flow_id}
+            doc.update({k: v for k, v in f.summary.items() if k != "flow_id"})
+            doc["replayed"] = f.flow_id in results
+            doc["skipped_reason"] = skipped.get(str(f.flow_id))
+            doc["scores"] = {e["name"]: results[f.flow_id][e["name"]] for e in run.estimators} \
+                if f.flow_id in results else {}
+            doc["score_window_rel_s"] = windows.get(f.flow_id)
+            # the path (§9) is stored with the diagnostics; the document keeps it beside them, as the CLI's does
+            diag = dict(diagnostics[f.flow_id]) if f.flow_id in diagnostics else None
+            doc["diagnostics"] = {k: v for k, v in diag.items() if k not in PATH_KEYS} if diag is not None else None
+            doc["path"] = diag.get("path") if diag is not None else None
+            doc["path_models"] = diag.get("path_models") if diag is not None else None
+            flows.append(doc)
+        groups = {json.dumps(d["path_group"], sort_keys=True): d["path_group"] for d in diagnostics.values()
+                  if d.get("path_group")}
+        captures.append({"capture_id": cap.id, "file": cap.name, "status": rc.status, "error": rc.error,
+                         "stats": cap.stats, "truth": cap.truth, "truth_source": "upload" if cap.truth else None,
+                         "flows": flows, "scores": rc.scores or {},
+                         "path_groups": sorted(groups.values(), key=lambda g: g["flows"][0])})
+    return {"ackreplay_version": run.version, "run_id": run.id,
+            "estimators": [{**e, "version": run.version} for e in run.estimators], "captures": captures}
+
+
+def score_rows(session: Session, run: Run, *, capture_id: str | None, estimator: str | None, flow_id: int | None,
+               sort: str | None, descending: bool, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+    q = select(Result).where(Result.run_id == run.id)
+    if capture_id:
+        q = q.where(Result.capture_id == capture_id)
+    if estimator:
+        q = q.where(Result.estimator == estimator)
+    if flow_id is not None:
+        q = q.where(Result.flow_id == flow_id)
+    results = list(session.scalars(q.order_by(Result.capture_id, Result.flow_id, Result.id)))
+    vantage: dict[tuple[str, int], tuple[str, str | None]] = {}  # every result says where its flow was seen
+    for cid in {r.capture_id for r in results}:
+        for f in _flow_rows(session, cid):
+            vantage[(cid, f.flow_id)] = (f.vantage, f.summary.get("reconstruction"))
+    rows = [{"capture_id": r.capture_id, "flow_id": r.flow_id, "estimator": r.estimator, "version": r.version,
+             "vantage": vantage.get((r.capture_id, r.flow_id), ("unknown", None))[0],
+             "reconstruction": vantage.get((r.capture_id, r.flow_id), ("unknown", None))[1],
+             **r.scores} for r in results]
+    if sort:
+        if rows and sort not in rows[0]:
+            raise ServiceError(f"cannot sort by {sort!r}", code="invalid_sort", status=422)
+        present = [r for r in rows if isinstance(r.get(sort), int | float)]
+        missing = [r for r in rows if not isinstance(r.get(sort), int | float)]
+        rows = sorted(present, key=lambda r: r[sort], reverse=descending) + missing
+    return rows[offset: offset + limit], len(rows)
+
+
+def _result(session: Session, run: Run, capture_id: str, flow_id: int) -> Result:
+    r = session.scalar(select(Result).where(Result.run_id == run.id, Result.capture_id == capture_id,
+                                            Result.flow_id == flow_id).limit(1))
+    if r is None:
+        raise NotFound(f"run {run.id} has no results for capture {capture_id} flow {flow_id}",
+                       code="results_not_found")
+    return r
+
+
+def series(session: Session, store: Store, run: Run, capture_id: str, flow_id: int, *,
+           estimators: list[str] | None, points: int | None) -> pl.DataFrame:
+    """Estimates over time; with ``points``, downsampled to about that many rows (every k-th, plus the last)."""
+    frame = store.read_parquet(_result(session, run, capture_id, flow_id).series_key,
+                               pl.col("flow_id") == flow_id).drop("flow_id")
+    if estimators:
+        unknown = [e for e in estimators if f"{e}_bps" not in frame.columns]
+        if unknown:
+            raise ServiceError(f"run {run.id} has no estimator {unknown[0]!r}", code="unknown_estimator",
+                               status=422)
+        keep = ["t", "t_rel", "achieved_bps"] + (["truth_bps"] if "truth_bps" in frame.columns else [])
+        frame = frame.select(keep + [f"{e}_bps" for e in estimators])
+    if points and frame.height > points:
+        step = math.ceil(frame.height / points)
+        idx = list(range(0, frame.height, step))
+        if idx[-1] != frame.height - 1:
+            idx.append(frame.height - 1)
+        frame = frame[idx]
+    return frame
+
+
+class _GraphCache:
+    """The last flows' graph sources, so that zooming re-reads nothing (a run's results never change once
+    written: a replay run twice writes the same rows). Bounded by the columns' bytes (a 1 M-ACK flow holds
+    ~150 MB); the newest source is always kept."""
+
+    def __init__(self, max_bytes: int = 256 << 20) -> None:
+        self.max_bytes = max_bytes
+        self.items: OrderedDict[tuple[str, str, int], CongestionSource] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, int], build: Callable[[], CongestionSource]) -> CongestionSource:
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        source = build()
+        with self.lock:
+            self.items[key] = source
+            while len(self.items) > 1 and sum(s.nbytes for s in self.items.values()) > self.max_bytes:
+                self.items.popitem(last=False)
+        return source
+
+
+_graphs = _GraphCache()
+
+
+def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: int, *, t0: float | None,
+          t1: float | None, px: int) -> dict[str, Any]:
+    """The flow's congestion graph over [t0, t1] drawn ``px`` wide (``graphs.congestion``)."""
+    result = _result(session, run, capture_id, flow_id)
+    flow = session.scalar(select(Flow).where(Flow.capture_id == capture_id, Flow.flow_id == flow_id))
+    if flow is None:
+        raise NotFound(f"capture {capture_id} has no flow {flow_id}", code="flow_not_found")
+
+    def build() -> CongestionSource:
+        from ackreplay.core.run_tasks import read_tables
+
+        tables = read_tables(store, flow.tables_key, [flow_id])
+        series = store.read_parquet(result.series_key, pl.col("flow_id") == flow_id).drop("flow_id")
+        rows = decisions(session, run, capture_id, flow_id)
+        dec = pl.DataFrame(rows, schema=DECISION_SCHEMA) if rows else pl.DataFrame(schema=DECISION_SCHEMA)
+        stored = _stored_diagnostics(session, run, capture_id, flow_id)
+        return CongestionSource.build(flow_id, int(flow.summary["mss"]), tables["acks"], tables["segments"],
+                                      tables["episodes"], series, dec, stored.get("dispersion_capacity_bps"),
+                                      (stored.get("path") or {}).get("buffer_bytes"))
+
+    return _graphs.get((run.id, capture_id, flow_id), build).window(t0, t1, px)
+
+
+def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list[dict[str, Any]]:
+    _result(session, run, capture_id, flow_id)
+    rows = session.scalars(select(DecisionRow).where(DecisionRow.run_id == run.id, DecisionRow.capture_id == capture_id,
+                                                     DecisionRow.flow_id == flow_id)
+                           .order_by(DecisionRow.episode, DecisionRow.id))
+    return [r.data for r in rows]
+
+
+#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9).
+PATH_KEYS = ("path", "path_models", "path_group")
+
+
+def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
+    """Why the flow's estimates are what they are (§7), as the run's replay found it."""
+    return {k: v for k, v in _stored_diagnostics(session, run, capture_id, flow_id).items() if k not in PATH_KEYS}
+
+
+def _stored_diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
+    _result(session, run, capture_id, flow_id)
+    row = session.scalar(select(FlowDiagnostics).where(FlowDiagnostics.run_id == run.id,
+                                                       FlowDiagnostics.capture_id == capture_id,
+                                                       FlowDiagnostics.flow_id == flow_id))
+    return row.data if row is not None else {}
+
+
+def path(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
+    """The path the flow crossed (§9, ``path.inference``), what the seeds' models predict on it, and the group
+    of flows it shares the bottleneck with (None when alone), as the run's replay found them."""
+    d = _stored_diagnostics(session, run, capture_id, flow_id)
+    return {"path": d.get("path"), "path_models": d.get("path_models"), "path_group": d.get("path_group")}
+
+
+def _bulk_flows(session: Session, capture_id: str) -> set[int]:
+    """Flows carrying at least ``min_flow_bytes`` (64 kB unless the capture's truth says otherwise)."""
+    cap = session.get(Capture, capture_id)
+    limit = int((cap.truth or {}).get("min_flow_bytes") or DEFAULT_MIN_FLOW_BYTES) if cap else DEFAULT_MIN_FLOW_BYTES
+    return {fid for (fid,) in session.execute(select(Flow.flow_id).where(Flow.capture_id == capture_id,
+                                                                         Flow.bytes >= limit))}
+
+
+def leaderboard(session: Session, runs: list[Run], include_not_reproducible: bool = False) -> dict[str, Any]:
+    """Across the runs' captures, over bulk flows (≥ min_flow_bytes; control connections beside a transfer
+    would swamp the statistics): per score its direction and, per estimator, mean, median and quartiles,
+    and for ranked scores the rank and the wins (``scoring.ranking``: composite_error first, one-sided
+    shares not ranked alone; scores labelled not reproducible from their flow's vantage left out unless
+    ``include_not_reproducible``)."""
+    per_flow: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
+    bulk: dict[str, set[int]] = {}
+    for run in runs:
+        for r in session.scalars(select(Result).where(Result.run_id == run.id)):
+            if r.capture_id not in bulk:
+                bulk[r.capture_id] = _bulk_flows(session, r.capture_id)
+            if r.flow_id in bulk[r.capture_id]:
+                per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
+    result = ranking.board(per_flow, include_not_reproducible=include_not_reproducible)
+    for entry in result["scores"].values():
+        for e in entry["estimators"].values():
+            e["won_flows"] = [{"run_id": k[0], "capture_id": k[1], "flow_id": k[2]} for k in e["won_flows"]]
+    return result
+
+
+def list_runs(session: Session, owner: Owner, *, capture_id: str | None = None,
+              limit: int = 100) -> list[dict[str, Any]]:
+    """The owner's runs, newest first (optionally only those that include a capture)."""
+    q = select(Run).where(Run.owner_id == owner.id)
+    if capture_id:
+        q = q.where(Run.id.in_(select(RunCapture.run_id).where(RunCapture.capture_id == capture_id)))
+    out = []
+    for run in session.scalars(q.order_by(Run.created_at.desc()).limit(limit)):
+        rows = session.execute(select(RunCapture.capture_id, Capture.name).join(
+            Capture, Capture.id == RunCapture.capture_id).where(RunCapture.run_id == run.id)
+            .order_by(Capture.name)).all()
+        out.append({"id": run.id, "status": run.status, "is_default": run.is_default, "batch_id": run.batch_id,
+                    "created_at": run.created_at, "captures": [c for c, _ in rows],
+                    "capture_names": [n for _, n in rows],
+                    "estimators": [e["name"] for e in run.estimators]})
+    return out

@@ -1,0 +1,88 @@
+"""BE — bandwidth estimation of the original TCP Westwood.
+
+Seed 000 §3.1.1 (Westwood, MobiCom 2001), eq. (1); ESTIMATORS.md §3 "BE". Sample per ACK
+``b_k = d_k/Δt_k``, filtered by the Tustin low-pass with time constant τ (§2, UCLA ns-2 ``tau_``).
+Known behaviour: over-estimates under congestion and ACK compression.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ackreplay.estimators.bandwidth.rate import filtered_into
+from ackreplay.estimators.base import PAIRING, TAU, Batched, Columns
+from ackreplay.estimators.params import Param
+from ackreplay.estimators.registry import register
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def be_samples(t: np.ndarray, d: np.ndarray, mss: int, cap_segments: float) -> np.ndarray:
+    """b_k = d_k/Δt_k at every event after the first (NaN at the first: it only opens the clock)."""
+    out = np.empty(len(t))
+    be_samples_into(t, d, mss, cap_segments, out)
+    return out
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def be_samples_into(t: np.ndarray, d: np.ndarray, mss: int, cap_segments: float, out: np.ndarray) -> None:
+    """:func:`be_samples` written into ``out``. One pass, numpy's arithmetic (``error_model="numpy"``: an
+    interval of 0 gives inf or NaN, as numpy's division)."""
+    n = len(t)
+    if n:
+        out[0] = np.nan
+    cap = cap_segments * mss
+    for k in range(1, n):
+        dk = float(d[k])
+        if cap_segments > 0.0:
+            dk = min(dk, cap)
+        out[k] = dk / (t[k] - t[k - 1])
+
+
+@njit(cache=True, nogil=True)
+def be_kernel(t: np.ndarray, d: np.ndarray, mss: int, tau: float, cap_segments: float,
+              pairing: bool = True) -> np.ndarray:
+    """BE after every event; ``cap_segments`` ≤ 0 means no cap. The first sample seeds the filter."""
+    out = np.empty(len(t))
+    be_into(t, d, mss, tau, cap_segments, pairing, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def be_into(t: np.ndarray, d: np.ndarray, mss: int, tau: float, cap_segments: float, pairing: bool,
+            out: np.ndarray) -> None:
+    """:func:`be_kernel` written into ``out``: the samples, then the filter over them in place."""
+    be_samples_into(t, d, mss, cap_segments, out)
+    filtered_into(t, out, tau, pairing, out)
+
+
+@njit(cache=True, nogil=True)
+def be_batch(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, mss: np.ndarray, tau: float, cap_segments: float,
+             pairing: bool) -> np.ndarray:
+    """:func:`be_into` on every flow of a batch (``offsets``, one ``mss`` per flow), in one compiled call."""
+    out = np.empty(len(t))
+    for f in range(len(offsets) - 1):
+        lo, hi = offsets[f], offsets[f + 1]
+        be_into(t[lo:hi], d[lo:hi], mss[f], tau, cap_segments, pairing, out[lo:hi])
+    return out
+
+
+@register
+class BE(Batched):
+    """Bandwidth estimation: d_k/Δt_k per ACK through a Tustin low-pass (seed 000 §3.1.1, eq. (1))."""
+
+    name = "be"
+    depends_on_sender_ack_timing = True  # d_k/Δt_k: the ACKs' spacing as they reach the sender (§7, issue #27)
+    title = "BE (Westwood bandwidth estimation)"
+    citation = "Seed 000 §3.1.1, eq. (1); Mascolo et al., TCP Westwood, MobiCom 2001"
+    PARAMS = (
+        TAU,
+        PAIRING,
+        Param("max_segments_per_ack", float, None, "cap on d_k in segments (UCLA ns-2 caps at 2); null = none",
+              unit="segments", minimum=0.0, exclusive_minimum=True, nullable=True, source="UCLA ns-2 TCPW"),
+    )
+
+    def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:
+        cap = self.params["max_segments_per_ack"]
+        return be_batch(offsets, cols.t, cols.d, mss, self.params["tau"], -1.0 if cap is None else cap,
+                        self.params["pairing"])

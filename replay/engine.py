@@ -1,0 +1,707 @@
+"""Replay: one flow's ACK stream through every estimator — series, decisions at every loss event,
+references and scores (ESTIMATORS.md §1, §4, §5) — and a whole capture's flows with its aggregates.
+
+Pure: it takes ingest results and returns Polars tables and dicts. Every result records the
+estimator name, its parameters and the package version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ackreplay.estimators import __version__
+from ackreplay.estimators.base import Decision, Estimator, LossContext
+from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
+from ackreplay.estimators.plugins import PluginFailure, checked_series, is_plugin
+from ackreplay.path.analytic import measured_shares, sender_behaviour
+from ackreplay.path.inference import (
+    LinkInfo,
+    Links,
+    PathBatch,
+    PathParts,
+    bottleneck_group_rows,
+    flow_parts,
+    flow_parts_batch,
+    infer,
+    infer_batch,
+)
+from ackreplay.replay.decisions import (
+    DecisionColumns,
+    decide_batch,
+    decision_frame,
+    decision_scores_batch,
+    decision_scores_of,
+    loss_events,
+)
+from ackreplay.replay.flow_batch import (
+    FlowBatch,
+    achieved_rates,
+    diagnostics_scan,
+    relative_scores_batch,
+    score_windows,
+    series_scores_batch,
+    time_weights_batch,
+)
+from ackreplay.replay.gcpause import gc_paused
+from ackreplay.replay.parallel import run_jobs
+from ackreplay.replay.plan import summaries_of, summary_frame
+from ackreplay.replay.results import (
+    DECISION_SCHEMA,
+    BatchDecisions,
+    BatchDiagnostics,
+    BatchScores,
+    CaptureReplay,
+    EstimatorColumns,
+    FlowReplay,
+    column_values,
+    sample_columns,
+    scores_frame,
+)
+from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
+from ackreplay.scoring.references import truth_rate
+from ackreplay.scoring.scores import CONVERGENCE_HOLD, TOLERANCE, aggregate, jain
+from ackreplay.scoring.truth import Truth, min_flow_bytes
+
+__all__ = ["DECISION_SCHEMA", "CaptureReplay", "FlowReplay", "FlowSource", "replay_batch", "replay_capture",
+           "replay_flow", "scores_frame"]
+
+REFERENCE_WINDOW = 1.0  # W, s (ESTIMATORS.md §4)
+#: A spilled capture's flows of at least this many ACK rows hand their input pages back after every
+#: estimator's job, not only once replayed (a system call per column range: not worth it on short flows).
+RELEASE_PER_JOB_ROWS = 1_000_000
+#: Bytes per event that a flow's replay holds from its first round of jobs to its end (the achieved rate,
+#: the time weights, the event times), and the footprints of the first round's jobs (achieved rate, time
+#: weights, diagnostics) — measured like ``Estimator.footprint``; see ``replay.parallel.fitting_workers``.
+HELD_BYTES_PER_EVENT = 24.0
+FIRST_ROUND_FOOTPRINTS = (24.0, 16.0, 24.0)
+
+
+def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
+    """Name, parameters and the code's version of each estimator, recorded with every result: ackreplay's
+    version for its own; a plugin's distribution version (None for a file) and the SHA-256 of its source."""
+    out = []
+    for e in estimators:
+        row: dict[str, Any] = {"name": e.name, "parameters": dict(e.params), "version": __version__}
+        if e.name != e.kind:  # a sweep's variant: re[tau=0.5] of re
+            row["estimator"] = e.kind
+        if is_plugin(e):
+            row.update(version=e.origin.get("version"), origin=dict(e.origin), code_sha256=e.code_sha256)
+        out.append(row)
+    return out
+
+
+@dataclass
+class FlowSource:
+    """One flow of a batch: what replay reads besides its ACK events (``FlowBatch``)."""
+
+    flow_id: int
+    vantage: str
+    #: Its loss episodes (ingest's table; None or empty: none). ``flow_sources`` reads them only for the truth's
+    #: loss labels: ``replay_flows`` hands each batch its rows of the capture's table instead.
+    episodes: pl.DataFrame | None = None
+    #: The truth (bytes/s at each event, or a function of absolute event times); None without
+    truth: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None
+    loss_truth: Mapping[int, str] | None = None  # episode → ``random``/``congestion`` (capture metadata)
+    link: LinkInfo | None = None  # adds the flow's path (§9)
+
+
+def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np.ndarray],
+                segments: pl.DataFrame | Mapping[str, np.ndarray], episodes: pl.DataFrame,
+                mss: int, estimators: Sequence[Estimator], *, truth: np.ndarray | Callable[[np.ndarray], np.ndarray]
+                | None = None, loss_truth: Mapping[int, str] | None = None, keep_series: bool = True,
+                release: Callable[[], None] | None = None, memory_budget: int | None = None,
+                link: LinkInfo | None = None) -> FlowReplay:
+    """Replay one flow (its ``acks`` and ``segments``: frames, or numpy columns as ``FlowInputs.from_frames``
+    takes them) — a batch of one through :func:`replay_batch`, the same code as a capture's many flows.
+    ``truth`` (bytes/s at each event, or a function of absolute event times) is optional; ``loss_truth`` labels
+    loss episodes ``random``/``congestion`` (capture metadata) for the diagnostics; without ``keep_series`` the
+    result holds the scores, decisions and diagnostics but not the series. ``release`` (the flow's rows in a
+    spilled capture's file mappings) is called after each estimator's job, so that the input pages a job read
+    stop counting in the process's memory (the next job reads them again from the page cache): on a flow of
+    millions of events they are most of replay's resident memory. ``memory_budget`` (bytes, None = unlimited):
+    no more jobs run side by side than their footprints fit in (``replay.parallel``); the results are the
+    same either way. ``link`` (from the flow's summary: ``LinkInfo.of``) adds the flow's path (§9) — ``acks``
+    then need ``ack``, ``rtt`` and ``srtt``, ``segments`` ``seq`` and ``kind`` — and makes it the diagnostics'
+    capacity."""
+    batch = FlowBatch.of_flow(acks, segments, mss, flow_id)
+    rows = (acks, segments) if link is not None else None
+    flows, _ = replay_batch(batch, [FlowSource(flow_id, vantage, episodes, truth, loss_truth, link)], estimators,
+                            keep_series=keep_series, release=release, memory_budget=memory_budget, path_rows=rows)
+    return flows[0]
+
+
+def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Sequence[Estimator], *,
+                 keep_series: bool = True, release: Callable[[], None] | None = None,
+                 memory_budget: int | None = None,
+                 path_rows: tuple[Any, Any] | None = None, episodes: pl.DataFrame | None = None
+                 ) -> tuple[list[FlowReplay], BatchScores]:
+    """Replay every flow of ``batch`` (``sources`` in batch order): each step one compiled call over all the
+    flows — the score windows, the achieved rate, the time weights, the diagnostics, then per estimator its
+    series (``Estimator.series_batch``), its decision at every loss event (flows with loss events only) and
+    its scores as columns. Returns each flow's :class:`FlowReplay` (scores and diagnostics read from the
+    batch's columns on first use) and the batch's :class:`BatchScores`. ``path_rows``: the batch's ACK rows
+    (``ack``, ``rtt``, ``srtt``, ``t_rel``) and segments (``t_rel``, ``len``, ``seq``, ``kind``), concatenated
+    as the batch was built, for the flows with a ``link`` (their path, §9). ``episodes``: the batch's rows of
+    ingest's episode table (column ``flow_id``, in flow order), when not each source's own."""
+    off = batch.offsets
+    n = batch.events
+    start, end = score_windows(off, batch.t, batch.srtt, batch.seg_offsets, batch.seg_t)
+    truth_arr = _truth_column(batch, sources)
+    # Two rounds of independent jobs on every core (``replay.parallel``). First the achieved rate, the
+    # time weights and the diagnostics over every event; then one job per estimator, the costliest first: its
+    # series, its decisions and its scores, after which the series is dropped unless kept.
+    budget = None if memory_budget is None else memory_budget - HELD_BYTES_PER_EVENT * n
+    first: list[Any] = run_jobs(
+        [lambda _: achieved_rates(off, batch.t, batch.acked, REFERENCE_WINDOW),
+         lambda _: time_weights_batch(off, batch.t, start, end),
+         lambda _: diagnostics_scan(off, batch.t, batch.d, LARGEST_SAMPLES)],
+        n, rows=0, footprints=[f * n for f in FIRST_ROUND_FOOTPRINTS], budget=budget)
+    achieved: np.ndarray = first[0]
+    weights: np.ndarray = first[1]
+    compressed, top = first[2]
+    if episodes is None:  # the sources' own episode tables (a batch of one: the flow's)
+        own = [src.episodes for src in sources if src.episodes is not None and src.episodes.height]
+        episodes = own[0] if len(own) == 1 and len(sources) == 1 else (pl.concat(own) if own else None)
+    ev = loss_events(batch, episodes, achieved, truth_arr)
+    lossy = ev.flows()
+    lossy_set = set(lossy)
+    if release is not None:  # what the first round read: the jobs below read their own columns again
+        release()
+    with_truth = truth_arr is not None
+
+    def replayed(e: Estimator) -> Callable[[np.ndarray], _Job]:
+        def job(scratch: np.ndarray) -> _Job:
+            failures: dict[int, str] = {}
+            if is_plugin(e):
+                parts, decided = [], {}
+                for i, src in enumerate(sources):
+                    ctxs = ev.contexts(i) if i in lossy_set else []
+                    est_i, dec_i, failure = _plugin_job(e, batch.flow(i), src.flow_id, ctxs)
+                    parts.append(est_i)
+                    if ctxs:
+                        decided[i] = dec_i
+                    if failure is not None:
+                        failures[i] = failure
+                est = np.concatenate(parts) if parts else np.empty(0)
+                dec = decide_batch(e, batch, est, ev, decided)
+            else:
+                est = e.series_batch(batch)
+                dec = decide_batch(e, batch, est, ev)
+            for i in lossy:
+                e.forget(batch.flow(i))
+            dscores = decision_scores_batch(ev, dec.ssthresh, len(batch), with_truth, e.name == "newreno")
+            vals = series_scores_batch(off, batch.t, est, achieved, weights, start, TOLERANCE, CONVERGENCE_HOLD,
+                                       scratch)
+            vals[:, :2] *= 8  # mean and median in bits/s
+            tru = None if truth_arr is None else relative_scores_batch(
+                off, batch.t, est, truth_arr, weights, start, TOLERANCE, CONVERGENCE_HOLD)
+            if release is not None:
+                release()
+            return (est if keep_series else None), dec, vals, tru, failures, dscores
+        return job
+
+    by_cost = sorted(estimators, key=lambda e: -e.cost)
+    done = dict(zip((e.name for e in by_cost),
+                    run_jobs([replayed(e) for e in by_cost], n, footprints=[e.footprint * n for e in by_cost],
+                             budget=budget), strict=True))
+    vantages = [s.vantage for s in sources]
+    labels = {e.name: {v: e.not_reproducible(v) for v in set(vantages)} for e in estimators}
+    columns = [EstimatorColumns(e.name, dict(e.params), done[e.name][2], done[e.name][3], done[e.name][5],
+                                done[e.name][4], labels[e.name]) for e in estimators]
+    scores = BatchScores(batch.flow_ids, vantages, columns)
+    diagnostics = BatchDiagnostics(vantages, batch.counts(), compressed,
+                                   sample_columns(batch.t, batch.d, off, top), batch.mss)
+    decided = BatchDecisions(decision_frame(ev, [e.name for e in estimators], [done[e.name][1] for e in estimators])
+                             ) if len(ev) else None
+    k = len(estimators)
+    path_of = _paths(batch, sources, path_rows, episodes)
+    out = []
+    for i, src in enumerate(sources):
+        lo, hi = int(off[i]), int(off[i + 1])
+        extra: dict[str, Any] = {}
+        if src.vantage != "sender":
+            extra["ack_timing_seen_at"] = src.vantage
+            why = {name: lab[src.vantage] for name, lab in labels.items() if lab[src.vantage] is not None}
+            if why:
+                extra[NOT_REPRODUCIBLE] = why
+        cols: dict[str, np.ndarray] | None = None
+        if keep_series:
+            cols = {"t": batch.t_abs[lo:hi], "t_rel": batch.t[lo:hi], "achieved": achieved[lo:hi]}
+            if truth_arr is not None:
+                cols["truth"] = truth_arr[lo:hi]
+            for e in estimators:
+                cols[e.name] = done[e.name][0][lo:hi]  # type: ignore[index]  # kept: keep_series
+        fr = FlowReplay(src.flow_id, src.vantage, cols, (float(start[i]), float(end[i])), hi - lo,
+                        _batch_scores=scores, _batch_diagnostics=diagnostics, _pos=i, _batch_decisions=decided,
+                        _decision_span=(int(ev.offsets[i]) * k, int(ev.offsets[i + 1]) * k),
+                        _loss_truth=src.loss_truth, _diagnostics_extra=extra)
+        if i in path_of:
+            fr.path_parts, fr.path = path_of[i]
+            extra["dispersion_capacity_bps"] = fr.path["capacity_bps"]
+            extra["dispersion_from"] = fr.path_parts.source
+        out.append(fr)
+    batch.forget_members()
+    return out, scores
+
+
+_Job = tuple[np.ndarray | None, DecisionColumns, np.ndarray, np.ndarray | None, dict[int, str], np.ndarray]
+#: BE's largest raw samples the diagnostics list per flow (§7)
+LARGEST_SAMPLES = 3
+_NO_EPISODES = {"start_t_rel": np.empty(0), "retransmissions": np.empty(0, np.int64)}
+
+
+def _paths(batch: FlowBatch, sources: Sequence[FlowSource], path_rows: tuple[Any, Any] | None,
+           episodes: pl.DataFrame | None) -> dict[int, tuple[PathParts, dict[str, Any]]]:
+    """The path (§9) of every flow of the batch with a ``link``: its evidence and its ``path`` object, all the
+    flows' at once (``path.flow_parts_batch``, ``infer_batch``); a batch of one through ``flow_parts`` (its
+    tables as given: frames or numpy columns)."""
+    linked = [i for i, src in enumerate(sources) if src.link is not None]
+    if not linked or path_rows is None:
+        return {}
+    if len(sources) == 1:
+        src = sources[0]
+        assert src.link is not None  # (linked)
+        own = episodes if episodes is not None else src.episodes  # (the batch's rows are the flow's)
+        parts = flow_parts(src.flow_id, src.link, path_rows[0], _rows(path_rows[1], batch.seg_offsets, 0),
+                           own if own is not None else _NO_EPISODES)
+        return {0: (parts, infer(parts))}
+    at = np.asarray(linked, np.int64)
+    segs = path_rows[1] if path_rows[1] is not None else _rows(None, batch.seg_offsets, 0)
+    eps = episodes if episodes is not None else _NO_EPISODES_TABLE
+    found = flow_parts_batch(batch.flow_ids[at], [sources[i].link for i in linked], path_rows[0],  # type: ignore[misc]  # (linked: not None)
+                             np.stack([batch.row_offsets[at], batch.row_offsets[at + 1]]), segs,
+                             np.stack([batch.seg_offsets[at], batch.seg_offsets[at + 1]]), eps)
+    return {i: (found[j], path) for j, (i, path) in enumerate(zip(linked, infer_batch(found), strict=True))}
+
+
+_NO_EPISODES_TABLE = {"flow_id": np.empty(0, np.int64), "start_t_rel": np.empty(0),
+                      "retransmissions": np.empty(0, np.int64)}
+
+
+def _rows(table: Any, offsets: np.ndarray, i: int) -> Any:
+    """Member ``i``'s rows of a table of the batch's flows (a mapping of columns, or a frame)."""
+    if table is None:
+        return {n: np.empty(0) for n in ("t_rel", "len", "seq", "kind")}
+    if len(offsets) == 2:  # a batch of one: the table is the flow's
+        return table
+    lo, hi = int(offsets[i]), int(offsets[i + 1])
+    return {name: table[name][lo:hi] for name in ("t_rel", "ack", "rtt", "srtt", "len", "seq", "kind")
+            if name in table}
+
+
+def _truth_column(batch: FlowBatch, sources: Sequence[FlowSource]) -> np.ndarray | None:
+    """The truth at every event of the batch (concatenated), None when no flow has one."""
+    if all(s.truth is None for s in sources):
+        return None
+    parts = []
+    for i, s in enumerate(sources):
+        lo, hi = int(batch.offsets[i]), int(batch.offsets[i + 1])
+        if s.truth is None:
+            parts.append(np.full(hi - lo, np.nan))
+        else:
+            parts.append(np.asarray(s.truth(batch.t_abs[lo:hi]) if callable(s.truth) else s.truth, np.float64))
+    return np.concatenate(parts)
+
+def set_capacity(diagnostics: dict[str, Any], path: Mapping[str, Any], source: str) -> None:
+    """The §7 explanations' capacity is the path's (§9): the packet-pair mode, not a median of rates."""
+    diagnostics["dispersion_capacity_bps"] = path["capacity_bps"]
+    diagnostics["dispersion_from"] = source
+
+
+def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk: Sequence[int]
+                ) -> list[dict[str, Any]]:
+    """Pool the path evidence of the replayed bulk flows (§4: control connections are no competitors) that
+    share a bottleneck (``path.inference.bottleneck_group_rows``): each member's ``path`` takes the group's
+    capacity and base RTT; returns one entry per group of two flows or more, with the group's own ``path``, its
+    ``members`` (each sender's backoff as the capture shows it, ``path.analytic.sender_behaviour``, and its
+    wire rate) and, where a NewReno-like and a Westwood+-like sender share it, seed 002's shares beside the
+    measured ones (``seed002``, else None). The groups are found, pooled and judged for all members at once
+    (``PathBatch.merge``, ``infer_batch``): a gather when the flows' evidence is rows of one batch
+    (``flow_parts_batch``)."""
+    wanted = set(bulk)
+    have = list({f.flow_id: f for f in flows if f.path_parts is not None and f.flow_id in wanted}.values())
+    ends = [summaries[f.flow_id] for f in have]
+    rows, offsets = bottleneck_group_rows([f.flow_id for f in have], [s.sender for s in ends],
+                                          [s.receiver for s in ends], [s.start_t for s in ends],
+                                          [s.end_t for s in ends], min_size=2)
+    members = [have[i] for i in rows.tolist()]
+    if not members:
+        return []
+    parts = PathBatch.stack([f.path_parts for f in members])  # (filtered above: none is None)
+    pooled = parts.merge(offsets)
+    group = np.repeat(np.arange(len(pooled)), np.diff(offsets))
+    sources = [p.source for p in pooled]
+    for fr, path, g in zip(members, infer_batch(parts, pooled, group), group.tolist(), strict=True):
+        fr.path = path
+        set_capacity(fr.diagnostics_updates(), path, sources[g])
+    wire = (parts.wire_mss / np.maximum(parts.mss, 1)).tolist()
+    out = []
+    bounds = offsets.tolist()
+    for g, path in enumerate(infer_batch(pooled)):
+        group_members = []
+        for k in range(bounds[g], bounds[g + 1]):
+            fr = members[k]
+            rate = float(getattr(summaries[fr.flow_id], "delivery_rate_bps", 0.0) or 0.0)
+            group_members.append({"flow_id": fr.flow_id, **sender_behaviour(fr.decision_rows),
+                                  "rate_bps": rate * wire[k]})
+        out.append({"flows": [m["flow_id"] for m in group_members], "path": path, "members": group_members,
+                    "seed002": measured_shares(group_members, path["capacity_bps"], path["buffer_over_bdp"])})
+    return out
+
+
+def _plugin_job(e: Estimator, inp: FlowInputs, flow_id: int, contexts: Sequence[LossContext]
+                ) -> tuple[np.ndarray, list[Decision], str | None]:
+    """A plugin's series and decisions, checked (``estimators.plugins``): when it raises or returns what an
+    estimate cannot be, it has no estimate and no decision on this flow, and the reason is returned."""
+    try:
+        est = checked_series(e, inp, flow_id)
+        return est, e.decide_all(inp, est, list(contexts)), None
+    except PluginFailure as failure:
+        message = str(failure)
+    except Exception as exc:  # the plugin's own decide: any error is its failure
+        message = f"estimator {e.name!r} on flow {flow_id}: its decision raised {type(exc).__name__}: {exc}"
+    return np.full(len(inp.t), np.nan), [Decision(None, None, None) for _ in contexts], message
+
+
+def _vantage_evidence(diagnostics: dict[str, Any], vantage: str, not_reproducible: Mapping[str, str]) -> None:
+    """Off the sender, the diagnostics say where the ACK timing they report was seen (the share of ACK
+    intervals under 100 µs is the capture point's, not the sender's: the return path after it bunches ACKs
+    that the capture never sees) and which estimators that makes not reproducible, with the reason."""
+    if vantage == "sender":
+        return
+    diagnostics["ack_timing_seen_at"] = vantage
+    if not_reproducible:
+        diagnostics[NOT_REPRODUCIBLE] = dict(not_reproducible)
+
+
+NOT_SELECTED = "not selected (--flow/--host/--port)"
+
+
+def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
+         only: set[int] | None = None) -> tuple[list[int], dict[int, str]]:
+    """Which flows are replayed (§1.0, §7), and why the others are not: captured at the sender, or soundly
+    reconstructed from another vantage (a receiver-side flow with RTT samples rebuilt); ``allow_vantage``
+    adds the rest. ``summaries``: ingest FlowSummary-likes, or ingest's columnar ``FlowSummaries`` (decided a
+    column at a time)."""
+    f = summary_frame(summaries, ("flow_id", "vantage", "acks", "reconstruction", "reconstruction_sound",
+                                  "reconstruction_evidence"),
+                      {"reconstruction_sound": False, "reconstruction_evidence": ""})
+    rebuilt = pl.col("reconstruction").is_not_null()
+    sound = rebuilt & pl.col("reconstruction_sound").cast(pl.Boolean).fill_null(False)
+    evidence = pl.col("reconstruction_evidence").cast(pl.String)
+    why = (pl.when(rebuilt).then(pl.when(evidence.fill_null("") != "").then(evidence).otherwise(
+        pl.lit("no reconstruction"))).otherwise(pl.lit("no reconstruction of the sender's view for this vantage")))
+    if only is not None:  # (a mask: is_in's semantics vary between Polars versions)
+        f = f.with_columns(pl.Series("_selected", np.isin(f["flow_id"].cast(pl.Int64).to_numpy(),
+                                                          np.fromiter(only, np.int64, len(only)))))
+    selected = pl.lit(True) if only is None else pl.col("_selected")
+    reason = (pl.when(~selected).then(pl.lit(NOT_SELECTED))
+              .when((pl.col("vantage").cast(pl.String) != "sender") & ~sound & (not allow_vantage))
+              .then(pl.concat_str(pl.lit("vantage "), pl.col("vantage").cast(pl.String), pl.lit(": "), why,
+                                  pl.lit(" (--allow-vantage replays it anyway)")))
+              .when(pl.col("acks") < 2).then(pl.lit("fewer than two ACKs"))
+              .otherwise(pl.lit(None, pl.String)))
+    decided = f.select(pl.col("flow_id").cast(pl.Int64), reason.alias("reason"))
+    todo = decided.filter(pl.col("reason").is_null())["flow_id"].to_list()
+    out = decided.filter(pl.col("reason").is_not_null())
+    texts: dict[str, str] = {}  # one string object per distinct reason, however many flows give it
+    skipped = dict(zip(out["flow_id"].to_list(), [texts.setdefault(t, t) for t in out["reason"].to_list()],
+                       strict=True))
+    return todo, skipped
+
+
+def bulk_flows(summaries: Sequence[Any], truth: Truth | None) -> pl.DataFrame:
+    """The flows that carry at least ``min_flow_bytes`` (§4: the competitors for a fair share), in order: their
+    ``flow_id`` and ``goodput_bps``."""
+    f = summary_frame(summaries, ("flow_id", "bytes", "goodput_bps"))
+    return f.filter(pl.col("bytes") >= min_flow_bytes(truth)).select("flow_id", "goodput_bps")
+
+
+def bulk_flow_ids(summaries: Sequence[Any], truth: Truth | None) -> list[int]:
+    """The ids of :func:`bulk_flows`."""
+    return bulk_flows(summaries, truth)["flow_id"].to_list()
+
+
+def truth_function(truth: Truth | None, flow_id: int, deliveries: list[np.ndarray]
+                   ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The true share of one flow as a function of absolute time; ``deliveries``: for each bulk flow, the
+    times of its ACKs that delivered data (sorted)."""
+    if truth is None:
+        return None
+
+    def fn(at: np.ndarray) -> np.ndarray:
+        return truth_rate(truth, flow_id, at, deliveries, REFERENCE_WINDOW)
+
+    return fn
+
+
+def capture_scores(flow_scores: Sequence[tuple[int, dict[str, dict[str, Any]]]], summaries: Sequence[Any],
+                   estimator_names: Sequence[str], truth: Truth | None) -> dict[str, Any]:
+    """Per capture: every score averaged over the replayed flows (in flow order) and Jain's fairness."""
+    scores: dict[str, Any] = {n: aggregate([fs[n] for _, fs in flow_scores]) for n in estimator_names}
+    competing = bulk_flows(summaries, truth)
+    bulk = set(competing["flow_id"].to_list())
+    fairness: dict[str, float | None] = {"goodput": jain(competing["goodput_bps"].to_list())}
+    for n in estimator_names:
+        fairness[n] = jain(fs[n]["mean_bps"] for fid, fs in flow_scores if fid in bulk)
+    scores["fairness"] = fairness
+    return scores
+
+
+def capture_scores_of(scored: Sequence[BatchScores], summaries: Sequence[Any], estimator_names: Sequence[str],
+                      truth: Truth | None) -> dict[str, Any]:
+    """:func:`capture_scores` from the batches' score columns (no per-flow dictionaries): every score averaged
+    over the replayed flows (in flow order) and Jain's fairness."""
+    flows = sum(len(b.flow_ids) for b in scored)
+    ids = np.concatenate([b.flow_ids for b in scored]) if scored else np.empty(0, np.int64)
+    competing = bulk_flows(summaries, truth)
+    in_bulk = np.isin(ids, competing["flow_id"].cast(pl.Int64).to_numpy())
+    scores: dict[str, Any] = {}
+    fairness: dict[str, float | None] = {"goodput": jain(competing["goodput_bps"].to_list())}
+    for name in estimator_names:
+        out: dict[str, Any] = {"flows": flows}
+        if not flows:
+            scores[name] = out
+            fairness[name] = None
+            continue
+        keys, cols, failed, labelled = column_values(scored, name)
+        if failed:
+            out["failed_flows"] = failed
+        if labelled:
+            out[f"{NOT_REPRODUCIBLE}_flows"] = labelled
+        for k in keys:
+            col = cols[k]
+            vals = col[np.isfinite(col)]
+            out[k] = float(np.mean(vals)) if len(vals) else None
+        scores[name] = out
+        mean = cols["mean_bps"][in_bulk]
+        fairness[name] = jain(mean[np.isfinite(mean)].tolist())
+    scores["fairness"] = fairness
+    return scores
+
+
+def flow_rows(frame: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
+    """A lookup of one flow's rows in a table of many flows (column ``flow_id``).
+
+    Ingest writes each table in flow order, so a flow's rows are one zero-copy slice found by binary
+    search; a table in any other order is partitioned once instead.
+    """
+    ids = frame["flow_id"].to_numpy()
+    if not _in_flow_order(ids):
+        parts = frame.partition_by("flow_id", as_dict=True)
+        return lambda fid: parts.get((fid,), frame.clear())
+
+    def rows(fid: int) -> pl.DataFrame:
+        lo, hi = _flow_bounds(ids, fid)
+        return frame.slice(lo, hi - lo)
+
+    return rows
+
+
+def _in_flow_order(ids: np.ndarray) -> bool:
+    return not (len(ids) > 1 and bool(np.any(ids[1:] < ids[:-1])))
+
+
+def _flow_bounds(ids: np.ndarray, fid: int) -> tuple[int, int]:
+    """Where flow ``fid``'s rows lie in a table sorted by flow (binary search)."""
+    key = ids.dtype.type(fid)  # the column's own type: a Python int would make numpy cast all of ``ids``
+    return int(np.searchsorted(ids, key, side="left")), int(np.searchsorted(ids, key, side="right"))
+
+
+class FlowColumns:
+    """One flow's rows of a table of many flows as numpy columns (zero-copy slices when the table is in flow
+    order, as ingest writes it); :meth:`bounds` gives where many flows' rows lie, :meth:`gather` those rows.
+
+    ``raw``: the table's columns as a spilled ingest mapped them from its files (``CaptureIngest.mapped``),
+    whose nullable columns hold at their nulls exactly what :data:`ACK_FILL` fills in (NaN for the RTTs, −1
+    for an absent TSval): those are used as they are instead of a filled copy of each (on the 16 M-segment
+    single flow of ``bench.scale``: four copies of 64 MB, for 11 nulls each)."""
+
+    def __init__(self, frame: pl.DataFrame, names: tuple[str, ...],
+                 raw: Mapping[str, np.ndarray] | None = None) -> None:
+        ids = frame["flow_id"].to_numpy()
+        self.in_order = _in_flow_order(ids)
+        if not self.in_order:
+            order = np.argsort(ids, kind="stable")
+            frame, ids = frame[order], ids[order]
+        self.ids = ids
+        as_is = {n for n in names if n in ACK_FILL and raw is not None and n in raw} if self.in_order else set()
+        self.cols = numpy_columns(frame, tuple(n for n in names if n not in as_is))
+        for n in as_is:
+            col = np.asarray(raw[n])  # type: ignore[index]  # (a plain view of the file mapping: not np.memmap)
+            col.flags.writeable = False
+            self.cols[n] = col
+
+    def __call__(self, fid: int) -> dict[str, np.ndarray]:
+        lo, hi = _flow_bounds(self.ids, fid)
+        return {name: col[lo:hi] for name, col in self.cols.items()}
+
+    def bounds(self, fids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each of ``fids``' rows lie (two binary searches for all of them)."""
+        key = np.asarray(fids).astype(self.ids.dtype, copy=False)
+        return (np.searchsorted(self.ids, key, side="left").astype(np.int64),
+                np.searchsorted(self.ids, key, side="right").astype(np.int64))
+
+    def gather(self, lo: np.ndarray, hi: np.ndarray) -> dict[str, np.ndarray]:
+        """The rows ``[lo[i], hi[i])`` of every i, concatenated: zero-copy slices when the ranges follow each other
+        (every flow of a range replayed), else one gather; read-only either way (as the kernels were compiled)."""
+        if not len(lo):
+            return {name: col[:0] for name, col in self.cols.items()}
+        if len(lo) == 1 or bool(np.all(lo[1:] == hi[:-1])):
+            return {name: col[int(lo[0]): int(hi[-1])] for name, col in self.cols.items()}
+        sizes = hi - lo
+        idx = np.repeat(lo - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes) + np.arange(int(sizes.sum()))
+        out = {}
+        for name, col in self.cols.items():
+            got = col[idx]
+            got.flags.writeable = False
+            out[name] = got
+        return out
+
+
+def flow_columns(frame: pl.DataFrame, names: tuple[str, ...], raw: Mapping[str, np.ndarray] | None = None
+                 ) -> FlowColumns:
+    """A lookup of one flow's rows of a table of many flows as numpy columns (:class:`FlowColumns`)."""
+    return FlowColumns(frame, names, raw)
+
+
+#: Events per batch of flows: the batch's columns and every job's temporaries grow with it, and replay keeps to
+#: the memory budget by batch (a flow longer than this is a batch of its own).
+BATCH_EVENTS = 1 << 20
+#: Bytes per event a batch costs besides its input columns (the held arrays, the largest job's footprint, the
+#: scratch): replay makes batches no larger than the memory budget allows at this rate.
+BATCH_BYTES_PER_EVENT = 256
+
+
+def batches(sizes: np.ndarray, budget: int | None) -> list[tuple[int, int]]:
+    """Consecutive ranges ``[lo, hi)`` of flows whose rows (``sizes``) add up to at most one batch's worth (a
+    longer flow alone): :data:`BATCH_EVENTS`, or fewer when the memory budget is smaller."""
+    limit = BATCH_EVENTS if budget is None else max(1, min(BATCH_EVENTS, budget // BATCH_BYTES_PER_EVENT))
+    ends = np.cumsum(sizes)
+    out = []
+    lo = 0
+    while lo < len(sizes):
+        base = ends[lo - 1] if lo else 0
+        hi = int(np.searchsorted(ends, base + limit, side="right"))
+        hi = max(hi, lo + 1)
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
+                   allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None,
+                   only: set[int] | None = None, keep_series: bool = True) -> CaptureReplay:
+    """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``), in batches of
+    consecutive flows (:func:`replay_flows`). Without ``keep_series`` each batch's series are dropped once scored
+    (``FlowReplay.columns`` None): memory then grows with the largest batch, not with the capture. Replay keeps
+    to the memory budget the capture was ingested within (``CaptureIngest.memory_budget``), if any."""
+    with gc_paused():  # (many small acyclic objects: replay.gcpause)
+        todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
+        acks = flow_columns(cap.acks, ACK_COLUMNS, getattr(cap, "mapped", {}).get("acks"))
+        segments = flow_columns(cap.segments, SEGMENT_COLUMNS)
+        bulk = bulk_flow_ids(cap.flows, truth)
+        deliveries = []  # for the truth's fair share: when each bulk flow delivered data
+        for fid in bulk if truth is not None else []:
+            a = acks(fid)
+            deliveries.append(a["t"][a["acked"] > 0])
+        chosen = summaries_of(cap.flows, todo)
+        by_id = dict(zip(todo, chosen, strict=True))  # (share_paths looks up replayed flows only)
+        sources = flow_sources(chosen, cap.episodes, truth, deliveries)
+        flows, scored = replay_flows(sources, [s.mss for s in chosen], acks, segments, cap.episodes, estimators,
+                                     keep_series=keep_series, memory_budget=getattr(cap, "memory_budget", None),
+                                     release=getattr(cap, "release", None), progress=progress)
+        scores = capture_scores_of(scored, cap.flows, [e.name for e in estimators], truth)
+        groups = share_paths(flows, by_id, bulk)
+        return CaptureReplay(flows, skipped, scores, describe(estimators), groups, scored)
+
+
+def flow_sources(summaries: Sequence[Any], episodes: pl.DataFrame, truth: Truth | None,
+                 deliveries: list[np.ndarray], links: Sequence[Any] | None = None) -> list[FlowSource]:
+    """What replay reads of each flow besides its ACK events, from its summary (``FlowSummary``-like: ``flow_id``,
+    ``vantage``, ``sender``, ``receiver`` and what ``LinkInfo.of`` reads) and the capture's episode table
+    (column ``flow_id``); ``deliveries``: the bulk flows' delivery times, for the truth's fair share; ``links``:
+    what ``LinkInfo.of`` reads for each flow, when not its summary (a stored flow's summary dict)."""
+    # (replay_flows hands each batch its rows of the episode table: a source's own are read for the truth's
+    # loss labels only)
+    ep_ids = episodes["flow_id"].to_numpy() if truth is not None else np.empty(0, np.int64)
+    with_episodes = set(np.unique(ep_ids).tolist()) if len(ep_ids) else set()
+    of = flow_rows(episodes) if with_episodes else None
+    out = []
+    infos = Links.of(summaries if links is None else links)  # (a field at a time)
+    for i, s in enumerate(summaries):
+        fid = s.flow_id
+        eps = of(fid) if of is not None and fid in with_episodes else None
+        labels = (truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list())
+                  if truth is not None and eps is not None else None)
+        out.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels, infos.info(i)))
+    return out
+
+
+def replay_flows(sources: Sequence[FlowSource], mss: Sequence[int], acks: FlowColumns, segments: FlowColumns,
+                 episodes: pl.DataFrame, estimators: Sequence[Estimator], *, keep_series: bool = True,
+                 memory_budget: int | None = None,
+                 release: Callable[[str, int, int], None] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> tuple[list[FlowReplay], list[BatchScores]]:
+    """Replay the flows of ``sources`` (with their ``mss``) from a table of many flows' ACK rows and segments
+    (``acks``, ``segments``: :class:`FlowColumns`), consecutive flows batched up to :data:`BATCH_EVENTS` events
+    (fewer under a smaller ``memory_budget``; a longer flow alone). ``release(table, lo, hi)`` hands a spilled
+    capture's file pages of those rows back to the kernel after each batch (and after each job of a batch of
+    one flow of at least ``RELEASE_PER_JOB_ROWS`` rows). Returns the flows' results in order and each batch's
+    score columns."""
+    ids = np.asarray([s.flow_id for s in sources], np.int64)
+    ep_ids = episodes["flow_id"].to_numpy()
+    if not _in_flow_order(ep_ids):
+        episodes = episodes.sort("flow_id", maintain_order=True)
+        ep_ids = episodes["flow_id"].to_numpy()
+    a_lo, a_hi = acks.bounds(ids)
+    s_lo, s_hi = segments.bounds(ids)
+    flows: list[FlowReplay] = []
+    scored: list[BatchScores] = []
+    for lo, hi in batches(a_hi - a_lo, memory_budget):
+        if progress is not None:
+            progress(lo, len(ids))
+        rows = acks.gather(a_lo[lo:hi], a_hi[lo:hi])
+        segs = segments.gather(s_lo[lo:hi], s_hi[lo:hi])
+        batch = FlowBatch.build(rows, _offsets(a_lo[lo:hi], a_hi[lo:hi]), segs, _offsets(s_lo[lo:hi], s_hi[lo:hi]),
+                                mss[lo:hi], ids[lo:hi])
+        spans = [(table, (int(b[lo]), int(e[hi - 1]))) for table, cols, b, e in
+                 (("acks", acks, a_lo, a_hi), ("segments", segments, s_lo, s_hi))
+                 if release is not None and cols.in_order]
+
+        def release_batch(spans: list[tuple[str, tuple[int, int]]] = spans) -> None:
+            for table, (b, e) in spans:
+                release(table, b, e)  # type: ignore[misc]  # (spans is empty without it)
+
+        big = hi - lo == 1 and int(a_hi[lo] - a_lo[lo]) >= RELEASE_PER_JOB_ROWS
+        e_lo, e_hi = np.searchsorted(ep_ids, ep_ids.dtype.type(ids[lo])), np.searchsorted(
+            ep_ids, ep_ids.dtype.type(ids[hi - 1]), side="right")
+        eps = episodes.slice(int(e_lo), int(e_hi - e_lo))
+        if eps.height and int(e_hi - e_lo) and hi - lo != int(ids[hi - 1] - ids[lo]) + 1:  # flows skipped between
+            eps = eps.filter(pl.col("flow_id").is_in(ids[lo:hi].tolist()))
+        got, sc = replay_batch(batch, sources[lo:hi], estimators, keep_series=keep_series,
+                               memory_budget=memory_budget, release=release_batch if spans and big else None,
+                               path_rows=(rows, segs), episodes=eps)
+        flows += got
+        scored.append(sc)
+        del batch, rows, segs
+        if spans:
+            release_batch()
+    if progress is not None:
+        progress(len(ids), len(ids))
+    return flows, scored
+
+
+def _offsets(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(lo) + 1, np.int64)
+    np.cumsum(hi - lo, out=out[1:])
+    return out
+
+
+#: The §5 decision scores of one estimator's decision rows (``decisions.decision_scores_of``).
+_decision_scores = decision_scores_of

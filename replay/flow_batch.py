@@ -1,0 +1,326 @@
+"""Many flows as one batch: their ACK events concatenated, with offsets (issue #26).
+
+A capture of thousands of flows was replayed flow by flow, and the Python around each flow's compiled calls
+cost far more than the calls (~1 ms per flow against tcptrace's ~0.1 ms). A :class:`FlowBatch` holds the
+events of many flows as the same columns :class:`~estimators.inputs.FlowInputs` holds for one — concatenated
+in flow order, ``offsets[f]:offsets[f+1]`` being flow ``f``'s events — so that each step of replay (the
+achieved rate, the time weights, every estimator's series, the scores, the diagnostics) is one compiled call
+walking every flow, not one call per flow. One flow is a batch of one: :meth:`FlowBatch.flow` gives the
+``FlowInputs`` view of one member, and ``FlowInputs.from_frames`` builds a batch of one and takes its flow, so
+both paths run the same code.
+
+The batched kernels below call the per-flow kernels on each flow's slice, so every number is the same, to the
+bit, as replaying the flow alone (``tests/estimators/test_batch_replay.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ackreplay.estimators.inputs import ACK_FILL, FlowInputs
+from ackreplay.scoring.diagnostics import COMPRESSED_S
+from ackreplay.scoring.references import _achieved
+from ackreplay.scoring.scores import RELATIVE_SCORES, _level_relative, _relative
+
+#: The per-event columns of a batch (and of ``FlowInputs``), in the order the kernels take them.
+EVENT_COLUMNS = ("t", "t_abs", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "rtt_any")
+#: Scores over time as the batched kernel returns them, one column each (``mean`` and ``median`` in bytes/s).
+LEVEL_SCORES = ("mean", "median", "cov")
+
+
+@dataclass
+class FlowBatch:
+    """Per-event columns of many flows (numpy), concatenated in flow order, plus what maps them back to the
+    flows and their ACK rows. Every array is read-only (members get views)."""
+
+    flow_ids: np.ndarray  # int64, one per flow
+    offsets: np.ndarray  # int64, n_flows + 1: flow f's events are offsets[f]:offsets[f+1]
+    row_offsets: np.ndarray  # int64, n_flows + 1: flow f's ACK rows (in the tables the batch was built from)
+    seg_offsets: np.ndarray  # int64, n_flows + 1: flow f's data segments
+    mss: np.ndarray  # int64, one per flow
+    t: np.ndarray  # float64 s since the flow's first packet
+    t_abs: np.ndarray  # float64 epoch s
+    d: np.ndarray  # int64
+    acked: np.ndarray  # int64
+    dup: np.ndarray  # bool
+    rtt: np.ndarray  # float64 (NaN = none)
+    srtt: np.ndarray
+    rttmin: np.ndarray
+    flight: np.ndarray  # int64
+    tsval: np.ndarray  # int64 (-1 = none)
+    rtt_any: np.ndarray  # float64
+    row_event: np.ndarray  # int64, per ACK row: the index of its event inside its own flow
+    seg_t: np.ndarray  # float64
+    seg_len: np.ndarray  # int64
+    _members: dict[int, FlowInputs] = field(default_factory=dict, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.flow_ids)
+
+    @property
+    def events(self) -> int:
+        return len(self.t)
+
+    def counts(self) -> np.ndarray:
+        """Events per flow."""
+        return np.diff(self.offsets)
+
+    def flow(self, i: int) -> FlowInputs:
+        """Member ``i`` (position in the batch, not flow id) as one flow's inputs: views, made once."""
+        got = self._members.get(i)
+        if got is not None:
+            return got
+        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+        rlo, rhi = int(self.row_offsets[i]), int(self.row_offsets[i + 1])
+        slo, shi = int(self.seg_offsets[i]), int(self.seg_offsets[i + 1])
+        inp = FlowInputs(**{c: getattr(self, c)[lo:hi] for c in EVENT_COLUMNS},
+                         row_event=self.row_event[rlo:rhi], mss=int(self.mss[i]),
+                         seg_t=self.seg_t[slo:shi], seg_len=self.seg_len[slo:shi])
+        self._members[i] = inp
+        return inp
+
+    def forget_members(self) -> None:
+        """Drop the members' views and what estimators derived on them (``FlowInputs._derived``)."""
+        self._members.clear()
+
+    @staticmethod
+    def build(acks: Mapping[str, np.ndarray], row_offsets: np.ndarray, segments: Mapping[str, np.ndarray] | None,
+              seg_offsets: np.ndarray | None, mss: np.ndarray | Sequence[int], flow_ids: np.ndarray | Sequence[int]
+              ) -> FlowBatch:
+        """Merge the ACK rows of every flow into events (ESTIMATORS.md §1.1: rows with equal timestamps inside
+        one flow form one event; their ``d`` and ``acked`` add up, the event carries the last row's other
+        columns; RTT filters see the last sample of any row). ``acks``: the ACK columns of ``ACK_COLUMNS`` as
+        numpy arrays (nulls filled as :data:`ACK_FILL`), the flows' rows concatenated in flow order;
+        ``row_offsets`` (n_flows + 1) where each flow's rows start; ``segments`` (``t_rel``, ``len``) and
+        ``seg_offsets`` likewise (None: no segments)."""
+        row_offsets = np.asarray(row_offsets, np.int64)
+        nf = len(row_offsets) - 1
+        t_ns = np.asarray(acks["t_ns"])
+        n = len(t_ns)
+        new_event = np.empty(n, bool)
+        if n:
+            new_event[0] = True
+            np.not_equal(t_ns[1:], t_ns[:-1], out=new_event[1:])
+            firsts = row_offsets[:-1][row_offsets[:-1] < row_offsets[1:]]
+            new_event[firsts] = True  # a flow's first row opens an event whatever the previous flow's time
+        one_row_events = bool(new_event.all())
+        if one_row_events:  # the rows are the events: the columns are used as they are (views, no index arrays)
+            offsets = row_offsets
+            starts = last = np.arange(n, dtype=np.int64)
+            row_event = starts - np.repeat(row_offsets[:-1], np.diff(row_offsets))
+        else:
+            before = np.zeros(n + 1, np.int64)
+            np.cumsum(new_event, out=before[1:])
+            offsets = before[row_offsets]
+            starts = np.flatnonzero(new_event)
+            last = np.append(starts[1:] - 1, n - 1) if n else starts
+            row_event = before[1:] - 1 - np.repeat(offsets[:-1], np.diff(row_offsets))
+
+        def col(name: str) -> np.ndarray:
+            return np.asarray(acks[name])
+
+        def summed(name: str) -> np.ndarray:
+            v = col(name).astype(np.int64, copy=False)
+            if one_row_events:
+                return v
+            return np.add.reduceat(v, starts) if n else np.empty(0, np.int64)
+
+        def at_last(name: str) -> np.ndarray:
+            return col(name) if one_row_events else col(name)[last]
+
+        rtt_rows = col("rtt")
+        if one_row_events:
+            rtt_any = rtt_rows
+        else:  # the last sample inside each event (used by the RTT filters: no sample is lost by merging)
+            idx = np.where(~np.isnan(rtt_rows), np.arange(n), -1)
+            latest = np.maximum.accumulate(idx) if n else idx
+            rtt_any = np.full(len(last), np.nan)
+            li = latest[last] if n else latest
+            ok = li >= starts if n else np.zeros(0, bool)
+            rtt_any[ok] = rtt_rows[li[ok]]
+        if segments is not None and seg_offsets is not None and len(segments["t_rel"]):
+            seg_t = np.asarray(segments["t_rel"])
+            seg_len = np.asarray(segments["len"]).astype(np.int64, copy=False)
+            seg_off = np.asarray(seg_offsets, np.int64)
+        else:
+            seg_t = np.empty(0)
+            seg_len = np.empty(0, np.int64)
+            seg_off = np.zeros(nf + 1, np.int64)
+        # (``copy=False``: on a long flow every needless copy is pages of fresh memory to fault in)
+        batch = FlowBatch(
+            flow_ids=np.asarray(flow_ids, np.int64), offsets=np.asarray(offsets, np.int64), row_offsets=row_offsets,
+            seg_offsets=seg_off, mss=np.asarray(mss, np.int64),
+            t=at_last("t_rel").astype(np.float64, copy=False),
+            t_abs=at_last("t").astype(np.float64, copy=False),
+            d=summed("d"),
+            acked=summed("acked"),
+            dup=at_last("dup").astype(bool, copy=False),
+            rtt=at_last("rtt").astype(np.float64, copy=False),
+            srtt=at_last("srtt").astype(np.float64, copy=False),
+            rttmin=at_last("rttmin").astype(np.float64, copy=False),
+            flight=at_last("flight").astype(np.int64, copy=False),
+            tsval=at_last("tsval").astype(np.int64, copy=False),
+            rtt_any=rtt_any,
+            row_event=row_event.astype(np.int64, copy=False),
+            seg_t=seg_t.astype(np.float64, copy=False),
+            seg_len=seg_len,
+        )
+        # Read-only, every one: some are views of the capture's columns (one-row events) and the others must
+        # look the same to numba — a read-only array is another type, and a kernel compiled for one would be
+        # compiled again for the other on a user's first long flow (``ackreplay warmup`` compiles one set).
+        for name in (*EVENT_COLUMNS, "row_event", "seg_t", "seg_len", "offsets", "row_offsets", "seg_offsets",
+                     "mss", "flow_ids"):
+            getattr(batch, name).flags.writeable = False
+        return batch
+
+    @staticmethod
+    def of_flow(acks: Any, segments: Any, mss: int, flow_id: int = 0) -> FlowBatch:
+        """A batch of one flow from its ``acks`` and ``segments`` tables (Polars frames, or numpy columns with
+        nulls filled as :data:`ACK_FILL`)."""
+        def col(table: Any, name: str) -> np.ndarray:
+            c = table[name]
+            if isinstance(c, np.ndarray):
+                return c
+            return (c.fill_null(ACK_FILL[name]) if name in ACK_FILL else c).to_numpy()
+
+        names = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval")
+        cols = {n: col(acks, n) for n in names}
+        rows = len(cols["t_ns"])
+        segs = None
+        nseg = 0
+        if segments is not None and len(segments["t_rel"]):
+            segs = {"t_rel": col(segments, "t_rel"), "len": col(segments, "len")}
+            nseg = len(segs["t_rel"])
+        return FlowBatch.build(cols, np.array([0, rows], np.int64), segs, np.array([0, nseg], np.int64),
+                               np.array([mss], np.int64), np.array([flow_id], np.int64))
+
+
+# ---- batched kernels: one compiled call walks every flow, calling the per-flow kernels on its slice
+
+
+@njit(cache=True, nogil=True)
+def score_windows(offsets: np.ndarray, t: np.ndarray, srtt: np.ndarray, seg_offsets: np.ndarray,
+                  seg_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each flow's score window: from one smoothed RTT (its first sample) after the first data segment (the
+    first event when no segment was seen; 0 without either) to its last event."""
+    nf = len(offsets) - 1
+    start = np.empty(nf)
+    end = np.empty(nf)
+    for f in range(nf):
+        lo, hi = offsets[f], offsets[f + 1]
+        if seg_offsets[f + 1] > seg_offsets[f]:
+            first_data = seg_t[seg_offsets[f]]
+        elif hi > lo:
+            first_data = t[lo]
+        else:
+            first_data = 0.0
+        s = first_data
+        for k in range(lo, hi):
+            if not np.isnan(srtt[k]):
+                s = first_data + srtt[k]
+                break
+        start[f] = s
+        end[f] = t[hi - 1] if hi > lo else s
+    return start, end
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def achieved_rates(offsets: np.ndarray, t: np.ndarray, acked: np.ndarray, window: float) -> np.ndarray:
+    """``references.achieved_rate`` of every flow (NaN at each flow's first event)."""
+    out = np.full(len(t), np.nan)
+    for f in range(len(offsets) - 1):
+        lo, hi = offsets[f], offsets[f + 1]
+        if hi - lo >= 2:
+            _achieved(t[lo:hi], acked[lo:hi], window, out[lo:hi])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def time_weights_batch(offsets: np.ndarray, t: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """``scores.time_weights`` of every flow: how long each event's value holds inside its flow's window."""
+    w = np.empty(len(t))
+    for f in range(len(offsets) - 1):
+        lo, hi = offsets[f], offsets[f + 1]
+        s, e = start[f], end[f]
+        for k in range(lo, hi):
+            nxt = t[k + 1] if k + 1 < hi else t[hi - 1]
+            a = min(max(nxt, s), e)
+            b = min(max(t[k], s), e)
+            w[k] = a - b
+    return w
+
+
+@njit(cache=True, nogil=True)
+def series_scores_batch(offsets: np.ndarray, t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray,
+                        start: np.ndarray, tolerance: float, hold: float, buf: np.ndarray) -> np.ndarray:
+    """``scores.series_scores``' numbers for every flow: one row per flow, ``LEVEL_SCORES`` then
+    ``RELATIVE_SCORES`` (NaN = none; rates in bytes/s). ``buf``: scratch of ``SCRATCH_ROWS`` rows at least as
+    long as the longest flow (the job's, reused flow after flow)."""
+    nf = len(offsets) - 1
+    out = np.empty((nf, 3 + len(RELATIVE_SCORES)))
+    for f in range(nf):
+        lo, hi = offsets[f], offsets[f + 1]
+        out[f] = _level_relative(t[lo:hi], est[lo:hi], ref[lo:hi], w[lo:hi], start[f], tolerance, hold,
+                                 buf[:, : hi - lo])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def relative_scores_batch(offsets: np.ndarray, t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray,
+                          start: np.ndarray, tolerance: float, hold: float) -> np.ndarray:
+    """``scores.relative_scores``' numbers for every flow (the scores against the truth)."""
+    nf = len(offsets) - 1
+    out = np.empty((nf, len(RELATIVE_SCORES)))
+    for f in range(nf):
+        lo, hi = offsets[f], offsets[f + 1]
+        out[f] = _relative(t[lo:hi], est[lo:hi], ref[lo:hi], w[lo:hi], start[f], tolerance, hold)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def diagnostics_scan(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per flow: how many ACK intervals are under ``COMPRESSED_S``, and the intervals of BE's ``k`` largest raw
+    samples d/Δt (Δt > 0, d > 0), largest first, equal rates the later interval first (``diagnostics._top``'s
+    order), as interval indices inside the flow (-1 = fewer samples)."""
+    nf = len(offsets) - 1
+    compressed = np.zeros(nf, np.int64)
+    top = np.full((nf, k), -1, np.int64)
+    best = np.empty(k)
+    for f in range(nf):
+        lo, hi = offsets[f], offsets[f + 1]
+        have = 0
+        for i in range(hi - lo - 1):
+            dt = t[lo + i + 1] - t[lo + i]
+            if dt < COMPRESSED_S:
+                compressed[f] += 1
+            dd = d[lo + i + 1]
+            if not (dt > 0.0 and dd > 0):
+                continue
+            r = dd / dt
+            # insert (r, i) into the k best, ordered by rate then interval, both descending
+            j = have
+            while j > 0 and (best[j - 1] < r or (best[j - 1] == r and top[f, j - 1] < i)):
+                j -= 1
+            if j >= k:
+                continue
+            stop = min(have, k - 1)
+            for m in range(stop, j, -1):
+                best[m] = best[m - 1]
+                top[f, m] = top[f, m - 1]
+            best[j] = r
+            top[f, j] = i
+            have = min(have + 1, k)
+    return compressed, top
+
+
+def per_flow(batch: FlowBatch, fn: Callable[[FlowInputs], np.ndarray]) -> np.ndarray:
+    """``fn`` of every member, concatenated in flow order (an estimator without a batched kernel)."""
+    if len(batch) == 1:
+        return np.asarray(fn(batch.flow(0)), np.float64)
+    parts = [np.asarray(fn(batch.flow(i)), np.float64) for i in range(len(batch))]
+    return np.concatenate(parts) if parts else np.empty(0)
