@@ -16,7 +16,7 @@ MERGE_MIN_KEYS = 65536
 
 
 @njit(cache=True, nogil=True)
-def _search_right(a: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
+def search_right_into(a: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
     n = len(a)
     i = 0
     prev = -np.inf
@@ -52,5 +52,5 @@ def searchsorted_right(a: np.ndarray, v: np.ndarray) -> np.ndarray:
     a, v = a.view(), v.view()
     a.flags.writeable = v.flags.writeable = False
     out = np.empty(len(v), np.int64)
-    _search_right(a, v, out)
+    search_right_into(a, v, out)
     return out

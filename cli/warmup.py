@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ackreplay.replay.flow_batch import FlowBatch
+    from ackreplay.estimators.flow_batch import FlowBatch
 
 WARMUP_CAPTURE = Path(__file__).resolve().parent / "data" / "warmup.pcap"
 _announced = False
@@ -80,8 +80,8 @@ def capture_batch(cap: Any) -> FlowBatch:
     writes both tables in flow order)."""
     import numpy as np
 
+    from ackreplay.estimators.flow_batch import FlowBatch
     from ackreplay.estimators.inputs import ACK_COLUMNS, numpy_columns
-    from ackreplay.replay.flow_batch import FlowBatch
 
     flows = sorted(cap.flows, key=lambda s: s.flow_id)
     fids = np.array([s.flow_id for s in flows], np.int64)
@@ -103,7 +103,7 @@ def _warm_batches() -> None:
 
     from ackreplay.core.capture_scoring import build_estimators
     from ackreplay.ingest import ingest_capture
-    from ackreplay.replay import flow_batch as kernels
+    from ackreplay.replay import batch_kernels as kernels
     from ackreplay.replay.engine import REFERENCE_WINDOW
     from ackreplay.scoring.scores import CONVERGENCE_HOLD, SCRATCH_ROWS, TOLERANCE
 

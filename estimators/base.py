@@ -18,7 +18,7 @@ from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import EstimatorError, Param
 
 if TYPE_CHECKING:
-    from ackreplay.replay.flow_batch import FlowBatch
+    from ackreplay.estimators.flow_batch import FlowBatch
 
 #: What a batched kernel reads its columns from: a batch of flows, or one flow (a batch of one). Both hold
 #: the same per-event columns under the same names.
@@ -120,13 +120,13 @@ class Estimator:
         """:meth:`series` of every flow of ``batch``, concatenated in flow order (issue #26). The package's
         estimators override it with one compiled call walking every flow (their per-flow kernel on each slice:
         the same numbers); this default, for plugins, calls :meth:`series` on each member."""
-        from ackreplay.replay.flow_batch import per_flow
+        from ackreplay.estimators.flow_batch import per_flow
 
         return per_flow(batch, self.series)
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
         """The shared Westwood reaction (§1.3): ssthresh = max(E·RTTmin/mss, 2) segments."""
-        e = _at(estimate, ctx.event)
+        e = value_at(estimate, ctx.event)
         if e is None or math.isnan(ctx.rttmin):
             return Decision(e, None, None)
         ss = max(e * ctx.rttmin / ctx.mss, 2.0)
@@ -195,7 +195,7 @@ def batch_of_one(inputs: FlowInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray
 _BATCH_OF_ONE = "batch_of_one"
 
 
-def _at(series: np.ndarray, i: int) -> float | None:
+def value_at(series: np.ndarray, i: int) -> float | None:
     if i < 0 or i >= len(series):
         return None
     v = float(series[i])

@@ -120,7 +120,7 @@ class FlowInputs:
         or the same columns as numpy arrays with nulls filled (:data:`ACK_FILL`), which is how
         ``replay_capture`` hands each flow a zero-copy slice of the capture's columns (per-flow Polars
         calls cost ~1 ms: on captures of thousands of small flows they were most of the time)."""
-        from ackreplay.replay.flow_batch import FlowBatch  # (one code path: a flow is a batch of one)
+        from ackreplay.estimators.flow_batch import FlowBatch  # (one code path: a flow is a batch of one)
 
         return FlowBatch.of_flow(acks, segments, mss).flow(0)
 

@@ -209,7 +209,7 @@ def _ppp(b: np.ndarray, p: int, end: int) -> tuple[int, int]:
 
 
 @njit(cache=True, inline="always")
-def _decode_one(b: np.ndarray, p: int, cap: int, orig: int, linktype: int, row: np.ndarray) -> int:
+def decode_one(b: np.ndarray, p: int, cap: int, orig: int, linktype: int, row: np.ndarray) -> int:
     """Decode one record into ``row``; return -1 on success or a reason code."""
     end = p + cap
     start = p
@@ -357,7 +357,7 @@ def decode_records(
     m = 0
     for i in range(len(offset)):
         row = out[m]
-        r = _decode_one(buf, offset[i], caplen[i], origlen[i], linktype[i], row)
+        r = decode_one(buf, offset[i], caplen[i], origlen[i], linktype[i], row)
         if r >= 0:
             reasons[r] += 1
             continue

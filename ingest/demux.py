@@ -32,7 +32,7 @@ _M2 = np.uint64(0xBF58476D1CE4E5B9)
 
 
 @njit(cache=True, inline="always")
-def _mix(h: np.uint64, v: np.int64) -> np.uint64:
+def mix_key(h: np.uint64, v: np.int64) -> np.uint64:
     h = (h ^ np.uint64(v)) * _M1
     return h ^ (h >> np.uint64(31))
 

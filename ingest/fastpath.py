@@ -1,6 +1,6 @@
 """The compiled per-packet path: decode, demultiplex, then order packets by connection.
 
-``decode_span`` decodes a span of records (``decode._decode_one``, the function the dpkt equivalence
+``decode_span`` decodes a span of records (``decode.decode_one``, the function the dpkt equivalence
 tests check) into the compact columns the flow analysis reads — 41 bytes a TCP packet; nothing of the
 payload survives the chunk — and each packet's endpoint pair into a per-batch scratch table;
 ``demux_rows`` then assigns connections and directions in capture order (see ``ingest.demux``).
@@ -44,9 +44,9 @@ from ackreplay.ingest.decode import (
     C_WSCALE,
     RST,
     SYN,
-    _decode_one,
+    decode_one,
 )
-from ackreplay.ingest.demux import CS_ACKS0, CS_PACKETS, CS_PAYLOAD0, CS_SEGMENTS, _mix
+from ackreplay.ingest.demux import CS_ACKS0, CS_PACKETS, CS_PAYLOAD0, CS_SEGMENTS, mix_key
 
 #: (name, dtype) of the compact per-packet columns (``PacketStore.cols`` holds them in this order).
 PACKET_COLUMNS = (
@@ -66,7 +66,7 @@ OPT_NCOL = O_SACK0 + 8
 #: The per-packet kernels' decorator: cached, releasing the GIL, and compiled without numba's reference-
 #: counting runtime (``_nrt=False``, numba's own switch, used by its test suite). These kernels allocate
 #: nothing (the caller passes every array, the decoder's ``row`` included); with the runtime, every
-#: inlined helper taking an array (``decode._decode_one``, ``_be32``, …) costs an incref/decref pair — a
+#: inlined helper taking an array (``decode.decode_one``, ``_be32``, …) costs an incref/decref pair — a
 #: function call and an atomic operation — per packet, which the reference-count pruner does not remove
 #: across the decoder's many exits: 39 against 12 ns a packet for the decode alone. An allocation
 #: added to such a kernel fails to compile ("Only accept returning of array passed into the function").
@@ -95,7 +95,7 @@ def decode_span(
     :func:`demux_rows`. Disjoint record spans with disjoint output rows may run in parallel.
     """
     for i in range(lo, hi):
-        r = _decode_one(buf, offset[i], caplen[i], origlen[i], linktype[i], row)
+        r = decode_one(buf, offset[i], caplen[i], origlen[i], linktype[i], row)
         if r >= 0:
             reasons[r] += 1
             continue
@@ -117,11 +117,11 @@ def decode_span(
             a_p, b_p = b_p, a_p
             side = 1
         h = np.uint64(0x12345)
-        h = _mix(h, a_hi)
-        h = _mix(h, a_lo)
-        h = _mix(h, b_hi)
-        h = _mix(h, b_lo)
-        h = _mix(h, (a_p << 16) | b_p)
+        h = mix_key(h, a_hi)
+        h = mix_key(h, a_lo)
+        h = mix_key(h, b_hi)
+        h = mix_key(h, b_lo)
+        h = mix_key(h, (a_p << 16) | b_p)
         t = m - t0
         scratch[t, T_A_HI] = a_hi
         scratch[t, T_A_LO] = a_lo

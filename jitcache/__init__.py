@@ -2,7 +2,7 @@
 
 numba invalidates a cached function only when *its own* source file changes. Compiled code also
 contains the functions it calls from other modules (``fastpath.decode_span`` inlines
-``decode._decode_one``), so editing ``decode.py`` alone would leave ``decode_span`` running the old
+``decode.decode_one``), so editing ``decode.py`` alone would leave ``decode_span`` running the old
 decoder from the cache. :func:`guard` fingerprints every source file of a package and, when the
 fingerprint differs from the one recorded next to the cache, deletes that package's cached entries
 before anything is loaded from them.

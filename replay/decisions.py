@@ -22,8 +22,8 @@ import polars as pl
 from numba import njit
 
 from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, Decision, Estimator, LossContext
-from ackreplay.replay.flow_batch import FlowBatch
-from ackreplay.scoring.scores import _stream_sums
+from ackreplay.estimators.flow_batch import FlowBatch
+from ackreplay.scoring.scores import stream_sums
 
 #: The decision scores in a score dictionary's order (without and with the truth's ideal)
 DECISION_KEYS = ("ssthresh_over_ideal_mean", "ssthresh_over_ideal_median", "newreno_over_ideal_median",
@@ -227,9 +227,9 @@ def decision_scores_batch(ev: LossEvents, ss: np.ndarray, n_flows: int, with_tru
 
 @njit(cache=True, nogil=True)
 def _np_mean(v: np.ndarray) -> float:
-    """``np.mean`` of a float64 array: numpy's pairwise sum (``scores._stream_sums``) over its length."""
+    """``np.mean`` of a float64 array: numpy's pairwise sum (``scores.stream_sums``) over its length."""
     ones = np.ones(len(v))
-    return _stream_sums(0, len(v), ones, v, v, 0.0)[1] / len(v)
+    return stream_sums(0, len(v), ones, v, v, 0.0)[1] / len(v)
 
 
 @njit(cache=True, nogil=True)

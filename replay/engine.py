@@ -16,6 +16,7 @@ import polars as pl
 
 from ackreplay.estimators import __version__
 from ackreplay.estimators.base import Decision, Estimator, LossContext
+from ackreplay.estimators.flow_batch import FlowBatch
 from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from ackreplay.estimators.plugins import PluginFailure, checked_series, is_plugin
 from ackreplay.path.analytic import measured_shares, sender_behaviour
@@ -30,6 +31,14 @@ from ackreplay.path.inference import (
     infer,
     infer_batch,
 )
+from ackreplay.replay.batch_kernels import (
+    achieved_rates,
+    diagnostics_scan,
+    relative_scores_batch,
+    score_windows,
+    series_scores_batch,
+    time_weights_batch,
+)
 from ackreplay.replay.decisions import (
     DecisionColumns,
     decide_batch,
@@ -37,15 +46,6 @@ from ackreplay.replay.decisions import (
     decision_scores_batch,
     decision_scores_of,
     loss_events,
-)
-from ackreplay.replay.flow_batch import (
-    FlowBatch,
-    achieved_rates,
-    diagnostics_scan,
-    relative_scores_batch,
-    score_windows,
-    series_scores_batch,
-    time_weights_batch,
 )
 from ackreplay.replay.gcpause import gc_paused
 from ackreplay.replay.parallel import run_jobs

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from ackreplay.path.inference import PathParts
-from ackreplay.scoring.diagnostics import _cause, loss_classes
+from ackreplay.scoring.diagnostics import burst_cause, loss_classes
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
 from ackreplay.scoring.scores import RELATIVE_SCORES
 
@@ -146,7 +146,7 @@ def jsonable(x: Any) -> Any:
 
 @dataclass
 class BatchDiagnostics:
-    """The §7 explanations of one batch's flows, as columns (``replay.flow_batch.diagnostics_scan``)."""
+    """The §7 explanations of one batch's flows, as columns (``replay.batch_kernels.diagnostics_scan``)."""
 
     vantages: list[str]
     events: np.ndarray  # per flow
@@ -162,7 +162,7 @@ class BatchDiagnostics:
                 break
             b = int(d)
             largest.append({"t_rel": t_rel, "bps": 8 * (b / dt), "interval_us": dt * 1e6, "bytes": b,
-                            "cause": _cause(dt, b, int(self.mss[pos]))})
+                            "cause": burst_cause(dt, b, int(self.mss[pos]))})
         return {
             "ack_compression_share": int(self.compressed[pos]) / (n - 1) if n > 1 else None,
             "largest_samples": largest,

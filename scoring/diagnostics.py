@@ -40,7 +40,7 @@ COMPRESSED_S = 100e-6  # an ACK interval under this is ACK compression
 CLASSIFIERS = ("crb", "newbr")  # estimators that classify each loss
 
 
-def _cause(dt: float, d: int, mss: int) -> str:
+def burst_cause(dt: float, d: int, mss: int) -> str:
     if dt < COMPRESSED_S:
         return "ack_compression"
     if d > 2 * mss:
@@ -99,7 +99,7 @@ def _described(inp: FlowInputs, top: np.ndarray) -> list[dict[str, Any]]:
         dt = float(inp.t[i + 1] - inp.t[i])
         d = int(inp.d[i + 1])
         out.append({"t_rel": float(inp.t[i + 1]), "bps": 8 * (d / dt), "interval_us": dt * 1e6,
-                    "bytes": d, "cause": _cause(dt, d, inp.mss)})
+                    "bytes": d, "cause": burst_cause(dt, d, inp.mss)})
     return out
 
 

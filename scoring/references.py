@@ -16,12 +16,12 @@ def achieved_rate(t: np.ndarray, acked: np.ndarray, window: float) -> np.ndarray
     """
     out = np.full(len(t), np.nan)
     if len(t) >= 2:
-        _achieved(np.asarray(t, np.float64), np.asarray(acked).astype(np.int64, copy=False), float(window), out)
+        achieved_into(np.asarray(t, np.float64), np.asarray(acked).astype(np.int64, copy=False), float(window), out)
     return out
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _achieved(t: np.ndarray, acked: np.ndarray, window: float, out: np.ndarray) -> None:
+def achieved_into(t: np.ndarray, acked: np.ndarray, window: float, out: np.ndarray) -> None:
     """One pass with a sliding window: the bytes of the events in (t_k − W, t_k] (from the second event on)
     are an exact integer sum, divided as numpy divides an int64 by a float64 (a zero span gives inf or NaN).
     Before, a chain of numpy temporaries (prefix sums, a search per event): ~8 flow-sized arrays at once."""

@@ -188,7 +188,7 @@ def _fill(mode: int, src: int, count: int, w: np.ndarray, est: np.ndarray, ref: 
 
 
 @njit(cache=True, nogil=True)
-def _stream_sums(mode: int, m: int, w: np.ndarray, est: np.ndarray, ref: np.ndarray, p: float) -> np.ndarray:
+def stream_sums(mode: int, m: int, w: np.ndarray, est: np.ndarray, ref: np.ndarray, p: float) -> np.ndarray:
     """The sums of ``mode``'s values over its ``m`` selected events, each exactly ``np.sum`` of the compacted
     values: numpy's ``pairwise_sum`` (``loops_utils.h``: halves rounded down to a multiple of 8 until a block
     holds at most 128 values, summed by :func:`_block_sum`), its leaves filled by :func:`_fill`. Written with
@@ -246,21 +246,21 @@ def _counts(est: np.ndarray, ref: np.ndarray, w: np.ndarray, tolerance: float) -
 
 
 @njit(cache=True, nogil=True)
-def _relative(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float,
+def relative_array(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float,
               tolerance: float, hold: float) -> np.ndarray:
     """Every relative score of ``est`` against ``ref`` (``RELATIVE_SCORES`` order, NaN = none): a counting
     walk, then three summing walks over the events (no scratch)."""
     out = np.full(len(RELATIVE_SCORES), np.nan)
     m, m_over, m_under = _counts(est, ref, w, tolerance)
-    sums = _stream_sums(2, m, w, est, ref, 0.0)
+    sums = stream_sums(2, m, w, est, ref, 0.0)
     total = sums[0]
     if m > 0 and total > 0:
         out[0] = sums[1] / total
         out[1] = sums[2] / total
         mean_r = sums[3] / total
         out[2] = math.sqrt(sums[4] / total) / mean_r
-        out[3] = _stream_sums(3, m_over, w, est, ref, tolerance)[0] / total
-        out[4] = _stream_sums(4, m_under, w, est, ref, tolerance)[0] / total
+        out[3] = stream_sums(3, m_over, w, est, ref, tolerance)[0] / total
+        out[4] = stream_sums(4, m_under, w, est, ref, tolerance)[0] / total
     # convergence: the first run of events within ±tolerance lasting ``hold`` s
     run = -1
     n = len(t)
@@ -290,11 +290,11 @@ def _level(est: np.ndarray, w: np.ndarray, buf: np.ndarray) -> np.ndarray:
             ww[m] = w[i]
             e[m] = est[i]
             m += 1
-    sums = _stream_sums(0, m, ww, e, e, 0.0)
+    sums = stream_sums(0, m, ww, e, e, 0.0)
     wsum = sums[0]
     if m > 0 and wsum > 0:
         mean = sums[1] / wsum
-        var = _stream_sums(1, m, ww, e, e, mean)[0] / wsum
+        var = stream_sums(1, m, ww, e, e, mean)[0] / wsum
         out[0] = mean
         out[2] = math.sqrt(var) / mean if mean > 0 else np.nan
         out[1] = _weighted_median(e, ww, m)  # reorders e and ww: last
@@ -302,13 +302,13 @@ def _level(est: np.ndarray, w: np.ndarray, buf: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
-def _level_relative(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float, tolerance: float,
-                    hold: float, buf: np.ndarray) -> np.ndarray:
-    """:func:`_level` then :func:`_relative` in one compiled call (a fresh process loads one cached kernel,
+def level_relative_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float,
+                          tolerance: float, hold: float, buf: np.ndarray) -> np.ndarray:
+    """:func:`_level` then :func:`relative_array` in one compiled call (a fresh process loads one cached kernel,
     ~7 ms, instead of two)."""
     out = np.empty(3 + len(RELATIVE_SCORES))
     out[:3] = _level(est, w, buf)
-    out[3:] = _relative(t, est, ref, w, start, tolerance, hold)
+    out[3:] = relative_array(t, est, ref, w, start, tolerance, hold)
     return out
 
 
@@ -330,13 +330,13 @@ def relative_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarr
                     ) -> dict[str, float | None]:
     """Relative errors, over/under shares and convergence of ``est`` against ``ref`` (§5)."""
     f64 = np.float64
-    vals = _relative(np.asarray(t, f64), np.asarray(est, f64), np.asarray(ref, f64), np.asarray(w, f64),
+    vals = relative_array(np.asarray(t, f64), np.asarray(est, f64), np.asarray(ref, f64), np.asarray(w, f64),
                      float(start), TOLERANCE, CONVERGENCE_HOLD)
     return _relative_dict(vals)
 
 
 def _relative_dict(vals: np.ndarray) -> dict[str, float | None]:
-    """:func:`_relative`'s values by name (None = none)."""
+    """:func:`relative_array`'s values by name (None = none)."""
     return {k: _num(float(v)) for k, v in zip(RELATIVE_SCORES, vals, strict=True)}
 
 
@@ -355,7 +355,7 @@ def series_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float,
     w = time_weights(t, start, end) if w is None else w
     buf = _scratch(len(t)) if buf is None else buf
     f64 = np.float64
-    vals = _level_relative(t, est, np.asarray(ref, f64), np.asarray(w, f64), float(start), TOLERANCE,
+    vals = level_relative_scores(t, est, np.asarray(ref, f64), np.asarray(w, f64), float(start), TOLERANCE,
                            CONVERGENCE_HOLD, buf)
     mean, median, cov = vals[:3]
     out: dict[str, Any] = {"mean_bps": _num(8 * mean), "median_bps": _num(8 * median), "cov": _num(cov)}

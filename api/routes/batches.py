@@ -9,7 +9,7 @@ from fastapi.responses import Response
 
 from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, SettingsDep, StoreDep
 from ackreplay.api.errors import responses
-from ackreplay.api.routes.captures import NameField, TagsField, TruthField, _truth_field, tag_list
+from ackreplay.api.routes.captures import NameField, TagsField, TruthField, tag_list, truth_field
 from ackreplay.api.schemas import BATCH_ID, ID_PATTERN, BatchCreated, BatchOut, ScoreboardOut
 from ackreplay.core import capture_batches as svc
 from ackreplay.core import run_views as results
@@ -30,7 +30,7 @@ def create_batch(session: SessionDep, owner: OwnerDep, store: StoreDep, settings
                  files: Annotated[list[UploadFile], File(description="captures and/or .zip/.tar(.gz) archives")],
                  name: NameField = None, tags: TagsField = None, truth: TruthField = None) -> dict[str, Any]:
     # the token and the announced length were checked before the body was read (api.guard)
-    tag_values, truth_value = tag_list(tags), _truth_field(truth)
+    tag_values, truth_value = tag_list(tags), truth_field(truth)
     batch = svc.create(session, store, owner, [(f.filename or "upload", f.file) for f in files],
                        name=name or display_name(files[0].filename or "batch"), truth=truth_value, tags=tag_values,
                        limit=settings.max_upload_bytes, max_archive_bytes=settings.max_archive_bytes)

@@ -62,7 +62,7 @@ def tag_list(value: str | None) -> list[str]:
     return tags
 
 
-def _truth_field(value: str | None) -> dict[str, Any] | None:
+def truth_field(value: str | None) -> dict[str, Any] | None:
     if not value:
         return None
     text = value.strip()
@@ -82,7 +82,7 @@ def upload(session: SessionDep, owner: OwnerDep, store: StoreDep, settings: Sett
            file: Annotated[UploadFile, File(description="the capture")], name: NameField = None,
            tags: TagsField = None, truth: TruthField = None) -> UploadOut:
     # the token, the announced length and the quota were checked before the body was read (api.guard)
-    tag_values, truth_value = tag_list(tags), _truth_field(truth)  # refused before anything is stored
+    tag_values, truth_value = tag_list(tags), truth_field(truth)  # refused before anything is stored
     up = svc.create_from_stream(session, store, owner, file.file,
                                 name=name or svc.display_name(file.filename or "capture"), tags=tag_values,
                                 truth=truth_value, limit=settings.max_upload_bytes)

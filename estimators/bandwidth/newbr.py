@@ -25,7 +25,7 @@ from numba import njit
 
 from ackreplay.estimators.bandwidth.be import be_into
 from ackreplay.estimators.bandwidth.rate import re_into
-from ackreplay.estimators.base import FAST_RETRANSMIT, PAIRING, TAU, Batched, Columns, Decision, LossContext, _at
+from ackreplay.estimators.base import FAST_RETRANSMIT, PAIRING, TAU, Batched, Columns, Decision, LossContext, value_at
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
@@ -328,7 +328,7 @@ class NewBR(Batched):
                            p["pairing"], p["beta"], p["gamma"], p["receiver_timestamps"])
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
-        e = _at(estimate, ctx.event)
+        e = value_at(estimate, ctx.event)
         if e is None:
             return Decision(None, None, None)
         rtt, rtt_avg = inputs.rtt_history_at(ctx.event)  # the latest sample and the running mean

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, _at
+from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, value_at
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.registry import register
 
@@ -46,4 +46,4 @@ class NewReno(Batched):
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
         ss = newreno_ssthresh_segments(ctx.flight, ctx.mss)
-        return Decision(_at(estimate, ctx.event), ss, ss if ctx.kind == FAST_RETRANSMIT else 1.0)
+        return Decision(value_at(estimate, ctx.event), ss, ss if ctx.kind == FAST_RETRANSMIT else 1.0)

@@ -24,7 +24,7 @@ from ackreplay.estimators.base import Batched, Columns, Decision, LossContext
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
-from ackreplay.kernels import _search_right
+from ackreplay.kernels import search_right_into
 
 
 @njit(cache=True, nogil=True)
@@ -125,14 +125,14 @@ def merge_equal_times(t: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np
 def tibet_tx_into(seg_t: np.ndarray, seg_len: np.ndarray, t: np.ndarray, a: float, out: np.ndarray) -> None:
     """TIBET on one flow's transmissions read at its ACK events, written into ``out``: the merge walk
     (:func:`tibet_tx_at_acks`), or, when times go backwards (a capture out of order), TIBET over the merged
-    transmissions and a search per ACK for the latest transmission at or before it (``search._search_right``,
+    transmissions and a search per ACK for the latest transmission at or before it (``search.search_right_into``,
     exact while the transmissions are in order; on transmissions out of order no search has one answer)."""
     if tibet_tx_at_acks(seg_t, seg_len, t, a, out):
         return
     st, sl = merge_equal_times(seg_t, seg_len)
     tx = tibet_kernel(st, sl, a)
     idx = np.empty(len(t), np.int64)
-    _search_right(st, t, idx)
+    search_right_into(st, t, idx)
     for j in range(len(t)):
         out[j] = tx[idx[j] - 1] if idx[j] > 0 else np.nan
 

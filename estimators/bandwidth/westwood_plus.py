@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, _at
+from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, value_at
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
@@ -87,7 +87,7 @@ class WestwoodPlus(Batched):
         return westwood_batch(offsets, cols.t, cols.d, cols.rtt_any, self.params["min_window"], self.params["gain"])
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
-        e = _at(estimate, ctx.event)
+        e = value_at(estimate, ctx.event)
         rttmin = linux_rttmin(inputs, ctx)
         if e is None or math.isnan(rttmin):
             return Decision(e, None, None)

@@ -26,7 +26,7 @@ from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import EstimatorError
 
 if TYPE_CHECKING:
-    from ackreplay.replay.flow_batch import FlowBatch
+    from ackreplay.estimators.flow_batch import FlowBatch
 
 #: The floor of every ssthresh, segments (§1.3; Linux's ``max(…, 2U)``).
 MIN_SSTHRESH = 2.0

@@ -23,10 +23,10 @@ from numba.core import types
 from ackreplay.cli.warmup import capture_batch
 from ackreplay.estimators import registry
 from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, Batched, Estimator, LossContext
+from ackreplay.estimators.flow_batch import EVENT_COLUMNS, FlowBatch
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS, FlowInputs
 from ackreplay.ingest import ingest_capture
 from ackreplay.replay.engine import flow_columns, plan
-from ackreplay.replay.flow_batch import EVENT_COLUMNS, FlowBatch
 from tests.conftest import SHARED, shared_captures
 
 #: Parameter variants per estimator (each estimator's defaults first); the others run with their defaults.

@@ -42,7 +42,7 @@ def test_tibet_tx_by_one_merge_walk_equals_merged_transmissions_and_a_search(see
     (which take the other path: merged transmissions and a search per ACK, compiled too)."""
     from ackreplay.estimators.bandwidth.tibet import TibetTx, tibet_kernel
     from ackreplay.estimators.inputs import FlowInputs
-    from ackreplay.kernels import _search_right
+    from ackreplay.kernels import search_right_into
 
     rng = np.random.default_rng(100 + seed)
     ns, n = int(rng.choice([0, 1, 2, 40, 3000])), int(rng.choice([1, 2, 30, 2000]))
@@ -66,9 +66,9 @@ def test_tibet_tx_by_one_merge_walk_equals_merged_transmissions_and_a_search(see
     tx = tibet_kernel(st, sl.astype(np.float64), 0.99)
     if np.all(st[1:] >= st[:-1]):
         idx = np.searchsorted(st, t, side="right") - 1
-    else:  # out of order no binary search has one answer: the compiled path's (search._search_right)
+    else:  # out of order no binary search has one answer: the compiled path's (search.search_right_into)
         idx = np.empty(n, np.int64)
-        _search_right(st, t, idx)
+        search_right_into(st, t, idx)
         idx -= 1
     want = np.full(n, np.nan)
     want[idx >= 0] = tx[idx[idx >= 0]]

@@ -1,16 +1,12 @@
-"""Many flows as one batch: their ACK events concatenated, with offsets (issue #26).
+"""Many flows as one batch: their ACK events concatenated, with offsets.
 
-A capture of thousands of flows was replayed flow by flow, and the Python around each flow's compiled calls
-cost far more than the calls (~1 ms per flow against tcptrace's ~0.1 ms). A :class:`FlowBatch` holds the
-events of many flows as the same columns :class:`~estimators.inputs.FlowInputs` holds for one — concatenated
-in flow order, ``offsets[f]:offsets[f+1]`` being flow ``f``'s events — so that each step of replay (the
-achieved rate, the time weights, every estimator's series, the scores, the diagnostics) is one compiled call
-walking every flow, not one call per flow. One flow is a batch of one: :meth:`FlowBatch.flow` gives the
+A :class:`FlowBatch` holds the events of many flows as the same columns :class:`~estimators.inputs.FlowInputs`
+holds for one — concatenated in flow order, ``offsets[f]:offsets[f+1]`` being flow ``f``'s events — so that each
+step of replay (the achieved rate, the time weights, every estimator's series, the scores, the diagnostics) is
+one compiled call walking every flow, not one call per flow: per-flow Python around each compiled call cost
+~1 ms a flow, against tcptrace's ~0.1 ms. One flow is a batch of one: :meth:`FlowBatch.flow` gives the
 ``FlowInputs`` view of one member, and ``FlowInputs.from_frames`` builds a batch of one and takes its flow, so
 both paths run the same code.
-
-The batched kernels below call the per-flow kernels on each flow's slice, so every number is the same, to the
-bit, as replaying the flow alone (``tests/estimators/test_batch_replay.py``).
 """
 
 from __future__ import annotations
@@ -20,17 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators.inputs import ACK_FILL, FlowInputs
-from ackreplay.scoring.diagnostics import COMPRESSED_S
-from ackreplay.scoring.references import _achieved
-from ackreplay.scoring.scores import RELATIVE_SCORES, _level_relative, _relative
 
 #: The per-event columns of a batch (and of ``FlowInputs``), in the order the kernels take them.
 EVENT_COLUMNS = ("t", "t_abs", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "rtt_any")
-#: Scores over time as the batched kernel returns them, one column each (``mean`` and ``median`` in bytes/s).
-LEVEL_SCORES = ("mean", "median", "cov")
 
 
 @dataclass
@@ -201,121 +191,6 @@ class FlowBatch:
 
 
 # ---- batched kernels: one compiled call walks every flow, calling the per-flow kernels on its slice
-
-
-@njit(cache=True, nogil=True)
-def score_windows(offsets: np.ndarray, t: np.ndarray, srtt: np.ndarray, seg_offsets: np.ndarray,
-                  seg_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each flow's score window: from one smoothed RTT (its first sample) after the first data segment (the
-    first event when no segment was seen; 0 without either) to its last event."""
-    nf = len(offsets) - 1
-    start = np.empty(nf)
-    end = np.empty(nf)
-    for f in range(nf):
-        lo, hi = offsets[f], offsets[f + 1]
-        if seg_offsets[f + 1] > seg_offsets[f]:
-            first_data = seg_t[seg_offsets[f]]
-        elif hi > lo:
-            first_data = t[lo]
-        else:
-            first_data = 0.0
-        s = first_data
-        for k in range(lo, hi):
-            if not np.isnan(srtt[k]):
-                s = first_data + srtt[k]
-                break
-        start[f] = s
-        end[f] = t[hi - 1] if hi > lo else s
-    return start, end
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def achieved_rates(offsets: np.ndarray, t: np.ndarray, acked: np.ndarray, window: float) -> np.ndarray:
-    """``references.achieved_rate`` of every flow (NaN at each flow's first event)."""
-    out = np.full(len(t), np.nan)
-    for f in range(len(offsets) - 1):
-        lo, hi = offsets[f], offsets[f + 1]
-        if hi - lo >= 2:
-            _achieved(t[lo:hi], acked[lo:hi], window, out[lo:hi])
-    return out
-
-
-@njit(cache=True, nogil=True)
-def time_weights_batch(offsets: np.ndarray, t: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """``scores.time_weights`` of every flow: how long each event's value holds inside its flow's window."""
-    w = np.empty(len(t))
-    for f in range(len(offsets) - 1):
-        lo, hi = offsets[f], offsets[f + 1]
-        s, e = start[f], end[f]
-        for k in range(lo, hi):
-            nxt = t[k + 1] if k + 1 < hi else t[hi - 1]
-            a = min(max(nxt, s), e)
-            b = min(max(t[k], s), e)
-            w[k] = a - b
-    return w
-
-
-@njit(cache=True, nogil=True)
-def series_scores_batch(offsets: np.ndarray, t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray,
-                        start: np.ndarray, tolerance: float, hold: float, buf: np.ndarray) -> np.ndarray:
-    """``scores.series_scores``' numbers for every flow: one row per flow, ``LEVEL_SCORES`` then
-    ``RELATIVE_SCORES`` (NaN = none; rates in bytes/s). ``buf``: scratch of ``SCRATCH_ROWS`` rows at least as
-    long as the longest flow (the job's, reused flow after flow)."""
-    nf = len(offsets) - 1
-    out = np.empty((nf, 3 + len(RELATIVE_SCORES)))
-    for f in range(nf):
-        lo, hi = offsets[f], offsets[f + 1]
-        out[f] = _level_relative(t[lo:hi], est[lo:hi], ref[lo:hi], w[lo:hi], start[f], tolerance, hold,
-                                 buf[:, : hi - lo])
-    return out
-
-
-@njit(cache=True, nogil=True)
-def relative_scores_batch(offsets: np.ndarray, t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray,
-                          start: np.ndarray, tolerance: float, hold: float) -> np.ndarray:
-    """``scores.relative_scores``' numbers for every flow (the scores against the truth)."""
-    nf = len(offsets) - 1
-    out = np.empty((nf, len(RELATIVE_SCORES)))
-    for f in range(nf):
-        lo, hi = offsets[f], offsets[f + 1]
-        out[f] = _relative(t[lo:hi], est[lo:hi], ref[lo:hi], w[lo:hi], start[f], tolerance, hold)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def diagnostics_scan(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per flow: how many ACK intervals are under ``COMPRESSED_S``, and the intervals of BE's ``k`` largest raw
-    samples d/Δt (Δt > 0, d > 0), largest first, equal rates the later interval first (``diagnostics._top``'s
-    order), as interval indices inside the flow (-1 = fewer samples)."""
-    nf = len(offsets) - 1
-    compressed = np.zeros(nf, np.int64)
-    top = np.full((nf, k), -1, np.int64)
-    best = np.empty(k)
-    for f in range(nf):
-        lo, hi = offsets[f], offsets[f + 1]
-        have = 0
-        for i in range(hi - lo - 1):
-            dt = t[lo + i + 1] - t[lo + i]
-            if dt < COMPRESSED_S:
-                compressed[f] += 1
-            dd = d[lo + i + 1]
-            if not (dt > 0.0 and dd > 0):
-                continue
-            r = dd / dt
-            # insert (r, i) into the k best, ordered by rate then interval, both descending
-            j = have
-            while j > 0 and (best[j - 1] < r or (best[j - 1] == r and top[f, j - 1] < i)):
-                j -= 1
-            if j >= k:
-                continue
-            stop = min(have, k - 1)
-            for m in range(stop, j, -1):
-                best[m] = best[m - 1]
-                top[f, m] = top[f, m - 1]
-            best[j] = r
-            top[f, j] = i
-            have = min(have + 1, k)
-    return compressed, top
 
 
 def per_flow(batch: FlowBatch, fn: Callable[[FlowInputs], np.ndarray]) -> np.ndarray:
