@@ -21,7 +21,8 @@ from ackreplay.ingest.errors import (
 from ackreplay.ingest.model import CaptureIngest, CaptureStats, FlowData, FlowSummaries, FlowSummary
 from ackreplay.jitcache import guard
 
-guard(Path(__file__).parent)  # numba loads cached code at first call: drop it if sources changed
+# numba loads cached code at first call: drop it if these sources, or the shared kernels', changed
+guard(Path(__file__).parent, Path(__file__).parent.parent / "kernels.py")
 
 __all__ = [
     "CaptureIngest",

@@ -31,6 +31,8 @@ from collections.abc import Iterable
 import numpy as np
 from numba import njit
 
+from ackreplay.kernels import median_in_place
+
 _NONE = -(1 << 62)
 FACTOR = 3.0
 MIN_SAMPLES = 8
@@ -225,8 +227,7 @@ def _medians_into(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, wa
     for r in range(len(counts)):
         c = counts[r]
         if wanted[r] and c > 0:
-            ordered = np.sort(values[starts[r]: starts[r] + c])
-            out[r] = (np.float64(ordered[(c - 1) // 2]) + ordered[c // 2]) / 2
+            out[r] = median_in_place(values[starts[r]: starts[r] + c].copy())
 
 
 def vantage_text(vantage: str, position: float | None) -> str:

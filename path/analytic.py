@@ -25,6 +25,7 @@ Lambert's W (Corless et al. 1996) is computed here by Halley's iteration (scipy 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -346,9 +347,9 @@ def sender_behaviour(decision_rows: Sequence[Mapping[str, Any]]) -> dict[str, An
     if not by_event:
         return {"kind": "unknown", "decrease": None, "pipe_ratio": None, "losses": 0}
     kept = [v[0] for v in by_event.values()]
-    b = 1.0 - _median(kept)
+    b = 1.0 - statistics.median(kept)
     ratios = [v[1] for v in by_event.values() if v[1] is not None]
-    pipe = _median(ratios) if ratios else None
+    pipe = statistics.median(ratios) if ratios else None
     steadier = bool(ratios) and _spread(ratios) < _spread(kept)
     kind = ("westwood_plus" if pipe is not None and WESTWOOD_LIKE[0] <= pipe <= WESTWOOD_LIKE[1] and steadier else
             "newreno" if NEWRENO_LIKE[0] <= b <= NEWRENO_LIKE[1] else "other")
@@ -358,14 +359,10 @@ def sender_behaviour(decision_rows: Sequence[Mapping[str, Any]]) -> dict[str, An
 def _spread(xs: Sequence[float]) -> float:
     """Interquartile range over the median (inf for a median of 0)."""
     s = sorted(xs)
-    q1, q3, mid = s[len(s) // 4], s[(3 * len(s)) // 4], _median(s)
+    q1, q3, mid = s[len(s) // 4], s[(3 * len(s)) // 4], statistics.median(s)
     return (q3 - q1) / mid if mid > 0 else math.inf
 
 
-def _median(xs: Sequence[float]) -> float:
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
 def measured_shares(members: Sequence[Mapping[str, Any]], capacity_bps: float | None,

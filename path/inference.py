@@ -70,6 +70,8 @@ import numpy as np
 import polars as pl
 from numba import njit
 
+from ackreplay.kernels import median_in_place, search_sorted, sort_in_place
+
 #: Bytes of one Ethernet header: the link layer a Linux qdisc counts in its rate.
 ETHERNET_HEADER = 14
 #: Sender side: a pair counts when its later segment queued at least this share of the ACK gap.
@@ -454,7 +456,7 @@ def _seek(a: np.ndarray, x: int, hint: int) -> int:
             if j >= n or a[j] >= x:
                 return j
             j += 1
-    return _search(a, x, False)
+    return search_sorted(a, x, False)
 
 
 @njit(cache=True, nogil=True)
@@ -488,7 +490,7 @@ def _ack_pairs(out: np.ndarray, t: np.ndarray, ack: np.ndarray, rtt: np.ndarray,
             hint = i1
             # at segment boundaries (not partial ACKs), and none of the bytes retransmitted
             if i0 < len(seg_end) and i1 < len(seg_end) and seg_end[i0] == a0 and seg_end[i1] == a1:
-                r = _search(retx_lo, a0, False)
+                r = search_sorted(retx_lo, a0, False)
                 ok = not (r < len(retx_lo) and retx_lo[r] < a1)
         if not ok:
             run = 0
@@ -519,39 +521,8 @@ def _data_pairs(out: np.ndarray, t: np.ndarray, seq: np.ndarray, length: np.ndar
     return m
 
 
-@njit(cache=True, nogil=True)
-def _search(a: np.ndarray, x: Any, right: bool) -> int:
-    """``np.searchsorted(a, x, side="right" if right else "left")`` for a sorted ``a`` without NaN (a NaN ``x``
-    sorts last, as numpy's)."""
-    if x != x:
-        return len(a)
-    lo, hi = 0, len(a)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < x or (right and a[mid] == x):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
-@njit(cache=True, nogil=True)
-def _sort(x: np.ndarray) -> None:
-    """Sort ``x`` in place, ascending (Shell's sort: short or nearly sorted runs here, and it compiles in a
-    fraction of the time numba's own sort takes)."""
-    n = len(x)
-    gap = 1
-    while gap < n // 3:
-        gap = 3 * gap + 1
-    while gap >= 1:
-        for i in range(gap, n):
-            v = x[i]
-            j = i
-            while j >= gap and x[j - gap] > v:
-                x[j] = x[j - gap]
-                j -= gap
-            x[j] = v
-        gap //= 3
 
 
 @njit(cache=True, nogil=True)
@@ -633,7 +604,7 @@ def _mode_of(bins: np.ndarray, counts: np.ndarray, floor_bps: float) -> tuple[in
     that start at 0 or end at an occupied bin (a window's count rises only where its end reaches one)."""
     lo = max(0, math.floor(math.log(max(floor_bps, HIST_LO_BPS) / HIST_LO_BPS) / LOG_BIN))
     size = HIST_BINS - lo  # the bins at or above the floor: positions 0 .. size − 1
-    first = _search(bins, lo, False)
+    first = search_sorted(bins, lo, False)
     above = 0
     for k in range(first, len(bins)):
         above += counts[k]
@@ -716,7 +687,7 @@ def _sparse_histograms(idx: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray
 def _emit(dense: np.ndarray, bins: np.ndarray, counts: np.ndarray, lo: int, hi: int) -> int:
     """A run's histogram from its dense counts: ``bins[lo:hi]``, the bins it occupied, sorted, with their counts
     (and ``dense`` cleared for the next run); returns ``hi``."""
-    _sort(bins[lo:hi])
+    sort_in_place(bins[lo:hi])
     for k in range(lo, hi):
         counts[k] = dense[bins[k]]
         dense[bins[k]] = 0
@@ -806,13 +777,13 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
                         ordered = False
                     ns += 1
             if not ordered:  # (new data is sent in sequence order)
-                _sort(ends[:ns])
+                sort_in_place(ends[:ns])
             nr = 0
             for k in range(s0, s1):
                 if kind[k] == 1 and ln[k] > 0:
                     retx[nr] = seq[k]
                     nr += 1
-            _sort(retx[:nr])
+            sort_in_place(retx[:nr])
             if found:
                 m = _ack_pairs(rates[w:], ev_t[:ne], ev_ack[:ne], ev_rtt[:ne], ev_min, ends[:ns], retx[:nr], mss[i],
                                overhead[i], bits, gaps)
@@ -838,11 +809,11 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
         out = loss_off[i]
         for e in range(e_lo[i], e_hi[i]):
             start = ep_start[e]
-            k = _search(at[a0:a1], start, True) - 1
+            k = search_sorted(at[a0:a1], start, True) - 1
             sk = srtt[a0 + max(k, 0)] if a1 > a0 else np.nan
             span = sk if k >= 0 and np.isfinite(sk) else (least if np.isfinite(least) else 0.0)
             deepest = np.nan
-            for j in range(_search(rtt_t[:nv], start - span, False), _search(rtt_t[:nv], start, True)):
+            for j in range(search_sorted(rtt_t[:nv], start - span, False), search_sorted(rtt_t[:nv], start, True)):
                 deepest = rtt_v[j] if deepest != deepest else max(deepest, rtt_v[j])
             loss_q[out] = deepest - least
             loss_retx[out] = ep_retx[e]
@@ -1160,12 +1131,6 @@ def _flow_count(batch: PathBatch, rows: np.ndarray) -> np.ndarray:
     return batch.flow_offsets[rows + 1] - batch.flow_offsets[rows]
 
 
-@njit(cache=True, nogil=True)
-def _median(x: np.ndarray) -> float:
-    """``np.median`` of samples without NaN (sorts ``x`` in place)."""
-    _sort(x)
-    h = len(x) // 2
-    return x[h] if len(x) % 2 else (x[h - 1] + x[h]) / 2.0
 
 
 @njit(cache=True, nogil=True)
@@ -1234,7 +1199,7 @@ def _figures(at_bin: np.ndarray, in_mode: np.ndarray, above: np.ndarray, wire: n
                 if near[k]:
                     scratch[w] = q[k]
                     w += 1
-            delay[r] = _median(scratch[:w])
+            delay[r] = median_in_place(scratch[:w])
             buffer[r] = delay[r] * cap / 8.0
             if not np.isnan(base[r]) and base[r] != 0.0:
                 over[r] = buffer[r] / (cap * base[r] / 8.0)
@@ -1266,14 +1231,14 @@ def _overflows(q: np.ndarray, deep: float, top: float, near: np.ndarray, scratch
             m += 1
     if m == 0:
         return 0
-    mid = _median(scratch[:m])
+    mid = median_in_place(scratch[:m])
     k_near = 0
     for k in range(len(q)):
         near[k] = np.isfinite(q[k]) and q[k] >= FULL_QUEUE_SHARE * deep and abs(q[k] - mid) <= OVERFLOW_SPREAD * mid
         if near[k]:
             scratch[k_near] = q[k]
             k_near += 1
-    capped = k_near > 0 and (not np.isfinite(top) or top <= CAP_SLACK * _median(scratch[:k_near]))
+    capped = k_near > 0 and (not np.isfinite(top) or top <= CAP_SLACK * median_in_place(scratch[:k_near]))
     return k_near if 2 * k_near >= m and (k_near >= MIN_OVERFLOWS or capped) else 0
 
 

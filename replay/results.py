@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ackreplay.kernels import finite_or_none
 from ackreplay.path.inference import PathParts
 from ackreplay.scoring.diagnostics import burst_cause, loss_classes
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
@@ -43,8 +44,6 @@ SERIES_KEYS = ("mean_bps", "median_bps", "cov", *RELATIVE_SCORES)
 TRUTH_KEYS = tuple(f"{k}_truth" for k in RELATIVE_SCORES)
 
 
-def _num(x: float) -> float | None:
-    return None if not math.isfinite(x) else float(x)
 
 
 @dataclass
@@ -76,17 +75,17 @@ class BatchScores:
         out: dict[str, dict[str, Any]] = {}
         vantage = self.vantages[pos]
         for c in self.columns:
-            s: dict[str, Any] = dict(zip(SERIES_KEYS, map(_num, c.series[pos].tolist()), strict=True))
+            s: dict[str, Any] = dict(zip(SERIES_KEYS, map(finite_or_none, c.series[pos].tolist()), strict=True))
             if c.truth is not None:
-                s.update(zip(TRUTH_KEYS, map(_num, c.truth[pos].tolist()), strict=True))
+                s.update(zip(TRUTH_KEYS, map(finite_or_none, c.truth[pos].tolist()), strict=True))
             why = c.failures.get(pos)
             if why is not None:
                 s["error"] = why
             d = c.decisions[pos].tolist()
-            s.update(zip(DECISION_KEYS[:4], map(_num, d[:4]), strict=True))
+            s.update(zip(DECISION_KEYS[:4], map(finite_or_none, d[:4]), strict=True))
             s["decisions"] = int(d[4])
             if len(d) > 5:
-                s.update(zip(DECISION_TRUTH_KEYS, map(_num, d[5:]), strict=True))
+                s.update(zip(DECISION_TRUTH_KEYS, map(finite_or_none, d[5:]), strict=True))
             s["parameters"] = dict(c.parameters)
             label = c.labels.get(vantage)
             if label is not None:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ackreplay.kernels import finite_or_none
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
 
 TOLERANCE = 0.10  # ±10 % for over/under shares and convergence
@@ -36,8 +37,6 @@ def time_weights(t: np.ndarray, start: float, end: float) -> np.ndarray:
     return np.subtract(nxt, np.clip(t, start, end), out=nxt)
 
 
-def _num(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 # ---- compiled kernels: one pass per estimate, linear in the ACK rows (issue #11)
@@ -337,7 +336,7 @@ def relative_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarr
 
 def _relative_dict(vals: np.ndarray) -> dict[str, float | None]:
     """:func:`relative_array`'s values by name (None = none)."""
-    return {k: _num(float(v)) for k, v in zip(RELATIVE_SCORES, vals, strict=True)}
+    return {k: finite_or_none(float(v)) for k, v in zip(RELATIVE_SCORES, vals, strict=True)}
 
 
 def convergence(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float) -> float | None:
@@ -358,7 +357,8 @@ def series_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float,
     vals = level_relative_scores(t, est, np.asarray(ref, f64), np.asarray(w, f64), float(start), TOLERANCE,
                            CONVERGENCE_HOLD, buf)
     mean, median, cov = vals[:3]
-    out: dict[str, Any] = {"mean_bps": _num(8 * mean), "median_bps": _num(8 * median), "cov": _num(cov)}
+    out: dict[str, Any] = {"mean_bps": finite_or_none(8 * mean), "median_bps": finite_or_none(8 * median),
+                          "cov": finite_or_none(cov)}
     out.update(_relative_dict(vals[3:]))
     if truth is not None:
         for k, v in relative_scores(t, est, truth, w, start).items():
@@ -372,9 +372,9 @@ def decision_scores(ratios: Sequence[float | None], newreno_ratios: Sequence[flo
     nr = np.array([x for x in newreno_ratios if x is not None], float)
     c = [x for x in closer if x is not None]
     out = {
-        f"ssthresh_over_ideal_mean{suffix}": _num(float(r.mean())) if len(r) else None,
-        f"ssthresh_over_ideal_median{suffix}": _num(float(np.median(r))) if len(r) else None,
-        f"newreno_over_ideal_median{suffix}": _num(float(np.median(nr))) if len(nr) else None,
+        f"ssthresh_over_ideal_mean{suffix}": finite_or_none(float(r.mean())) if len(r) else None,
+        f"ssthresh_over_ideal_median{suffix}": finite_or_none(float(np.median(r))) if len(r) else None,
+        f"newreno_over_ideal_median{suffix}": finite_or_none(float(np.median(nr))) if len(nr) else None,
         f"closer_than_newreno_share{suffix}": float(np.mean(c)) if c else None,
     }
     if not suffix:

@@ -16,6 +16,7 @@ import pytest
 import ackreplay.estimators as E
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
 from ackreplay.ingest import ingest_capture
+from ackreplay.kernels import search_sorted
 from ackreplay.path.inference import (
     BIN_RATES,
     HIST_BINS,
@@ -26,7 +27,6 @@ from ackreplay.path.inference import (
     LinkInfo,
     Links,
     PathBatch,
-    _search,
     _top_ranks,
     bottleneck_group_rows,
     bottleneck_groups,
@@ -178,7 +178,7 @@ def test_the_top_ranks_and_the_search_are_numpys():
             assert _top_ranks(v, k1, k2, np.empty(n)) == (s[k1], s[k2])
             for x in (*v[:5], -1.0, 2.0, math.nan, s[len(s) // 2]):
                 for right in (False, True):
-                    assert _search(s, x, right) == np.searchsorted(s, x, side="right" if right else "left")
+                    assert search_sorted(s, x, right) == np.searchsorted(s, x, side="right" if right else "left")
 
 
 def test_links_from_summaries_are_each_ones_link_info():

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ackreplay.kernels import finite_or_none
 from ackreplay.scoring.scores import (
     CONVERGENCE_HOLD,
     RELATIVE_SCORES,
     TOLERANCE,
-    _num,
     convergence,
     series_scores,
     time_weights,
@@ -104,22 +104,22 @@ def numpy_series_scores(t, est, ref, start, end):
     if ok.any() and w[ok].sum() > 0:
         e, ww = est[ok], w[ok]
         mean = float((ww * e).sum() / ww.sum())
-        out["mean_bps"] = _num(8 * mean)
-        out["median_bps"] = _num(8 * numpy_weighted_median(e, ww))
+        out["mean_bps"] = finite_or_none(8 * mean)
+        out["median_bps"] = finite_or_none(8 * numpy_weighted_median(e, ww))
         var = float((ww * (e - mean) ** 2).sum() / ww.sum())
-        out["cov"] = _num(np.sqrt(var) / mean) if mean > 0 else None
+        out["cov"] = finite_or_none(np.sqrt(var) / mean) if mean > 0 else None
     ok = (w > 0) & ~np.isnan(est) & ~np.isnan(ref) & (ref > 0)
     rel_out = dict.fromkeys(RELATIVE_SCORES)
     if ok.any() and w[ok].sum() > 0:
         ww, e, r = w[ok], est[ok], ref[ok]
         rel = (e - r) / r
         total = ww.sum()
-        rel_out["mean_signed_rel_error"] = _num(float((ww * rel).sum() / total))
-        rel_out["mean_abs_rel_error"] = _num(float((ww * np.abs(rel)).sum() / total))
+        rel_out["mean_signed_rel_error"] = finite_or_none(float((ww * rel).sum() / total))
+        rel_out["mean_abs_rel_error"] = finite_or_none(float((ww * np.abs(rel)).sum() / total))
         mean_r = float((ww * r).sum() / total)
-        rel_out["nrmse"] = _num(float(np.sqrt(float((ww * (e - r) ** 2).sum() / total))) / mean_r)
-        rel_out["over_share"] = _num(float(ww[rel > TOLERANCE].sum() / total))
-        rel_out["under_share"] = _num(float(ww[rel < -TOLERANCE].sum() / total))
+        rel_out["nrmse"] = finite_or_none(float(np.sqrt(float((ww * (e - r) ** 2).sum() / total))) / mean_r)
+        rel_out["over_share"] = finite_or_none(float(ww[rel > TOLERANCE].sum() / total))
+        rel_out["under_share"] = finite_or_none(float(ww[rel < -TOLERANCE].sum() / total))
     rel_out["convergence_s"] = by_definition(t, est, ref, start)
     out.update(rel_out)
     return out
