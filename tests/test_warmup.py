@@ -40,7 +40,7 @@ def test_warmup_compiles_the_batched_kernels_with_replays_argument_types() -> No
 
     from ackreplay.cli.warmup import _warm_batches
     from ackreplay.estimators.bandwidth import abse, be, crb, newbr, newreno, rate, tibet, westwood_plus
-    from ackreplay.replay import flow_batch as batch
+    from ackreplay.replay import batch_kernels as batch
 
     _warm_batches()
     for kernel in (be.be_batch, rate.re_batch, crb.crb_batch, abse.abse_batch, tibet.tibet_batch,
