@@ -2,8 +2,9 @@
 
 Installed, this is the package's one top-level name: ``ackreplay.api``, ``ackreplay.cli``, ``ackreplay.core``,
 ``ackreplay.estimators``, ``ackreplay.graphs``, ``ackreplay.ingest``, ``ackreplay.jitcache``,
-``ackreplay.migrations`` and ``ackreplay.workers`` are the repository's top-level folders of the same names
-(in the checkout, symbolic links beside this file; in the wheel, copies: docs/plugins.md#the-namespace).
+``ackreplay.migrations``, ``ackreplay.path``, ``ackreplay.replay``, ``ackreplay.scoring`` and ``ackreplay.workers``
+are the repository's top-level folders of the same names (in the checkout, symbolic links beside this file; in
+the wheel, copies: docs/plugins.md#the-namespace); ``ackreplay.kernels`` holds the compiled helpers they share.
 
 The public API for estimator plugins (docs/plugins.md)::
 

@@ -123,7 +123,7 @@ def test_no_dead_code() -> None:
 
 def test_the_readme_draws_every_package() -> None:
     text = (ROOT / "README.md").read_text()
-    match = re.search(r"^## Layout\n(.*?)(?=^## )", text, re.S | re.M)
+    match = re.search(r"^## Layout\n(.*?)(?=^## |\Z)", text, re.S | re.M)
     assert match, "README.md has a '## Layout' section"
     layout = match.group(1)
     for name in [*LINKED, "kernels", "tests", "bench"]:
