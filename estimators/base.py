@@ -77,8 +77,8 @@ class Estimator:
     code_sha256: ClassVar[str | None] = None
     #: The estimate depends on when the ACKs reached the sender — their spacing there, not only how many bytes
     #: each acknowledged — so a capture taken anywhere else cannot reproduce it: the return path between the
-    #: capture point and the sender bunches ACKs (ACK compression) that the capture never sees (ESTIMATORS.md §7,
-    #: issue #27). Off the sender, such an estimator's scores carry ``not_reproducible`` (the reason) and the
+    #: capture point and the sender bunches ACKs (ACK compression) that the capture never sees (ESTIMATORS.md
+    #: §7). Off the sender, such an estimator's scores carry ``not_reproducible`` (the reason) and the
     #: rankings leave them out unless asked.
     depends_on_sender_ack_timing: ClassVar[bool] = False
 
@@ -117,7 +117,7 @@ class Estimator:
         raise NotImplementedError
 
     def series_batch(self, batch: FlowBatch) -> np.ndarray:
-        """:meth:`series` of every flow of ``batch``, concatenated in flow order (issue #26). The package's
+        """:meth:`series` of every flow of ``batch``, concatenated in flow order. The package's
         estimators override it with one compiled call walking every flow (their per-flow kernel on each slice:
         the same numbers); this default, for plugins, calls :meth:`series` on each member."""
         from ackreplay.estimators.flow_batch import per_flow
@@ -161,7 +161,7 @@ class Estimator:
 
 
 class Batched(Estimator):
-    """An estimator whose series is one compiled call over a batch of flows (issue #26): :meth:`run` hands
+    """An estimator whose series is one compiled call over a batch of flows: :meth:`run` hands
     the columns and the flows' bounds to a kernel that walks every flow, calling the per-flow kernel on each
     slice. One flow is a batch of one (:func:`batch_of_one`): :meth:`series` and :meth:`series_batch` run the
     same compiled code, so each flow's numbers are the same, to the bit, either way."""
@@ -182,13 +182,13 @@ class Batched(Estimator):
 def batch_of_one(inputs: FlowInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The event offsets, segment offsets and mss of one flow as a batch of one: read-only like
     ``FlowBatch``'s (to numba a read-only array is another type: one compiled signature serves both). Made
-    once per flow and kept with it (``FlowInputs._derived``): every estimator of the flow reads them."""
+    once per flow and kept with it (``FlowInputs.derived``): every estimator of the flow reads them."""
     n, ns = len(inputs.t), len(inputs.seg_t)
-    got: tuple[np.ndarray, np.ndarray, np.ndarray] | None = inputs._derived.get(_BATCH_OF_ONE)
+    got: tuple[np.ndarray, np.ndarray, np.ndarray] | None = inputs.derived.get(_BATCH_OF_ONE)
     if got is None or got[0][1] != n or got[1][1] != ns or got[2][0] != inputs.mss:  # (columns replaced since)
         bounds = np.array([0, n, 0, ns, inputs.mss], np.int64)
         bounds.flags.writeable = False
-        got = inputs._derived[_BATCH_OF_ONE] = (bounds[0:2], bounds[2:4], bounds[4:5])
+        got = inputs.derived[_BATCH_OF_ONE] = (bounds[0:2], bounds[2:4], bounds[4:5])
     return got
 
 

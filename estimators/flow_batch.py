@@ -75,7 +75,7 @@ class FlowBatch:
         return inp
 
     def forget_members(self) -> None:
-        """Drop the members' views and what estimators derived on them (``FlowInputs._derived``)."""
+        """Drop the members' views and what estimators derived on them (``FlowInputs.derived``)."""
         self._members.clear()
 
     @staticmethod
@@ -89,74 +89,24 @@ class FlowBatch:
         ``row_offsets`` (n_flows + 1) where each flow's rows start; ``segments`` (``t_rel``, ``len``) and
         ``seg_offsets`` likewise (None: no segments)."""
         row_offsets = np.asarray(row_offsets, np.int64)
-        nf = len(row_offsets) - 1
-        t_ns = np.asarray(acks["t_ns"])
-        n = len(t_ns)
-        new_event = np.empty(n, bool)
-        if n:
-            new_event[0] = True
-            np.not_equal(t_ns[1:], t_ns[:-1], out=new_event[1:])
-            firsts = row_offsets[:-1][row_offsets[:-1] < row_offsets[1:]]
-            new_event[firsts] = True  # a flow's first row opens an event whatever the previous flow's time
-        one_row_events = bool(new_event.all())
-        if one_row_events:  # the rows are the events: the columns are used as they are (views, no index arrays)
-            offsets = row_offsets
-            starts = last = np.arange(n, dtype=np.int64)
-            row_event = starts - np.repeat(row_offsets[:-1], np.diff(row_offsets))
-        else:
-            before = np.zeros(n + 1, np.int64)
-            np.cumsum(new_event, out=before[1:])
-            offsets = before[row_offsets]
-            starts = np.flatnonzero(new_event)
-            last = np.append(starts[1:] - 1, n - 1) if n else starts
-            row_event = before[1:] - 1 - np.repeat(offsets[:-1], np.diff(row_offsets))
-
-        def col(name: str) -> np.ndarray:
-            return np.asarray(acks[name])
-
-        def summed(name: str) -> np.ndarray:
-            v = col(name).astype(np.int64, copy=False)
-            if one_row_events:
-                return v
-            return np.add.reduceat(v, starts) if n else np.empty(0, np.int64)
-
-        def at_last(name: str) -> np.ndarray:
-            return col(name) if one_row_events else col(name)[last]
-
-        rtt_rows = col("rtt")
-        if one_row_events:
-            rtt_any = rtt_rows
-        else:  # the last sample inside each event (used by the RTT filters: no sample is lost by merging)
-            idx = np.where(~np.isnan(rtt_rows), np.arange(n), -1)
-            latest = np.maximum.accumulate(idx) if n else idx
-            rtt_any = np.full(len(last), np.nan)
-            li = latest[last] if n else latest
-            ok = li >= starts if n else np.zeros(0, bool)
-            rtt_any[ok] = rtt_rows[li[ok]]
-        if segments is not None and seg_offsets is not None and len(segments["t_rel"]):
-            seg_t = np.asarray(segments["t_rel"])
-            seg_len = np.asarray(segments["len"]).astype(np.int64, copy=False)
-            seg_off = np.asarray(seg_offsets, np.int64)
-        else:
-            seg_t = np.empty(0)
-            seg_len = np.empty(0, np.int64)
-            seg_off = np.zeros(nf + 1, np.int64)
+        ev = RowEvents.of(np.asarray(acks["t_ns"]), row_offsets)
+        seg_t, seg_len, seg_off = _segment_columns(segments, seg_offsets, len(row_offsets) - 1)
         # (``copy=False``: on a long flow every needless copy is pages of fresh memory to fault in)
         batch = FlowBatch(
-            flow_ids=np.asarray(flow_ids, np.int64), offsets=np.asarray(offsets, np.int64), row_offsets=row_offsets,
-            seg_offsets=seg_off, mss=np.asarray(mss, np.int64),
-            t=at_last("t_rel").astype(np.float64, copy=False),
-            t_abs=at_last("t").astype(np.float64, copy=False),
-            d=summed("d"),
-            acked=summed("acked"),
-            dup=at_last("dup").astype(bool, copy=False),
-            rtt=at_last("rtt").astype(np.float64, copy=False),
-            srtt=at_last("srtt").astype(np.float64, copy=False),
-            rttmin=at_last("rttmin").astype(np.float64, copy=False),
-            flight=at_last("flight").astype(np.int64, copy=False),
-            tsval=at_last("tsval").astype(np.int64, copy=False),
-            rtt_any=rtt_any,
-            row_event=row_event.astype(np.int64, copy=False),
+            flow_ids=np.asarray(flow_ids, np.int64), offsets=np.asarray(ev.offsets, np.int64),
+            row_offsets=row_offsets, seg_offsets=seg_off, mss=np.asarray(mss, np.int64),
+            t=ev.at_last(acks["t_rel"]).astype(np.float64, copy=False),
+            t_abs=ev.at_last(acks["t"]).astype(np.float64, copy=False),
+            d=ev.summed(acks["d"]),
+            acked=ev.summed(acks["acked"]),
+            dup=ev.at_last(acks["dup"]).astype(bool, copy=False),
+            rtt=ev.at_last(acks["rtt"]).astype(np.float64, copy=False),
+            srtt=ev.at_last(acks["srtt"]).astype(np.float64, copy=False),
+            rttmin=ev.at_last(acks["rttmin"]).astype(np.float64, copy=False),
+            flight=ev.at_last(acks["flight"]).astype(np.int64, copy=False),
+            tsval=ev.at_last(acks["tsval"]).astype(np.int64, copy=False),
+            rtt_any=ev.latest_sample(np.asarray(acks["rtt"])),
+            row_event=ev.row_event.astype(np.int64, copy=False),
             seg_t=seg_t.astype(np.float64, copy=False),
             seg_len=seg_len,
         )
@@ -188,6 +138,76 @@ class FlowBatch:
             nseg = len(segs["t_rel"])
         return FlowBatch.build(cols, np.array([0, rows], np.int64), segs, np.array([0, nseg], np.int64),
                                np.array([mss], np.int64), np.array([flow_id], np.int64))
+
+
+@dataclass(frozen=True)
+class RowEvents:
+    """Where the events of many flows' ACK rows lie (:meth:`FlowBatch.build`): rows with equal timestamps inside
+    one flow form one event."""
+
+    rows: int
+    one_row_events: bool  # every row is an event of its own: the columns are the events' as they are
+    offsets: np.ndarray  # n_flows + 1: flow f's events are offsets[f]:offsets[f+1]
+    starts: np.ndarray  # per event: its first row
+    last: np.ndarray  # per event: its last row
+    row_event: np.ndarray  # per row: the index of its event inside its own flow
+
+    @staticmethod
+    def of(t_ns: np.ndarray, row_offsets: np.ndarray) -> RowEvents:
+        """The events of rows at times ``t_ns`` (ns), flow f's rows being ``row_offsets[f]:row_offsets[f+1]``."""
+        n = len(t_ns)
+        new_event = np.empty(n, bool)
+        if n:
+            new_event[0] = True
+            np.not_equal(t_ns[1:], t_ns[:-1], out=new_event[1:])
+            firsts = row_offsets[:-1][row_offsets[:-1] < row_offsets[1:]]
+            new_event[firsts] = True  # a flow's first row opens an event whatever the previous flow's time
+        if bool(new_event.all()):  # the rows are the events: the columns are used as they are (views, no index)
+            starts = np.arange(n, dtype=np.int64)
+            return RowEvents(n, True, row_offsets, starts, starts,
+                             starts - np.repeat(row_offsets[:-1], np.diff(row_offsets)))
+        before = np.zeros(n + 1, np.int64)  # events opened before each row, and in all
+        np.cumsum(new_event, out=before[1:])
+        offsets = before[row_offsets]
+        starts = np.flatnonzero(new_event)
+        last = np.append(starts[1:] - 1, n - 1) if n else starts
+        return RowEvents(n, False, offsets, starts, last,
+                         before[1:] - 1 - np.repeat(offsets[:-1], np.diff(row_offsets)))
+
+    def summed(self, rows: np.ndarray) -> np.ndarray:
+        """A column's sum over each event's rows (int64)."""
+        v = np.asarray(rows).astype(np.int64, copy=False)
+        if self.one_row_events:
+            return v
+        return np.add.reduceat(v, self.starts) if self.rows else np.empty(0, np.int64)
+
+    def at_last(self, rows: np.ndarray) -> np.ndarray:
+        """A column's value on each event's last row."""
+        col = np.asarray(rows)
+        return col if self.one_row_events else col[self.last]
+
+    def latest_sample(self, rtt_rows: np.ndarray) -> np.ndarray:
+        """The last RTT sample inside each event (NaN: none), which the RTT filters read: no sample is lost by
+        merging rows."""
+        if self.one_row_events:
+            return rtt_rows
+        n, last = self.rows, self.last
+        idx = np.where(~np.isnan(rtt_rows), np.arange(n), -1)
+        latest = np.maximum.accumulate(idx) if n else idx
+        out = np.full(len(last), np.nan)
+        li = latest[last] if n else latest
+        ok = li >= self.starts if n else np.zeros(0, bool)
+        out[ok] = rtt_rows[li[ok]]
+        return out
+
+
+def _segment_columns(segments: Mapping[str, np.ndarray] | None, seg_offsets: np.ndarray | None, flows: int
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The data segments' times, lengths (int64) and per-flow offsets (all empty without segments)."""
+    if segments is not None and seg_offsets is not None and len(segments["t_rel"]):
+        return (np.asarray(segments["t_rel"]), np.asarray(segments["len"]).astype(np.int64, copy=False),
+                np.asarray(seg_offsets, np.int64))
+    return np.empty(0), np.empty(0, np.int64), np.zeros(flows + 1, np.int64)
 
 
 # ---- batched kernels: one compiled call walks every flow, calling the per-flow kernels on its slice

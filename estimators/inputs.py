@@ -48,6 +48,18 @@ def numpy_columns(frame: pl.DataFrame, names: tuple[str, ...]) -> dict[str, np.n
 
 
 @dataclass
+class RttCursor:
+    """Where a walk over a flow's RTT samples stands (``FlowInputs._rtt_cursor``) and what it has carried."""
+
+    since: float | None  # the samples counted are those of the events after this time (None: every event)
+    next: int  # the first event not yet read
+    total: float = 0.0  # the running sum of the samples read (``FlowInputs.rtt_history_at``)
+    count: int = 0  # how many
+    latest: float = math.nan  # the last one
+    minimum: float = math.inf  # the smallest (``FlowInputs.rtt_min_since``)
+
+
+@dataclass
 class FlowInputs:
     """Aligned per-event columns of one flow (numpy), plus what maps them back to ACK rows."""
 
@@ -67,26 +79,26 @@ class FlowInputs:
     seg_t: np.ndarray  # float64 s: the sender's data segments (for tibet_tx)
     seg_len: np.ndarray  # int64 bytes
     #: Per-event state derived once per flow and read at every loss event (never recomputed per event:
-    #: replay stays linear in ACK rows + loss events).
-    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: replay stays linear in ACK rows + loss events), keyed by who derived it (an estimator drops its own in
+    #: ``Estimator.forget``).
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.t)
 
-    def _rtt_cursor(self, name: str, event: int, since: float | None, init: tuple[Any, ...]
-                    ) -> tuple[list[Any], np.ndarray]:
+    def _rtt_cursor(self, name: str, event: int, since: float | None) -> tuple[RttCursor, np.ndarray]:
         """A cursor over the RTT samples (any row) for loss events decided in time order, one per thread
-        (replay runs jobs side by side): amortised O(1) per event. Returns its state — ``[since, next event,
-        *init]``, the caller keeping its own values from index 2 on — and the samples of the events up to
-        ``event`` it had not reached. It starts again, from the first event after ``since`` (every event when
-        None) with ``init``, when ``since`` changes or ``event`` is behind it."""
+        (replay runs jobs side by side): amortised O(1) per event. Returns its state (:class:`RttCursor`, the
+        caller keeping its own running values in it) and the samples of the events up to ``event`` it had not
+        reached. It starts again, from the first event after ``since`` (every event when None) with fresh
+        running values, when ``since`` changes or ``event`` is behind it."""
         key = f"{name}:{threading.get_ident()}"
-        cur = self._derived.get(key)
-        if cur is None or cur[0] != since or event + 1 < cur[1]:
+        cur: RttCursor | None = self.derived.get(key)
+        if cur is None or cur.since != since or event + 1 < cur.next:
             lo = 0 if since is None else int(np.searchsorted(self.t, since, side="right"))
-            cur = self._derived[key] = [since, lo, *init]
-        seg = self.rtt_any[cur[1]: event + 1]
-        cur[1] = max(cur[1], event + 1)
+            cur = self.derived[key] = RttCursor(since, lo)
+        seg = self.rtt_any[cur.next: event + 1]
+        cur.next = max(cur.next, event + 1)
         return cur, seg[~np.isnan(seg)]
 
     def rtt_history_at(self, event: int) -> tuple[float, float]:
@@ -95,12 +107,12 @@ class FlowInputs:
         (:meth:`_rtt_cursor`): nothing the size of the flow is kept. The sum is the sequential ``total += r``
         (``np.cumsum`` continued from the carried total), so it is the same float however the events are
         spaced."""
-        cur, ok = self._rtt_cursor("rtt_history", event, None, (0.0, 0, math.nan))  # + total, count, latest
+        cur, ok = self._rtt_cursor("rtt_history", event, None)
         if len(ok):
-            cur[2] = float(np.cumsum(np.concatenate(([cur[2]], ok)))[-1])
-            cur[3] += len(ok)
-            cur[4] = float(ok[-1])
-        return cur[4], (cur[2] / cur[3] if cur[3] else math.nan)
+            cur.total = float(np.cumsum(np.concatenate(([cur.total], ok)))[-1])
+            cur.count += len(ok)
+            cur.latest = float(ok[-1])
+        return cur.latest, (cur.total / cur.count if cur.count else math.nan)
 
     def rtt_min_since(self, event: int, after_t: float | None) -> float:
         """The smallest RTT sample (any row) of the events up to ``event`` whose time is after ``after_t``
@@ -108,18 +120,18 @@ class FlowInputs:
         event to the next (:meth:`_rtt_cursor`); a new reset time starts it again from the reset."""
         if event < 0:
             return math.nan
-        cur, ok = self._rtt_cursor("rtt_min_since", event, after_t, (math.inf,))  # + the minimum
+        cur, ok = self._rtt_cursor("rtt_min_since", event, after_t)
         if len(ok):
-            cur[2] = min(cur[2], float(ok.min()))
-        return cur[2] if math.isfinite(cur[2]) else math.nan
+            cur.minimum = min(cur.minimum, float(ok.min()))
+        return cur.minimum if math.isfinite(cur.minimum) else math.nan
 
     @staticmethod
     def from_frames(acks: pl.DataFrame | Mapping[str, np.ndarray], segments: pl.DataFrame | Mapping[str, np.ndarray]
                     | None, mss: int) -> FlowInputs:
         """Build from one flow's ``acks`` (and ``segments``) tables as ingest produces them — Polars frames,
-        or the same columns as numpy arrays with nulls filled (:data:`ACK_FILL`), which is how
-        ``replay_capture`` hands each flow a zero-copy slice of the capture's columns (per-flow Polars
-        calls cost ~1 ms: on captures of thousands of small flows they were most of the time)."""
+        or the same columns as numpy arrays with nulls filled (:data:`ACK_FILL`), such as zero-copy slices of a
+        capture's columns (``replay.engine.FlowColumns``): per-flow Polars calls cost ~1 ms, most of the time on
+        captures of thousands of small flows."""
         from ackreplay.estimators.flow_batch import FlowBatch  # (one code path: a flow is a batch of one)
 
         return FlowBatch.of_flow(acks, segments, mss).flow(0)

@@ -1,4 +1,4 @@
-"""Estimators from outside the package: installed distributions and single files (issue #25).
+"""Estimators from outside the package: installed distributions and single files.
 
 * **Installed.** A distribution declares entry points in the group ``ackreplay.estimators``; the entry's name
   is the estimator's registry name and its value ``module:Class``::

@@ -1,4 +1,4 @@
-"""Parameter sweeps: one estimator replayed with several values of its parameters (issue #25).
+"""Parameter sweeps: one estimator replayed with several values of its parameters.
 
 A parameter's value may name several: ``"0.1,0.25,0.5"`` (a list), ``"0.1:2:0.1"`` (start:stop:step, stop
 included when the steps reach it within a millionth of a step), or a JSON list (the API). Each combination

@@ -14,9 +14,6 @@ from ackreplay.scoring.diagnostics import COMPRESSED_S
 from ackreplay.scoring.references import achieved_into
 from ackreplay.scoring.scores import RELATIVE_SCORES, level_relative_scores, relative_array
 
-#: Scores over time as the batched kernel returns them, one column each (``mean`` and ``median`` in bytes/s).
-LEVEL_SCORES = ("mean", "median", "cov")
-
 
 @njit(cache=True, nogil=True)
 def score_windows(offsets: np.ndarray, t: np.ndarray, srtt: np.ndarray, seg_offsets: np.ndarray,
@@ -73,9 +70,9 @@ def time_weights_batch(offsets: np.ndarray, t: np.ndarray, start: np.ndarray, en
 @njit(cache=True, nogil=True)
 def series_scores_batch(offsets: np.ndarray, t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray,
                         start: np.ndarray, tolerance: float, hold: float, buf: np.ndarray) -> np.ndarray:
-    """``scores.series_scores``' numbers for every flow: one row per flow, ``LEVEL_SCORES`` then
-    ``RELATIVE_SCORES`` (NaN = none; rates in bytes/s). ``buf``: scratch of ``SCRATCH_ROWS`` rows at least as
-    long as the longest flow (the job's, reused flow after flow)."""
+    """``scores.series_scores``' numbers for every flow: one row per flow, the mean, the median and the
+    coefficient of variation, then ``RELATIVE_SCORES`` (NaN = none; rates in bytes/s). ``buf``: scratch of
+    ``SCRATCH_ROWS`` rows at least as long as the longest flow (the job's, reused flow after flow)."""
     nf = len(offsets) - 1
     out = np.empty((nf, 3 + len(RELATIVE_SCORES)))
     for f in range(nf):

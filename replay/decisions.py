@@ -1,4 +1,4 @@
-"""Decisions at loss events, batched across flows (ESTIMATORS.md §1.3, §5; issue #26).
+"""Decisions at loss events, batched across flows (ESTIMATORS.md §1.3, §5).
 
 Every loss episode of a batch's flows becomes one row of :class:`LossEvents` — its decision context (the event,
 the flight, RTTmin, the start and end of the recovery), NewReno's ssthresh, the ideal (achieved rate × RTTmin,
@@ -6,16 +6,16 @@ and the truth's) and what the real sender did — computed for all the batch's e
 decisions come back as columns (:class:`DecisionColumns`): the shared Westwood reaction
 (``Estimator.decide``, seed 000 §2) vectorised over every event; an estimator with its own ``decide`` or
 ``decide_all`` (CRB, NewBR, TIBET, Westwood+, NewReno, the loss-based controls of §8, plugins) is asked flow by
-flow for the flows that had losses, with the same contexts as before. The §5 decision scores of every flow are
-one compiled pass over those columns (:func:`decision_scores_batch`), with numpy's own mean and median.
+flow for the flows that had losses, with the same contexts as a flow replayed alone. The §5 decision scores of
+every flow are one compiled pass over those columns (:func:`decision_scores_batch`), with numpy's own mean and
+median.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -24,11 +24,6 @@ from numba import njit
 from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, Decision, Estimator, LossContext
 from ackreplay.estimators.flow_batch import FlowBatch
 from ackreplay.scoring.scores import stream_sums
-
-#: The decision scores in a score dictionary's order (without and with the truth's ideal)
-DECISION_KEYS = ("ssthresh_over_ideal_mean", "ssthresh_over_ideal_median", "newreno_over_ideal_median",
-                 "closer_than_newreno_share", "decisions")
-DECISION_TRUTH_KEYS = tuple(f"{k}_truth" for k in DECISION_KEYS[:4])
 
 
 @dataclass
@@ -210,14 +205,14 @@ def decide_batch(e: Estimator, batch: FlowBatch, est: np.ndarray, ev: LossEvents
 
 def decision_scores_batch(ev: LossEvents, ss: np.ndarray, n_flows: int, with_truth: bool, newreno: bool
                           ) -> np.ndarray:
-    """The §5 decision scores of every flow (one row each, :data:`DECISION_KEYS` then, with the truth,
-    :data:`DECISION_TRUTH_KEYS`; NaN = none): ``decisions`` counts the events at which the estimator set an
+    """The §5 decision scores of every flow (one row each, ``results.DECISION_KEYS`` then, with the truth,
+    ``results.DECISION_TRUTH_KEYS``; NaN = none): ``decisions`` counts the events at which the estimator set an
     ssthresh; the ratios use the events with an ideal > 0. ``newreno``: "closer than NewReno" means nothing for
     NewReno itself (None)."""
     with np.errstate(all="ignore"):
         ideal = ev.ideal / ev.mss
         ideal_truth = ev.ideal_truth / ev.mss
-    out = _decision_scores(ev.offsets, ss, ideal, ideal_truth, ev.newreno, with_truth)
+    out = decision_scores_kernel(ev.offsets, ss, ideal, ideal_truth, ev.newreno, with_truth)
     if newreno:
         out[:, 3] = np.nan
         if with_truth:
@@ -267,8 +262,11 @@ def _ratios(ss: np.ndarray, ideal: np.ndarray, nr: np.ndarray, lo: int, hi: int,
 
 
 @njit(cache=True, nogil=True)
-def _decision_scores(offsets: np.ndarray, ss: np.ndarray, ideal: np.ndarray, ideal_truth: np.ndarray,
-                     nr: np.ndarray, with_truth: bool) -> np.ndarray:
+def decision_scores_kernel(offsets: np.ndarray, ss: np.ndarray, ideal: np.ndarray, ideal_truth: np.ndarray,
+                           nr: np.ndarray, with_truth: bool) -> np.ndarray:
+    """The §5 decision scores of every flow (``offsets``: flow f's loss events are ``offsets[f]:offsets[f+1]``)
+    from its events' ssthresh, ideal (with the truth's) and NewReno's ssthresh, in segments (NaN = none): nine
+    columns, ``results.DECISION_KEYS`` then ``results.DECISION_TRUTH_KEYS`` (NaN without ``with_truth``)."""
     nf = len(offsets) - 1
     out = np.full((nf, 9), np.nan)
     for f in range(nf):
@@ -320,19 +318,3 @@ def decision_frame(ev: LossEvents, names: Sequence[str], decided: Sequence[Decis
         none_if(after, after < 0).alias("flight_after_srtt_bytes").cast(pl.Int64),
         none_if(lowest, lowest < 0).alias("lowest_flight_in_recovery_bytes").cast(pl.Int64),
     )
-
-
-def decision_scores_of(rows: Sequence[Mapping[str, Any]], with_truth: bool) -> dict[str, Any]:
-    """The §5 decision scores of one estimator's decision rows at one flow's loss events (``ssthresh_segments``,
-    ``ideal_segments``, ``ideal_truth_segments``, ``newreno_ssthresh_segments``; None = none), by the batched
-    kernel: ``decisions`` counts every event with an ssthresh; the ratios use the events with an ideal > 0."""
-    def col(name: str) -> np.ndarray:
-        return np.array([np.nan if r.get(name) is None else float(r[name]) for r in rows], np.float64)
-
-    out = _decision_scores(np.array([0, len(rows)], np.int64), col("ssthresh_segments"), col("ideal_segments"),
-                           col("ideal_truth_segments"), col("newreno_ssthresh_segments"), with_truth)[0].tolist()
-    scores: dict[str, Any] = {k: (None if math.isnan(v) else v) for k, v in zip(DECISION_KEYS[:4], out, strict=False)}
-    scores["decisions"] = int(out[4])
-    if with_truth:
-        scores.update({k: (None if math.isnan(v) else v) for k, v in zip(DECISION_TRUTH_KEYS, out[5:], strict=True)})
-    return scores

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -41,10 +42,10 @@ from ackreplay.replay.batch_kernels import (
 )
 from ackreplay.replay.decisions import (
     DecisionColumns,
+    LossEvents,
     decide_batch,
     decision_frame,
     decision_scores_batch,
-    decision_scores_of,
     loss_events,
 )
 from ackreplay.replay.gcpause import gc_paused
@@ -54,6 +55,7 @@ from ackreplay.replay.results import (
     DECISION_SCHEMA,
     BatchDecisions,
     BatchDiagnostics,
+    BatchResults,
     BatchScores,
     CaptureReplay,
     EstimatorColumns,
@@ -148,111 +150,168 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
     (``ack``, ``rtt``, ``srtt``, ``t_rel``) and segments (``t_rel``, ``len``, ``seq``, ``kind``), concatenated
     as the batch was built, for the flows with a ``link`` (their path, §9). ``episodes``: the batch's rows of
     ingest's episode table (column ``flow_id``, in flow order), when not each source's own."""
-    off = batch.offsets
     n = batch.events
-    start, end = score_windows(off, batch.t, batch.srtt, batch.seg_offsets, batch.seg_t)
+    start, end = score_windows(batch.offsets, batch.t, batch.srtt, batch.seg_offsets, batch.seg_t)
     truth_arr = _truth_column(batch, sources)
     # Two rounds of independent jobs on every core (``replay.parallel``). First the achieved rate, the
     # time weights and the diagnostics over every event; then one job per estimator, the costliest first: its
     # series, its decisions and its scores, after which the series is dropped unless kept.
     budget = None if memory_budget is None else memory_budget - HELD_BYTES_PER_EVENT * n
-    first: list[Any] = run_jobs(
+    first = _first_round(batch, start, end, budget)
+    if episodes is None:
+        episodes = _own_episodes(sources)
+    ev = loss_events(batch, episodes, first.achieved, truth_arr)
+    if release is not None:  # what the first round read: the jobs below read their own columns again
+        release()
+    run = BatchRun(batch, sources, ev, ev.flows(), start, first.achieved, first.weights, truth_arr, keep_series,
+                   release)
+    by_cost = sorted(estimators, key=lambda e: -e.cost)
+    done = dict(zip((e.name for e in by_cost),
+                    run_jobs([partial(run.estimator_job, e) for e in by_cost], n,
+                             footprints=[e.footprint * n for e in by_cost], budget=budget), strict=True))
+    vantages = [s.vantage for s in sources]
+    labels = {e.name: {v: e.not_reproducible(v) for v in set(vantages)} for e in estimators}
+    scores = BatchScores(batch.flow_ids, vantages, [
+        EstimatorColumns(e.name, dict(e.params), series=done[e.name].scores, truth=done[e.name].truth_scores,
+                         decisions=done[e.name].decision_scores, failures=done[e.name].failures,
+                         labels=labels[e.name]) for e in estimators])
+    shared = BatchResults(
+        scores, BatchDiagnostics(vantages, batch.counts(), first.compressed,
+                                 sample_columns(batch.t, batch.d, batch.offsets, first.top), batch.mss),
+        BatchDecisions(decision_frame(ev, [e.name for e in estimators], [done[e.name].decisions for e in estimators])
+                       ) if len(ev) else None)
+    out = _flow_replays(run, end, estimators, done, labels, shared, _paths(batch, sources, path_rows, episodes))
+    batch.forget_members()
+    return out, scores
+
+
+#: BE's largest raw samples the diagnostics list per flow (§7)
+LARGEST_SAMPLES = 3
+_NO_EPISODES = {"start_t_rel": np.empty(0), "retransmissions": np.empty(0, np.int64)}
+
+
+class FirstRound(NamedTuple):
+    """What the first round of a batch's jobs computes over every event, before any estimator runs."""
+
+    achieved: np.ndarray  # bytes/s at every event (``references.achieved_rate``)
+    weights: np.ndarray  # how long each event's value holds inside its flow's score window (s)
+    compressed: np.ndarray  # per flow: ACK intervals under ``diagnostics.COMPRESSED_S``
+    top: np.ndarray  # (flows, LARGEST_SAMPLES): BE's largest raw samples, as interval indices (-1 = none)
+
+
+def _first_round(batch: FlowBatch, start: np.ndarray, end: np.ndarray, budget: float | None) -> FirstRound:
+    """The achieved rate, the time weights and the diagnostics scan of every flow, as three jobs side by side."""
+    off, n = batch.offsets, batch.events
+    got: list[Any] = run_jobs(
         [lambda _: achieved_rates(off, batch.t, batch.acked, REFERENCE_WINDOW),
          lambda _: time_weights_batch(off, batch.t, start, end),
          lambda _: diagnostics_scan(off, batch.t, batch.d, LARGEST_SAMPLES)],
         n, rows=0, footprints=[f * n for f in FIRST_ROUND_FOOTPRINTS], budget=budget)
-    achieved: np.ndarray = first[0]
-    weights: np.ndarray = first[1]
-    compressed, top = first[2]
-    if episodes is None:  # the sources' own episode tables (a batch of one: the flow's)
-        own = [src.episodes for src in sources if src.episodes is not None and src.episodes.height]
-        episodes = own[0] if len(own) == 1 and len(sources) == 1 else (pl.concat(own) if own else None)
-    ev = loss_events(batch, episodes, achieved, truth_arr)
-    lossy = ev.flows()
-    lossy_set = set(lossy)
-    if release is not None:  # what the first round read: the jobs below read their own columns again
-        release()
-    with_truth = truth_arr is not None
+    compressed, top = got[2]
+    return FirstRound(got[0], got[1], compressed, top)
 
-    def replayed(e: Estimator) -> Callable[[np.ndarray], _Job]:
-        def job(scratch: np.ndarray) -> _Job:
-            failures: dict[int, str] = {}
-            if is_plugin(e):
-                parts, decided = [], {}
-                for i, src in enumerate(sources):
-                    ctxs = ev.contexts(i) if i in lossy_set else []
-                    est_i, dec_i, failure = _plugin_job(e, batch.flow(i), src.flow_id, ctxs)
-                    parts.append(est_i)
-                    if ctxs:
-                        decided[i] = dec_i
-                    if failure is not None:
-                        failures[i] = failure
-                est = np.concatenate(parts) if parts else np.empty(0)
-                dec = decide_batch(e, batch, est, ev, decided)
-            else:
-                est = e.series_batch(batch)
-                dec = decide_batch(e, batch, est, ev)
-            for i in lossy:
-                e.forget(batch.flow(i))
-            dscores = decision_scores_batch(ev, dec.ssthresh, len(batch), with_truth, e.name == "newreno")
-            vals = series_scores_batch(off, batch.t, est, achieved, weights, start, TOLERANCE, CONVERGENCE_HOLD,
-                                       scratch)
-            vals[:, :2] *= 8  # mean and median in bits/s
-            tru = None if truth_arr is None else relative_scores_batch(
-                off, batch.t, est, truth_arr, weights, start, TOLERANCE, CONVERGENCE_HOLD)
-            if release is not None:
-                release()
-            return (est if keep_series else None), dec, vals, tru, failures, dscores
-        return job
 
-    by_cost = sorted(estimators, key=lambda e: -e.cost)
-    done = dict(zip((e.name for e in by_cost),
-                    run_jobs([replayed(e) for e in by_cost], n, footprints=[e.footprint * n for e in by_cost],
-                             budget=budget), strict=True))
-    vantages = [s.vantage for s in sources]
-    labels = {e.name: {v: e.not_reproducible(v) for v in set(vantages)} for e in estimators}
-    columns = [EstimatorColumns(e.name, dict(e.params), done[e.name][2], done[e.name][3], done[e.name][5],
-                                done[e.name][4], labels[e.name]) for e in estimators]
-    scores = BatchScores(batch.flow_ids, vantages, columns)
-    diagnostics = BatchDiagnostics(vantages, batch.counts(), compressed,
-                                   sample_columns(batch.t, batch.d, off, top), batch.mss)
-    decided = BatchDecisions(decision_frame(ev, [e.name for e in estimators], [done[e.name][1] for e in estimators])
-                             ) if len(ev) else None
+def _own_episodes(sources: Sequence[FlowSource]) -> pl.DataFrame | None:
+    """The sources' own episode tables as one (a batch of one: the flow's; None when no flow has one)."""
+    own = [src.episodes for src in sources if src.episodes is not None and src.episodes.height]
+    return own[0] if len(own) == 1 and len(sources) == 1 else (pl.concat(own) if own else None)
+
+
+class EstimatorJob(NamedTuple):
+    """What one estimator's job over a batch returns (:meth:`BatchRun.estimator_job`)."""
+
+    series: np.ndarray | None  # its estimate at every event, bytes/s (None unless the series are kept)
+    decisions: DecisionColumns  # its decision at every loss event of the batch
+    scores: np.ndarray  # per flow, against the achieved rate: ``results.SERIES_KEYS`` (rates in bits/s)
+    truth_scores: np.ndarray | None  # per flow, against the truth: ``results.TRUTH_KEYS`` (None without one)
+    failures: dict[int, str]  # batch position → why a plugin has no estimate on that flow
+    decision_scores: np.ndarray  # per flow: the §5 decision scores (``results.DECISION_KEYS``)
+
+
+@dataclass(frozen=True)
+class BatchRun:
+    """What every estimator's job over one batch reads: the batch, its flows, their loss events and the first
+    round's columns (:func:`replay_batch`)."""
+
+    batch: FlowBatch
+    sources: Sequence[FlowSource]
+    events: LossEvents
+    lossy: list[int]  # the positions of the flows with at least one loss event (``LossEvents.flows``)
+    start: np.ndarray  # per flow: its score window's start (s since its first packet)
+    achieved: np.ndarray
+    weights: np.ndarray
+    truth: np.ndarray | None  # the truth at every event (NaN on flows without one); None when no flow has one
+    keep_series: bool
+    release: Callable[[], None] | None  # hands the batch's input pages back after each job (a long flow's)
+
+    def estimator_job(self, e: Estimator, scratch: np.ndarray) -> EstimatorJob:
+        """``e``'s series over the batch, its decisions at every loss event and its scores (``scratch``: the
+        worker's buffer, ``replay.parallel``)."""
+        batch = self.batch
+        failures: dict[int, str] = {}
+        if is_plugin(e):
+            est, dec = self._plugin(e, failures)
+        else:
+            est = e.series_batch(batch)
+            dec = decide_batch(e, batch, est, self.events)
+        for i in self.lossy:
+            e.forget(batch.flow(i))
+        dscores = decision_scores_batch(self.events, dec.ssthresh, len(batch), self.truth is not None,
+                                        e.name == "newreno")
+        vals = series_scores_batch(batch.offsets, batch.t, est, self.achieved, self.weights, self.start, TOLERANCE,
+                                   CONVERGENCE_HOLD, scratch)
+        vals[:, :2] *= 8  # mean and median in bits/s
+        tru = None if self.truth is None else relative_scores_batch(
+            batch.offsets, batch.t, est, self.truth, self.weights, self.start, TOLERANCE, CONVERGENCE_HOLD)
+        if self.release is not None:
+            self.release()
+        return EstimatorJob(est if self.keep_series else None, dec, vals, tru, failures, dscores)
+
+    def _plugin(self, e: Estimator, failures: dict[int, str]) -> tuple[np.ndarray, DecisionColumns]:
+        """A plugin's series and decisions, flow by flow (``_plugin_job``): its failures noted in ``failures``."""
+        lossy = set(self.lossy)
+        parts, decided = [], {}
+        for i, src in enumerate(self.sources):
+            ctxs = self.events.contexts(i) if i in lossy else []
+            est_i, dec_i, failure = _plugin_job(e, self.batch.flow(i), src.flow_id, ctxs)
+            parts.append(est_i)
+            if ctxs:
+                decided[i] = dec_i
+            if failure is not None:
+                failures[i] = failure
+        est = np.concatenate(parts) if parts else np.empty(0)
+        return est, decide_batch(e, self.batch, est, self.events, decided)
+
+
+def _flow_replays(run: BatchRun, end: np.ndarray, estimators: Sequence[Estimator],
+                  done: Mapping[str, EstimatorJob], labels: Mapping[str, Mapping[str, str | None]],
+                  shared: BatchResults, path_of: Mapping[int, tuple[PathParts, dict[str, Any]]]
+                  ) -> list[FlowReplay]:
+    """Each flow's :class:`FlowReplay` over the batch's columns: its series (when kept), the vantage evidence
+    (``_vantage_evidence``) and its path with the capacity it makes the diagnostics'."""
+    batch, off, ev = run.batch, run.batch.offsets, run.events
     k = len(estimators)
-    path_of = _paths(batch, sources, path_rows, episodes)
     out = []
-    for i, src in enumerate(sources):
+    for i, src in enumerate(run.sources):
         lo, hi = int(off[i]), int(off[i + 1])
         extra: dict[str, Any] = {}
-        if src.vantage != "sender":
-            extra["ack_timing_seen_at"] = src.vantage
-            why = {name: lab[src.vantage] for name, lab in labels.items() if lab[src.vantage] is not None}
-            if why:
-                extra[NOT_REPRODUCIBLE] = why
+        _vantage_evidence(extra, src.vantage, labels)
         cols: dict[str, np.ndarray] | None = None
-        if keep_series:
-            cols = {"t": batch.t_abs[lo:hi], "t_rel": batch.t[lo:hi], "achieved": achieved[lo:hi]}
-            if truth_arr is not None:
-                cols["truth"] = truth_arr[lo:hi]
+        if run.keep_series:
+            cols = {"t": batch.t_abs[lo:hi], "t_rel": batch.t[lo:hi], "achieved": run.achieved[lo:hi]}
+            if run.truth is not None:
+                cols["truth"] = run.truth[lo:hi]
             for e in estimators:
-                cols[e.name] = done[e.name][0][lo:hi]  # type: ignore[index]  # kept: keep_series
-        fr = FlowReplay(src.flow_id, src.vantage, cols, (float(start[i]), float(end[i])), hi - lo,
-                        _batch_scores=scores, _batch_diagnostics=diagnostics, _pos=i, _batch_decisions=decided,
-                        _decision_span=(int(ev.offsets[i]) * k, int(ev.offsets[i + 1]) * k),
-                        _loss_truth=src.loss_truth, _diagnostics_extra=extra)
+                cols[e.name] = done[e.name].series[lo:hi]  # type: ignore[index]  # kept: keep_series
+        fr = FlowReplay.in_batch(src.flow_id, src.vantage, cols, (float(run.start[i]), float(end[i])), hi - lo,
+                                 shared, i, (int(ev.offsets[i]) * k, int(ev.offsets[i + 1]) * k), src.loss_truth,
+                                 extra)
         if i in path_of:
             fr.path_parts, fr.path = path_of[i]
             extra["dispersion_capacity_bps"] = fr.path["capacity_bps"]
             extra["dispersion_from"] = fr.path_parts.source
         out.append(fr)
-    batch.forget_members()
-    return out, scores
-
-
-_Job = tuple[np.ndarray | None, DecisionColumns, np.ndarray, np.ndarray | None, dict[int, str], np.ndarray]
-#: BE's largest raw samples the diagnostics list per flow (§7)
-LARGEST_SAMPLES = 3
-_NO_EPISODES = {"start_t_rel": np.empty(0), "retransmissions": np.empty(0, np.int64)}
+    return out
 
 
 def _paths(batch: FlowBatch, sources: Sequence[FlowSource], path_rows: tuple[Any, Any] | None,
@@ -368,15 +427,18 @@ def _plugin_job(e: Estimator, inp: FlowInputs, flow_id: int, contexts: Sequence[
     return np.full(len(inp.t), np.nan), [Decision(None, None, None) for _ in contexts], message
 
 
-def _vantage_evidence(diagnostics: dict[str, Any], vantage: str, not_reproducible: Mapping[str, str]) -> None:
+def _vantage_evidence(diagnostics: dict[str, Any], vantage: str,
+                      labels: Mapping[str, Mapping[str, str | None]]) -> None:
     """Off the sender, the diagnostics say where the ACK timing they report was seen (the share of ACK
     intervals under 100 µs is the capture point's, not the sender's: the return path after it bunches ACKs
-    that the capture never sees) and which estimators that makes not reproducible, with the reason."""
+    that the capture never sees) and which estimators that makes not reproducible, with the reason.
+    ``labels``: estimator → vantage → its not-reproducible label (None where reproducible)."""
     if vantage == "sender":
         return
     diagnostics["ack_timing_seen_at"] = vantage
-    if not_reproducible:
-        diagnostics[NOT_REPRODUCIBLE] = dict(not_reproducible)
+    why = {name: lab[vantage] for name, lab in labels.items() if lab[vantage] is not None}
+    if why:
+        diagnostics[NOT_REPRODUCIBLE] = why
 
 
 NOT_SELECTED = "not selected (--flow/--host/--port)"
@@ -702,6 +764,3 @@ def _offsets(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     np.cumsum(hi - lo, out=out[1:])
     return out
 
-
-#: The §5 decision scores of one estimator's decision rows (``decisions.decision_scores_of``).
-_decision_scores = decision_scores_of

@@ -2,8 +2,8 @@
 read) or any sequence of FlowSummary-likes (objects with the fields as attributes, e.g. a stored flow's summary).
 
 Replay reads every flow's few fields, which for a capture of a million flows is a column each, not a million
-objects made and dropped (issue #26). ``estimators`` does not import ``ingest``: a columnar sequence is known by
-its ``frame`` (a Polars DataFrame, a column per field) and ``take``.
+objects made and dropped. The summaries come from ingest or from a stored run's flows, so a columnar sequence
+is known by what it has — its ``frame`` (a Polars DataFrame, a column per field) and ``take`` — not by its class.
 """
 
 from __future__ import annotations

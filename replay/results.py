@@ -4,7 +4,7 @@ Replay computes the scores of a whole batch of flows as columns — one array pe
 value per flow (:class:`BatchScores`) — and the CSV, Parquet and service outputs read those columns as a
 table (:meth:`BatchScores.frame`). A flow's ``scores`` and ``diagnostics`` dictionaries are built from the
 columns only when something reads them (a flow's table, the JSON document): on a capture of 10 000 bulk flows
-building 90 000 score dictionaries up front cost more than replaying them (issue #26).
+building 90 000 score dictionaries up front would cost more than replaying them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -42,8 +42,6 @@ DECISION_SCHEMA = {
 #: The series scores in a score dictionary's order (rates in bits/s).
 SERIES_KEYS = ("mean_bps", "median_bps", "cov", *RELATIVE_SCORES)
 TRUTH_KEYS = tuple(f"{k}_truth" for k in RELATIVE_SCORES)
-
-
 
 
 @dataclass
@@ -184,6 +182,14 @@ class BatchDecisions:
         return self._rows
 
 
+class BatchResults(NamedTuple):
+    """A batch's columns that every one of its :class:`FlowReplay` reads its own row of."""
+
+    scores: BatchScores
+    diagnostics: BatchDiagnostics
+    decisions: BatchDecisions | None  # None: no loss event in the batch
+
+
 @dataclass(eq=False)
 class FlowReplay:
     """Everything replay produced for one flow."""
@@ -214,6 +220,17 @@ class FlowReplay:
     _diagnostics: dict[str, Any] | None = field(default=None, repr=False)
     _series: pl.DataFrame | None = field(default=None, repr=False)
     _decisions: pl.DataFrame | None = field(default=None, repr=False)
+
+    @classmethod
+    def in_batch(cls, flow_id: int, vantage: str, columns: dict[str, np.ndarray] | None, window: tuple[float, float],
+                 events: int, batch: BatchResults, pos: int, decision_span: tuple[int, int],
+                 loss_truth: Mapping[int, str] | None, diagnostics_extra: dict[str, Any]) -> FlowReplay:
+        """Flow ``pos`` of a replayed batch, whose scores, diagnostics and decisions (its rows ``decision_span`` of
+        the batch's) are read from ``batch``'s columns on first use; ``diagnostics_extra``: what replay adds to
+        them (the vantage evidence, the path's capacity)."""
+        return cls(flow_id, vantage, columns, window, events, _batch_scores=batch.scores,
+                   _batch_diagnostics=batch.diagnostics, _pos=pos, _batch_decisions=batch.decisions,
+                   _decision_span=decision_span, _loss_truth=loss_truth, _diagnostics_extra=diagnostics_extra)
 
     @property
     def scores(self) -> dict[str, dict[str, Any]]:
@@ -338,11 +355,18 @@ def sample_columns(batch_t: np.ndarray, batch_d: np.ndarray, offsets: np.ndarray
     return out
 
 
+class ScoreColumns(NamedTuple):
+    """One estimator's scores over many batches' flows (:func:`column_values`)."""
 
-def column_values(batches: Sequence[BatchScores], name: str) -> tuple[list[str], dict[str, np.ndarray], int, int]:
+    keys: list[str]  # the score names in a score dictionary's order (``parameters``, ``error``, the label left out)
+    columns: dict[str, np.ndarray]  # score name → its value per flow, NaN where a flow has none
+    failed: int  # flows on which it failed (a plugin's ``error``)
+    labelled: int  # flows whose scores carry the not-reproducible label
+
+
+def column_values(batches: Sequence[BatchScores], name: str) -> ScoreColumns:
     """Estimator ``name``'s scores over every flow of ``batches`` (in order) as float columns, NaN where a flow
-    has none: the score names in a score dictionary's order (``parameters``, ``error`` and the label left out),
-    the columns, how many flows failed (a plugin's ``error``) and how many carry the not-reproducible label."""
+    has none (:class:`ScoreColumns`)."""
     keys: list[str] = []
     parts: dict[str, list[np.ndarray]] = {}
     failed = labelled = 0
@@ -360,7 +384,7 @@ def column_values(batches: Sequence[BatchScores], name: str) -> tuple[list[str],
             parts[k].append(col)
         failed += len(c.failures)
         labelled += sum(1 for v in b.vantages if c.labels.get(v) is not None)
-    return keys, {k: np.concatenate(v) for k, v in parts.items()}, failed, labelled
+    return ScoreColumns(keys, {k: np.concatenate(v) for k, v in parts.items()}, failed, labelled)
 
 
 def series_table(flows: Sequence[FlowReplay]) -> pl.DataFrame:

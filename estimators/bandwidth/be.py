@@ -17,17 +17,10 @@ from ackreplay.estimators.registry import register
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def be_samples(t: np.ndarray, d: np.ndarray, mss: int, cap_segments: float) -> np.ndarray:
-    """b_k = d_k/Δt_k at every event after the first (NaN at the first: it only opens the clock)."""
-    out = np.empty(len(t))
-    be_samples_into(t, d, mss, cap_segments, out)
-    return out
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
 def be_samples_into(t: np.ndarray, d: np.ndarray, mss: int, cap_segments: float, out: np.ndarray) -> None:
-    """:func:`be_samples` written into ``out``. One pass, numpy's arithmetic (``error_model="numpy"``: an
-    interval of 0 gives inf or NaN, as numpy's division)."""
+    """b_k = d_k/Δt_k at every event after the first written into ``out`` (NaN at the first: it only opens the
+    clock); ``cap_segments`` > 0 caps d_k at that many segments. One pass, numpy's arithmetic
+    (``error_model="numpy"``: an interval of 0 gives inf or NaN, as numpy's division)."""
     n = len(t)
     if n:
         out[0] = np.nan
@@ -40,18 +33,10 @@ def be_samples_into(t: np.ndarray, d: np.ndarray, mss: int, cap_segments: float,
 
 
 @njit(cache=True, nogil=True)
-def be_kernel(t: np.ndarray, d: np.ndarray, mss: int, tau: float, cap_segments: float,
-              pairing: bool = True) -> np.ndarray:
-    """BE after every event; ``cap_segments`` ≤ 0 means no cap. The first sample seeds the filter."""
-    out = np.empty(len(t))
-    be_into(t, d, mss, tau, cap_segments, pairing, out)
-    return out
-
-
-@njit(cache=True, nogil=True)
 def be_into(t: np.ndarray, d: np.ndarray, mss: int, tau: float, cap_segments: float, pairing: bool,
             out: np.ndarray) -> None:
-    """:func:`be_kernel` written into ``out``: the samples, then the filter over them in place."""
+    """BE after every event written into ``out``: the samples, then the filter over them in place (the first
+    sample seeds the filter); ``cap_segments`` ≤ 0 means no cap."""
     be_samples_into(t, d, mss, cap_segments, out)
     filtered_into(t, out, tau, pairing, out)
 
@@ -72,7 +57,7 @@ class BE(Batched):
     """Bandwidth estimation: d_k/Δt_k per ACK through a Tustin low-pass (seed 000 §3.1.1, eq. (1))."""
 
     name = "be"
-    depends_on_sender_ack_timing = True  # d_k/Δt_k: the ACKs' spacing as they reach the sender (§7, issue #27)
+    depends_on_sender_ack_timing = True  # d_k/Δt_k: the ACKs' spacing as they reach the sender (§7)
     title = "BE (Westwood bandwidth estimation)"
     citation = "Seed 000 §3.1.1, eq. (1); Mascolo et al., TCP Westwood, MobiCom 2001"
     PARAMS = (

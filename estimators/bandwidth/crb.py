@@ -22,16 +22,12 @@ from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
 
 
-def choose(be: np.ndarray, re: np.ndarray, flight: np.ndarray, rttmin: np.ndarray, theta: float) -> np.ndarray:
-    """CRB's estimate at every event: RE where ρ = flight/(RE·RTTmin) > θ and both are defined, else BE."""
-    return choose_into(be.copy(), re, flight, rttmin, theta)
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def choose_into(be: np.ndarray, re: np.ndarray, flight: np.ndarray, rttmin: np.ndarray, theta: float
                 ) -> np.ndarray:
-    """:func:`choose` written over ``be`` (a series the caller owns) in one pass: the numpy expression it
-    replaced made five arrays of the flow's length. The same float operations: flight as float64 over the
+    """CRB's estimate at every event, written over ``be`` (a series the caller owns) and returned: RE where
+    ρ = flight/(RE·RTTmin) > θ and both are defined, else BE. One pass, no temporaries (as a numpy expression
+    it makes five arrays of the flow's length), with numpy's float operations: flight as float64 over the
     product RE·RTTmin, compared with θ (NaN compares false; ``error_model="numpy"``: a product of 0 gives inf
     or NaN, as numpy's division)."""
     for k in range(len(be)):
@@ -97,10 +93,10 @@ class CRB(Batched):
         """The flow's RE, made once per flow: by :meth:`series`, or here when the series came from
         :meth:`series_batch` (which keeps no per-flow state) — only flows with loss events get here then."""
         key = self._re_key
-        if key not in inputs._derived:
-            inputs._derived[key] = re_series(inputs.t, inputs.d, inputs.srtt, None, self.params["tau"],
+        if key not in inputs.derived:
+            inputs.derived[key] = re_series(inputs.t, inputs.d, inputs.srtt, None, self.params["tau"],
                                              self.params["pairing"])
-        re: np.ndarray = inputs._derived[key]
+        re: np.ndarray = inputs.derived[key]
         return re
 
     def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray,
@@ -112,11 +108,11 @@ class CRB(Batched):
         """One flow (a batch of one), keeping its RE for the decisions at its loss events."""
         re = np.empty(len(inputs.t))
         out = self.run(inputs, *batch_of_one(inputs), re_keep=re)
-        inputs._derived[self._re_key] = re
+        inputs.derived[self._re_key] = re
         return out
 
     def forget(self, inputs: FlowInputs) -> None:
-        inputs._derived.pop(self._re_key, None)
+        inputs.derived.pop(self._re_key, None)
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
         """The shared reaction (§1.3), noting how CRB classified the loss: ρ > θ at the event → congestion

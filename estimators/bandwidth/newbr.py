@@ -77,7 +77,7 @@ def tsval_clock(ts: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray]:
     """Per ACK event: the receiver's TSval unwrapped (ticks since the first, float64) and its group (ACKs
     with equal TSval). An ACK without TSval (−1) holds the last one (the first one before it), a step is
     unwrapped modulo 2³², and a step backwards counts as none. ``first``: the first event with a TSval.
-    One pass (before: eight numpy arrays of the flow's length)."""
+    One pass (as a numpy chain it makes eight arrays of the flow's length)."""
     n = len(ts)
     unwrapped = np.empty(n, np.float64)
     group = np.empty(n, np.int64)
@@ -101,21 +101,12 @@ def tsval_clock(ts: np.ndarray, first: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True, nogil=True)
-def ere_series(u: np.ndarray, be: np.ndarray, re: np.ndarray, group: np.ndarray, ends: np.ndarray,
-               grouped: bool) -> np.ndarray:
-    """ERE = u·BE + (1 − u)·RE at every ACK event (BE alone while RE is undefined). ``grouped``: BE and RE
-    are per TSval group, and an ACK takes the latest group that ended at or before it — its own if it is
-    the group's last ACK, else the one before (causal; NaN before the first group ends)."""
-    out = np.empty(len(u))
-    ere_into(u, be, re, group, ends, grouped, out)
-    return out
-
-
-@njit(cache=True, nogil=True)
 def ere_into(u: np.ndarray, be: np.ndarray, re: np.ndarray, group: np.ndarray, ends: np.ndarray, grouped: bool,
              out: np.ndarray) -> None:
-    """:func:`ere_series` written into ``out``. One pass: the numpy expression it replaced made ten arrays of
-    the flow's length."""
+    """ERE = u·BE + (1 − u)·RE at every ACK event written into ``out`` (BE alone while RE is undefined).
+    ``grouped``: BE and RE are per TSval group, and an ACK takes the latest group that ended at or before it —
+    its own if it is the group's last ACK, else the one before (causal; NaN before the first group ends). One
+    pass (as a numpy expression it makes ten arrays of the flow's length)."""
     for k in range(len(u)):
         if grouped:
             g = group[k]
@@ -203,7 +194,7 @@ def _pairwise(x: np.ndarray, y: np.ndarray, xm: float, ym: float, kind: int) -> 
 
 
 @njit(cache=True, nogil=True)
-def _fit(x: np.ndarray, y: np.ndarray) -> tuple[bool, float, float]:
+def clock_fit(x: np.ndarray, y: np.ndarray) -> tuple[bool, float, float]:
     """Least squares of ``y`` (capture time) on ``x`` (ticks): whether the slope is positive, the intercept
     and the slope. The means and the sums of products are summed in one pairwise order (:func:`_pairwise`),
     the same on every machine — where ``np.dot`` calls a BLAS dot product, whose order differs by CPU: the
@@ -236,7 +227,7 @@ def receiver_clock(t: np.ndarray, tsval: np.ndarray) -> tuple[bool, float, float
         return False, 0.0, 0.0, np.empty(0), np.empty(0, np.int64)
     unwrapped, group = tsval_clock(tsval, first)
     if have == n:
-        ok, intercept, slope = _fit(unwrapped, t)
+        ok, intercept, slope = clock_fit(unwrapped, t)
     else:
         x = np.empty(have)
         y = np.empty(have)
@@ -246,7 +237,7 @@ def receiver_clock(t: np.ndarray, tsval: np.ndarray) -> tuple[bool, float, float
                 x[j] = unwrapped[k]
                 y[j] = t[k]
                 j += 1
-        ok, intercept, slope = _fit(x, y)
+        ok, intercept, slope = clock_fit(x, y)
     return ok, intercept, slope, unwrapped, group
 
 

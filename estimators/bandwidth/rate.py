@@ -21,16 +21,9 @@ from ackreplay.estimators.registry import register
 
 
 @njit(cache=True, nogil=True)
-def re_samples(t: np.ndarray, d: np.ndarray, window: np.ndarray, fixed: float) -> np.ndarray:
-    """Raw RE samples r_k (NaN where T is unknown). ``fixed`` > 0 replaces the per-event ``window``."""
-    out = np.empty(len(t))
-    re_samples_into(t, d, window, fixed, out)
-    return out
-
-
-@njit(cache=True, nogil=True)
 def re_samples_into(t: np.ndarray, d: np.ndarray, window: np.ndarray, fixed: float, out: np.ndarray) -> None:
-    """:func:`re_samples` written into ``out``."""
+    """Raw RE samples r_k written into ``out`` (NaN where T is unknown). ``fixed`` > 0 replaces the per-event
+    ``window``."""
     n = len(t)
     if n:
         out[0] = np.nan
@@ -54,17 +47,10 @@ def re_samples_into(t: np.ndarray, d: np.ndarray, window: np.ndarray, fixed: flo
 
 
 @njit(cache=True, nogil=True)
-def filtered(t: np.ndarray, samples: np.ndarray, tau: float, pairing: bool = True) -> np.ndarray:
-    """Tustin-filter a sample series with gaps (NaN); the first sample seeds the filter."""
-    out = np.empty(len(t))
-    filtered_into(t, samples, tau, pairing, out)
-    return out
-
-
-@njit(cache=True, nogil=True)
 def filtered_into(t: np.ndarray, samples: np.ndarray, tau: float, pairing: bool, out: np.ndarray) -> None:
-    """:func:`filtered` written into ``out``, which may be ``samples`` itself (each sample is read before its
-    event's value is written): a series filtered in place allocates nothing."""
+    """A sample series with gaps (NaN) Tustin-filtered into ``out`` (the first sample seeds the filter), which
+    may be ``samples`` itself (each sample is read before its event's value is written): a series filtered in
+    place allocates nothing."""
     have = False
     est = 0.0
     prev = 0.0
@@ -93,7 +79,7 @@ def re_series(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, window_s: float | 
 @njit(cache=True, nogil=True)
 def _re_kernel(t: np.ndarray, d: np.ndarray, srtt: np.ndarray, fixed: float, tau: float, pairing: bool
                ) -> np.ndarray:
-    """Samples and filter in one compiled call (one cached kernel to load, like ``be_kernel``)."""
+    """Samples and filter in one compiled call (one cached kernel to load, not one per step)."""
     out = np.empty(len(t))
     re_into(t, d, srtt, fixed, tau, pairing, out)
     return out

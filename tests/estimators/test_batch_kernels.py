@@ -292,13 +292,13 @@ def test_crb_keeps_re_for_its_decisions_from_the_one_flow_series_only() -> None:
     batch, alone = synthetic_batch(4, degenerate=False)
     crb = registry.create("crb")
     crb.series_batch(batch)
-    assert all(not batch.flow(i)._derived for i in range(len(batch)))  # nothing per flow from a batch
+    assert all(not batch.flow(i).derived for i in range(len(batch)))  # nothing per flow from a batch
     inp = max(alone, key=len)
     crb.series(inp)
-    kept = [v for k, v in inp._derived.items() if k.startswith("crb_re:")]
+    kept = [v for k, v in inp.derived.items() if k.startswith("crb_re:")]
     assert len(kept) == 1 and bits(kept[0]) == bits(registry.create("re").series(inp))
     crb.forget(inp)
-    assert not [k for k in inp._derived if k.startswith("crb_re:")]
+    assert not [k for k in inp.derived if k.startswith("crb_re:")]
 
 
 def kernel_of(e: Estimator) -> Any:
@@ -357,7 +357,7 @@ def test_newbr_fit_sums_in_numpys_pairwise_order() -> None:
     """NewBR's receiver-clock fit, compiled: means and sums of products in numpy's pairwise order, the same
     whatever the CPU or the numpy version — numpy's own ``np.mean`` and ``np.sum`` of the products to the bit
     up to 8192 terms (above that numpy 1.26 sums blocks of 8192 in a row; numpy 2 agrees at any length)."""
-    from ackreplay.estimators.bandwidth.newbr import _fit
+    from ackreplay.estimators.bandwidth.newbr import clock_fit
 
     rng = np.random.default_rng(3)
     for n in (2, 3, 7, 8, 9, 127, 128, 129, 1000, 8192, 8193, 100_003):
@@ -367,9 +367,9 @@ def test_newbr_fit_sums_in_numpys_pairwise_order() -> None:
         xm, ym = pairwise_sum(x.tolist()) / m, pairwise_sum(y.tolist()) / m
         var = pairwise_sum(((x - xm) * (x - xm)).tolist())
         slope = pairwise_sum(((x - xm) * (y - ym)).tolist()) / var
-        ok, intercept, got_slope = _fit(x, y)
+        ok, intercept, got_slope = clock_fit(x, y)
         assert (ok, got_slope, intercept) == (slope > 0, slope, ym - slope * xm), n
         if n <= 8192:
             assert (xm, ym, var) == (x.mean(), y.mean(), np.sum((x - x.mean()) ** 2)), n
-    assert not _fit(np.full(5, 3.0), np.arange(5.0))[0]  # no spread in TSval
-    assert not math.isnan(_fit(np.arange(5.0), np.arange(5.0))[2])
+    assert not clock_fit(np.full(5, 3.0), np.arange(5.0))[0]  # no spread in TSval
+    assert not math.isnan(clock_fit(np.arange(5.0), np.arange(5.0))[2])

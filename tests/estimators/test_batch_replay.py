@@ -25,6 +25,7 @@ from ackreplay.ingest import ingest_capture
 from ackreplay.path.inference import LinkInfo
 from ackreplay.replay import engine as R
 from tests.conftest import SHARED
+from tests.naive_estimators import decision_scores_of
 from tests.valuecompare import differences
 
 # captures of several flows each: sender side (bulk and control flows), a receiver side replayed anyway, losses
@@ -149,6 +150,6 @@ def test_the_compiled_decision_scores_are_numpys_to_the_bit(seed: int) -> None:
              "ideal_segments": maybe(float(rng.choice([0.0, rng.uniform(1, 300)]))),
              "ideal_truth_segments": maybe(float(rng.uniform(1, 300)), 0.3),
              "newreno_ssthresh_segments": maybe(float(rng.uniform(2, 150)))} for _ in range(n)]
-    got = R._decision_scores(rows, with_truth=True)
+    got = decision_scores_of(rows, with_truth=True)
     want = _numpy_decision_scores(rows, with_truth=True)
     assert got == want

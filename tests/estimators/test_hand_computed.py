@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ackreplay.estimators as E
-from ackreplay.estimators.bandwidth.crb import choose
+from ackreplay.estimators.bandwidth.crb import choose_into
 from ackreplay.estimators.bandwidth.newbr import rtt_state
 from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, LossContext
 from ackreplay.estimators.inputs import FlowInputs
@@ -129,7 +129,7 @@ def test_crb_switches_on_congestion_indicator():
     flight = np.array([0.0, 100.0, 100.0, 50.0])
     rttmin = np.array([np.nan, 1.0, 1.0, 1.0])
     # event 1: RE undefined → BE; event 2: ρ = 100/(50·1) = 2 > 1.4 → RE; event 3: ρ = 1 → BE
-    out = choose(be, re, flight, rttmin, 1.4)
+    out = choose_into(be.copy(), re, flight, rttmin, 1.4)
     assert np.isnan(out[0]) and list(out[1:]) == [100.0, 50.0, 100.0]
 
 
@@ -206,6 +206,6 @@ def test_crb_forgets_its_rate_estimate_once_the_flow_is_decided():
                                  rttmin=np.full(50, 0.04), flight=np.full(50, 14480))
     crb = CRB()
     crb.series(inp)
-    assert any(k.startswith("crb_re:") for k in inp._derived)
+    assert any(k.startswith("crb_re:") for k in inp.derived)
     crb.forget(inp)
-    assert not any(k.startswith("crb_re:") for k in inp._derived)
+    assert not any(k.startswith("crb_re:") for k in inp.derived)

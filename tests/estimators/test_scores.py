@@ -158,14 +158,14 @@ def test_decisions_count_every_event_with_an_ssthresh_even_without_an_ideal():
     """Corrected §5 (issue #10): ``decisions`` counts the loss events at which the estimator set an
     ssthresh, whether or not an ideal exists there (after a silence longer than W the achieved rate, and so
     the ideal, is 0); the ratios use only the events that have an ideal."""
-    from ackreplay.replay.engine import _decision_scores
+    from tests.naive_estimators import decision_scores_of
 
     def row(ss, ideal, nr=4.0):
         return {"ssthresh_segments": ss, "ideal_segments": ideal, "newreno_ssthresh_segments": nr,
                 "ideal_truth_segments": None}
 
     rows = [row(10.0, 0.0), row(8.0, 10.0), row(None, 10.0), row(12.0, None)]
-    s = _decision_scores(rows, with_truth=True)
+    s = decision_scores_of(rows, with_truth=True)
     assert s["decisions"] == 3
     assert s["ssthresh_over_ideal_median"] == pytest.approx(0.8)
     assert s["closer_than_newreno_share"] == 1.0
