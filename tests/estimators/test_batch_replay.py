@@ -22,7 +22,7 @@ import ackreplay.estimators as E
 from ackreplay.core.capture_scoring import ScoredCapture, document, jsonable
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
 from ackreplay.ingest import ingest_capture
-from ackreplay.path.inference import LinkInfo
+from ackreplay.path.links import LinkInfo
 from ackreplay.replay import engine as R
 from tests.conftest import SHARED
 from tests.valuecompare import differences
