@@ -116,7 +116,7 @@ def _number(text: str) -> float | None:
 
 def _numpy_decision_scores(rows: list[dict[str, Any]], with_truth: bool) -> dict[str, Any]:
     """The decision scores as replay computed them before issue #26, row by row with numpy (the oracle)."""
-    from ackreplay.scoring.scores import decision_scores
+    from tests.estimators.per_flow_scores import decision_scores
 
     def ratios(ideal_col: str) -> tuple[list[Any], list[Any], list[Any]]:
         r, n, c = [], [], []
