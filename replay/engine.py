@@ -21,17 +21,11 @@ from ackreplay.estimators.flow_batch import FlowBatch
 from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
 from ackreplay.estimators.plugins import PluginFailure, checked_series, is_plugin
 from ackreplay.path.analytic import measured_shares, sender_behaviour
-from ackreplay.path.inference import (
-    LinkInfo,
-    Links,
-    PathBatch,
-    PathParts,
-    bottleneck_group_rows,
-    flow_parts,
-    flow_parts_batch,
-    infer,
-    infer_batch,
-)
+from ackreplay.path.evidence import PathBatch, PathParts
+from ackreplay.path.flow_evidence import flow_parts, flow_parts_batch
+from ackreplay.path.groups import bottleneck_group_rows
+from ackreplay.path.links import LinkInfo, Links
+from ackreplay.path.path_object import infer, infer_batch
 from ackreplay.replay.batch_kernels import (
     achieved_rates,
     diagnostics_scan,

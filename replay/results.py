@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from ackreplay.kernels import finite_or_none
-from ackreplay.path.inference import PathParts
+from ackreplay.path.evidence import PathParts
 from ackreplay.scoring.diagnostics import burst_cause, loss_classes
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
 from ackreplay.scoring.scores import RELATIVE_SCORES

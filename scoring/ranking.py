@@ -1,4 +1,4 @@
-"""What "best" means for each score, and the composite the leaderboards rank by (issue #12).
+"""What "best" means for each score, and the composite the leaderboards rank by.
 
 Every score declares its direction: ``zero`` (a signed error: closest to 0 is best), ``min`` (an absolute
 error or a cost: lowest), ``max`` (a share of wins: highest) or ``one`` (a ratio to the ideal: closest to
@@ -84,7 +84,8 @@ def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_no
     flows, and — when ranked — the rank (by median; equal medians share a rank) and the flows it won.
 
     An estimator's scores on a flow that label it not reproducible from the flow's vantage (``not_reproducible``:
-    BE and CRB off the sender, issue #27) are left out — of the statistics, the wins and so the ranks — unless
+    BE and CRB off the sender: they read the ACKs' timing at the sender, which the return path changes unseen
+    after any other capture point) are left out — of the statistics, the wins and so the ranks — unless
     ``include_not_reproducible``; ``left_out`` counts them per estimator either way (what was, or would be,
     left out), and ``include_not_reproducible`` says which it was."""
     names = sorted({e for f in per_flow.values() for e in f})

@@ -8,23 +8,15 @@ from numba import njit
 from ackreplay.scoring.truth import Truth
 
 
-def achieved_rate(t: np.ndarray, acked: np.ndarray, window: float) -> np.ndarray:
-    """``Σ_{t_j > t − W} acked_j / min(W, t − t_first)`` in bytes/s at every event (NaN at the first).
-
-    The first event's bytes are not counted (the interval starts at the first ACK). ``t`` strictly
-    increasing (one per event), ``acked`` whole bytes, ``window`` > 0.
-    """
-    out = np.full(len(t), np.nan)
-    if len(t) >= 2:
-        achieved_into(np.asarray(t, np.float64), np.asarray(acked).astype(np.int64, copy=False), float(window), out)
-    return out
-
-
 @njit(cache=True, nogil=True, error_model="numpy")
 def achieved_into(t: np.ndarray, acked: np.ndarray, window: float, out: np.ndarray) -> None:
-    """One pass with a sliding window: the bytes of the events in (t_k − W, t_k] (from the second event on)
+    """``Σ_{t_j > t − W} acked_j / min(W, t − t_first)`` in bytes/s at every event but the first, written to
+    ``out`` (the first event's bytes are not counted: the interval starts at the first ACK). ``t`` strictly
+    increasing (one per event), ``acked`` whole bytes, ``window`` > 0.
+
+    One pass with a sliding window: the bytes of the events in (t_k − W, t_k] (from the second event on)
     are an exact integer sum, divided as numpy divides an int64 by a float64 (a zero span gives inf or NaN).
-    Before, a chain of numpy temporaries (prefix sums, a search per event): ~8 flow-sized arrays at once."""
+    Prefix sums and a search per event would hold ~8 flow-sized arrays at once."""
     lo = 1  # first event inside the window (never the first event)
     total = 0
     for k in range(1, len(t)):

@@ -14,37 +14,21 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ackreplay.kernels import finite_or_none
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
 
 TOLERANCE = 0.10  # ±10 % for over/under shares and convergence
 CONVERGENCE_HOLD = 1.0  # s within tolerance to count as converged
 
-SERIES_SCORES = ("mean_bps", "median_bps", "mean_signed_rel_error", "mean_abs_rel_error", "nrmse", "over_share",
-                 "under_share", "cov", "convergence_s")
 RELATIVE_SCORES = ("mean_signed_rel_error", "mean_abs_rel_error", "nrmse", "over_share", "under_share",
                    "convergence_s")
-DECISION_SCORES = ("decisions", "ssthresh_over_ideal_mean", "ssthresh_over_ideal_median",
-                   "newreno_over_ideal_median", "closer_than_newreno_share")
 
 
-def time_weights(t: np.ndarray, start: float, end: float) -> np.ndarray:
-    """Weight of each event: how long its value holds inside [start, end]."""
-    if len(t) == 0:
-        return np.empty(0)
-    nxt = np.append(t[1:], t[-1])  # (in place from here: two arrays of the flow's length, not four)
-    np.clip(nxt, start, end, out=nxt)
-    return np.subtract(nxt, np.clip(t, start, end), out=nxt)
-
-
-
-
-# ---- compiled kernels: one pass per estimate, linear in the ACK rows (issue #11)
+# ---- compiled kernels: one pass per estimate, linear in the ACK rows
 #
 # The sums reproduce numpy's own summation exactly (pairwise, in blocks of 128 with eight partial sums,
 # as ``np.add.reduce`` does on a contiguous float64 array), so the scores are the same to the last bit as
-# the numpy expressions they replace (``tests/estimators/test_scores.py`` compares them on random data;
-# ``test_score_identity.py`` on every shared capture).
+# the numpy expressions of their definitions (``tests/estimators/test_scores.py`` compares them on random
+# data; ``test_score_identity.py`` on every shared capture).
 
 
 @njit(cache=True, nogil=True)
@@ -78,7 +62,7 @@ def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _weighted_median(v: np.ndarray, w: np.ndarray, n: int) -> float:
+def weighted_median_in_place(v: np.ndarray, w: np.ndarray, n: int) -> float:
     """Weighted median of ``v[:n]`` (weights ``w[:n]`` > 0): the smallest value whose cumulative weight,
     in ascending order of value, reaches half the total — by selection (expected linear time; no sort).
     ``v`` and ``w`` are reordered in place."""
@@ -133,8 +117,8 @@ def _weighted_median(v: np.ndarray, w: np.ndarray, n: int) -> float:
 # order, and each sum is numpy's pairwise sum over that (virtual) compacted array: the tree depends only on
 # how many values there are, and its leaves are visited left to right, so a cursor walking the events fills
 # each leaf's ≤ 128 values into a small buffer as it is reached. One walk computes several sums over the same
-# selection, and nothing the size of the flow is written (before: the selection compacted into scratch rows,
-# then a product row written and summed per score — ten passes, each reading and writing flow-sized rows).
+# selection, and nothing the size of the flow is written (compacting the selection into scratch rows and
+# writing a product row per score to sum would take ten passes, each reading and writing flow-sized rows).
 # The selections and values, by ``mode``:
 #
 # 0: w > 0 and est known — w, w·est        1: the same — w·(est − mean)²   (``p`` = mean)
@@ -296,7 +280,7 @@ def _level(est: np.ndarray, w: np.ndarray, buf: np.ndarray) -> np.ndarray:
         var = stream_sums(1, m, ww, e, e, mean)[0] / wsum
         out[0] = mean
         out[2] = math.sqrt(var) / mean if mean > 0 else np.nan
-        out[1] = _weighted_median(e, ww, m)  # reorders e and ww: last
+        out[1] = weighted_median_in_place(e, ww, m)  # reorders e and ww: last
     return out
 
 
@@ -311,75 +295,8 @@ def level_relative_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np
     return out
 
 
-def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
-    """The smallest value whose cumulative weight (values ascending) reaches half the total weight."""
-    v = np.array(values, np.float64)
-    return float(_weighted_median(v, np.array(weights, np.float64), len(v)))
-
-
-#: Scratch rows a score of one estimate needs (``series_scores``' ``buf``: ``SCRATCH_ROWS × len(t)``).
+#: Scratch rows a score of one estimate needs (:func:`level_relative_scores`' ``buf``: ``SCRATCH_ROWS × len(t)``).
 SCRATCH_ROWS = 2
-
-
-def _scratch(n: int) -> np.ndarray:
-    return np.empty((SCRATCH_ROWS, n), np.float64)
-
-
-def relative_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray, start: float
-                    ) -> dict[str, float | None]:
-    """Relative errors, over/under shares and convergence of ``est`` against ``ref`` (§5)."""
-    f64 = np.float64
-    vals = relative_array(np.asarray(t, f64), np.asarray(est, f64), np.asarray(ref, f64), np.asarray(w, f64),
-                     float(start), TOLERANCE, CONVERGENCE_HOLD)
-    return _relative_dict(vals)
-
-
-def _relative_dict(vals: np.ndarray) -> dict[str, float | None]:
-    """:func:`relative_array`'s values by name (None = none)."""
-    return {k: finite_or_none(float(v)) for k, v in zip(RELATIVE_SCORES, vals, strict=True)}
-
-
-def convergence(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float) -> float | None:
-    """Time from ``start`` to first enter, and stay for ``CONVERGENCE_HOLD`` s, within ±10 % of the reference."""
-    return relative_scores(t, est, ref, np.zeros(len(t)), start)["convergence_s"]
-
-
-def series_scores(t: np.ndarray, est: np.ndarray, ref: np.ndarray, start: float, end: float,
-                  truth: np.ndarray | None, w: np.ndarray | None = None,
-                  buf: np.ndarray | None = None) -> dict[str, Any]:
-    """Every §5 score over time of one estimate (bytes/s in, bits/s out). ``w`` (the time weights) and
-    ``buf`` (scratch, ``SCRATCH_ROWS × len(t)``) may be passed to share them between estimates of one flow."""
-    t = np.asarray(t, np.float64)
-    est = np.asarray(est, np.float64)
-    w = time_weights(t, start, end) if w is None else w
-    buf = _scratch(len(t)) if buf is None else buf
-    f64 = np.float64
-    vals = level_relative_scores(t, est, np.asarray(ref, f64), np.asarray(w, f64), float(start), TOLERANCE,
-                           CONVERGENCE_HOLD, buf)
-    mean, median, cov = vals[:3]
-    out: dict[str, Any] = {"mean_bps": finite_or_none(8 * mean), "median_bps": finite_or_none(8 * median),
-                          "cov": finite_or_none(cov)}
-    out.update(_relative_dict(vals[3:]))
-    if truth is not None:
-        for k, v in relative_scores(t, est, truth, w, start).items():
-            out[f"{k}_truth"] = v
-    return out
-
-
-def decision_scores(ratios: Sequence[float | None], newreno_ratios: Sequence[float | None],
-                    closer: Sequence[bool | None], suffix: str = "") -> dict[str, Any]:
-    r = np.array([x for x in ratios if x is not None], float)
-    nr = np.array([x for x in newreno_ratios if x is not None], float)
-    c = [x for x in closer if x is not None]
-    out = {
-        f"ssthresh_over_ideal_mean{suffix}": finite_or_none(float(r.mean())) if len(r) else None,
-        f"ssthresh_over_ideal_median{suffix}": finite_or_none(float(np.median(r))) if len(r) else None,
-        f"newreno_over_ideal_median{suffix}": finite_or_none(float(np.median(nr))) if len(nr) else None,
-        f"closer_than_newreno_share{suffix}": float(np.mean(c)) if c else None,
-    }
-    if not suffix:
-        out["decisions"] = len(r)
-    return out
 
 
 def jain(values: Iterable[float | None]) -> float | None:
@@ -394,7 +311,7 @@ def aggregate(per_flow: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Mean of every numeric score over flows (None where no flow has it), plus the number of flows (and, when
     any flow labels the estimator not reproducible from its vantage, ``not_reproducible_flows``: how many)."""
     # every score name in first-seen order with its numeric values in flow order: one pass over the flows'
-    # entries (each name's list then averaged as before)
+    # entries (each name's list then averaged)
     values: dict[str, list[Any]] = {}
     for s in per_flow:
         for k, v in s.items():
@@ -407,7 +324,7 @@ def aggregate(per_flow: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"flows": len(per_flow)}
     if values.pop("error", None) is not None:  # a plugin that failed on some flows (estimators.plugins)
         out["failed_flows"] = sum(1 for s in per_flow if s.get("error"))
-    if values.pop(NOT_REPRODUCIBLE, None) is not None:  # a label (issue #27): how many flows carry it
+    if values.pop(NOT_REPRODUCIBLE, None) is not None:  # a label, not a score: how many flows carry it
         out[f"{NOT_REPRODUCIBLE}_flows"] = sum(1 for s in per_flow if NOT_REPRODUCIBLE in s)
     for k, vals in values.items():
         out[k] = float(np.mean(vals)) if vals else None

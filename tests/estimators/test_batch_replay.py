@@ -22,7 +22,7 @@ import ackreplay.estimators as E
 from ackreplay.core.capture_scoring import ScoredCapture, document, jsonable
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
 from ackreplay.ingest import ingest_capture
-from ackreplay.path.inference import LinkInfo
+from ackreplay.path.links import LinkInfo
 from ackreplay.replay import engine as R
 from tests.conftest import SHARED
 from tests.naive_estimators import decision_scores_of
@@ -117,7 +117,7 @@ def _number(text: str) -> float | None:
 
 def _numpy_decision_scores(rows: list[dict[str, Any]], with_truth: bool) -> dict[str, Any]:
     """The decision scores as replay computed them before issue #26, row by row with numpy (the oracle)."""
-    from ackreplay.scoring.scores import decision_scores
+    from tests.estimators.per_flow_scores import decision_scores
 
     def ratios(ideal_col: str) -> tuple[list[Any], list[Any], list[Any]]:
         r, n, c = [], [], []

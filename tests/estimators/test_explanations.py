@@ -9,8 +9,9 @@ import pytest
 import ackreplay.estimators as E
 from ackreplay.core.capture_scoring import score_file
 from ackreplay.estimators.inputs import FlowInputs
-from ackreplay.scoring.diagnostics import explain, flow_diagnostics, largest_samples
+from ackreplay.scoring.diagnostics import explain, loss_classes
 from tests.conftest import ROOT
+from tests.estimators.per_flow_scores import one_flow_diagnostics
 
 SAMPLE = ROOT / "samples" / "sample.pcap"
 
@@ -54,20 +55,19 @@ def test_largest_samples_name_their_cause():
     t = np.array([0.0, 0.010, 0.010005, 0.020, 0.030])
     d = np.array([0, 1000, 1000, 5000, 1000])
     inp = FlowInputs.from_arrays(t, d, mss=1000)
-    got = largest_samples(inp)
+    got = one_flow_diagnostics(inp, "sender")["largest_samples"]
     assert [(s["cause"], round(s["interval_us"])) for s in got] == [
         ("ack_compression", 5), ("stretch_ack", 9995), ("burst", 10000)]
 
 
 def test_loss_classes_are_scored_against_labels():
-    inp = FlowInputs.from_arrays(np.arange(5.0), np.full(5, 1000), mss=1000)
     rows = [{"estimator": "crb", "episode": 0, "note": "random loss"},
             {"estimator": "crb", "episode": 1, "note": "congestion loss"},
             {"estimator": "newbr", "episode": 0, "note": "congestion loss"},
             {"estimator": "newbr", "episode": 1, "note": "congestion loss"}]
-    d = flow_diagnostics(inp, "sender", rows, {0: "random", 1: "congestion"})
-    assert d["loss_classes"]["crb"]["correct_share"] == 1.0 and d["loss_classes"]["crb"]["labelled"] == 2
-    assert d["loss_classes"]["newbr"]["correct_share"] == 0.5
+    classes = loss_classes(rows, {0: "random", 1: "congestion"})
+    assert classes["crb"]["correct_share"] == 1.0 and classes["crb"]["labelled"] == 2
+    assert classes["newbr"]["correct_share"] == 0.5
 
 
 @pytest.mark.parametrize("name", ["labels.pcap.gz", "labels_rcv.pcap.gz"])

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ackreplay.estimators.inputs import FlowInputs
-from ackreplay.scoring.references import achieved_rate
+from tests.estimators.per_flow_scores import achieved_rate
 
 
 def numpy_achieved(t: np.ndarray, acked: np.ndarray, window: float) -> np.ndarray:
@@ -219,7 +219,7 @@ def test_the_diagnostics_scan_equals_the_numpy_expressions(seed):
     """ACK compression share and BE's largest samples (ties included): the one-pass scan against the arrays
     it replaced, bit for bit. (The capacity is the path's since #24, tested in tests/estimators/test_path.py:
     the scan leaves it to replay.)"""
-    from ackreplay.scoring.diagnostics import series_diagnostics
+    from tests.estimators.per_flow_scores import one_flow_diagnostics
 
     rng = np.random.default_rng(700 + seed)
     n = int(rng.choice([3, 10, 400, 20_000]))
@@ -230,7 +230,7 @@ def test_the_diagnostics_scan_equals_the_numpy_expressions(seed):
     inp = FlowInputs.from_arrays(t, d, mss=1448)
     inp.seg_t, inp.seg_len = seg_t, seg_len
     for vantage, after in (("sender", False), ("receiver", True)):
-        got = series_diagnostics(inp, vantage)
+        got = one_flow_diagnostics(inp, vantage)
         share, top, capacity = numpy_diagnostics(t, d, seg_t, seg_len, 1448, after)
         assert got["ack_compression_share"] == share and got["dispersion_capacity_bps"] is None
         assert got["dispersion_from"] == ("data" if after else "acks") and (capacity is None or capacity > 0)

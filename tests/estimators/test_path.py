@@ -19,9 +19,10 @@ import pytest
 
 import ackreplay.estimators as E
 from ackreplay.ingest import ingest_capture
-from ackreplay.path.inference import _histogram, bottleneck_groups, endpoint_host, histogram_mode, wire_overhead
+from ackreplay.path.links import wire_overhead
 from ackreplay.replay.engine import replay_capture
 from tests.conftest import ROOT, SHARED
+from tests.estimators.per_flow_path import bottleneck_groups, endpoint_host, histogram_mode, rate_histogram
 
 PAIRS = ROOT / "tests" / "data" / "pairs"
 PATHS = ROOT / "tests" / "data" / "paths"
@@ -138,7 +139,7 @@ def test_the_mode_rejects_compression_and_expansion():
     compressed = 10 ** rng.uniform(7.3, 9.5, 80)  # 20 Mbit/s .. 3 Gbit/s, spread
     expanded = np.concatenate([5e6 * (1 + 0.01 * rng.standard_normal(50)), 3.3e6 * np.ones(40)])
     own = 2e6 * (1 + 0.05 * rng.standard_normal(200))
-    hist = _histogram(np.concatenate([true, compressed, expanded, own]))
+    hist = rate_histogram(np.concatenate([true, compressed, expanded, own]))
     cap, in_mode, above = histogram_mode(hist, 0.9 * 6e6)  # the flow averaged 6 Mbit/s
     assert cap == pytest.approx(10e6, rel=0.02) and in_mode >= 50 and above == 60 + 80
     assert histogram_mode(hist, 0.9 * 2e6)[0] == pytest.approx(2e6, rel=0.05)  # a floor too low: own spacing

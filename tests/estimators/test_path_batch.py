@@ -1,4 +1,4 @@
-"""The path inference of many flows at once (issue #26, ``path.inference``): ``flow_parts_batch``,
+"""The path inference of many flows at once (``ackreplay.path``): ``flow_parts_batch``,
 ``PathBatch.merge`` and ``infer_batch`` give every flow of a real capture the evidence and the ``path`` that one
 flow at a time gives it (``flow_parts`` on its own tables, ``infer``, and ``replay_capture``'s paths and groups),
 whatever the order of the flows and where their rows lie; and the compiled pieces agree with the plain rules
@@ -17,28 +17,16 @@ import ackreplay.estimators as E
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
 from ackreplay.ingest import ingest_capture
 from ackreplay.kernels import search_sorted
-from ackreplay.path.inference import (
-    BIN_RATES,
-    HIST_BINS,
-    HIST_LO_BPS,
-    LOG_BIN,
-    MODE_WIDTH,
-    REFINE_REACH,
-    LinkInfo,
-    Links,
-    PathBatch,
-    _top_ranks,
-    bottleneck_group_rows,
-    bottleneck_groups,
-    flow_parts,
-    flow_parts_batch,
-    histogram_mode,
-    infer,
-    infer_batch,
-    merge_parts,
-)
+from ackreplay.path.dispersion import BIN_RATES, HIST_BINS, HIST_LO_BPS, LOG_BIN, MODE_WIDTH, REFINE_REACH
+from ackreplay.path.evidence import PathBatch
+from ackreplay.path.figures import top_ranks
+from ackreplay.path.flow_evidence import flow_parts, flow_parts_batch
+from ackreplay.path.groups import bottleneck_group_rows
+from ackreplay.path.links import LinkInfo, Links
+from ackreplay.path.path_object import infer, infer_batch
 from ackreplay.replay.engine import FlowColumns, bulk_flow_ids, flow_rows, replay_capture
 from tests.conftest import ROOT, SHARED, shared_captures
+from tests.estimators.per_flow_path import bottleneck_groups, histogram_mode, merge_parts
 
 PATHS = ROOT / "tests" / "data" / "paths"
 
@@ -175,7 +163,7 @@ def test_the_top_ranks_and_the_search_are_numpys():
         for v in (rng.random(n), rng.integers(0, 3, n).astype(float), np.sort(rng.random(n))[::-1].copy()):
             k1, k2 = int(0.98 * (n - 1)), int(0.999 * (n - 1))
             s = np.sort(v)
-            assert _top_ranks(v, k1, k2, np.empty(n)) == (s[k1], s[k2])
+            assert top_ranks(v, k1, k2, np.empty(n)) == (s[k1], s[k2])
             for x in (*v[:5], -1.0, 2.0, math.nan, s[len(s) // 2]):
                 for right in (False, True):
                     assert search_sorted(s, x, right) == np.searchsorted(s, x, side="right" if right else "left")

@@ -7,15 +7,8 @@ import numpy as np
 import pytest
 
 from ackreplay.kernels import finite_or_none
-from ackreplay.scoring.scores import (
-    CONVERGENCE_HOLD,
-    RELATIVE_SCORES,
-    TOLERANCE,
-    convergence,
-    series_scores,
-    time_weights,
-    weighted_median,
-)
+from ackreplay.scoring.scores import CONVERGENCE_HOLD, RELATIVE_SCORES, TOLERANCE
+from tests.estimators.per_flow_scores import convergence, series_scores, time_weights, weighted_median
 from tests.valuecompare import differences
 
 

@@ -1,0 +1,267 @@
+"""Each flow's path evidence read from its capture's tables (ESTIMATORS.md §9): the pair rates of the
+dispersion histogram (:mod:`ackreplay.path.dispersion`), its RTT samples' minimum and deep quantiles, and the
+queueing delay before each loss episode (:mod:`ackreplay.path.figures`) — for many flows in one compiled pass
+over their concatenated columns (:func:`flow_parts_batch`), or for one (:func:`flow_parts`, the same code on
+a batch of one).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+from numba import njit
+
+from ackreplay.kernels import search_sorted, sort_in_place
+from ackreplay.path.dispersion import TRAIN, ack_pairs, bin_index, data_pairs, sparse_histograms
+from ackreplay.path.evidence import GRADE_RANK, PathBatch, PathParts
+from ackreplay.path.figures import DEEP_QUANTILE, TOP_QUANTILE, top_ranks
+from ackreplay.path.links import LinkInfo, Links
+
+
+def _column(table: Any, name: str, dtype: type) -> np.ndarray:
+    """A column of a Polars frame (nulls as NaN) or of a mapping of numpy arrays, as numpy."""
+    col = table[name]
+    if isinstance(col, pl.Series):
+        if isinstance(col.dtype, pl.Enum | pl.Categorical):
+            col = col.to_physical()
+        elif col.dtype == pl.String:
+            col = col.replace_strict({"new": 0, "retransmission": 1}, default=2, return_dtype=pl.Int8)
+        if dtype is np.float64 and col.null_count():  # (a Polars call costs ~0.1 ms: only when needed)
+            col = col.cast(pl.Float64).fill_null(math.nan)
+        col = col.to_numpy()
+    return np.asarray(col, dtype)
+
+
+@njit(cache=True, nogil=True)
+def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.ndarray, e_lo: np.ndarray,
+              e_hi: np.ndarray, receiver: np.ndarray, mss: np.ndarray, overhead: np.ndarray, at: np.ndarray,
+              ack: np.ndarray, rtt: np.ndarray, srtt: np.ndarray, st: np.ndarray, seq: np.ndarray, ln: np.ndarray,
+              kind: np.ndarray, ep_start: np.ndarray, ep_retx: np.ndarray, room: int) -> tuple[Any, ...]:
+    """Every flow's pair rates, RTT figures and loss evidence in one pass over the concatenated columns (flow
+    ``i``: ACK rows ``a_lo[i]:a_hi[i]``, segments ``s_lo[i]:s_hi[i]``, episodes ``e_lo[i]:e_hi[i]``). Returns
+    the rates (concatenated, ``room`` at most) and their offsets; per flow its RTT samples, minimum, deep and
+    top queue; the episodes' queueing delays and retransmissions, with their offsets. The scratch is sized
+    once for the longest flow and reused flow after flow."""
+    n = len(a_lo)
+    rate_off = np.zeros(n + 1, np.int64)
+    rates = np.empty(room)
+    samples = np.zeros(n, np.int64)
+    rtt_min = np.full(n, np.nan)
+    deep = np.full(n, np.nan)
+    top = np.full(n, np.nan)
+    loss_off = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        loss_off[i + 1] = loss_off[i] + e_hi[i] - e_lo[i]
+    loss_q = np.empty(loss_off[n])
+    loss_retx = np.empty(loss_off[n], np.int64)
+    most_acks = 0
+    most_segs = 0
+    for i in range(n):
+        most_acks = max(most_acks, a_hi[i] - a_lo[i])
+        most_segs = max(most_segs, s_hi[i] - s_lo[i])
+    scratch = (np.empty(most_acks), np.empty(most_acks, np.int64), np.empty(most_acks),
+               np.empty(most_segs, np.int64), np.empty(most_segs, np.int64), np.zeros(TRAIN), np.zeros(TRAIN))
+    rtt_t = np.empty(most_acks)
+    rtt_v = np.empty(most_acks)
+    heap = np.empty(most_acks)
+    w = 0
+    for i in range(n):
+        a0, a1, s0, s1 = a_lo[i], a_hi[i], s_lo[i], s_hi[i]
+        if receiver[i]:
+            m = data_pairs(rates[w:], st[s0:s1], seq[s0:s1], ln[s0:s1], kind[s0:s1], mss[i], overhead[i])
+        else:
+            m = _sender_pairs(rates[w:], at[a0:a1], ack[a0:a1], rtt[a0:a1], seq[s0:s1], ln[s0:s1], kind[s0:s1],
+                              mss[i], overhead[i], scratch)
+        w += m
+        rate_off[i + 1] = w
+        nv, least, d, t = _rtt_figures(at[a0:a1], rtt[a0:a1], rtt_t, rtt_v, heap)
+        samples[i] = nv
+        if nv:
+            rtt_min[i] = least
+            deep[i] = d
+            top[i] = t
+        _loss_queues(at[a0:a1], srtt[a0:a1], rtt_t[:nv], rtt_v[:nv], least, ep_start[e_lo[i]:e_hi[i]],
+                     ep_retx[e_lo[i]:e_hi[i]], loss_q[loss_off[i]:loss_off[i + 1]],
+                     loss_retx[loss_off[i]:loss_off[i + 1]])
+    return rates[:w], rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx
+
+
+@njit(cache=True, nogil=True)
+def _sender_pairs(out: np.ndarray, at: np.ndarray, ack: np.ndarray, rtt: np.ndarray, seq: np.ndarray,
+                  ln: np.ndarray, kind: np.ndarray, mss: int, overhead: int, scratch: tuple[Any, ...]) -> int:
+    """One flow's pair rates from its ACKs (sender side or a mid-path tap: :func:`ack_pairs`), written to
+    ``out``; returns how many. ACK rows with equal timestamps are one event (§1.1): its last row. The new
+    segments' ends and the retransmitted segments' starts are sorted for the pairs' lookups (new data is
+    sent in sequence order, so the ends are sorted only when a capture reordered them). ``scratch``: the
+    events' times, ACK numbers and RTTs, the segment ends, the retransmission starts, and :data:`TRAIN`
+    bits and gaps."""
+    ev_t, ev_ack, ev_rtt, ends, retx, bits, gaps = scratch
+    ne = 0
+    ev_min = np.inf
+    found = False
+    for k in range(len(at)):
+        if k == len(at) - 1 or at[k + 1] != at[k]:
+            ev_t[ne] = at[k]
+            ev_ack[ne] = ack[k]
+            ev_rtt[ne] = rtt[k]
+            ne += 1
+            if not np.isnan(rtt[k]) and (not found or rtt[k] < ev_min):
+                ev_min = rtt[k]
+                found = True
+    ns = 0
+    ordered = True
+    for k in range(len(kind)):
+        if kind[k] == 0:
+            ends[ns] = seq[k] + ln[k]
+            if ns and ends[ns] < ends[ns - 1]:
+                ordered = False
+            ns += 1
+    if not ordered:
+        sort_in_place(ends[:ns])
+    nr = 0
+    for k in range(len(kind)):
+        if kind[k] == 1 and ln[k] > 0:
+            retx[nr] = seq[k]
+            nr += 1
+    sort_in_place(retx[:nr])
+    if not found:
+        return 0
+    return ack_pairs(out, ev_t[:ne], ev_ack[:ne], ev_rtt[:ne], ev_min, ends[:ns], retx[:nr], mss, overhead, bits,
+                     gaps)
+
+
+@njit(cache=True, nogil=True)
+def _rtt_figures(at: np.ndarray, rtt: np.ndarray, rtt_t: np.ndarray, rtt_v: np.ndarray, heap: np.ndarray
+                 ) -> tuple[int, float, float, float]:
+    """One flow's RTT samples (its ACK rows with one), copied to ``rtt_t``/``rtt_v``: how many, the smallest,
+    and the :data:`DEEP_QUANTILE` and :data:`TOP_QUANTILE` queueing delays (sample less the smallest) — NaN
+    without a sample. ``heap``: scratch for :func:`top_ranks`."""
+    nv = 0
+    for k in range(len(at)):
+        if not np.isnan(rtt[k]):
+            rtt_t[nv] = at[k]
+            rtt_v[nv] = rtt[k]
+            nv += 1
+    if not nv:
+        return 0, np.nan, np.nan, np.nan
+    least = rtt_v[0]
+    for k in range(1, nv):
+        least = min(least, rtt_v[k])
+    d, t = top_ranks(rtt_v[:nv], int(DEEP_QUANTILE * (nv - 1)), int(TOP_QUANTILE * (nv - 1)), heap)
+    return nv, least, d - least, t - least
+
+
+@njit(cache=True, nogil=True)
+def _loss_queues(at: np.ndarray, srtt: np.ndarray, rtt_t: np.ndarray, rtt_v: np.ndarray, least: float,
+                 ep_start: np.ndarray, ep_retx: np.ndarray, loss_q: np.ndarray, loss_retx: np.ndarray) -> None:
+    """The queueing delay before each of one flow's loss episodes, written to ``loss_q`` (its retransmissions
+    to ``loss_retx``): the deepest RTT sample (``rtt_t``/``rtt_v``) of the last smoothed RTT before the
+    episode's first retransmission, less the flow's smallest (``least``) — those ACKs timed the segments sent
+    just before the dropped one. Without a smoothed RTT there, the span is the smallest sample (0 without
+    one)."""
+    for e in range(len(ep_start)):
+        start = ep_start[e]
+        k = search_sorted(at, start, True) - 1
+        sk = srtt[max(k, 0)] if len(at) > 0 else np.nan
+        span = sk if k >= 0 and np.isfinite(sk) else (least if np.isfinite(least) else 0.0)
+        deepest = np.nan
+        for j in range(search_sorted(rtt_t, start - span, False), search_sorted(rtt_t, start, True)):
+            deepest = rtt_v[j] if deepest != deepest else max(deepest, rtt_v[j])
+        loss_q[e] = deepest - least
+        loss_retx[e] = ep_retx[e]
+
+
+def _frozen(a: Any, dtype: type) -> np.ndarray:
+    """``a`` as a contiguous read-only array of ``dtype`` (a view when it is one already): the kernel then
+    compiles once, whatever the caller's arrays (ingest's tables are read-only, Polars' and scratch ones not)."""
+    a = np.ascontiguousarray(a, dtype)
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
+def _bounds(offsets: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (flows + 1), or a (2, flows) array of each flow's first and past-last row, as (first, past)."""
+    o = np.asarray(offsets, np.int64)
+    return (o[0], o[1]) if o.ndim == 2 else (o[:-1], o[1:])
+
+
+def flow_parts_batch(flow_ids: Sequence[int] | np.ndarray, links: Links | Sequence[LinkInfo],
+                     acks: Mapping[str, np.ndarray], row_offsets: Sequence[int] | np.ndarray,
+                     segments: Mapping[str, np.ndarray], seg_offsets: Sequence[int] | np.ndarray,
+                     episodes: Any) -> PathBatch:
+    """The path evidence of many flows at once: what :func:`flow_parts` gives each, as a :class:`PathBatch`
+    (row ``i`` is flow ``flow_ids[i]``'s). ``links``: their :class:`LinkInfo` (:meth:`Links.of` their
+    summaries). ``acks``: numpy columns ``t_rel``, ``ack``, ``rtt``, ``srtt`` (nulls as NaN, as
+    ``replay.engine.FlowColumns`` holds them), flow ``i``'s rows ``row_offsets[i]:row_offsets[i + 1]``;
+    ``segments``: ``t_rel``, ``seq``, ``len``, ``kind`` (0 = new, 1 = retransmission), cut by
+    ``seg_offsets``. Either offsets may instead be a (2, flows) array of each flow's first and past-last row
+    (the whole table's columns for some of its flows). ``episodes``: the capture's episode table (columns
+    ``flow_id``, ``start_t_rel``, ``retransmissions``; a Polars frame or a mapping), or its rows for these
+    flows."""
+    ep_ids = _column(episodes, "flow_id", np.int64)
+    starts = _column(episodes, "start_t_rel", np.float64)
+    retx = _column(episodes, "retransmissions", np.int64)
+    if len(ep_ids) > 1 and bool(np.any(ep_ids[1:] < ep_ids[:-1])):
+        order = np.argsort(ep_ids, kind="stable")
+        ep_ids, starts, retx = ep_ids[order], starts[order], retx[order]
+    ids = np.asarray(flow_ids, np.int64)
+    a_lo, a_hi = _bounds(row_offsets)
+    s_lo, s_hi = _bounds(seg_offsets)
+    return _parts_batch(ids, links, acks, a_lo, a_hi, segments, s_lo, s_hi, starts, retx,
+                        np.searchsorted(ep_ids, ids, side="left"), np.searchsorted(ep_ids, ids, side="right"))
+
+
+def flow_parts(flow_id: int, link: LinkInfo, acks: Any, segments: Any, episodes: Any) -> PathParts:
+    """One flow's path evidence (:func:`flow_parts_batch` of one). ``acks``: columns ``t_rel``, ``ack``, ``rtt``,
+    ``srtt`` (ACK rows); ``segments``: ``t_rel``, ``seq``, ``len``, ``kind`` (0 = new, 1 = retransmission, as
+    ingest codes them); ``episodes``: its columns ``start_t_rel`` and ``retransmissions`` (Polars frames or
+    mappings of numpy arrays)."""
+    at = _column(acks, "t_rel", np.float64)
+    a = {"t_rel": at, "rtt": _column(acks, "rtt", np.float64), "srtt": _column(acks, "srtt", np.float64),
+         # (the receiver side reads no ACK numbers: its pairs are data segments)
+         "ack": _column(acks, "ack", np.int64) if link.vantage != "receiver" else np.zeros(len(at), np.int64)}
+    s = {n: _column(segments, n, dt) for n, dt in (("t_rel", np.float64), ("seq", np.int64), ("len", np.int64),
+                                                   ("kind", np.int64))}
+    has_eps = len(episodes["start_t_rel"]) > 0
+    starts = _column(episodes, "start_t_rel", np.float64) if has_eps else np.empty(0)
+    retx = _column(episodes, "retransmissions", np.int64) if has_eps else np.empty(0, np.int64)
+    one = np.zeros(1, np.int64)
+    return _parts_batch(np.array([flow_id], np.int64), [link], a, one, np.array([len(at)]), s, one,
+                        np.array([len(s["t_rel"])]), starts, retx, one, np.array([len(starts)]))[0]
+
+
+def _parts_batch(ids: np.ndarray, links: Links | Sequence[LinkInfo], acks: Mapping[str, np.ndarray],
+                 a_lo: np.ndarray, a_hi: np.ndarray, segments: Mapping[str, np.ndarray], s_lo: np.ndarray,
+                 s_hi: np.ndarray, ep_start: np.ndarray, ep_retx: np.ndarray, e_lo: np.ndarray, e_hi: np.ndarray
+                 ) -> PathBatch:
+    if not isinstance(links, Links):
+        links = Links.from_infos(links)
+    if not len(links) == len(ids) == len(a_lo) == len(s_lo):
+        raise ValueError(f"{len(ids)} flows but {len(links)} links, {len(a_lo)} ACK and {len(s_lo)} segment runs")
+    receiver = np.array([v == "receiver" for v in links.vantage], bool)
+    mss = np.maximum(links.mss, 1)
+    wire = mss + links.overhead
+    # a flow's pairs: at most one per ACK event but the first (sender side), per segment but the first (receiver)
+    room = int(np.maximum(np.where(receiver, s_hi - s_lo, a_hi - a_lo) - 1, 0).sum())
+    rates, rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx = _evidence(
+        _frozen(a_lo, np.int64), _frozen(a_hi, np.int64), _frozen(s_lo, np.int64), _frozen(s_hi, np.int64),
+        _frozen(e_lo, np.int64), _frozen(e_hi, np.int64), _frozen(receiver, np.bool_), _frozen(mss, np.int64),
+        _frozen(links.overhead, np.int64), _frozen(acks["t_rel"], np.float64), _frozen(acks["ack"], np.int64),
+        _frozen(acks["rtt"], np.float64),
+        _frozen(acks["srtt"], np.float64), _frozen(segments["t_rel"], np.float64), _frozen(segments["seq"], np.int64),
+        _frozen(segments["len"], np.int64), _frozen(segments["kind"], np.uint8), _frozen(ep_start, np.float64),
+        _frozen(ep_retx, np.int64), room)
+    hist_off, bins, counts = sparse_histograms(bin_index(rates), rate_off)
+    n = len(ids)
+    return PathBatch(ids, np.arange(n + 1, dtype=np.int64), np.where(receiver, 0, 1).astype(np.int8), hist_off,
+                     bins, counts, np.diff(rate_off), links.delivery_rate_bps * wire / mss, wire, mss, samples,
+                     rtt_min, deep, top, loss_off, loss_q, loss_retx, np.asarray(links.data_segments, np.int64),
+                     np.array([GRADE_RANK[c] if c else -1 for c in links.confidence], np.int8),
+                     np.asarray(links.span_start, np.float64), np.asarray(links.span_end, np.float64))
+
