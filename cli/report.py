@@ -89,7 +89,7 @@ def path_html(path: dict[str, Any], models: dict[str, Any] | None, title: str = 
     """The §9 path: each figure with its evidence, seed 004's verdict and single-flow utilisation per rule, the
     same rule for every replayed decision at the flow's losses, and seed 002's curve with this path's
     buffer/BDP."""
-    from ackreplay.path.path_object import path_line
+    from ackreplay.path.inference import path_line
 
     def link(v: dict[str, Any]) -> str:
         return "busy" if v["busy_link"] else "idles"

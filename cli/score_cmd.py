@@ -187,7 +187,7 @@ def legend_text(width: int) -> str:
 def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
     from ackreplay.core.capture_scoring import capture_document
     from ackreplay.path.groups import group_line
-    from ackreplay.path.path_object import path_line
+    from ackreplay.path.inference import path_line
     from ackreplay.replay.engine import NOT_SELECTED
     from ackreplay.scoring.diagnostics import explain
 

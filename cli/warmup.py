@@ -67,7 +67,7 @@ def _warm_shared_paths(flows: list[Any]) -> None:
     """The pooling of flows that share a bottleneck (``PathBatch.merge``, as ``replay.share_paths`` calls it):
     the warm-up capture's flows do not share one, so its flows' path evidence is pooled as one group here."""
     from ackreplay.path.evidence import PathBatch
-    from ackreplay.path.path_object import infer_batch
+    from ackreplay.path.inference import infer_batch
 
     parts = PathBatch.stack([fr.path_parts for fr in flows if fr.path_parts is not None])
     pooled = parts.merge([0, len(parts)])

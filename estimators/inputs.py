@@ -19,7 +19,7 @@ import polars as pl
 #: How the ACK table's nullable columns are filled when turned into numpy arrays.
 ACK_FILL: dict[str, float | int] = {"rtt": math.nan, "srtt": math.nan, "rttmin": math.nan, "tsval": -1}
 #: The ACK and segment columns replay reads.
-#: (``ack``, and the segments' ``seq`` and ``kind``, are read by the path inference, ``path.inference``.)
+#: (``ack``, and the segments' ``seq`` and ``kind``, are read by the path inference, ``path.flow_evidence``.)
 ACK_COLUMNS = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "ack")
 SEGMENT_COLUMNS = ("t_rel", "len", "seq", "kind")
 #: Segment kinds as ingest codes them (the ``kind`` column's physical values).

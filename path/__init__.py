@@ -5,7 +5,7 @@ The path inference (ESTIMATORS.md §9), by job: ``links`` (what each flow's summ
 wire overhead, vantage), ``dispersion`` (capacity: packet-pair rates, their histogram and its mode),
 ``figures`` (base RTT, buffer and random loss, and every figure of many rows in one compiled pass),
 ``evidence`` (a path's evidence as columns, ``PathBatch``, and its rows, ``PathParts``; pooling a group),
-``flow_evidence`` (the evidence read from flows' tables, many at once), ``path_object`` (the §9 ``path``
+``flow_evidence`` (the evidence read from flows' tables, many at once), ``inference`` (the §9 ``path``
 object with its evidence sentences), ``groups`` (which flows share a bottleneck). ``analytic``: the models.
 """
 

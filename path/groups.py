@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from ackreplay.path.path_object import path_line
+from ackreplay.path.inference import path_line
 
 
 def endpoint_hosts(endpoints: Sequence[str]) -> pl.Series:

@@ -43,7 +43,8 @@ def score_windows(offsets: np.ndarray, t: np.ndarray, srtt: np.ndarray, seg_offs
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def achieved_rates(offsets: np.ndarray, t: np.ndarray, acked: np.ndarray, window: float) -> np.ndarray:
-    """``references.achieved_rate`` of every flow (NaN at each flow's first event)."""
+    """The achieved rate (ESTIMATORS.md §4, ``references.achieved_into``) of every flow (NaN at each flow's first
+    event)."""
     out = np.full(len(t), np.nan)
     for f in range(len(offsets) - 1):
         lo, hi = offsets[f], offsets[f + 1]
@@ -54,7 +55,7 @@ def achieved_rates(offsets: np.ndarray, t: np.ndarray, acked: np.ndarray, window
 
 @njit(cache=True, nogil=True)
 def time_weights_batch(offsets: np.ndarray, t: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """``scores.time_weights`` of every flow: how long each event's value holds inside its flow's window."""
+    """The time weights of every flow: how long each event's value holds inside its flow's window."""
     w = np.empty(len(t))
     for f in range(len(offsets) - 1):
         lo, hi = offsets[f], offsets[f + 1]
@@ -70,15 +71,16 @@ def time_weights_batch(offsets: np.ndarray, t: np.ndarray, start: np.ndarray, en
 @njit(cache=True, nogil=True)
 def series_scores_batch(offsets: np.ndarray, t: np.ndarray, est: np.ndarray, ref: np.ndarray, w: np.ndarray,
                         start: np.ndarray, tolerance: float, hold: float, buf: np.ndarray) -> np.ndarray:
-    """``scores.series_scores``' numbers for every flow: one row per flow, the mean, the median and the
-    coefficient of variation, then ``RELATIVE_SCORES`` (NaN = none; rates in bytes/s). ``buf``: scratch of
-    ``SCRATCH_ROWS`` rows at least as long as the longest flow (the job's, reused flow after flow)."""
+    """The scores over time (§5, ``scores.level_relative_scores``) of every flow: one row per flow, the mean,
+    the median and the coefficient of variation, then ``RELATIVE_SCORES`` (NaN = none; rates in bytes/s).
+    ``buf``: scratch of ``SCRATCH_ROWS`` rows at least as long as the longest flow (the job's, reused flow
+    after flow)."""
     nf = len(offsets) - 1
     out = np.empty((nf, 3 + len(RELATIVE_SCORES)))
     for f in range(nf):
         lo, hi = offsets[f], offsets[f + 1]
         out[f] = level_relative_scores(t[lo:hi], est[lo:hi], ref[lo:hi], w[lo:hi], start[f], tolerance, hold,
-                                 buf[:, : hi - lo])
+                                       buf[:, : hi - lo])
     return out
 
 
@@ -97,8 +99,8 @@ def relative_scores_batch(offsets: np.ndarray, t: np.ndarray, est: np.ndarray, r
 @njit(cache=True, nogil=True)
 def diagnostics_scan(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per flow: how many ACK intervals are under ``COMPRESSED_S``, and the intervals of BE's ``k`` largest raw
-    samples d/Δt (Δt > 0, d > 0), largest first, equal rates the later interval first (``diagnostics._top``'s
-    order), as interval indices inside the flow (-1 = fewer samples)."""
+    samples d/Δt (Δt > 0, d > 0), largest first, equal rates the later interval first (the order
+    ``scoring.diagnostics`` states), as interval indices inside the flow (-1 = fewer samples)."""
     nf = len(offsets) - 1
     compressed = np.zeros(nf, np.int64)
     top = np.full((nf, k), -1, np.int64)

@@ -24,8 +24,8 @@ from ackreplay.path.analytic import measured_shares, sender_behaviour
 from ackreplay.path.evidence import PathBatch, PathParts
 from ackreplay.path.flow_evidence import flow_parts, flow_parts_batch
 from ackreplay.path.groups import bottleneck_group_rows
+from ackreplay.path.inference import infer, infer_batch
 from ackreplay.path.links import LinkInfo, Links
-from ackreplay.path.path_object import infer, infer_batch
 from ackreplay.replay.batch_kernels import (
     achieved_rates,
     diagnostics_scan,
@@ -369,7 +369,7 @@ def set_capacity(diagnostics: dict[str, Any], path: Mapping[str, Any], source: s
 def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk: Sequence[int]
                 ) -> list[dict[str, Any]]:
     """Pool the path evidence of the replayed bulk flows (§4: control connections are no competitors) that
-    share a bottleneck (``path.inference.bottleneck_group_rows``): each member's ``path`` takes the group's
+    share a bottleneck (``path.groups.bottleneck_group_rows``): each member's ``path`` takes the group's
     capacity and base RTT; returns one entry per group of two flows or more, with the group's own ``path``, its
     ``members`` (each sender's backoff as the capture shows it, ``path.analytic.sender_behaviour``, and its
     wire rate) and, where a NewReno-like and a Westwood+-like sender share it, seed 002's shares beside the

@@ -163,7 +163,7 @@ class BatchDiagnostics:
         return {
             "ack_compression_share": int(self.compressed[pos]) / (n - 1) if n > 1 else None,
             "largest_samples": largest,
-            "dispersion_capacity_bps": None,  # the path's capacity, set by replay (``path.inference``)
+            "dispersion_capacity_bps": None,  # the path's capacity, set by replay (``ackreplay.path``)
             "dispersion_from": "data" if self.vantages[pos] == "receiver" else "acks",
         }
 
@@ -201,7 +201,7 @@ class FlowReplay:
     columns: dict[str, np.ndarray] | None
     window: tuple[float, float]  # score window, s since the flow's first packet
     events: int = 0  # ACK events replayed (rows with equal timestamps merged, §1.1)
-    #: The path this flow crossed (§9, ``path.inference``): the ``path`` object, and the evidence behind it
+    #: The path this flow crossed (§9, ``ackreplay.path``): the ``path`` object, and the evidence behind it
     #: (pooled with the flows that share its bottleneck by ``replay_capture``); None without ``link``.
     path: dict[str, Any] | None = None
     path_parts: PathParts | None = field(default=None, repr=False)
