@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -338,11 +338,18 @@ def sample_columns(batch_t: np.ndarray, batch_d: np.ndarray, offsets: np.ndarray
     return out
 
 
+class ScoreColumns(NamedTuple):
+    """One estimator's scores over many batches' flows (:func:`column_values`)."""
 
-def column_values(batches: Sequence[BatchScores], name: str) -> tuple[list[str], dict[str, np.ndarray], int, int]:
+    keys: list[str]  # the score names in a score dictionary's order (``parameters``, ``error``, the label left out)
+    columns: dict[str, np.ndarray]  # score name → its value per flow, NaN where a flow has none
+    failed: int  # flows on which it failed (a plugin's ``error``)
+    labelled: int  # flows whose scores carry the not-reproducible label
+
+
+def column_values(batches: Sequence[BatchScores], name: str) -> ScoreColumns:
     """Estimator ``name``'s scores over every flow of ``batches`` (in order) as float columns, NaN where a flow
-    has none: the score names in a score dictionary's order (``parameters``, ``error`` and the label left out),
-    the columns, how many flows failed (a plugin's ``error``) and how many carry the not-reproducible label."""
+    has none (:class:`ScoreColumns`)."""
     keys: list[str] = []
     parts: dict[str, list[np.ndarray]] = {}
     failed = labelled = 0
@@ -360,7 +367,7 @@ def column_values(batches: Sequence[BatchScores], name: str) -> tuple[list[str],
             parts[k].append(col)
         failed += len(c.failures)
         labelled += sum(1 for v in b.vantages if c.labels.get(v) is not None)
-    return keys, {k: np.concatenate(v) for k, v in parts.items()}, failed, labelled
+    return ScoreColumns(keys, {k: np.concatenate(v) for k, v in parts.items()}, failed, labelled)
 
 
 def series_table(flows: Sequence[FlowReplay]) -> pl.DataFrame:

@@ -37,7 +37,8 @@ from ackreplay.path.inference import (
     infer_batch,
     merge_parts,
 )
-from ackreplay.replay.engine import FlowColumns, bulk_flow_ids, flow_rows, replay_capture
+from ackreplay.replay.capture import bulk_flow_ids, replay_capture
+from ackreplay.replay.engine import FlowColumns, flow_rows
 from tests.conftest import ROOT, SHARED, shared_captures
 
 PATHS = ROOT / "tests" / "data" / "paths"
