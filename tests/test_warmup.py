@@ -35,12 +35,12 @@ def test_warmup_reaches_the_chunked_analysis_and_the_merge_search() -> None:
 
 def test_warmup_compiles_the_batched_kernels_with_replays_argument_types() -> None:
     """``warmup`` runs every built-in estimator's ``series_batch`` and the batched replay kernels over a
-    ``FlowBatch`` of the warm-up capture's flows (issue #26): read-only columns, as replay passes them."""
+    ``FlowBatch`` of the warm-up capture's flows: read-only columns, as replay passes them."""
     from numba.core import types
 
     from ackreplay.cli.warmup import _warm_batches
     from ackreplay.estimators.bandwidth import abse, be, crb, newbr, newreno, rate, tibet, westwood_plus
-    from ackreplay.replay import flow_batch as batch
+    from ackreplay.replay import batch_kernels as batch
 
     _warm_batches()
     for kernel in (be.be_batch, rate.re_batch, crb.crb_batch, abse.abse_batch, tibet.tibet_batch,
