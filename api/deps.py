@@ -39,7 +39,7 @@ def get_owner(session: SessionDep, settings: SettingsDep,
 
 OwnerDep = Annotated[Owner, Depends(get_owner)]
 
-#: The rankings' switch (issue #27): also rank scores labelled not reproducible from their flow's vantage.
+#: The rankings' switch: also rank scores labelled not reproducible from their flow's vantage.
 INCLUDE_NOT_REPRODUCIBLE = Annotated[bool, Query(description="also rank estimators on flows whose vantage cannot "
                                                  "reproduce them (BE and CRB off the sender: they depend on the "
                                                  "ACKs' timing at the sender); left out by default",

@@ -4,7 +4,7 @@ the registry of every code the API answers with, from which each route documents
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, NamedTuple
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -34,8 +34,6 @@ CODES: dict[str, int] = {
 #: Codes any authenticated route may answer with.
 COMMON = ("token_required", "invalid_token", "invalid_request", "conflict", "internal_error",
           "database_unavailable")
-#: Codes of write routes without a token (open mode): refused when they come from another site.
-WRITES = ("cross_origin",)
 STATUS_TEXT = {400: "Bad request", 401: "No or unknown API token", 403: "Refused (a cross-site write)",
                404: "Not found (or another owner's)", 405: "Method not allowed",
                409: "Conflict with a concurrent request (try again)", 413: "Too large", 415: "Not a capture",
@@ -58,18 +56,29 @@ def body(code: str, detail: object) -> dict[str, object]:
     return {"error": code, "detail": detail}
 
 
-def database_error(exc: DBAPIError) -> tuple[int, str, str, dict[str, str]]:
+class ErrorAnswer(NamedTuple):
+    """An error response: its status, code, detail and headers."""
+
+    status: int
+    code: str
+    detail: str
+    headers: dict[str, str]
+
+
+def database_error(exc: DBAPIError) -> ErrorAnswer:
     """Status, code, detail and headers for a database error: 503 only when the database is unreachable;
     transactions that collided 409 (try again); a value the database refuses 422 (the boundary should have
     refused it: logged); anything else 500 (logged)."""
     if is_outage(exc):
-        return 503, "database_unavailable", "the database cannot be reached; try again shortly", {"Retry-After": "5"}
+        return ErrorAnswer(503, "database_unavailable", "the database cannot be reached; try again shortly",
+                           {"Retry-After": "5"})
     if is_conflict(exc):
-        return 409, "conflict", "the request collided with a concurrent one; try again", {"Retry-After": "1"}
+        return ErrorAnswer(409, "conflict", "the request collided with a concurrent one; try again",
+                           {"Retry-After": "1"})
     log.error("database refused a request: %s", exc)
     if isinstance(exc, IntegrityError | DataError):
-        return 422, "invalid_request", "the database refused a value of the request", {}
-    return 500, "internal_error", "an unexpected database error occurred; it has been logged", {}
+        return ErrorAnswer(422, "invalid_request", "the database refused a value of the request", {})
+    return ErrorAnswer(500, "internal_error", "an unexpected database error occurred; it has been logged", {})
 
 
 def install(app: FastAPI) -> None:
@@ -91,8 +100,8 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(DBAPIError)
     async def _database(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, DBAPIError)
-        status, code, detail, headers = database_error(exc)
-        return JSONResponse(body(code, detail), status_code=status, headers=headers)
+        answer = database_error(exc)
+        return JSONResponse(body(answer.code, answer.detail), status_code=answer.status, headers=answer.headers)
 
     @app.exception_handler(SQLAlchemyError)
     async def _orm(_: Request, exc: Exception) -> JSONResponse:  # pool timeout, stale rows of a race, …

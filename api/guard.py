@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import anyio.to_thread
@@ -62,6 +62,21 @@ def error_message(status: int, code: str, detail: object,
             {"type": "http.response.body", "body": body})
 
 
+class Refusal(NamedTuple):
+    """A request refused before the app sees it: the error response's status, code and detail."""
+
+    status: int
+    code: str
+    detail: object
+
+
+class BodyLimit(NamedTuple):
+    """The largest body a route takes, and the error code past it."""
+
+    limit: int
+    code: str
+
+
 class Guard:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -106,37 +121,37 @@ class Guard:
             if not started:
                 await refuse(500, "internal_error", "an unexpected error occurred; it has been logged")
 
-    async def check(self, scope: Scope) -> tuple[int, str, object] | None:
-        """A refusal (status, code, detail) of the request before the app sees it, or None."""
+    async def check(self, scope: Scope) -> Refusal | None:
+        """A refusal of the request before the app sees it, or None."""
         path: str = scope.get("path", "")
         query: bytes = scope.get("query_string", b"")
         if "\x00" in path or b"\x00" in query or b"%00" in query.lower():
-            return 422, "invalid_request", "a NUL byte in the URL"
+            return Refusal(422, "invalid_request", "a NUL byte in the URL")
         settings = get_settings()
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         token = token_from_header(headers.get("authorization"))
         if token is None:
             host = headers.get("host", "")
             if not _host_allowed(host, settings):
-                return 400, "invalid_host", f"this server does not answer for host {host!r} without a token"
+                return Refusal(400, "invalid_host", f"this server does not answer for host {host!r} without a token")
             if scope.get("method") in UNSAFE and _cross_site(headers):
-                return 403, "cross_origin", "a write from another site without a token is refused"
+                return Refusal(403, "cross_origin", "a write from another site without a token is refused")
         if scope.get("method") == "POST" and path in ("/api/v1/captures", "/api/v1/batches"):
             return await anyio.to_thread.run_sync(_admit_upload, token, headers, path, settings)
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > MAX_JSON:
-            return 413, "request_too_large", f"the request body exceeds the limit of {MAX_JSON} bytes"
+            return Refusal(413, "request_too_large", f"the request body exceeds the limit of {MAX_JSON} bytes")
         return None
 
     @staticmethod
-    def body_limit(scope: Scope) -> tuple[int, str]:
+    def body_limit(scope: Scope) -> BodyLimit:
         """The largest body the route takes: an upload's or a batch's, else a JSON document's."""
         settings = get_settings()
         if scope.get("method") == "POST" and scope.get("path") == "/api/v1/captures":
-            return settings.max_upload_bytes + FRAMING, "upload_too_large"
+            return BodyLimit(settings.max_upload_bytes + FRAMING, "upload_too_large")
         if scope.get("method") == "POST" and scope.get("path") == "/api/v1/batches":
-            return settings.max_batch_bytes + FRAMING, "upload_too_large"
-        return MAX_JSON, "request_too_large"
+            return BodyLimit(settings.max_batch_bytes + FRAMING, "upload_too_large")
+        return BodyLimit(MAX_JSON, "request_too_large")
 
 
 class _Meter:
@@ -184,7 +199,7 @@ def _cross_site(headers: dict[str, str]) -> bool:
 
 
 def _admit_upload(token: str | None, headers: dict[str, str], path: str,
-                  settings: Settings) -> tuple[int, str, object] | None:
+                  settings: Settings) -> Refusal | None:
     """The token, the announced length and the owner's quota of an upload, before its body is read."""
     length = headers.get("content-length")
     announced = int(length) if length and length.isdigit() else None
@@ -193,16 +208,17 @@ def _admit_upload(token: str | None, headers: dict[str, str], path: str,
         with session_scope() as session:
             owner = authenticate(session, token, settings.auth)
             if announced is not None and announced > limit + FRAMING:
-                return 413, "upload_too_large", f"the request announces {announced} bytes; the limit is {limit}"
+                return Refusal(413, "upload_too_large",
+                               f"the request announces {announced} bytes; the limit is {limit}")
             single = path.endswith("captures")  # (a batch's archives hold more or less than they store)
             usage = quotas.usage(session, owner) if single and quotas.limit_of(owner) is not None else None
             if usage is not None and announced is not None and usage.remaining_bytes is not None \
                     and announced > usage.remaining_bytes + FRAMING:
                 exc = quotas.exceeded(owner, usage, str(announced))
-                return exc.status, exc.code, exc.detail
+                return Refusal(exc.status, exc.code, exc.detail)
     except ServiceError as exc:
-        return exc.status, exc.code, exc.detail
+        return Refusal(exc.status, exc.code, exc.detail)
     except DBAPIError as exc:
-        status, code, detail, _ = database_error(exc)
-        return status, code, detail
+        answer = database_error(exc)
+        return Refusal(answer.status, answer.code, answer.detail)
     return None

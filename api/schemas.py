@@ -146,19 +146,6 @@ class XY(BaseModel):
     y: list[float | None]
 
 
-class SackOut(BaseModel):
-    t: list[float]
-    lo: list[int] = Field(description="the block's left edge (relative sequence, bytes)")
-    hi: list[int]
-
-
-class EstimatorLossOut(BaseModel):
-    t: list[float] = Field(description="loss events (s)")
-    ssthresh: list[float | None] = Field(description="bytes")
-    cwnd_t: list[float] = Field(description="when the cwnd takes effect (Westwood+: one RTT later)")
-    cwnd: list[float | None] = Field(description="bytes")
-
-
 class EpisodeOut(BaseModel):
     start: float
     end: float
@@ -180,7 +167,8 @@ class GraphOut(BaseModel):
     sequence: dict[str, Any] = Field(description="sent, retransmitted, ack, rwnd ({t, y}: bytes) and sack "
                                                  "({t, lo, hi})")
     flight: dict[str, Any] = Field(description="flight ({t, y}: bytes), ideal ({t, y}) and estimators: "
-                                               "name → EstimatorLossOut")
+                                               "name → {t: loss events (s), ssthresh (bytes), cwnd_t: when the "
+                                               "cwnd takes effect (Westwood+: one RTT later), cwnd (bytes)}")
     rates: dict[str, XY] = Field(description="achieved, truth (when known) and each estimator (bit/s)")
     clipped: dict[str, XY] = Field(description="per estimator, the drawn points above y_top")
     y_top: float | None = Field(description="the rate panel's top (bit/s): 2 × the larger of the achieved "

@@ -1,4 +1,4 @@
-"""Service batch throughput: captures per minute through ``POST /batches`` (issue #11), for a batch of 200
+"""Service batch throughput: captures per minute through ``POST /batches``, for a batch of 200
 small captures and one of 10 large ones, with the embedded service (SQLite, in-process worker) and with
 PostgreSQL, Redis and two Celery workers (``ackreplay worker --concurrency 1`` each) — all on this machine.
 

@@ -1,4 +1,4 @@
-"""Captures of many flows at tcptrace's speed (issue #26): ``ackreplay score FILE -f csv`` as a whole process
+"""Captures of many flows at tcptrace's speed: ``ackreplay score FILE -f csv`` as a whole process
 on four capture shapes, next to ``tcptrace -n -l`` on the same file in the same run, median of ``--repeats``.
 
 Shapes (``bench.make_capture``; written once into bench/out, and each read once before it is timed):
@@ -213,7 +213,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     budget = ["--memory-budget", str(args.budget)]
 
-    print(f"== captures of many flows (issue #26): {tool.describe()}")
+    print(f"== captures of many flows: {tool.describe()}")
     print(f"   {time.strftime('%Y-%m-%d %H:%M')}, median of {args.repeats}, memory budget {args.budget} MiB"
           + (f", each repeat under flock {args.lock}" if args.lock else ""))
     paths = {s.key: s.make() for s in shapes}  # written before any timing, each in a child process

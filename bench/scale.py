@@ -5,7 +5,7 @@ same run; and the start-up of a fresh process on small captures next to tcptrace
 
 Printed per capture: wall time and peak RSS of the process (and how far above the interpreter's own — the same
 command on a capture of a few packets — which is what the memory budget bounds), time per ACK row, tcptrace's
-time and the ratio. Targets (issue #11): time per ACK at 16 M within 1.2× of 1 M; score of the 6 M-packet single flow
+time and the ratio. Targets: time per ACK at 16 M within 1.2× of 1 M; score of the 6 M-packet single flow
 within 1.5× of tcptrace (in-process warm within 0.5×); peak RSS bounded by the memory budget; start-up
 ≤ 0.8 s. Usage: ``python -m bench.scale [--sizes 1,4,16] [--flows 1,64,4096] [--budget MB]``.
 """
@@ -26,7 +26,7 @@ EXE = str(Path(sys.executable).with_name("ackreplay"))
 LOSS_EVERY = 5000
 WARM = (
     "import sys, time; import ackreplay.estimators as E; from ackreplay.ingest import ingest_capture; "
-    "from ackreplay.replay.engine import replay_capture; ests = [E.create(n) for n in E.DEFAULT_ORDER]\n"
+    "from ackreplay.replay.capture import replay_capture; ests = [E.create(n) for n in E.DEFAULT_ORDER]\n"
     "budget = None if sys.argv[2] == 'none' else int(sys.argv[2]) << 20\n"
     "def once():\n t0 = time.perf_counter(); c = ingest_capture(sys.argv[1], memory_budget=budget)\n"
     " t1 = time.perf_counter()\n"

@@ -19,7 +19,7 @@ OUT = ROOT / "bench" / "out"
 
 PHASES = (
     "import sys, time; import ackreplay.estimators as E; from ackreplay.ingest import ingest_capture; "
-    "from ackreplay.replay.engine import replay_capture; t0 = time.perf_counter(); "
+    "from ackreplay.replay.capture import replay_capture; t0 = time.perf_counter(); "
     "c = ingest_capture(sys.argv[1]); "
     "t1 = time.perf_counter(); r = replay_capture(c, [E.create(n) for n in E.DEFAULT_ORDER]); "
     "t2 = time.perf_counter(); print(t1 - t0, t2 - t1, len(c.acks), len(r.flows))"

@@ -23,7 +23,7 @@ SUMMARY_SCORES = (
 
 def bulk_flows(sc: ScoredCapture) -> dict[Any, dict[str, dict[str, Any]]]:
     """{(capture, flow id): {estimator: scores}} for the capture's replayed bulk flows."""
-    from ackreplay.replay.engine import bulk_flow_ids
+    from ackreplay.replay.capture import bulk_flow_ids
 
     bulk = set(bulk_flow_ids(sc.ingest.flows, sc.truth))
     return {(str(sc.path), fr.flow_id): fr.scores for fr in sc.replay.flows if fr.flow_id in bulk}
@@ -35,7 +35,7 @@ def _fmt(v: float | None, digits: int) -> str:
 
 def left_out_note(left_out: dict[str, int], included: bool, width: int | None) -> str:
     """The line under a board that says which estimators' scores were left out of it (or kept, when asked) for
-    not being reproducible from their flows' vantage (issue #27); empty when none."""
+    not being reproducible from their flows' vantage; empty when none."""
     import textwrap
 
     if not left_out:

@@ -12,7 +12,6 @@ import typer
 from ackreplay.ingest import IngestError
 
 #: Exit codes (documented in README and docs/cli.md).
-EXIT_OK = 0
 EXIT_USAGE = 2  # bad arguments (Typer/Click's own code)
 EXIT_BAD_INPUT = 3  # a capture that cannot be ingested
 EXIT_NOT_FOUND = 4  # a flow id the capture does not have

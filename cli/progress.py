@@ -8,7 +8,6 @@ line behind, so the table printed on stdout afterwards stands alone.
 from __future__ import annotations
 
 import sys
-from types import TracebackType
 from typing import Any
 
 #: Where each stage's progress falls within a file's unit: reading and ingest take the first half, replay the
@@ -39,7 +38,7 @@ class Progress:
             self._task = self._bar.add_task("", total=self.files)
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(self, *_: object) -> None:
         if self._bar is not None:
             self._bar.stop()
             self._bar = None

@@ -142,7 +142,7 @@ def render(scored: Sequence[ScoredCapture]) -> str:
         by_id = sc.ingest.flows.by_id()
         for fr in sc.replay.flows:
             summary = by_id[fr.flow_id]
-            if summary.bytes < min_bytes:
+            if not sc.bulk(summary.bytes):
                 small.append(str(fr.flow_id))
                 continue
             parts.append(f"<h3>flow {fr.flow_id}: {html.escape(summary.sender)} → {html.escape(summary.receiver)}, "

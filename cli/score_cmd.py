@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 import warnings
 from collections.abc import Callable
@@ -75,26 +76,11 @@ def score(
         given = Truth.parse(truth) if truth else None
     except EstimatorError as exc:
         fail(EXIT_USAGE, exc.code, exc.message)
-    scored: list[ScoredCapture] = []
     select = flow_filter(flow, host, port, filter_expr)
     announce_cold()
-    warnings: list[str] = []
-    with Progress(len(files)) as bar:
-        for path in files:
-            name = label(path)
-            sc = score_input(path, ests, bar=bar.file(Path(name).name), truth=given, use_sidecar=not no_sidecar,
-                             allow_vantage=allow_vantage, memory_budget=memory_budget << 20, select=select,
-                             keep_series=out is not None)  # series only for --out: memory flow by flow
-            known = sc.ingest.flows.by_id()
-            missing = [f for f in sorted(set(flow or [])) if f not in known]
-            if missing:
-                fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: no flow {', '.join(map(str, missing))} "
-                     f"(it has {len(sc.ingest.flows)}: `ackreplay flows {name}` lists them)")
-            warnings += [f"{name}: {w}" for w in sc.ingest.stats.warnings]
-            scored.append(sc)
-    warnings += plugin_failures(scored)
-    for w in warnings:  # after the bar is gone
-        warn(w)
+    scored = score_all(files, ests, flow or [], truth=given, use_sidecar=not no_sidecar, allow_vantage=allow_vantage,
+                       memory_budget=memory_budget << 20, select=select,
+                       keep_series=out is not None)  # series only for --out: memory flow by flow
     # the JSON document only where it is output (on a capture of thousands of flows, building it and making
     # every value JSON-safe is ~1 s); the CSV makes its own values safe
     doc = jsonable(document(scored, ests)) if fmt == "json" or out is not None else {}
@@ -105,16 +91,46 @@ def score(
 
         print(scores_csv_of(scored), end="")
     else:
-        width = terminal_width()
-        for sc in scored:
-            print(capture_text(sc, all_flows, width))
-        if len(scored) > 1:
-            print(combined_summary(scored, width, rank_not_reproducible))
-        if legend:
-            print(legend_text(width))
+        print_tables(scored, all_flows=all_flows, rank_not_reproducible=rank_not_reproducible, legend=legend)
     if out is not None:
         guarded(lambda: write_outputs(out, scored, doc, ests))
-        print(f"wrote series, decisions, scores and report.html to {out}", file=__import__("sys").stderr)
+        print(f"wrote series, decisions, scores and report.html to {out}", file=sys.stderr)
+
+
+def score_all(files: list[Path], ests: list[Any], flows: list[int], **options: Any) -> list[ScoredCapture]:
+    """Score every input under one progress bar (``options`` go to ``score_file``); a flow id of ``flows`` that an
+    input lacks ends the process with exit 4. The inputs' warnings and the plugins' failures are printed once the
+    bar is gone."""
+    scored: list[ScoredCapture] = []
+    warnings: list[str] = []
+    with Progress(len(files)) as bar:
+        for path in files:
+            name = label(path)
+            sc = score_input(path, ests, bar=bar.file(Path(name).name), **options)
+            known = sc.ingest.flows.by_id()
+            missing = [f for f in sorted(set(flows)) if f not in known]
+            if missing:
+                fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: no flow {', '.join(map(str, missing))} "
+                     f"(it has {len(sc.ingest.flows)}: `ackreplay flows {name}` lists them)")
+            warnings += [f"{name}: {w}" for w in sc.ingest.stats.warnings]
+            scored.append(sc)
+    warnings += plugin_failures(scored)
+    for w in warnings:  # after the bar is gone
+        warn(w)
+    return scored
+
+
+def print_tables(scored: list[ScoredCapture], *, all_flows: bool, rank_not_reproducible: bool,
+                 legend: bool) -> None:
+    """``score``'s table format: each capture's flows and tables, the combined summary over several captures,
+    and the legend, to the terminal's width."""
+    width = terminal_width()
+    for sc in scored:
+        print(capture_text(sc, all_flows, width))
+    if len(scored) > 1:
+        print(combined_summary(scored, width, rank_not_reproducible))
+    if legend:
+        print(legend_text(width))
 
 
 def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use_sidecar: bool = True,
@@ -195,10 +211,9 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
     wide = width or 10_000
     lines = [_wrap(f"== {sc.path}" + (f"  (truth: {sc.truth_source})" if sc.truth_source else ""), wide)]
     with_truth = sc.truth is not None
-    min_bytes = sc.min_flow_bytes
-    small = [f for f in d["flows"] if f["replayed"] and f["bytes"] < min_bytes]
+    small = [f for f in d["flows"] if f["replayed"] and not sc.bulk(f["bytes"])]
     for f in d["flows"]:
-        if not f["replayed"] or (f["bytes"] < min_bytes and not all_flows):
+        if not f["replayed"] or (not sc.bulk(f["bytes"]) and not all_flows):
             continue
         lines.append(_wrap(f"-- flow {f['flow_id']}: {f['sender']} -> {f['receiver']}, {f['bytes']:,} bytes, "
                            f"goodput {f['goodput_bps'] / 1e6:.3f} Mbit/s (bytes / connection duration; while "
@@ -211,8 +226,8 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
         if f.get("diagnostics"):
             lines += [_wrap(f"  why: {line}", wide, "       ") for line in explain(f["diagnostics"], f["scores"])]
     if small and not all_flows:
-        lines.append(_wrap(f"{len(small)} flow(s) under {min_bytes} bytes replayed but not shown (--all-flows): "
-                           + ", ".join(str(f["flow_id"]) for f in small), wide))
+        lines.append(_wrap(f"{len(small)} flow(s) under {sc.min_flow_bytes} bytes replayed but not shown "
+                           "(--all-flows): " + ", ".join(str(f["flow_id"]) for f in small), wide))
     skipped = [f for f in d["flows"] if not f["replayed"] and f["skipped_reason"] != NOT_SELECTED]
     if skipped:
         lines.append(_wrap("not replayed: " + "; ".join(f"flow {f['flow_id']} ({f['skipped_reason']})"
@@ -266,7 +281,7 @@ def write_sweeps(out: Path, scored: list[ScoredCapture], ests: list[Any]) -> lis
     """A sensitivity plot per swept estimator and parameter, over the bulk flows of every capture."""
     from ackreplay.estimators.sweep import swept_parameters
     from ackreplay.graphs.sensitivity import write_sensitivity
-    from ackreplay.replay.engine import bulk_flow_ids
+    from ackreplay.replay.capture import bulk_flow_ids
 
     swept = swept_parameters(ests)
     if not swept:

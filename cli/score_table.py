@@ -9,11 +9,12 @@ column is, printed once under the tables.
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Any, NamedTuple
 
 from ackreplay.cli.render import DEFAULT_WIDTH, column_blocks
 
-#: After an estimator's name where its scores are not reproducible from the flow's vantage (issue #27).
+#: After an estimator's name where its scores are not reproducible from the flow's vantage (they depend on when the
+#: ACKs reached the sender, which a capture elsewhere does not show).
 NOT_REPRODUCIBLE_MARK = " (n/r)"
 
 # (score key, header (name, unit), scale, digits, what "best" means: "zero" | "min" | "max" | "one" | None)
@@ -58,15 +59,22 @@ def _best(values: list[float | None], how: str | None) -> set[int]:
     return {i for i, v in pts if abs(key(v) - best) <= 1e-12}
 
 
-def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool
-                ) -> tuple[list[str], list[tuple[str, str]], list[list[str]]]:
+class ScoreCells(NamedTuple):
+    """A score table's content: its rows' estimator names, its column headers (name, unit) and its cells."""
+
+    names: list[str]
+    headers: list[tuple[str, str]]
+    cells: list[list[str]]
+
+
+def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool) -> ScoreCells:
     """The table's content: estimator names, column headers (name, unit) and cells (``*`` on the best)."""
     from ackreplay.scoring.ranking import NOT_REPRODUCIBLE  # (here: other commands start without the estimators)
 
     names = [n for n in scores if n != "fairness"]
     cols = COLUMNS + (TRUTH_COLUMNS if with_truth else ())
     cells: list[list[str]] = [[] for _ in names]
-    off = {i for i, n in enumerate(names) if NOT_REPRODUCIBLE in scores[n]}  # never marked best (issue #27)
+    off = {i for i, n in enumerate(names) if NOT_REPRODUCIBLE in scores[n]}  # never marked best (not reproducible)
     for key, _, scale, digits, how in cols:
         vals = [scores[n].get(key) for n in names]
         if key == "closer_than_newreno_share" and "newreno" in names:
@@ -75,7 +83,8 @@ def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool
         for i, v in enumerate(vals):
             cell = "-" if v is None else f"{v * scale:.{digits}f}"
             cells[i].append(cell + ("*" if i in best and len(names) > 1 else " "))
-    return [n + NOT_REPRODUCIBLE_MARK if i in off else n for i, n in enumerate(names)], [c[1] for c in cols], cells
+    return ScoreCells([n + NOT_REPRODUCIBLE_MARK if i in off else n for i, n in enumerate(names)],
+                      [c[1] for c in cols], cells)
 
 
 def score_table(scores: dict[str, dict[str, Any]], with_truth: bool, width: int | None = DEFAULT_WIDTH) -> str:

@@ -97,9 +97,10 @@ def capture_batch(cap: Any) -> FlowBatch:
 
 
 def _warm_batches() -> None:
-    """The batched kernels (issue #26), with the argument types replay passes them: a ``FlowBatch`` of the
-    warm-up capture's flows (read-only columns), every built-in estimator's ``series_batch`` over it, and
-    the batched window, achieved-rate, time-weight, score and diagnostics kernels on what those return."""
+    """The batched kernels (each step of replay one compiled call over many flows), with the argument types replay
+    passes them: a ``FlowBatch`` of the warm-up capture's flows (read-only columns), every built-in estimator's
+    ``series_batch`` over it, and the batched window, achieved-rate, time-weight, score and diagnostics kernels on
+    what those return."""
     import numpy as np
 
     from ackreplay.core.capture_scoring import build_estimators

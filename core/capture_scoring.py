@@ -1,5 +1,6 @@
-"""Score captures: ingest → replay → one JSON-ready document. Shared by the CLI and (later) the service,
-so that both report exactly the same numbers. Pure: files in, dicts and tables out.
+"""Score capture files: ingest → replay (``replay.capture.replay_capture``) → one JSON-ready document, for
+``ackreplay score`` and scripts; the estimators from names and parameters and the path's models, for the
+service too, so that both report exactly the same numbers. Files in, dicts and tables out.
 
 Ground truth comes from the caller, or from a sidecar next to the capture:
 ``<capture>.truth.json|yaml|yml`` (keys as ``scoring.truth.Truth.from_mapping``), or the capture
@@ -14,14 +15,16 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ackreplay.estimators import DEFAULT_ORDER, Estimator, EstimatorError, expand, names
 from ackreplay.estimators import __version__ as VERSION
 from ackreplay.estimators.sweep import MAX_VARIANTS, variants
 from ackreplay.ingest import CaptureIngest, ingest_capture
 from ackreplay.ingest.capture import DEFAULT_MEMORY_BUDGET
-from ackreplay.replay.engine import CaptureReplay, describe, replay_capture
+from ackreplay.replay.capture import is_bulk, replay_capture
+from ackreplay.replay.engine import describe
+from ackreplay.replay.results import CaptureReplay
 from ackreplay.replay.results import jsonable as jsonable  # (re-exported)
 from ackreplay.scoring.truth import Truth, min_flow_bytes, parse_drops
 
@@ -42,6 +45,10 @@ class ScoredCapture:
     def min_flow_bytes(self) -> int:
         return min_flow_bytes(self.truth)
 
+    def bulk(self, size: int) -> bool:
+        """Whether a flow that carried ``size`` bytes is a bulk flow of this capture (``replay.capture.is_bulk``)."""
+        return bool(is_bulk(size, self.truth))
+
     def scores_frame(self) -> Any:
         """One row per (replayed flow, estimator): the flow's endpoints, bytes, ``bulk`` (at least
         ``min_flow_bytes``: not a control connection), vantage, and every score (a Polars DataFrame; the
@@ -49,7 +56,7 @@ class ScoredCapture:
         import polars as pl
 
         flows = self.ingest.flows.frame.select(
-            "flow_id", "sender", "receiver", "bytes", (pl.col("bytes") >= self.min_flow_bytes).alias("bulk"),
+            "flow_id", "sender", "receiver", "bytes", is_bulk(pl.col("bytes"), self.truth).alias("bulk"),
             pl.col("vantage").cast(pl.String), pl.col("reconstruction").cast(pl.String))
         frame = self.replay.scores_frame()
         return flows.join(frame, on="flow_id", how="inner").with_columns(pl.lit(str(self.path)).alias("file")) \
@@ -123,7 +130,14 @@ def csv_cell(value: Any) -> Any:
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
 
-def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
+class FoundTruth(NamedTuple):
+    """Ground truth found for a capture (None: none) and where (the sidecar's path)."""
+
+    truth: Truth | None
+    source: str | None
+
+
+def sidecar_truth(path: Path) -> FoundTruth:
     """Ground truth stored next to a capture, if any (see module docstring)."""
     for suffix in (".truth.json", ".truth.yaml", ".truth.yml"):
         side = path.with_name(path.name + suffix)
@@ -137,7 +151,7 @@ def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
                 raise EstimatorError("invalid_truth", f"{side}: not valid {suffix[7:].upper()}: {exc}") from exc
             if not isinstance(data, dict):
                 raise EstimatorError("invalid_truth", f"{side}: expected a mapping of ground-truth keys")
-            return Truth.from_mapping(data), str(side)
+            return FoundTruth(Truth.from_mapping(data), str(side))
     plain = path.with_name(path.name[:-3]) if path.name.endswith(".gz") else path  # x.pcap.gz → x.json
     meta = plain.with_suffix(".json")
     for tag in ("_rcv", "_mid"):  # the testbed's other vantage points share the sender capture's JSON
@@ -147,12 +161,12 @@ def sidecar_truth(path: Path) -> tuple[Truth | None, str | None]:
         try:
             data = json.loads(meta.read_text())
         except json.JSONDecodeError:
-            return None, None
+            return FoundTruth(None, None)
         if isinstance(data, dict) and isinstance(data.get("bottleneck_rate_bps"), int | float):
             drops = data.get("random_loss_log")  # the testbed's per-loss labels (NFLOG), when it logged them
-            return Truth(bottleneck_bps=float(data["bottleneck_rate_bps"]), shared_by="all",
-                         random_drops=parse_drops(drops) if isinstance(drops, list) else None), str(meta)
-    return None, None
+            return FoundTruth(Truth(bottleneck_bps=float(data["bottleneck_rate_bps"]), shared_by="all",
+                                    random_drops=parse_drops(drops) if isinstance(drops, list) else None), str(meta))
+    return FoundTruth(None, None)
 
 
 def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Truth | None = None,

@@ -8,7 +8,7 @@ import gzip
 import zlib
 from dataclasses import dataclass
 from functools import partial
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -134,21 +134,24 @@ def get(session: Session, owner: Owner, capture_id: str) -> Capture:
     return owned(session, owner, Capture, capture_id, "capture")
 
 
+class CapturePage(NamedTuple):
+    """One page of an owner's captures, and how many there are in all."""
+
+    items: list[Capture]
+    total: int
+
+
 def listing(session: Session, owner: Owner, *, tag: str | None, status: str | None, limit: int,
-            offset: int) -> tuple[list[Capture], int]:
+            offset: int) -> CapturePage:
     q = select(Capture).where(Capture.owner_id == owner.id)
     if status:
         q = q.where(Capture.status == status)
     q = q.order_by(Capture.created_at.desc(), Capture.id)
     if tag:  # tags are a JSON list (no portable SQL containment): filter the owner's rows here
         rows = [c for c in session.scalars(q) if tag in (c.tags or [])]
-        return rows[offset: offset + limit], len(rows)
+        return CapturePage(rows[offset: offset + limit], len(rows))
     total = session.scalar(select(func.count()).select_from(q.order_by(None).subquery())) or 0
-    return list(session.scalars(q.limit(limit).offset(offset))), int(total)
-
-
-def flows(session: Session, capture: Capture) -> list[Flow]:
-    return list(session.scalars(select(Flow).where(Flow.capture_id == capture.id).order_by(Flow.flow_id)))
+    return CapturePage(list(session.scalars(q.limit(limit).offset(offset))), int(total))
 
 
 def flow(session: Session, capture: Capture, flow_id: int) -> Flow:

@@ -36,11 +36,6 @@ class Unauthorized(ServiceError):
     code = "unauthorized"
 
 
-class Unavailable(ServiceError):
-    status = 503
-    code = "unavailable"
-
-
 def sqlstate(exc: BaseException) -> str | None:
     """The SQLSTATE of a database error (PostgreSQL), else None."""
     orig = getattr(exc, "orig", None)

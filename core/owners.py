@@ -7,7 +7,7 @@ import ipaddress
 import secrets
 import time
 from datetime import datetime
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -48,17 +48,23 @@ def get_or_create_owner(session: Session, name: str) -> Owner:
     return owner
 
 
+class NewToken(NamedTuple):
+    """A token just created: its row and the plain token (shown once: only its hash is stored)."""
+
+    row: ApiToken
+    plain: str
+
+
 def create_token(session: Session, owner_name: str, token_name: str | None = None, *,
-                 expires_at: datetime | None = None) -> tuple[ApiToken, str]:
-    """A new token for ``owner_name`` (created if needed), valid until ``expires_at`` (None: no expiry).
-    Returns the row and the plain token."""
+                 expires_at: datetime | None = None) -> NewToken:
+    """A new token for ``owner_name`` (created if needed), valid until ``expires_at`` (None: no expiry)."""
     owner = get_or_create_owner(session, owner_name)
     plain = TOKEN_PREFIX + secrets.token_urlsafe(32)
     row = ApiToken(owner_id=owner.id, name=token_name or owner_name, token_hash=hash_token(plain), prefix=plain[:10],
                    expires_at=expires_at)
     session.add(row)
     session.flush()
-    return row, plain
+    return NewToken(row, plain)
 
 
 def adopt_open_owner(session: Session, owner_name: str) -> int | None:
@@ -80,7 +86,14 @@ def adopt_open_owner(session: Session, owner_name: str) -> int | None:
     return int(session.scalar(select(func.count(Capture.id)).where(Capture.owner_id == local.id)) or 0)
 
 
-def open_mode_allowed(host: str, auth: str, explicit_open: bool) -> tuple[str, str | None]:
+class AuthMode(NamedTuple):
+    """How a server authenticates requests (``open`` | ``required``), and a warning to log (None: none)."""
+
+    mode: str
+    warning: str | None
+
+
+def open_mode_allowed(host: str, auth: str, explicit_open: bool) -> AuthMode:
     """The authentication mode a server bound to ``host`` runs in, and a warning to log.
 
     Open mode (tokenless requests act as ``local``) is for one user on one machine: ``auto`` becomes
@@ -90,12 +103,12 @@ def open_mode_allowed(host: str, auth: str, explicit_open: bool) -> tuple[str, s
     loopback = is_loopback(host)
     if explicit_open or auth == "open":
         if loopback:
-            return "open", None
-        return "open", (f"open mode on {host}: anyone who can reach this address can upload, read and delete "
-                        "captures without a token")
+            return AuthMode("open", None)
+        return AuthMode("open", f"open mode on {host}: anyone who can reach this address can upload, read and "
+                        "delete captures without a token")
     if auth == "auto" and not loopback:
-        return "required", None
-    return auth, None
+        return AuthMode("required", None)
+    return AuthMode(auth, None)
 
 
 def is_loopback(host: str) -> bool:

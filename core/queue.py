@@ -95,10 +95,6 @@ class InProcessWorker:
         self.idle.clear()
         self.queue.put((kind, task_id))
 
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until the queue is drained (tests, CLI)."""
-        return self.idle.wait(timeout)
-
     def _loop(self) -> None:
         from ackreplay.core.run_tasks import run_task
 

@@ -16,10 +16,9 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
-import polars as pl
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
@@ -42,27 +41,23 @@ from ackreplay.core.orm import (
 )
 from ackreplay.core.queue import dispatch
 from ackreplay.core.storage import Store, get_store
-from ackreplay.estimators import EstimatorError
+from ackreplay.core.stored_capture import (
+    StoredCapture,
+    flow_rows,
+    read_deliveries,
+    read_tables,
+    stored_flows,
+    stored_truth,
+    write_tables,
+)
+from ackreplay.estimators import Estimator, EstimatorError
 from ackreplay.estimators import __version__ as VERSION
-from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
 from ackreplay.estimators.sweep import from_spec, variant_spec
 from ackreplay.ingest import IngestError, ingest_capture
-from ackreplay.replay.engine import (
-    FlowReplay,
-    bulk_flow_ids,
-    capture_scores,
-    flow_columns,
-    flow_sources,
-    plan,
-    replay_flows,
-    share_paths,
-)
-from ackreplay.replay.results import series_table
-from ackreplay.scoring.truth import Truth
+from ackreplay.replay.capture import bulk_flow_ids, bulk_flows, capture_aggregate, flow_score_columns, replay_capture
+from ackreplay.replay.engine import plan
+from ackreplay.replay.results import CaptureReplay, series_table
 
-#: Row-group size of the capture tables: the rows of a flow are contiguous, so a replay task reading a few
-#: flows skips most row groups by their flow_id statistics.
-TABLE_ROW_GROUP = 16_384
 log = logging.getLogger("ackreplay.pipeline")
 
 
@@ -171,12 +166,19 @@ class Heartbeat:
                 log.debug("heartbeat of task %s not recorded", self.task_id, exc_info=True)
 
 
-def claim(task_id: str) -> tuple[str, str] | None:
-    """Mark the task started in its own transaction; its (run id, capture id), or None when it is unknown,
+class Claimed(NamedTuple):
+    """The run and the capture of a task a worker claimed."""
+
+    run_id: str
+    capture_id: str
+
+
+def claim(task_id: str) -> Claimed | None:
+    """Mark the task started in its own transaction; its run and capture, or None when it is unknown,
     already finished, or running in another worker whose heartbeat is fresh (a duplicate delivery)."""
     with session_scope() as session:
         task = _claim(session, task_id)
-        return (task.run_id, task.capture_id) if task is not None else None
+        return Claimed(task.run_id, task.capture_id) if task is not None else None
 
 
 def _fresh(stamp: datetime | None) -> bool:
@@ -214,7 +216,7 @@ def _release(task_id: str) -> None:
         log.debug("task %s not released", task_id, exc_info=True)
 
 
-def fail_task(task_id: str, claimed: tuple[str, str], exc: BaseException) -> None:
+def fail_task(task_id: str, claimed: Claimed, exc: BaseException) -> None:
     """A task that failed on its data: the task, its capture in the run (and, for an ingest, the capture)
     fail with the reason; the run finishes when nothing else is pending. When the capture or the run was
     deleted meanwhile, what the task wrote to the store for it is removed."""
@@ -272,8 +274,7 @@ def ingest_task(task_id: str) -> None:
             _maybe_finish_run(session, task.run_id)
             return
         rc.ingest_seconds = time.perf_counter() - t0
-        summaries = [_Summary(f) for f in _flows(session, cap.id)]
-        todo, skipped = plan(summaries)
+        todo, skipped = plan(stored_flows(flow_rows(session, cap.id)))
         rc.skipped = {str(k): v for k, v in skipped.items()}
         rc.status = "replaying"
         size = max(1, get_settings().replay_batch_flows)
@@ -296,75 +297,30 @@ def ingest_task(task_id: str) -> None:
             after_commit(session, partial(dispatch, "replay", tid))
 
 
-class _Summary:
-    """A stored flow row seen as the FlowSummary fields replay's helpers read (``plan``, ``flow_sources``; ``link``:
-    what ``LinkInfo.of`` reads)."""
-
-    def __init__(self, f: Flow) -> None:
-        self.flow_id = f.flow_id
-        self.vantage = f.vantage
-        self.sender = f.sender
-        self.receiver = f.receiver
-        self.link = {**f.summary, "vantage": f.vantage}
-        self.bytes = f.bytes
-        self.goodput_bps = f.goodput_bps
-        self.acks = int(f.summary.get("acks", 0))
-        self.mss = int(f.summary["mss"])
-        self.reconstruction = f.summary.get("reconstruction")
-        self.reconstruction_sound = bool(f.summary.get("reconstruction_sound", False))
-        self.reconstruction_evidence = str(f.summary.get("reconstruction_evidence", ""))
-
-
-class _PathSummary:
-    """A stored flow's endpoints and lifetime, as ``replay.engine.share_paths`` reads them."""
-
-    def __init__(self, summary: dict[str, Any]) -> None:
-        self.sender = str(summary.get("sender", ""))
-        self.receiver = str(summary.get("receiver", ""))
-        self.start_t = float(summary.get("start_t") or 0.0)
-        self.end_t = float(summary.get("end_t") or 0.0)
-        self.delivery_rate_bps = float(summary.get("delivery_rate_bps") or 0.0)
-
-
-def _flows(session: Session, capture_id: str) -> list[Flow]:
-    return list(session.scalars(select(Flow).where(Flow.capture_id == capture_id).order_by(Flow.flow_id)))
-
-
-def _truth(cap: Capture) -> Truth | None:
-    return Truth.from_mapping({k: v for k, v in cap.truth.items() if v not in (None, {})}) if cap.truth else None
-
-
 def _ingest(session: Session, store: Store, cap: Capture) -> None:
-    """Ingest the capture; its three tables (all flows, column ``flow_id``) go to the store once each."""
+    """Ingest the capture: its tables to the store (``core.stored_capture.write_tables``), its flows' summaries
+    to the database."""
     with store.local_file(cap.storage_key) as path:
         settings = get_settings()
         result = ingest_capture(path, max_decompressed_bytes=settings.max_decompressed_bytes,
                                 memory_budget=settings.ingest_memory_budget_mb << 20)
     session.execute(delete(Flow).where(Flow.capture_id == cap.id))
-    key = f"captures/{cap.id}/tables"
-    for name, frame in (("acks", result.acks), ("segments", result.segments), ("episodes", result.episodes)):
-        store.write_parquet(f"{key}/{name}.parquet", frame, row_group_size=TABLE_ROW_GROUP)
+    key = write_tables(store, cap.id, result, stored_truth(cap))
     rows = [
         {"capture_id": cap.id, "flow_id": s.flow_id, "sender": s.sender, "receiver": s.receiver,
          "vantage": s.vantage, "bytes": s.bytes, "goodput_bps": s.goodput_bps, "summary": s.to_dict(),
          "tables_key": key} for s in result.flows]
     if rows:  # a capture without TCP data has no flows: a result (0 flows), not an error
         session.execute(insert(Flow), rows)
-    bulk = bulk_flow_ids(result.flows, _truth(cap))
-    deliveries = result.acks.filter(pl.col("flow_id").is_in(bulk) & (pl.col("acked") > 0)).select("flow_id", "t")
-    store.write_parquet(f"captures/{cap.id}/deliveries.parquet", deliveries)
     cap.stats = {**result.stats.to_dict(), "file": cap.name}
     cap.status = "ingested"
     session.flush()
 
 
-def read_tables(store: Store, key: str, flow_ids: list[int]) -> dict[str, pl.DataFrame]:
-    """The acks, segments and episodes of some flows of a capture (one read of each table)."""
-    where = pl.col("flow_id").is_in(flow_ids)
-    return {name: store.read_parquet(f"{key}/{name}.parquet", where) for name in ("acks", "segments", "episodes")}
-
-
 def replay_task(task_id: str) -> None:
+    """Replay a task's flows of a capture through the pipeline ``ackreplay score`` runs
+    (``replay.capture.replay_capture`` on the stored tables) and store each flow's scores, decisions,
+    diagnostics and path, and the task's series; the capture is finished once its last task is done."""
     store = get_store()
     t0 = time.perf_counter()
     with session_scope() as session:
@@ -376,53 +332,12 @@ def replay_task(task_id: str) -> None:
             task.status = "done"
             return
         ests = from_spec(run.estimators)
-        truth = _truth(cap)
-        flows = {f.flow_id: f for f in _flows(session, cap.id)}
-        deliveries = _deliveries(store, cap.id, bulk_flow_ids([_Summary(f) for f in flows.values()], truth))
-        tables = read_tables(store, flows[task.flow_ids[0]].tables_key, task.flow_ids) if task.flow_ids else {}
-        session.execute(delete(Result).where(Result.run_id == run.id, Result.capture_id == cap.id,
-                                             Result.flow_id.in_(task.flow_ids)))
-        session.execute(delete(DecisionRow).where(DecisionRow.run_id == run.id, DecisionRow.capture_id == cap.id,
-                                                  DecisionRow.flow_id.in_(task.flow_ids)))
-        session.execute(delete(FlowDiagnostics).where(FlowDiagnostics.run_id == run.id,
-                                                      FlowDiagnostics.capture_id == cap.id,
-                                                      FlowDiagnostics.flow_id.in_(task.flow_ids)))
-        diagnostic_rows: list[dict[str, Any]] = []
-        result_rows: list[dict[str, Any]] = []
-        decision_rows: list[dict[str, Any]] = []
+        for table in (Result, DecisionRow, FlowDiagnostics):  # a retried task replaces its flows' rows
+            session.execute(delete(table).where(table.run_id == run.id, table.capture_id == cap.id,
+                                                table.flow_id.in_(task.flow_ids)))
+        rep = _replay(session, store, cap, task.flow_ids, ests) if task.flow_ids else None
         series_key = f"series/{run.id}/{cap.id}/{task.chunk}.parquet"  # one table per task, column flow_id
-        reps: list[FlowReplay] = []
-        if tables:  # the task's flows replayed in batches, as the CLI replays a capture's (one code path)
-            summaries = [_Summary(flows[fid]) for fid in task.flow_ids]
-            sources = flow_sources(summaries, tables["episodes"], truth, deliveries, [s.link for s in summaries])
-            reps, _ = replay_flows(sources, [s.mss for s in summaries], flow_columns(tables["acks"], ACK_COLUMNS),
-                                   flow_columns(tables["segments"], SEGMENT_COLUMNS), tables["episodes"], ests)
-        for rep in reps:
-            fid = rep.flow_id
-            result_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid, "estimator": e.name,
-                             "parameters": dict(e.params), "version": VERSION, "scores": rep.scores[e.name],
-                             "series_key": series_key, "window": list(rep.window)} for e in ests]
-            if rep.decision_rows:
-                decision_rows += [{"run_id": run.id, "capture_id": cap.id, "flow_id": fid,
-                                   "estimator": row["estimator"], "episode": row["episode"], "data": _jsonable(row)}
-                                  for row in rep.decisions.iter_rows(named=True)]
-        # the path (§9): flows of this task that share a bottleneck pool their evidence (a group split over
-        # two tasks is judged in each); stored with the diagnostics, as the path explains the estimates too
-        groups = share_paths(reps, {fid: _PathSummary(flows[fid].summary) for fid in task.flow_ids},
-                             bulk_flow_ids([_Summary(flows[fid]) for fid in task.flow_ids], truth))
-        group_of = {fid: g for g in groups for fid in g["flows"]}
-        for rep in reps:
-            models = path_models(rep.path, rep.decision_rows) if rep.path else None
-            diagnostic_rows.append({"run_id": run.id, "capture_id": cap.id, "flow_id": rep.flow_id, "data": jsonable({
-                **rep.diagnostics, "path": rep.path, "path_models": models, "path_group": group_of.get(rep.flow_id)})})
-        if reps:
-            store.write_parquet(series_key, series_table(reps))
-        if result_rows:
-            session.execute(insert(Result), result_rows)
-        if decision_rows:
-            session.execute(insert(DecisionRow), decision_rows)
-        if diagnostic_rows:
-            session.execute(insert(FlowDiagnostics), diagnostic_rows)
+        _store_replay(session, store, run.id, cap.id, rep, ests, series_key)
         task.status = "done"
         task.seconds = time.perf_counter() - t0
         task.updated_at = now()
@@ -430,9 +345,45 @@ def replay_task(task_id: str) -> None:
         _maybe_finish_capture(session, task.run_id, task.capture_id)
 
 
-def _deliveries(store: Store, capture_id: str, bulk: list[int]) -> list[np.ndarray]:
-    rows = flow_columns(store.read_parquet(f"captures/{capture_id}/deliveries.parquet"), ("t",))
-    return [rows(fid)["t"] for fid in bulk]
+def _replay(session: Session, store: Store, cap: Capture, flow_ids: list[int], ests: list[Estimator]
+            ) -> CaptureReplay:
+    """Some flows of a stored capture replayed: the capture's flows and truth from the database, these flows'
+    tables and the bulk flows' delivery times from the store. The flows sharing a bottleneck pool their path
+    evidence among this task's flows (a group split over two tasks is judged in each)."""
+    rows = flow_rows(session, cap.id)
+    flows = stored_flows(rows)
+    truth = stored_truth(cap)
+    deliveries = read_deliveries(store, cap.id, bulk_flow_ids(flows, truth)) if truth is not None else []
+    key = next(r.tables_key for r in rows if r.flow_id == flow_ids[0])
+    tables = read_tables(store, key, flow_ids)
+    source = StoredCapture(flows, tables.acks, tables.segments, tables.episodes)
+    return replay_capture(source, ests, truth=truth, only=set(flow_ids), deliveries=deliveries)
+
+
+def _store_replay(session: Session, store: Store, run_id: str, capture_id: str, rep: CaptureReplay | None,
+                  ests: list[Estimator], series_key: str) -> None:
+    """Each replayed flow's scores (a row per estimator), decisions and diagnostics — with its path (§9), as the
+    path explains the estimates too — to the database, their series to the store (one table)."""
+    reps = rep.flows if rep is not None else []
+    ids = {"run_id": run_id, "capture_id": capture_id}
+    result_rows: list[dict[str, Any]] = []
+    decision_rows: list[dict[str, Any]] = []
+    for r in reps:
+        result_rows += [{**ids, "flow_id": r.flow_id, "estimator": e.name, "parameters": dict(e.params),
+                         "version": VERSION, "scores": r.scores[e.name], "series_key": series_key,
+                         "window": list(r.window)} for e in ests]
+        if r.decision_rows:
+            decision_rows += [{**ids, "flow_id": r.flow_id, "estimator": row["estimator"], "episode": row["episode"],
+                               "data": _jsonable(row)} for row in r.decisions.iter_rows(named=True)]
+    group_of = {fid: g for g in (rep.path_groups if rep is not None else []) for fid in g["flows"]}
+    diagnostic_rows = [{**ids, "flow_id": r.flow_id, "data": jsonable({
+        **r.diagnostics, "path": r.path, "path_models": path_models(r.path, r.decision_rows) if r.path else None,
+        "path_group": group_of.get(r.flow_id)})} for r in reps]
+    if reps:
+        store.write_parquet(series_key, series_table(reps))
+    for table, values in ((Result, result_rows), (DecisionRow, decision_rows), (FlowDiagnostics, diagnostic_rows)):
+        if values:
+            session.execute(insert(table), values)
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -466,8 +417,10 @@ def _finish_capture(session: Session, run_id: str, capture_id: str) -> None:
     per_flow: dict[int, dict[str, dict[str, Any]]] = {}
     for r in rows:
         per_flow.setdefault(r.flow_id, {})[r.estimator] = r.scores
-    summaries = [_Summary(f) for f in _flows(session, capture_id)]
-    rc.scores = capture_scores(sorted(per_flow.items()), summaries, names, _truth(cap))
+    ids = sorted(per_flow)
+    scores = {n: flow_score_columns([per_flow[fid][n] for fid in ids]) for n in names}
+    bulk = bulk_flows(stored_flows(flow_rows(session, capture_id)), stored_truth(cap))
+    rc.scores = capture_aggregate(np.asarray(ids, np.int64), scores, bulk)
     rc.status = "succeeded"
     session.flush()
     _maybe_finish_run(session, run_id)

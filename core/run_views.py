@@ -9,7 +9,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 from sqlalchemy import select
@@ -31,13 +31,13 @@ from ackreplay.core.orm import (
 )
 from ackreplay.core.owners import owned
 from ackreplay.core.storage import Store
+from ackreplay.core.stored_capture import flow_rows, read_tables, stored_truth
 from ackreplay.graphs.congestion import CongestionSource
-from ackreplay.replay.engine import DECISION_SCHEMA
+from ackreplay.replay.capture import is_bulk
+from ackreplay.replay.results import DECISION_SCHEMA
 from ackreplay.scoring import ranking
-from ackreplay.scoring.truth import DEFAULT_MIN_FLOW_BYTES
 
 
-# score → which way is better ("min": smaller, "zero": closer to 0, "one": closer to 1, "max": larger)
 def get_run(session: Session, owner: Owner, run_id: str) -> Run:
     return owned(session, owner, Run, run_id, "run")
 
@@ -83,11 +83,6 @@ def waiting(run: Run, tasks: list[Task]) -> str | None:
     return "; ".join(f"{n} task{'s' if n > 1 else ''}: {why}" for why, n in reasons.items())
 
 
-
-def _flow_rows(session: Session, capture_id: str) -> list[Flow]:
-    return list(session.scalars(select(Flow).where(Flow.capture_id == capture_id).order_by(Flow.flow_id)))
-
-
 def document(session: Session, run: Run) -> dict[str, Any]:
     """The run as ``ackreplay score --format json`` prints a scoring of the same captures."""
     captures = []
@@ -103,7 +98,7 @@ def document(session: Session, run: Run) -> dict[str, Any]:
         diagnostics = {d.flow_id: d.data for d in session.scalars(select(FlowDiagnostics).where(
             FlowDiagnostics.run_id == run.id, FlowDiagnostics.capture_id == cap.id))}
         flows = []
-        for f in _flow_rows(session, cap.id):
+        for f in flow_rows(session, cap.id):
             doc: dict[str, Any] = {"flow_id": f.flow_id}
             doc.update({k: v for k, v in f.summary.items() if k != "flow_id"})
             doc["replayed"] = f.flow_id in results
@@ -127,8 +122,15 @@ def document(session: Session, run: Run) -> dict[str, Any]:
             "estimators": [{**e, "version": run.version} for e in run.estimators], "captures": captures}
 
 
+class ScorePage(NamedTuple):
+    """One page of a run's score rows (one per flow and estimator), and how many there are in all."""
+
+    rows: list[dict[str, Any]]
+    total: int
+
+
 def score_rows(session: Session, run: Run, *, capture_id: str | None, estimator: str | None, flow_id: int | None,
-               sort: str | None, descending: bool, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+               sort: str | None, descending: bool, limit: int, offset: int) -> ScorePage:
     q = select(Result).where(Result.run_id == run.id)
     if capture_id:
         q = q.where(Result.capture_id == capture_id)
@@ -139,7 +141,7 @@ def score_rows(session: Session, run: Run, *, capture_id: str | None, estimator:
     results = list(session.scalars(q.order_by(Result.capture_id, Result.flow_id, Result.id)))
     vantage: dict[tuple[str, int], tuple[str, str | None]] = {}  # every result says where its flow was seen
     for cid in {r.capture_id for r in results}:
-        for f in _flow_rows(session, cid):
+        for f in flow_rows(session, cid):
             vantage[(cid, f.flow_id)] = (f.vantage, f.summary.get("reconstruction"))
     rows = [{"capture_id": r.capture_id, "flow_id": r.flow_id, "estimator": r.estimator, "version": r.version,
              "vantage": vantage.get((r.capture_id, r.flow_id), ("unknown", None))[0],
@@ -151,7 +153,7 @@ def score_rows(session: Session, run: Run, *, capture_id: str | None, estimator:
         present = [r for r in rows if isinstance(r.get(sort), int | float)]
         missing = [r for r in rows if not isinstance(r.get(sort), int | float)]
         rows = sorted(present, key=lambda r: r[sort], reverse=descending) + missing
-    return rows[offset: offset + limit], len(rows)
+    return ScorePage(rows[offset: offset + limit], len(rows))
 
 
 def _result(session: Session, run: Run, capture_id: str, flow_id: int) -> Result:
@@ -219,15 +221,13 @@ def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: in
         raise NotFound(f"capture {capture_id} has no flow {flow_id}", code="flow_not_found")
 
     def build() -> CongestionSource:
-        from ackreplay.core.run_tasks import read_tables
-
         tables = read_tables(store, flow.tables_key, [flow_id])
         series = store.read_parquet(result.series_key, pl.col("flow_id") == flow_id).drop("flow_id")
         rows = decisions(session, run, capture_id, flow_id)
         dec = pl.DataFrame(rows, schema=DECISION_SCHEMA) if rows else pl.DataFrame(schema=DECISION_SCHEMA)
         stored = _stored_diagnostics(session, run, capture_id, flow_id)
-        return CongestionSource.build(flow_id, int(flow.summary["mss"]), tables["acks"], tables["segments"],
-                                      tables["episodes"], series, dec, stored.get("dispersion_capacity_bps"),
+        return CongestionSource.build(flow_id, int(flow.summary["mss"]), tables.acks, tables.segments,
+                                      tables.episodes, series, dec, stored.get("dispersion_capacity_bps"),
                                       (stored.get("path") or {}).get("buffer_bytes"))
 
     return _graphs.get((run.id, capture_id, flow_id), build).window(t0, t1, px)
@@ -266,11 +266,10 @@ def path(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str,
 
 
 def _bulk_flows(session: Session, capture_id: str) -> set[int]:
-    """Flows carrying at least ``min_flow_bytes`` (64 kB unless the capture's truth says otherwise)."""
+    """The capture's bulk flows (``replay.capture.is_bulk``, with the capture's truth)."""
     cap = session.get(Capture, capture_id)
-    limit = int((cap.truth or {}).get("min_flow_bytes") or DEFAULT_MIN_FLOW_BYTES) if cap else DEFAULT_MIN_FLOW_BYTES
-    return {fid for (fid,) in session.execute(select(Flow.flow_id).where(Flow.capture_id == capture_id,
-                                                                         Flow.bytes >= limit))}
+    bulk = is_bulk(Flow.bytes, stored_truth(cap) if cap is not None else None)
+    return {fid for (fid,) in session.execute(select(Flow.flow_id).where(Flow.capture_id == capture_id, bulk))}
 
 
 def leaderboard(session: Session, runs: list[Run], include_not_reproducible: bool = False) -> dict[str, Any]:

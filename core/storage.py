@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import fsspec
 import polars as pl
@@ -19,6 +19,14 @@ import polars as pl
 from ackreplay.core.config import get_settings
 
 CHUNK = 1 << 20
+
+
+class Streamed(NamedTuple):
+    """What :meth:`Store.write_stream` wrote: its size, its SHA-256 (hex) and its first bytes (up to 16)."""
+
+    size: int
+    sha256: str
+    head: bytes
 
 
 class Store:
@@ -32,8 +40,8 @@ class Store:
     def path(self, key: str) -> str:
         return f"{self.root}/{key}"
 
-    def write_stream(self, key: str, src: IO[bytes], *, limit: int) -> tuple[int, str, bytes]:
-        """Copy ``src`` to ``key`` chunk by chunk while hashing; return (size, sha256 hex, first bytes).
+    def write_stream(self, key: str, src: IO[bytes], *, limit: int) -> Streamed:
+        """Copy ``src`` to ``key`` chunk by chunk while hashing.
 
         Raises :class:`TooLarge` past ``limit`` bytes (the partial object is removed).
         """
@@ -54,7 +62,7 @@ class Store:
         except BaseException:
             self.delete(key)
             raise
-        return size, digest.hexdigest(), head
+        return Streamed(size, digest.hexdigest(), head)
 
     def move(self, src: str, dst: str) -> None:
         self.fs.makedirs(self.path(dst).rsplit("/", 1)[0], exist_ok=True)

@@ -1,4 +1,4 @@
-"""A sweep's sensitivity plot (issue #25): each key score of each variant against the swept parameter.
+"""A sweep's sensitivity plot: each key score of each variant against the swept parameter.
 
 One PNG per swept estimator and parameter (``sensitivity_re_tau.png``), one panel per score, one line per
 bulk flow plus the median over them (thick). Written by ``ackreplay score --out`` when ``-p`` sweeps.
@@ -10,15 +10,22 @@ import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 #: The scores plotted (ESTIMATORS.md §5), with their axis labels.
 SCORES = (("mean_signed_rel_error", "bias (E−R)/R"), ("mean_abs_rel_error", "|E−R|/R"), ("cov", "cov"),
           ("ssthresh_over_ideal_median", "ssthresh/ideal (median)"))
 
 
+class SensitivityPoints(NamedTuple):
+    """A score of each variant: per flow (a row each), and the median over the flows."""
+
+    per_flow: list[list[float]]
+    medians: list[float]
+
+
 def sensitivity_points(flows: Sequence[dict[str, dict[str, Any]]], variants: Sequence[tuple[str, float]],
-                       score: str) -> tuple[list[list[float]], list[float]]:
+                       score: str) -> SensitivityPoints:
     """Per flow and for the median over flows, the score of each variant (NaN where none), in ``variants``'
     order (name, parameter value)."""
     per_flow = [[_num(f.get(name, {}).get(score)) for name, _ in variants] for f in flows]
@@ -26,7 +33,7 @@ def sensitivity_points(flows: Sequence[dict[str, dict[str, Any]]], variants: Seq
     for i in range(len(variants)):
         vals = [row[i] for row in per_flow if not math.isnan(row[i])]
         medians.append(statistics.median(vals) if vals else math.nan)
-    return per_flow, medians
+    return SensitivityPoints(per_flow, medians)
 
 
 def _num(v: Any) -> float:

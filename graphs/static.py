@@ -4,6 +4,7 @@ the path's capacity is known — drawn from :meth:`graphs.congestion.CongestionS
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,67 +30,22 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
     if fmt not in FORMATS:
         raise ValueError(f"cannot write {path.name!r}: the graph is written as {', '.join(FORMATS)}")
     names = [n for n in data["rates"] if n not in ("achieved", "truth")]
-    color = {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
-    visible = [n for n in names if shown is None or n in shown]
-    drawn = {n for n in names if any(v is not None for v in data["rates"][n]["y"])}  # has an estimate here
+    lines = Lines({n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)},
+                  [n for n in names if shown is None or n in shown],
+                  {n for n in names if any(v is not None for v in data["rates"][n]["y"])})  # has an estimate here
     queue = data.get("queue")
     ratios = [1.4, 1, 1, 0.8] + ([0.7] if queue else [])
     fig, axes = plt.subplots(len(ratios), 1, sharex=True, figsize=(width_in, width_in * (0.85 + 0.15 * bool(queue))),
                              gridspec_kw={"height_ratios": ratios}, constrained_layout=True)
-    seq, flight, rates, rtt = axes[:4]
-    last = axes[-1]
-    s = data["sequence"]
-    seq.plot(*_xy(s["sent"]), ".", ms=1.5, color="#222", label="data sent")
-    seq.plot(*_xy(s["retransmitted"]), "x", ms=5, color="#d62728", label="retransmitted")
-    seq.step(*_xy(s["ack"]), where="post", color="#2ca02c", lw=1, label="ACK")
-    if s["sack"]["t"]:
-        seq.vlines(s["sack"]["t"], s["sack"]["lo"], s["sack"]["hi"], color="#9467bd", lw=2, label="SACK blocks")
-    seq.step(*_xy(s["rwnd"]), where="post", color="#bcbd22", lw=0.8, label="receive window")
-    seq.set_ylabel("sequence (bytes)")
-
-    f = data["flight"]
-    flight.plot(*_xy(f["flight"]), color="#222", lw=0.8, label="bytes in flight")
-    flight.plot(*_xy(f["ideal"]), "_", ms=14, mew=2, color="black", label="ideal (rate × RTTmin)")
-    for n in visible:
-        e = f["estimators"].get(n)
-        if e:  # a decision-only control (§8: no estimate to draw) is named here, by its markers
-            flight.plot(e["t"], [float("nan") if v is None else v for v in e["ssthresh"]], "o", ms=4,
-                        color=color[n], label=None if n in drawn else f"{n} ssthresh")
-            flight.plot(e["cwnd_t"], [float("nan") if v is None else v for v in e["cwnd"]], "D", ms=4,
-                        mfc="none", color=color[n])
-    flight.set_ylabel("in flight (bytes)")
-
-    r = data["rates"]
-    rates.plot(*_xy(r["achieved"], 1e-6), color="black", lw=2.5, label="achieved")
-    if "truth" in r:
-        rates.plot(*_xy(r["truth"], 1e-6), "--", color="grey", lw=2, label="truth")
-    if data.get("capacity_bps"):
-        rates.axhline(data["capacity_bps"] / 1e6, ls=":", color="grey", lw=1.5, label="capacity (packet pairs)")
-    top = data.get("y_top")
-    for n in (n for n in visible if n in drawn):
-        rates.plot(*_xy(r[n], 1e-6), color=color[n], lw=1, label=n)
-        clipped = data["clipped"].get(n)
-        if clipped and top and not log:
-            rates.plot(clipped["t"], [top / 1e6] * len(clipped["t"]), "^", ms=6, color=color[n], clip_on=False)
-    if log:
-        rates.set_yscale("log")
-    elif top:
-        rates.set_ylim(0, top / 1e6)
-    rates.set_ylabel("Mbit/s" + (" (log)" if log else ""))
-
-    rt = data["rtt"]
-    rtt.plot(*_xy(rt["samples"]), ".", ms=1.5, color="#1f77b4", label="RTT samples")
-    rtt.plot(*_xy(rt["srtt"]), color="#ff7f0e", lw=1, label="srtt")
-    rtt.plot(*_xy(rt["rttmin"]), "--", color="#2ca02c", lw=1, label="RTTmin")
-    rtt.set_ylabel("RTT (ms)")
+    _sequence(axes[0], data["sequence"])
+    _flight(axes[1], data["flight"], lines)
+    _rates(axes[2], data, lines, log)
+    _rtt(axes[3], data["rtt"])
     if queue:
-        axes[4].plot(*_xy(queue["queue"]), ".", ms=1.5, color="#8c564b", label="queue (RTT − RTTmin)·C")
-        if queue.get("buffer_bytes"):
-            axes[4].axhline(queue["buffer_bytes"], ls=":", color="#8c564b", lw=1.5, label="inferred buffer")
-        axes[4].set_ylabel("queue (bytes)")
+        _queue(axes[4], queue)
+    last = axes[-1]
     last.set_xlabel("time since the flow's first packet (s)")
     last.set_xlim(*data["window"])
-
     for ep in data["episodes"]:
         for ax in axes:
             ax.axvspan(ep["start"], max(ep["end"], ep["start"]), color="#d62728" if ep["kind"] == "timeout"
@@ -103,3 +59,70 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
     fig.savefig(path, format=fmt, dpi=dpi)
     plt.close(fig)
     return path
+
+
+@dataclass(frozen=True)
+class Lines:
+    """The estimators' lines: each one's colour, those drawn (``shown``), and those with an estimate in the
+    window (the others, decision-only controls, are named by their markers)."""
+
+    color: dict[str, str]
+    visible: list[str]
+    drawn: set[str]
+
+
+def _sequence(seq: Any, s: dict[str, Any]) -> None:
+    seq.plot(*_xy(s["sent"]), ".", ms=1.5, color="#222", label="data sent")
+    seq.plot(*_xy(s["retransmitted"]), "x", ms=5, color="#d62728", label="retransmitted")
+    seq.step(*_xy(s["ack"]), where="post", color="#2ca02c", lw=1, label="ACK")
+    if s["sack"]["t"]:
+        seq.vlines(s["sack"]["t"], s["sack"]["lo"], s["sack"]["hi"], color="#9467bd", lw=2, label="SACK blocks")
+    seq.step(*_xy(s["rwnd"]), where="post", color="#bcbd22", lw=0.8, label="receive window")
+    seq.set_ylabel("sequence (bytes)")
+
+
+def _flight(flight: Any, f: dict[str, Any], lines: Lines) -> None:
+    flight.plot(*_xy(f["flight"]), color="#222", lw=0.8, label="bytes in flight")
+    flight.plot(*_xy(f["ideal"]), "_", ms=14, mew=2, color="black", label="ideal (rate × RTTmin)")
+    for n in lines.visible:
+        e = f["estimators"].get(n)
+        if e:  # a decision-only control (§8: no estimate to draw) is named here, by its markers
+            flight.plot(e["t"], [float("nan") if v is None else v for v in e["ssthresh"]], "o", ms=4,
+                        color=lines.color[n], label=None if n in lines.drawn else f"{n} ssthresh")
+            flight.plot(e["cwnd_t"], [float("nan") if v is None else v for v in e["cwnd"]], "D", ms=4,
+                        mfc="none", color=lines.color[n])
+    flight.set_ylabel("in flight (bytes)")
+
+
+def _rates(rates: Any, data: dict[str, Any], lines: Lines, log: bool) -> None:
+    r = data["rates"]
+    rates.plot(*_xy(r["achieved"], 1e-6), color="black", lw=2.5, label="achieved")
+    if "truth" in r:
+        rates.plot(*_xy(r["truth"], 1e-6), "--", color="grey", lw=2, label="truth")
+    if data.get("capacity_bps"):
+        rates.axhline(data["capacity_bps"] / 1e6, ls=":", color="grey", lw=1.5, label="capacity (packet pairs)")
+    top = data.get("y_top")
+    for n in (n for n in lines.visible if n in lines.drawn):
+        rates.plot(*_xy(r[n], 1e-6), color=lines.color[n], lw=1, label=n)
+        clipped = data["clipped"].get(n)
+        if clipped and top and not log:
+            rates.plot(clipped["t"], [top / 1e6] * len(clipped["t"]), "^", ms=6, color=lines.color[n], clip_on=False)
+    if log:
+        rates.set_yscale("log")
+    elif top:
+        rates.set_ylim(0, top / 1e6)
+    rates.set_ylabel("Mbit/s" + (" (log)" if log else ""))
+
+
+def _rtt(rtt: Any, rt: dict[str, Any]) -> None:
+    rtt.plot(*_xy(rt["samples"]), ".", ms=1.5, color="#1f77b4", label="RTT samples")
+    rtt.plot(*_xy(rt["srtt"]), color="#ff7f0e", lw=1, label="srtt")
+    rtt.plot(*_xy(rt["rttmin"]), "--", color="#2ca02c", lw=1, label="RTTmin")
+    rtt.set_ylabel("RTT (ms)")
+
+
+def _queue(ax: Any, queue: dict[str, Any]) -> None:
+    ax.plot(*_xy(queue["queue"]), ".", ms=1.5, color="#8c564b", label="queue (RTT − RTTmin)·C")
+    if queue.get("buffer_bytes"):
+        ax.axhline(queue["buffer_bytes"], ls=":", color="#8c564b", lw=1.5, label="inferred buffer")
+    ax.set_ylabel("queue (bytes)")

@@ -61,7 +61,7 @@ def guard(package_dir: str | Path, *inlined: str | Path) -> bool:
     stamp = _cache_dir(package_dir) / _STAMP
     current = _fingerprint(package_dir, tuple(Path(p) for p in inlined))
     try:
-        if stamp.read_text() == current and any(_cache_dir(f).glob("*.nbi") for f in folders):
+        if stamp.read_text() == current and any(any(_cache_dir(f).glob("*.nbi")) for f in folders):
             COLD.discard(package_dir.name)
             return True
     except OSError:

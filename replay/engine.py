@@ -1,5 +1,6 @@
 """Replay: one flow's ACK stream through every estimator — series, decisions at every loss event,
-references and scores (ESTIMATORS.md §1, §4, §5) — and a whole capture's flows with its aggregates.
+references and scores (ESTIMATORS.md §1, §4, §5) — and many flows at once as one batch. A whole capture's
+flows, batched, with their shared paths and the capture's aggregate: ``replay.capture``.
 
 Pure: it takes ingest results and returns Polars tables and dicts. Every result records the
 estimator name, its parameters and the package version.
@@ -18,14 +19,14 @@ import polars as pl
 from ackreplay.estimators import __version__
 from ackreplay.estimators.base import Decision, Estimator, LossContext
 from ackreplay.estimators.flow_batch import FlowBatch
-from ackreplay.estimators.inputs import ACK_COLUMNS, ACK_FILL, SEGMENT_COLUMNS, FlowInputs, numpy_columns
+from ackreplay.estimators.inputs import ACK_FILL, FlowInputs, numpy_columns
 from ackreplay.estimators.plugins import PluginFailure, checked_series, is_plugin
 from ackreplay.path.analytic import measured_shares, sender_behaviour
 from ackreplay.path.evidence import PathBatch, PathParts
 from ackreplay.path.flow_evidence import flow_parts, flow_parts_batch
 from ackreplay.path.groups import bottleneck_group_rows
 from ackreplay.path.inference import infer, infer_batch
-from ackreplay.path.links import LinkInfo, Links
+from ackreplay.path.links import LinkInfo
 from ackreplay.replay.batch_kernels import (
     achieved_rates,
     diagnostics_scan,
@@ -42,34 +43,25 @@ from ackreplay.replay.decisions import (
     decision_scores_batch,
     loss_events,
 )
-from ackreplay.replay.gcpause import gc_paused
 from ackreplay.replay.parallel import run_jobs
-from ackreplay.replay.plan import summaries_of, summary_frame
+from ackreplay.replay.plan import summary_frame
 from ackreplay.replay.results import (
     DECISION_SCHEMA,
     BatchDecisions,
     BatchDiagnostics,
     BatchResults,
     BatchScores,
-    CaptureReplay,
     EstimatorColumns,
     FlowReplay,
-    column_values,
     sample_columns,
     scores_frame,
 )
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
-from ackreplay.scoring.references import truth_rate
-from ackreplay.scoring.scores import CONVERGENCE_HOLD, TOLERANCE, aggregate, jain
-from ackreplay.scoring.truth import Truth, min_flow_bytes
+from ackreplay.scoring.scores import CONVERGENCE_HOLD, TOLERANCE
 
-__all__ = ["DECISION_SCHEMA", "CaptureReplay", "FlowReplay", "FlowSource", "replay_batch", "replay_capture",
-           "replay_flow", "scores_frame"]
+__all__ = ["DECISION_SCHEMA", "FlowReplay", "FlowSource", "replay_batch", "replay_flow", "scores_frame"]
 
 REFERENCE_WINDOW = 1.0  # W, s (ESTIMATORS.md §4)
-#: A spilled capture's flows of at least this many ACK rows hand their input pages back after every
-#: estimator's job, not only once replayed (a system call per column range: not worth it on short flows).
-RELEASE_PER_JOB_ROWS = 1_000_000
 #: Bytes per event that a flow's replay holds from its first round of jobs to its end (the achieved rate,
 #: the time weights, the event times), and the footprints of the first round's jobs (achieved rate, time
 #: weights, diagnostics) — measured like ``Estimator.footprint``; see ``replay.parallel.fitting_workers``.
@@ -471,76 +463,6 @@ def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
     return todo, skipped
 
 
-def bulk_flows(summaries: Sequence[Any], truth: Truth | None) -> pl.DataFrame:
-    """The flows that carry at least ``min_flow_bytes`` (§4: the competitors for a fair share), in order: their
-    ``flow_id`` and ``goodput_bps``."""
-    f = summary_frame(summaries, ("flow_id", "bytes", "goodput_bps"))
-    return f.filter(pl.col("bytes") >= min_flow_bytes(truth)).select("flow_id", "goodput_bps")
-
-
-def bulk_flow_ids(summaries: Sequence[Any], truth: Truth | None) -> list[int]:
-    """The ids of :func:`bulk_flows`."""
-    return bulk_flows(summaries, truth)["flow_id"].to_list()
-
-
-def truth_function(truth: Truth | None, flow_id: int, deliveries: list[np.ndarray]
-                   ) -> Callable[[np.ndarray], np.ndarray] | None:
-    """The true share of one flow as a function of absolute time; ``deliveries``: for each bulk flow, the
-    times of its ACKs that delivered data (sorted)."""
-    if truth is None:
-        return None
-
-    def fn(at: np.ndarray) -> np.ndarray:
-        return truth_rate(truth, flow_id, at, deliveries, REFERENCE_WINDOW)
-
-    return fn
-
-
-def capture_scores(flow_scores: Sequence[tuple[int, dict[str, dict[str, Any]]]], summaries: Sequence[Any],
-                   estimator_names: Sequence[str], truth: Truth | None) -> dict[str, Any]:
-    """Per capture: every score averaged over the replayed flows (in flow order) and Jain's fairness."""
-    scores: dict[str, Any] = {n: aggregate([fs[n] for _, fs in flow_scores]) for n in estimator_names}
-    competing = bulk_flows(summaries, truth)
-    bulk = set(competing["flow_id"].to_list())
-    fairness: dict[str, float | None] = {"goodput": jain(competing["goodput_bps"].to_list())}
-    for n in estimator_names:
-        fairness[n] = jain(fs[n]["mean_bps"] for fid, fs in flow_scores if fid in bulk)
-    scores["fairness"] = fairness
-    return scores
-
-
-def capture_scores_of(scored: Sequence[BatchScores], summaries: Sequence[Any], estimator_names: Sequence[str],
-                      truth: Truth | None) -> dict[str, Any]:
-    """:func:`capture_scores` from the batches' score columns (no per-flow dictionaries): every score averaged
-    over the replayed flows (in flow order) and Jain's fairness."""
-    flows = sum(len(b.flow_ids) for b in scored)
-    ids = np.concatenate([b.flow_ids for b in scored]) if scored else np.empty(0, np.int64)
-    competing = bulk_flows(summaries, truth)
-    in_bulk = np.isin(ids, competing["flow_id"].cast(pl.Int64).to_numpy())
-    scores: dict[str, Any] = {}
-    fairness: dict[str, float | None] = {"goodput": jain(competing["goodput_bps"].to_list())}
-    for name in estimator_names:
-        out: dict[str, Any] = {"flows": flows}
-        if not flows:
-            scores[name] = out
-            fairness[name] = None
-            continue
-        keys, cols, failed, labelled = column_values(scored, name)
-        if failed:
-            out["failed_flows"] = failed
-        if labelled:
-            out[f"{NOT_REPRODUCIBLE}_flows"] = labelled
-        for k in keys:
-            col = cols[k]
-            vals = col[np.isfinite(col)]
-            out[k] = float(np.mean(vals)) if len(vals) else None
-        scores[name] = out
-        mean = cols["mean_bps"][in_bulk]
-        fairness[name] = jain(mean[np.isfinite(mean)].tolist())
-    scores["fairness"] = fairness
-    return scores
-
-
 def flow_rows(frame: pl.DataFrame) -> Callable[[int], pl.DataFrame]:
     """A lookup of one flow's rows in a table of many flows (column ``flow_id``).
 
@@ -624,137 +546,3 @@ def flow_columns(frame: pl.DataFrame, names: tuple[str, ...], raw: Mapping[str, 
                  ) -> FlowColumns:
     """A lookup of one flow's rows of a table of many flows as numpy columns (:class:`FlowColumns`)."""
     return FlowColumns(frame, names, raw)
-
-
-#: Events per batch of flows: the batch's columns and every job's temporaries grow with it, and replay keeps to
-#: the memory budget by batch (a flow longer than this is a batch of its own).
-BATCH_EVENTS = 1 << 20
-#: Bytes per event a batch costs besides its input columns (the held arrays, the largest job's footprint, the
-#: scratch): replay makes batches no larger than the memory budget allows at this rate.
-BATCH_BYTES_PER_EVENT = 256
-
-
-def batches(sizes: np.ndarray, budget: int | None) -> list[tuple[int, int]]:
-    """Consecutive ranges ``[lo, hi)`` of flows whose rows (``sizes``) add up to at most one batch's worth (a
-    longer flow alone): :data:`BATCH_EVENTS`, or fewer when the memory budget is smaller."""
-    limit = BATCH_EVENTS if budget is None else max(1, min(BATCH_EVENTS, budget // BATCH_BYTES_PER_EVENT))
-    ends = np.cumsum(sizes)
-    out = []
-    lo = 0
-    while lo < len(sizes):
-        base = ends[lo - 1] if lo else 0
-        hi = int(np.searchsorted(ends, base + limit, side="right"))
-        hi = max(hi, lo + 1)
-        out.append((lo, hi))
-        lo = hi
-    return out
-
-
-def replay_capture(cap: Any, estimators: Sequence[Estimator], *, truth: Truth | None = None,
-                   allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None,
-                   only: set[int] | None = None, keep_series: bool = True) -> CaptureReplay:
-    """Replay every sender-side flow of an ingested capture (``ingest.CaptureIngest``), in batches of
-    consecutive flows (:func:`replay_flows`). Without ``keep_series`` each batch's series are dropped once scored
-    (``FlowReplay.columns`` None): memory then grows with the largest batch, not with the capture. Replay keeps
-    to the memory budget the capture was ingested within (``CaptureIngest.memory_budget``), if any."""
-    with gc_paused():  # (many small acyclic objects: replay.gcpause)
-        todo, skipped = plan(cap.flows, allow_vantage=allow_vantage, only=only)
-        acks = flow_columns(cap.acks, ACK_COLUMNS, getattr(cap, "mapped", {}).get("acks"))
-        segments = flow_columns(cap.segments, SEGMENT_COLUMNS)
-        bulk = bulk_flow_ids(cap.flows, truth)
-        deliveries = []  # for the truth's fair share: when each bulk flow delivered data
-        for fid in bulk if truth is not None else []:
-            a = acks(fid)
-            deliveries.append(a["t"][a["acked"] > 0])
-        chosen = summaries_of(cap.flows, todo)
-        by_id = dict(zip(todo, chosen, strict=True))  # (share_paths looks up replayed flows only)
-        sources = flow_sources(chosen, cap.episodes, truth, deliveries)
-        flows, scored = replay_flows(sources, [s.mss for s in chosen], acks, segments, cap.episodes, estimators,
-                                     keep_series=keep_series, memory_budget=getattr(cap, "memory_budget", None),
-                                     release=getattr(cap, "release", None), progress=progress)
-        scores = capture_scores_of(scored, cap.flows, [e.name for e in estimators], truth)
-        groups = share_paths(flows, by_id, bulk)
-        return CaptureReplay(flows, skipped, scores, describe(estimators), groups, scored)
-
-
-def flow_sources(summaries: Sequence[Any], episodes: pl.DataFrame, truth: Truth | None,
-                 deliveries: list[np.ndarray], links: Sequence[Any] | None = None) -> list[FlowSource]:
-    """What replay reads of each flow besides its ACK events, from its summary (``FlowSummary``-like: ``flow_id``,
-    ``vantage``, ``sender``, ``receiver`` and what ``LinkInfo.of`` reads) and the capture's episode table
-    (column ``flow_id``); ``deliveries``: the bulk flows' delivery times, for the truth's fair share; ``links``:
-    what ``LinkInfo.of`` reads for each flow, when not its summary (a stored flow's summary dict)."""
-    # (replay_flows hands each batch its rows of the episode table: a source's own are read for the truth's
-    # loss labels only)
-    ep_ids = episodes["flow_id"].to_numpy() if truth is not None else np.empty(0, np.int64)
-    with_episodes = set(np.unique(ep_ids).tolist()) if len(ep_ids) else set()
-    of = flow_rows(episodes) if with_episodes else None
-    out = []
-    infos = Links.of(summaries if links is None else links)  # (a field at a time)
-    for i, s in enumerate(summaries):
-        fid = s.flow_id
-        eps = of(fid) if of is not None and fid in with_episodes else None
-        labels = (truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list())
-                  if truth is not None and eps is not None else None)
-        out.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels, infos.info(i)))
-    return out
-
-
-def replay_flows(sources: Sequence[FlowSource], mss: Sequence[int], acks: FlowColumns, segments: FlowColumns,
-                 episodes: pl.DataFrame, estimators: Sequence[Estimator], *, keep_series: bool = True,
-                 memory_budget: int | None = None,
-                 release: Callable[[str, int, int], None] | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> tuple[list[FlowReplay], list[BatchScores]]:
-    """Replay the flows of ``sources`` (with their ``mss``) from a table of many flows' ACK rows and segments
-    (``acks``, ``segments``: :class:`FlowColumns`), consecutive flows batched up to :data:`BATCH_EVENTS` events
-    (fewer under a smaller ``memory_budget``; a longer flow alone). ``release(table, lo, hi)`` hands a spilled
-    capture's file pages of those rows back to the kernel after each batch (and after each job of a batch of
-    one flow of at least ``RELEASE_PER_JOB_ROWS`` rows). Returns the flows' results in order and each batch's
-    score columns."""
-    ids = np.asarray([s.flow_id for s in sources], np.int64)
-    ep_ids = episodes["flow_id"].to_numpy()
-    if not _in_flow_order(ep_ids):
-        episodes = episodes.sort("flow_id", maintain_order=True)
-        ep_ids = episodes["flow_id"].to_numpy()
-    a_lo, a_hi = acks.bounds(ids)
-    s_lo, s_hi = segments.bounds(ids)
-    flows: list[FlowReplay] = []
-    scored: list[BatchScores] = []
-    for lo, hi in batches(a_hi - a_lo, memory_budget):
-        if progress is not None:
-            progress(lo, len(ids))
-        rows = acks.gather(a_lo[lo:hi], a_hi[lo:hi])
-        segs = segments.gather(s_lo[lo:hi], s_hi[lo:hi])
-        batch = FlowBatch.build(rows, _offsets(a_lo[lo:hi], a_hi[lo:hi]), segs, _offsets(s_lo[lo:hi], s_hi[lo:hi]),
-                                mss[lo:hi], ids[lo:hi])
-        spans = [(table, (int(b[lo]), int(e[hi - 1]))) for table, cols, b, e in
-                 (("acks", acks, a_lo, a_hi), ("segments", segments, s_lo, s_hi))
-                 if release is not None and cols.in_order]
-
-        def release_batch(spans: list[tuple[str, tuple[int, int]]] = spans) -> None:
-            for table, (b, e) in spans:
-                release(table, b, e)  # type: ignore[misc]  # (spans is empty without it)
-
-        big = hi - lo == 1 and int(a_hi[lo] - a_lo[lo]) >= RELEASE_PER_JOB_ROWS
-        e_lo, e_hi = np.searchsorted(ep_ids, ep_ids.dtype.type(ids[lo])), np.searchsorted(
-            ep_ids, ep_ids.dtype.type(ids[hi - 1]), side="right")
-        eps = episodes.slice(int(e_lo), int(e_hi - e_lo))
-        if eps.height and int(e_hi - e_lo) and hi - lo != int(ids[hi - 1] - ids[lo]) + 1:  # flows skipped between
-            eps = eps.filter(pl.col("flow_id").is_in(ids[lo:hi].tolist()))
-        got, sc = replay_batch(batch, sources[lo:hi], estimators, keep_series=keep_series,
-                               memory_budget=memory_budget, release=release_batch if spans and big else None,
-                               path_rows=(rows, segs), episodes=eps)
-        flows += got
-        scored.append(sc)
-        del batch, rows, segs
-        if spans:
-            release_batch()
-    if progress is not None:
-        progress(len(ids), len(ids))
-    return flows, scored
-
-
-def _offsets(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(lo) + 1, np.int64)
-    np.cumsum(hi - lo, out=out[1:])
-    return out
-

@@ -8,13 +8,10 @@ reference is 0 or unknown, relative errors skip that stretch. Rates in the resul
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 from numba import njit
-
-from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
 
 TOLERANCE = 0.10  # ±10 % for over/under shares and convergence
 CONVERGENCE_HOLD = 1.0  # s within tolerance to count as converged
@@ -305,27 +302,3 @@ def jain(values: Iterable[float | None]) -> float | None:
     if len(x) < 2 or (x**2).sum() == 0:
         return None
     return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
-
-
-def aggregate(per_flow: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Mean of every numeric score over flows (None where no flow has it), plus the number of flows (and, when
-    any flow labels the estimator not reproducible from its vantage, ``not_reproducible_flows``: how many)."""
-    # every score name in first-seen order with its numeric values in flow order: one pass over the flows'
-    # entries (each name's list then averaged)
-    values: dict[str, list[Any]] = {}
-    for s in per_flow:
-        for k, v in s.items():
-            got = values.get(k)
-            if got is None:
-                got = values[k] = []
-            if isinstance(v, (int, float)):
-                got.append(v)
-    values.pop("parameters", None)
-    out: dict[str, Any] = {"flows": len(per_flow)}
-    if values.pop("error", None) is not None:  # a plugin that failed on some flows (estimators.plugins)
-        out["failed_flows"] = sum(1 for s in per_flow if s.get("error"))
-    if values.pop(NOT_REPRODUCIBLE, None) is not None:  # a label, not a score: how many flows carry it
-        out[f"{NOT_REPRODUCIBLE}_flows"] = sum(1 for s in per_flow if NOT_REPRODUCIBLE in s)
-    for k, vals in values.items():
-        out[k] = float(np.mean(vals)) if vals else None
-    return out

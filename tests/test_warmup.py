@@ -35,7 +35,7 @@ def test_warmup_reaches_the_chunked_analysis_and_the_merge_search() -> None:
 
 def test_warmup_compiles_the_batched_kernels_with_replays_argument_types() -> None:
     """``warmup`` runs every built-in estimator's ``series_batch`` and the batched replay kernels over a
-    ``FlowBatch`` of the warm-up capture's flows (issue #26): read-only columns, as replay passes them."""
+    ``FlowBatch`` of the warm-up capture's flows: read-only columns, as replay passes them."""
     from numba.core import types
 
     from ackreplay.cli.warmup import _warm_batches

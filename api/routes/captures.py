@@ -31,7 +31,8 @@ from ackreplay.api.schemas import (
 )
 from ackreplay.core import captures as svc
 from ackreplay.core.errors import ServiceError
-from ackreplay.core.run_tasks import estimator_spec, read_tables, start_run
+from ackreplay.core.run_tasks import estimator_spec, start_run
+from ackreplay.core.stored_capture import flow_rows, read_table
 
 router = APIRouter(prefix="/captures", tags=["captures"])
 CaptureId = Annotated[str, Path(description="a capture's id", pattern=ID_PATTERN, examples=[CAPTURE_ID])]
@@ -129,7 +130,7 @@ def delete_capture(capture_id: CaptureId, session: SessionDep, owner: OwnerDep, 
             summary="The capture's flows with their ingest summary")
 def list_flows(capture_id: CaptureId, session: SessionDep, owner: OwnerDep) -> list[dict[str, Any]]:
     cap = svc.get(session, owner, capture_id)
-    return [f.summary for f in svc.flows(session, cap)]
+    return [f.summary for f in flow_rows(session, cap.id)]
 
 
 @router.get("/{capture_id}/flows/{flow_id}", response_model=FlowOut,
@@ -145,7 +146,7 @@ def get_flow(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner:
 def download_acks(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep, store: StoreDep,
                   format: Annotated[str, Query(pattern="^(parquet|csv)$", examples=["csv"])] = "parquet") -> Response:
     f = svc.flow(session, svc.get(session, owner, capture_id), flow_id)
-    return table_response(read_tables(store, f.tables_key, [flow_id])["acks"].drop("flow_id"), format)
+    return table_response(read_table(store, f.tables_key, "acks", [flow_id]).drop("flow_id"), format)
 
 
 def table_response(frame: pl.DataFrame, format: str) -> Response:

@@ -17,6 +17,18 @@ depends_on = None
 
 
 def upgrade() -> None:
+    _owners()
+    _api_tokens()
+    _captures()
+    _runs()
+    _decisions()
+    _flows()
+    _results()
+    _run_captures()
+    _tasks()
+
+
+def _owners() -> None:
     op.create_table('owners',
     sa.Column('id', sa.String(length=32), nullable=False),
     sa.Column('name', sa.String(length=200), nullable=False),
@@ -24,6 +36,9 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('name')
     )
+
+
+def _api_tokens() -> None:
     op.create_table('api_tokens',
     sa.Column('id', sa.String(length=32), nullable=False),
     sa.Column('owner_id', sa.String(length=32), nullable=False),
@@ -39,6 +54,8 @@ def upgrade() -> None:
     with op.batch_alter_table('api_tokens', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_api_tokens_owner_id'), ['owner_id'], unique=False)
 
+
+def _captures() -> None:
     op.create_table('captures',
     sa.Column('id', sa.String(length=32), nullable=False),
     sa.Column('owner_id', sa.String(length=32), nullable=False),
@@ -64,6 +81,8 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_captures_owner_id'), ['owner_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_captures_status'), ['status'], unique=False)
 
+
+def _runs() -> None:
     op.create_table('runs',
     sa.Column('id', sa.String(length=32), nullable=False),
     sa.Column('owner_id', sa.String(length=32), nullable=False),
@@ -84,6 +103,8 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_runs_owner_id'), ['owner_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_runs_status'), ['status'], unique=False)
 
+
+def _decisions() -> None:
     op.create_table('decisions',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('run_id', sa.String(length=32), nullable=False),
@@ -100,6 +121,8 @@ def upgrade() -> None:
     with op.batch_alter_table('decisions', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_decisions_run_id'), ['run_id'], unique=False)
 
+
+def _flows() -> None:
     op.create_table('flows',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('capture_id', sa.String(length=32), nullable=False),
@@ -118,6 +141,8 @@ def upgrade() -> None:
     with op.batch_alter_table('flows', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_flows_capture_id'), ['capture_id'], unique=False)
 
+
+def _results() -> None:
     op.create_table('results',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('run_id', sa.String(length=32), nullable=False),
@@ -137,6 +162,8 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_results_capture_id'), ['capture_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_results_run_id'), ['run_id'], unique=False)
 
+
+def _run_captures() -> None:
     op.create_table('run_captures',
     sa.Column('run_id', sa.String(length=32), nullable=False),
     sa.Column('capture_id', sa.String(length=32), nullable=False),
@@ -151,6 +178,9 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['run_id'], ['runs.id'], ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('run_id', 'capture_id')
     )
+
+
+def _tasks() -> None:
     op.create_table('tasks',
     sa.Column('id', sa.String(length=32), nullable=False),
     sa.Column('run_id', sa.String(length=32), nullable=False),

@@ -14,6 +14,7 @@ from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.kernels import finite_or_none
 from ackreplay.replay.batch_kernels import diagnostics_scan
 from ackreplay.replay.results import BatchDiagnostics, sample_columns
+from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
 from ackreplay.scoring.references import achieved_into
 from ackreplay.scoring.scores import (
     CONVERGENCE_HOLD,
@@ -120,3 +121,29 @@ def one_flow_diagnostics(inp: FlowInputs, vantage: str) -> dict[str, Any]:
     compressed, top = diagnostics_scan(off, t, d, LARGEST)
     return BatchDiagnostics([vantage], np.array([n], np.int64), compressed, sample_columns(t, d, off, top),
                             np.array([inp.mss], np.int64)).of(0)
+
+
+def aggregate(per_flow: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The capture aggregate of per-flow score dicts, the form the batched ``replay.capture.capture_aggregate``
+    is checked against: mean of every numeric score over flows (None where no flow has it), plus the number of
+    flows (and, when any flow labels the estimator not reproducible from its vantage,
+    ``not_reproducible_flows``: how many)."""
+    # every score name in first-seen order with its numeric values in flow order: one pass over the flows'
+    # entries (each name's list then averaged)
+    values: dict[str, list[Any]] = {}
+    for s in per_flow:
+        for k, v in s.items():
+            got = values.get(k)
+            if got is None:
+                got = values[k] = []
+            if isinstance(v, (int, float)):
+                got.append(v)
+    values.pop("parameters", None)
+    out: dict[str, Any] = {"flows": len(per_flow)}
+    if values.pop("error", None) is not None:  # a plugin that failed on some flows (estimators.plugins)
+        out["failed_flows"] = sum(1 for s in per_flow if s.get("error"))
+    if values.pop(NOT_REPRODUCIBLE, None) is not None:  # a label, not a score: how many flows carry it
+        out[f"{NOT_REPRODUCIBLE}_flows"] = sum(1 for s in per_flow if NOT_REPRODUCIBLE in s)
+    for k, vals in values.items():
+        out[k] = float(np.mean(vals)) if vals else None
+    return out

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import ackreplay.estimators as E
+import ackreplay.replay.capture as C
 from ackreplay.core.capture_scoring import ScoredCapture, document, jsonable
 from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
 from ackreplay.ingest import ingest_capture
@@ -50,10 +51,10 @@ def capture(request: pytest.FixtureRequest) -> Any:
 
 def test_every_batch_size_gives_each_flow_its_own_results(capture: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     ests = [E.create(n) for n in E.DEFAULT_ORDER]
-    one = R.replay_capture(capture, ests, allow_vantage=True)
+    one = C.replay_capture(capture, ests, allow_vantage=True)
     assert len(one.batches) == 1 and len(one.flows) >= 2
-    monkeypatch.setattr(R, "BATCH_EVENTS", 64)  # a batch per flow or two
-    many = R.replay_capture(capture, ests, allow_vantage=True)
+    monkeypatch.setattr(C, "BATCH_EVENTS", 64)  # a batch per flow or two
+    many = C.replay_capture(capture, ests, allow_vantage=True)
     assert len(many.batches) > 1
     for a, b in zip(one.flows, many.flows, strict=True):
         assert not list(differences(_flow_view(a), _flow_view(b))), a.flow_id
@@ -65,7 +66,7 @@ def test_every_batch_size_gives_each_flow_its_own_results(capture: Any, monkeypa
 
 def test_a_flow_replayed_alone_matches_its_batch(capture: Any) -> None:
     ests = [E.create(n) for n in E.DEFAULT_ORDER]
-    rep = R.replay_capture(capture, ests, allow_vantage=True)
+    rep = C.replay_capture(capture, ests, allow_vantage=True)
     acks = R.flow_columns(capture.acks, ACK_COLUMNS)
     segs = R.flow_columns(capture.segments, SEGMENT_COLUMNS)
     episodes = R.flow_rows(capture.episodes)
@@ -84,19 +85,23 @@ def test_a_flow_replayed_alone_matches_its_batch(capture: Any) -> None:
         assert not list(differences(alone_view, view)), fr.flow_id
 
 
-def test_the_aggregate_from_columns_is_the_aggregate_of_the_flows(capture: Any) -> None:
+def test_the_aggregate_of_the_flows_scores_is_the_aggregate_of_the_columns(capture: Any) -> None:
+    """The service aggregates a capture from each flow's stored score dictionary, the CLI from the batches'
+    columns: one ``capture_aggregate``, the same numbers."""
     ests = [E.create(n) for n in E.DEFAULT_ORDER]
-    rep = R.replay_capture(capture, ests, allow_vantage=True)
-    names = [e.name for e in ests]
-    old = R.capture_scores([(f.flow_id, f.scores) for f in rep.flows], capture.flows, names, None)
-    assert not list(differences(jsonable(old), jsonable(rep.scores)))
+    rep = C.replay_capture(capture, ests, allow_vantage=True)
+    ids = np.array([f.flow_id for f in rep.flows], np.int64)
+    per_flow = {e.name: C.flow_score_columns([jsonable(f.scores[e.name]) for f in rep.flows]) for e in ests}
+    stored = C.capture_aggregate(ids, per_flow, C.bulk_flows(capture.flows, None))
+    assert not list(differences(jsonable(stored), jsonable(rep.scores)))
 
 
 def test_the_csv_from_columns_is_the_csv_of_the_document(capture: Any, tmp_path: Path) -> None:
-    from ackreplay.cli.score_csv import scores_csv, scores_csv_of
+    from ackreplay.cli.score_csv import scores_csv_of
+    from tests.document_csv import scores_csv
 
     ests = [E.create(n) for n in E.DEFAULT_ORDER]
-    rep = R.replay_capture(capture, ests, allow_vantage=True)
+    rep = C.replay_capture(capture, ests, allow_vantage=True)
     sc = ScoredCapture(tmp_path / "x.pcap", capture, rep, None, None)
     fast = scores_csv_of([sc])
     slow = scores_csv(jsonable(document([sc], ests)))

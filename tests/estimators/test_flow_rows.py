@@ -31,7 +31,7 @@ def test_scores_without_keeping_the_series_are_the_same() -> None:
     """``keep_series=False`` (what ``ackreplay score`` does without ``--out``) drops each flow's series once
     scored: scores, decisions and diagnostics are those of a full replay; asking for the series says why not."""
     import ackreplay.estimators as E
-    from ackreplay.replay.engine import replay_capture
+    from ackreplay.replay.capture import replay_capture
 
     cap = ingest_capture(next(p for p in shared_captures() if p.name.startswith("s09")))
     ests = [E.create(n) for n in E.DEFAULT_ORDER]

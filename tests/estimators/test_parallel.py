@@ -100,7 +100,7 @@ def test_replay_within_a_small_budget_runs_one_job_at_a_time_with_the_same_resul
     side by side run one after the other, and every score and decision is the same."""
     import ackreplay.estimators as E
     from ackreplay.ingest import ingest_capture
-    from ackreplay.replay.engine import replay_capture
+    from ackreplay.replay.capture import replay_capture
 
     monkeypatch.setattr(parallel, "PARALLEL_MIN_EVENTS", 0)
     monkeypatch.setattr(parallel, "usable_cores", lambda: 3)

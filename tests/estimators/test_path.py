@@ -20,7 +20,7 @@ import pytest
 import ackreplay.estimators as E
 from ackreplay.ingest import ingest_capture
 from ackreplay.path.links import wire_overhead
-from ackreplay.replay.engine import replay_capture
+from ackreplay.replay.capture import replay_capture
 from tests.conftest import ROOT, SHARED
 from tests.estimators.per_flow_path import bottleneck_groups, endpoint_host, histogram_mode, rate_histogram
 
@@ -186,7 +186,7 @@ def test_the_score_document_and_graph_carry_the_path():
     import csv
     import io
 
-    from ackreplay.cli.score_csv import scores_csv
+    from tests.document_csv import scores_csv
 
     rows = [r for r in csv.DictReader(io.StringIO(scores_csv({"captures": [doc]}))) if r["flow_id"] == "2"]
     assert len(rows) == 2 and all(float(r["path_capacity_bps"]) == path["capacity_bps"] for r in rows)

@@ -24,7 +24,8 @@ from ackreplay.path.flow_evidence import flow_parts, flow_parts_batch
 from ackreplay.path.groups import bottleneck_group_rows
 from ackreplay.path.inference import infer, infer_batch
 from ackreplay.path.links import LinkInfo, Links
-from ackreplay.replay.engine import FlowColumns, bulk_flow_ids, flow_rows, replay_capture
+from ackreplay.replay.capture import bulk_flow_ids, replay_capture
+from ackreplay.replay.engine import FlowColumns, flow_rows
 from tests.conftest import ROOT, SHARED, shared_captures
 from tests.estimators.per_flow_path import bottleneck_groups, histogram_mode, merge_parts
 

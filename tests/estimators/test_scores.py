@@ -168,7 +168,7 @@ def test_decisions_count_every_event_with_an_ssthresh_even_without_an_ideal():
 def test_aggregate_means_every_numeric_score_over_the_flows_that_have_it():
     """Names in first-seen order, the mean over the flows with a number (bools count as numbers, as they
     always did; None and missing do not), None where no flow has one; parameters are not a score."""
-    from ackreplay.scoring.scores import aggregate
+    from tests.estimators.per_flow_scores import aggregate
 
     per_flow = [
         {"a": 1.0, "b": None, "parameters": {"x": 1}},

@@ -19,7 +19,7 @@ from ackreplay.cli.score_table import NOT_REPRODUCIBLE_MARK, score_cells
 from ackreplay.core.capture_scoring import score_file
 from ackreplay.scoring.diagnostics import explain
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE, board
-from ackreplay.scoring.scores import aggregate
+from tests.estimators.per_flow_scores import aggregate
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "pairs"
 LABELLED = {"be", "crb"}

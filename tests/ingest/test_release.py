@@ -12,7 +12,7 @@ import ackreplay.estimators as E
 from ackreplay.ingest import ingest_capture
 from ackreplay.ingest.memory import release_mapped
 from ackreplay.ingest.spill import ColumnSpill
-from ackreplay.replay.engine import replay_capture
+from ackreplay.replay.capture import replay_capture
 from tests.conftest import shared_captures
 
 
@@ -80,7 +80,7 @@ def test_a_spilled_table_s_nullable_columns_are_read_from_its_files_as_the_fill_
 def test_a_long_flow_hands_its_input_pages_back_after_every_estimator(tmp_path: Path, monkeypatch) -> None:
     """Above ``RELEASE_PER_JOB_ROWS`` ACK rows a spilled flow's pages are released after each estimator's job
     (as well as once the flow is done), and the scores do not change."""
-    import ackreplay.replay.engine as replay
+    import ackreplay.replay.capture as replay
 
     path = next(p for p in shared_captures() if p.name.startswith("s04"))
     ests = [E.create(n) for n in E.DEFAULT_ORDER]

@@ -12,7 +12,8 @@ import pytest
 
 from ackreplay.ingest import FlowSummaries, ingest_capture
 from ackreplay.ingest.model import FLOW_FIELDS
-from ackreplay.replay.engine import bulk_flow_ids, bulk_flows, plan
+from ackreplay.replay.capture import bulk_flow_ids, bulk_flows
+from ackreplay.replay.engine import plan
 from tests.conftest import SHARED
 
 SENDER = SHARED / "generated" / "s06_cubic_1f_10M_rtt40_buf1bdp_2sides.pcap"

@@ -44,7 +44,7 @@ def configured(env: dict[str, str]) -> Iterator[None]:
     try:
         yield
     finally:
-        queue.InProcessWorker.get().wait_idle(120)
+        queue.InProcessWorker.get().idle.wait(120)  # (the queue drained)
         db.get_engine().dispose()
         for k, v in saved.items():
             if v is None:

@@ -22,7 +22,8 @@ export function vantageLabel(f) {
   return f.reconstruction ? `${vantageText(f)} (reconstructed)` : vantageText(f);
 }
 
-/** "mid_path at 9 % of the RTT from the sender" for a tap with a position (issue #27), else the vantage. */
+/** "mid_path at 9 % of the RTT from the sender" for a tap with a position (where it lies decides how much of the
+ * path's ACK timing it sees), else the vantage. */
 export function vantageText(f) {
   return f.vantage === "mid_path" && f.vantage_position != null
     ? `mid_path at ${(100 * f.vantage_position).toFixed(0)} % of the RTT from the sender` : f.vantage;

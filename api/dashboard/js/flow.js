@@ -182,7 +182,7 @@ async function hasResults(runId, captureId, flowId) {
 }
 
 /** Where the ACK timing was seen, as `scoring.diagnostics.seen_at` says it: nothing at the sender; off it, that
- * the share is the capture point's, not the sender's (issue #27). */
+ * the share is the capture point's, not the sender's: the return path after it bunches ACKs unseen there. */
 function seenAt(vantage) {
   if (vantage == null || vantage === "sender") return "";
   const where = { receiver: "the receiver", mid_path: "the tap" }[vantage] || "the capture point";
