@@ -4,7 +4,7 @@ Builds (once) a capture of ≥ 3 million packets with ``bench.make_capture``, th
 process so that wall time and peak RSS are the process's own:
 
 * ``ackreplay``: ``ingest_capture`` — decode, demultiplex, per-flow ACK streams, episodes, summaries;
-* ``dpkt reference``: ``ingest.reference.reference_decode`` — dpkt's reader and header classes
+* ``dpkt reference``: ``tests.ingest.reference_decoder.reference_decode`` — dpkt's reader and header classes
   extracting the same per-packet fields (decode only: less work than ackreplay does);
 * ``tcptrace -l -n`` (Debian package): per-connection analysis, output discarded.
 
@@ -53,7 +53,7 @@ BOUNDED = (
     "print(c.stats.connection_groups, int(c.stats.spilled), time.perf_counter() - t)"
 )
 DPKT = (
-    "import sys, time; from ackreplay.ingest.reference import reference_decode; t = time.perf_counter(); "
+    "import sys, time; from tests.ingest.reference_decoder import reference_decode; t = time.perf_counter(); "
     "m, _ = reference_decode(sys.argv[1]); print(len(m), 0, time.perf_counter() - t)"
 )
 

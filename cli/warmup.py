@@ -167,7 +167,7 @@ def _warm_large_capture_paths() -> None:
 
 def _warm_decoder() -> None:
     """Batches decoded in two spans on two threads (any chunk of 16 k records or more: ``close_gap``
-    joins them) and the connection table's growth (``demux._rehash``): the warm-up capture decoded with a
+    joins them) and the connection table's growth (``demux.rehash``): the warm-up capture decoded with a
     split threshold of 2 records, then its table grown once."""
     import numpy as np
 

@@ -79,6 +79,7 @@ def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, stats: np.ndar
     assert bounds[-1] == n, "connection packet counts do not add up to the packets"
     order = populated(n, np.int32 if n < 1 << 31 else np.int64)
     order_by_connection(pk["conn"], bounds, order)
+    cols = tf.flow_columns(pk, opt_tab)
     counts = output_rows(stats)
     offsets = np.zeros((n_conns + 1, 3), np.int64)
     np.cumsum(counts, axis=0, out=offsets[1:])
@@ -93,7 +94,7 @@ def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, stats: np.ndar
     # several ranges a thread, taken in turn, so that a slow range does not leave a core idle
     cuts = _split(bounds, RANGES_PER_THREAD * threads if threads > 1 and n >= PARALLEL_MIN_PACKETS else 1)
     # One range (one connection holds most packets): the analysis runs on one core, and the other maps the
-    # pages of its outputs and working arrays in ahead of it — first touches of fresh pages were most of
+    # pages of its outputs and working arrays in ahead of it — first touches of fresh pages are most of
     # its time (0.8 of 1.2 s on a 6 M-packet flow). With several ranges the analysis threads take their
     # own faults in parallel.
     single = len(cuts) == 2 and threads > 1 and n >= PARALLEL_MIN_PACKETS
@@ -105,12 +106,11 @@ def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, stats: np.ndar
         state = np.array([lo, offsets[lo, 0], offsets[lo, 1], 0, offsets[lo, 2]], np.int64)
         work = tf.work_arrays(stats[lo:hi])
         if single:
-            populate_in_background(work[: len(tf.WORK_ARRAYS)], 0)
+            populate_in_background([getattr(work, name) for name, _ in tf.SEGMENT_ARRAYS], 0)
         E_i = np.empty((tf.EI_NCOL, max(1024, int(offsets[hi, 1] - offsets[lo, 1]) // 64)), np.int64)
         while True:
-            c = tf.analyze_all(bounds, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"],
-                               pk["plen"], pk["tsval"], pk["tsecr"], pk["opt_idx"], opt_tab, A_i, A_f, S_i, S_f, E_i,
-                               F_i, F_f, state, hi, conn_base, stats, *work)
+            c = tf.analyze_all(bounds, order, cols, tf.FlowTables(A_i, A_f, S_i, S_f, E_i), F_i, F_f, state, hi,
+                               conn_base, stats, work)
             if c >= hi:  # a copy of the rows used: the table was sized for one episode per packet
                 return E_i[:, : int(state[3])].copy()
             need = int(state[3] + bounds[c + 1] - bounds[c])

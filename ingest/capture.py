@@ -30,8 +30,8 @@ import polars as pl
 from ackreplay.ingest import tcpflow as tf
 from ackreplay.ingest.analyze import GroupAnalysis, analyze_group, default_threads
 from ackreplay.ingest.chunked import analyze_connection
-from ackreplay.ingest.columnize import BatchDecoder, check_linktypes
-from ackreplay.ingest.decode import NCOL, REASONS, decode_records
+from ackreplay.ingest.columnize import BatchDecoder
+from ackreplay.ingest.decode import REASONS
 from ackreplay.ingest.demux import CS_PACKETS, Demux
 from ackreplay.ingest.flow_summary import flow_summaries
 from ackreplay.ingest.frames import (
@@ -47,19 +47,10 @@ from ackreplay.ingest.memory import trim_heap
 from ackreplay.ingest.model import CaptureIngest, CaptureStats, FlowSummaries, FlowSummary
 from ackreplay.ingest.packets import PacketStore
 from ackreplay.ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
-from ackreplay.ingest.records import CHUNK_BYTES, RecordBatch, ScanInfo, iter_records, prefetch
+from ackreplay.ingest.records import CHUNK_BYTES, ScanInfo, iter_records, prefetch
 from ackreplay.ingest.source import ByteSource
 
 ProgressFn = Callable[[int, int], None]
-
-
-def decode_batch(batch: RecordBatch, reasons: np.ndarray) -> tuple[np.ndarray, int]:
-    """Decode one batch of records into the full decoded matrix (``decode.COLUMNS``; tests, tools)."""
-    check_linktypes(batch)
-    out = np.empty((len(batch), NCOL), np.int64)
-    m = decode_records(batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype,
-                       batch.first_index, out, reasons)
-    return out, m
 
 
 #: Default memory budget of one ingest (bytes): a capture whose working set is estimated above it is
@@ -72,13 +63,13 @@ DEFAULT_MEMORY_BUDGET = 1 << 30
 BYTES_PER_PACKET = 190
 #: A connection's share of its group's working set beyond its packets, in packets' worth
 #: (``BYTES_PER_PACKET`` each): its flows' summaries while they are made (per-field lists, then the objects,
-#: ~0.9 KB a flow) and its per-flow analysis rows. Without it a group of many short connections (issue #26:
-#: 1 M connections of 2–20 packets) was sized by its packets alone: 2 groups, 2.17 GB peak RSS at a 1 GiB
-#: budget; with 24, 7 groups and 1.59 GB (the summaries of all flows, ~0.8 GB, stay beyond the budget).
+#: ~0.9 KB a flow) and its per-flow analysis rows. Groups of many short connections sized by their packets alone
+#: overrun the budget: 1 M connections of 2–20 packets make 2 groups and 2.17 GB peak RSS at a 1 GiB budget; with
+#: 24, 7 groups and 1.59 GB (the summaries of all flows, ~0.8 GB, stay beyond the budget).
 ROWS_PER_CONNECTION = 24
 
 
-def _decode_chunks(src: ByteSource, info: ScanInfo, decoder: BatchDecoder, chunk_bytes: int,
+def decode_chunks(src: ByteSource, info: ScanInfo, decoder: BatchDecoder, chunk_bytes: int,
                    progress: ProgressFn | None) -> None:
     """Decode and demultiplex every chunk into the compact packet columns."""
     with closing(prefetch(iter_records(src, info, chunk_bytes=chunk_bytes, buffers=4))) as batches:
@@ -114,7 +105,7 @@ def _time_ordered(pk: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def _place_tap_by_pairs(s: FlowSummary, pairs: float | None) -> None:
-    """A rebuilt tap's position from its data/ACK pairs (issue #27): their shortest data→ACK time is the
+    """A rebuilt tap's position from its data/ACK pairs: their shortest data→ACK time is the
     tap→receiver→tap part, the rebuilt RTTmin the whole round trip — many samples, where the handshake's split
     is one (a host or a delay stage slow on the connection's first packets moves it by milliseconds)."""
     if pairs is None or s.rttmin_s is None or not 0 < pairs < s.rttmin_s:
@@ -197,6 +188,109 @@ def _chunked(store: PacketStore, c: int, demux: Demux, tables: TableSink, flow_b
     return summaries, ch.E_i
 
 
+class _Ingest:
+    """One :func:`ingest_capture` between its steps: what the container said, the packets' columns and connections,
+    and the tables made of them."""
+
+    def __init__(self, memory_budget: int | None, spill_dir: str | Path | None, threads: int) -> None:
+        self.info = ScanInfo()
+        self.reasons = np.zeros(len(REASONS), np.int64)
+        self.demux = Demux()
+        self.memory_budget = memory_budget
+        self.row_limit = None if memory_budget is None else max(MIN_ROWS, memory_budget // BYTES_PER_PACKET)
+        self.threads = threads
+        self.spill_dir = spill_dir
+        self.store = PacketStore(self.row_limit, spill_dir)
+        self.tables: TableSink | None = None
+        self.decoder = BatchDecoder(self.demux, self.store, self.reasons, threads)
+        self.helper = ThreadPoolExecutor(1, thread_name_prefix="ingest-tables")
+        self.large: Future[tuple[pl.DataFrame, pl.DataFrame]] | None = None
+        self.spilled = False
+        self.n_packets = 0
+        self.groups = [(0, 0)]
+
+    def analyse(self) -> list[FlowSummaries]:
+        """Analyse every connection decoded, in groups that fit the memory budget (one group when the packets
+        were not spilled): each group's flow summaries; the rows go to the tables."""
+        store, demux = self.store, self.demux
+        conn_packets = demux.stats()[:, CS_PACKETS]
+        self.n_packets = int(conn_packets.sum())
+        self.spilled = store.spill is not None
+        if self.spilled:
+            if store.n:
+                store.flush()
+            store.drop_columns()
+        tables = self.tables = TableSink(self.spill_dir, self.spilled)
+        flows: list[FlowSummaries] = []  # each group's
+        n_flows = 0
+        first_pkt = np.zeros(0, np.float64)
+        self.groups = [(0, demux.n_conns)]
+        if self.spilled and self.row_limit is not None:
+            self.groups = _connection_groups(conn_packets + ROWS_PER_CONNECTION, self.row_limit)
+        for c_lo, c_hi in self.groups:
+            base = n_flows
+            summaries, E_i = self._group(tables, c_lo, c_hi, int(conn_packets[c_lo:c_hi].sum()), base)
+            flows.append(summaries)
+            n_flows += len(summaries)
+            first_pkt = np.concatenate([first_pkt, summaries.column("start_t").to_numpy()])
+            tables.add("episodes", episode_columns(E_i, first_pkt, base))
+        return flows
+
+    def _group(self, tables: TableSink, c_lo: int, c_hi: int, size: int, base: int) -> tuple[FlowSummaries, np.ndarray]:
+        """Connections ``c_lo..c_hi-1`` (``size`` packets; flows numbered from ``base``) analysed: their flows'
+        summaries and episodes (``E_i``); one connection beyond the budget in chunks, or whole with a warning."""
+        row_limit, budget = self.row_limit, self.memory_budget
+        if self.spilled and row_limit is not None and budget is not None and size > row_limit:
+            chunked = None if self.store.reorders else _chunked(self.store, c_lo, self.demux, tables, base, row_limit)
+            if chunked is not None:
+                return chunked
+            why = "timestamps go backwards" if self.store.reorders else "a flow's sender view is rebuilt whole"
+            self.info.warnings.append(
+                f"connection {c_lo} alone holds {size} packets, about {size * BYTES_PER_PACKET >> 20} MiB "
+                f"to analyse, beyond the memory budget of {budget >> 20} MiB, and is analysed whole ({why})")
+        store = self.store
+        if self.spilled:
+            pk, opt_tab = store.group(c_lo, c_hi, size)
+        else:
+            pk, opt_tab = store.columns(), store.opt_table()
+        if store.reorders:  # analyse in timestamp order
+            pk = _time_ordered(pk)
+        g = analyze_group(pk, opt_tab, self.demux.stats(c_lo, c_hi), c_lo, self.threads)
+        del pk, opt_tab
+        if not self.spilled:
+            store.drop_columns(background=True)
+        summaries = flow_summaries(base, g.F_i, g.F_f, g.A_f[tf.AF_RTT], g.S_i[tf.SI_T], g.S_i[tf.SI_KIND], self.demux)
+        summaries = reconstruct_flows(g, summaries)  # receiver-side flows: the sender's view (§7)
+        tables.add("acks", ack_columns(g.A_i, g.A_f, base))
+        tables.add("segments", segment_columns(g.S_i, g.S_f, base))
+        if not self.spilled:  # the two large tables are built on the other core while the flows are summarised
+            self.large = self.helper.submit(_large_tables, tables)
+        return summaries, g.E_i
+
+    def close(self) -> None:
+        self.helper.shutdown()
+        self.decoder.close()
+        self.store.close()
+        if self.tables is not None:
+            self.tables.close()
+
+    def stats(self, path: Path, flows: int) -> CaptureStats:
+        """The capture's statistics, ``flows`` found."""
+        info, reasons, store = self.info, self.reasons, self.store
+        skipped = {name: int(reasons[i]) for i, name in enumerate(REASONS) if reasons[i]}
+        stats = CaptureStats(
+            file=str(path), format=info.format, gzipped=info.gzipped, linktypes=sorted(info.linktypes),
+            snaplen=info.snaplen, records=info.records, tcp_packets=self.n_packets, skipped=skipped,
+            connections=self.demux.n_conns, flows=flows, timestamp_reorders=store.reorders,
+            truncated_at=info.truncated_at, skipped_blocks=info.skipped_blocks, warnings=list(info.warnings),
+            connection_groups=len(self.groups), spilled=self.spilled,
+        )
+        if store.reorders:
+            stats.warnings.append(f"{store.reorders} packets had timestamps earlier than the packet before them; "
+                                  "packets were analysed in timestamp order")
+        return stats
+
+
 def ingest_capture(
     path: str | Path,
     *,
@@ -216,98 +310,22 @@ def ingest_capture(
     the usable cores) analyse disjoint connection ranges in parallel; the result does not depend on it.
     """
     path = Path(path)
-    info = ScanInfo()
-    reasons = np.zeros(len(REASONS), np.int64)
-    demux = Demux()
-    row_limit = None if memory_budget is None else max(MIN_ROWS, memory_budget // BYTES_PER_PACKET)
-    n_threads = threads or default_threads()
-    store = PacketStore(row_limit, spill_dir)
-    tables: TableSink | None = None
-    decoder = BatchDecoder(demux, store, reasons, n_threads)
-    helper = ThreadPoolExecutor(1, thread_name_prefix="ingest-tables")
-    large: Future[tuple[pl.DataFrame, pl.DataFrame]] | None = None
+    run = _Ingest(memory_budget, spill_dir, threads or default_threads())
     try:
         with ByteSource(path, max_decompressed_bytes=max_decompressed_bytes) as src:
-            _decode_chunks(src, info, decoder, chunk_bytes, progress)
-        decoder.close()
-        n_conns = demux.n_conns
-        conn_packets = demux.stats()[:, CS_PACKETS]
-        n_packets = int(conn_packets.sum())
-        spilled = store.spill is not None
-        if spilled:
-            if store.n:
-                store.flush()
-            store.drop_columns()
-        tables = TableSink(spill_dir, spilled)
-        flows: list[FlowSummaries] = []  # each group's
-        n_flows = 0
-        first_pkt = np.zeros(0, np.float64)
-        groups = [(0, n_conns)]
-        if spilled and row_limit is not None:
-            groups = _connection_groups(conn_packets + ROWS_PER_CONNECTION, row_limit)
-        for c_lo, c_hi in groups:
-            size = int(conn_packets[c_lo:c_hi].sum())
-            base = n_flows
-            chunked = None
-            if spilled and row_limit is not None and memory_budget is not None and size > row_limit:
-                # one connection (a group of one) beyond the budget: in chunks, or whole with a warning
-                chunked = None if store.reorders else _chunked(store, c_lo, demux, tables, base, row_limit)
-                if chunked is None:
-                    why = "timestamps go backwards" if store.reorders else "a flow's sender view is rebuilt whole"
-                    info.warnings.append(
-                        f"connection {c_lo} alone holds {size} packets, about {size * BYTES_PER_PACKET >> 20} MiB "
-                        f"to analyse, beyond the memory budget of {memory_budget >> 20} MiB, and is analysed whole "
-                        f"({why})")
-            if chunked is not None:
-                summaries, E_i = chunked
-            else:
-                if spilled:
-                    pk, opt_tab = store.group(c_lo, c_hi, size)
-                else:
-                    pk, opt_tab = store.columns(), store.opt_table()
-                if store.reorders:  # analyse in timestamp order
-                    pk = _time_ordered(pk)
-                g = analyze_group(pk, opt_tab, demux.stats(c_lo, c_hi), c_lo, n_threads)
-                del pk, opt_tab
-                if not spilled:
-                    store.drop_columns(background=True)
-                summaries = flow_summaries(base, g.F_i, g.F_f, g.A_f[tf.AF_RTT], g.S_i[tf.SI_T], g.S_i[tf.SI_KIND],
-                                           demux)
-                summaries = reconstruct_flows(g, summaries)  # receiver-side flows: the sender's view (§7)
-                tables.add("acks", ack_columns(g.A_i, g.A_f, base))
-                tables.add("segments", segment_columns(g.S_i, g.S_f, base))
-                if not spilled:  # the two large tables are built on the other core while the flows are summarised
-                    large = helper.submit(_large_tables, tables)
-                E_i = g.E_i
-                del g
-            flows.append(summaries)
-            n_flows += len(summaries)
-            first_pkt = np.concatenate([first_pkt, summaries.column("start_t").to_numpy()])
-            tables.add("episodes", episode_columns(E_i, first_pkt, base))
-        acks, segments = large.result() if large is not None else _large_tables(tables)
-        episodes = episodes_frame(tables.columns("episodes"))
+            decode_chunks(src, run.info, run.decoder, chunk_bytes, progress)
+        run.decoder.close()
+        flows = run.analyse()
+        assert run.tables is not None
+        acks, segments = run.large.result() if run.large is not None else _large_tables(run.tables)
+        episodes = episodes_frame(run.tables.columns("episodes"))
     finally:
-        helper.shutdown()
-        decoder.close()
-        store.close()
-        if tables is not None:
-            tables.close()
-    skipped = {name: int(reasons[i]) for i, name in enumerate(REASONS) if reasons[i]}
-    stats = CaptureStats(
-        file=str(path), format=info.format, gzipped=info.gzipped, linktypes=sorted(info.linktypes),
-        snaplen=info.snaplen, records=info.records, tcp_packets=n_packets, skipped=skipped,
-        connections=n_conns, flows=n_flows, timestamp_reorders=store.reorders,
-        truncated_at=info.truncated_at, skipped_blocks=info.skipped_blocks, warnings=list(info.warnings),
-        connection_groups=len(groups), spilled=spilled,
-    )
-    if store.reorders:
-        stats.warnings.append(f"{store.reorders} packets had timestamps earlier than the packet before them; "
-                              "packets were analysed in timestamp order")
+        run.close()
+    stats = run.stats(path, sum(len(f) for f in flows))
     cap = CaptureIngest(stats, FlowSummaries.concat(flows), acks, segments, episodes,
-                        mapped=tables.mapped if tables is not None else {},
-                        memory_budget=memory_budget)
+                        mapped=run.tables.mapped if run.tables is not None else {}, memory_budget=memory_budget)
     for name, cols in cap.mapped.items():  # pages read while the tables were built: the kernel's again
         cap.release(name, 0, len(next(iter(cols.values()))) if cols else 0)
-    if spilled:  # the chunk buffers' memory, freed, back to the kernel rather than kept by the allocator
+    if run.spilled:  # the chunk buffers' memory, freed, back to the kernel rather than kept by the allocator
         trim_heap()
     return cap

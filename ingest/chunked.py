@@ -12,7 +12,7 @@ arrays (a few words per data segment: segments sent, for retransmissions and Kar
 episodes. The rows, flows and episodes are exactly those of the analysis in one pass
 (``tests/ingest/test_bounded_memory.py``).
 
-Not chunked, analysed whole as before (beyond the budget, with a warning): a capture whose timestamps go
+Not chunked, analysed whole (beyond the budget, with a warning): a capture whose timestamps go
 backwards (its packets must be re-sorted by time first), and a connection with a receiver-side or mid-path
 flow — rebuilding the sender's view (``ingest.reconstruct``) rewrites rows of the whole flow; such a
 connection's chunked rows are taken back and it is analysed again in one piece.
@@ -55,9 +55,8 @@ def analyze_connection(store: PacketStore, c: int, stats: np.ndarray, flow_base:
     spilled packets, appending its rows to the spilled ``tables`` (flow ids from ``flow_base``)."""
     assert tables.spills is not None
     acks_before, segments_before = tables.spills["acks"].rows, tables.spills["segments"].rows
-    seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v, tsv_t, scratch = tf.work_arrays(stats[None, :])
-    sb_l = np.empty(tf.SB_CAP + 1, np.int64)  # the SACK scoreboard (flow_main grows it as needed)
-    sb_r = np.empty(tf.SB_CAP + 1, np.int64)
+    work = tf.work_arrays(stats[None, :])
+    sb = tf.scoreboard()  # the SACK scoreboard (flow_main grows it as needed)
     F_i = np.empty((2, tf.FI_NCOL), np.int64)
     F_f = np.empty((2, tf.FF_NCOL), np.float64)
     E_i = np.empty((tf.EI_NCOL, 1024), np.int64)
@@ -68,6 +67,7 @@ def analyze_connection(store: PacketStore, c: int, stats: np.ndarray, flow_base:
             for _ in range(2)]
     pending: list[Future[None] | None] = [None, None]
     order = np.arange(block_rows + 1, dtype=np.int32)
+    rows = np.zeros(3, np.int64)  # the rows flow_start and flow_main start at (tf.NEXT_*); flow_main advances them
     na = ns = ne = nf = k = 0
 
     def write(out: tuple[np.ndarray, ...], a: int, s: int) -> None:
@@ -79,12 +79,12 @@ def analyze_connection(store: PacketStore, c: int, stats: np.ndarray, flow_base:
         for d in range(2):
             if stats[CS_PAYLOAD0 + d] == 0:  # no payload: not a flow
                 continue
-            P, M, MF = tf.flow_state()
+            st = tf.flow_state()
             with closing(prefetch(store.blocks(c, c + 1, block_rows, buffers=3))) as blocks:
                 for pk, opt in blocks:
-                    tf.flow_prepass(0, len(pk["ts"]), d, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"],
-                                    pk["flags"], pk["plen"], pk["opt_idx"], options_table(opt), scratch, P)
-            if not tf.flow_start(P, scratch, M, na, ns, ne):
+                    tf.flow_prepass(0, len(pk["ts"]), d, order, tf.flow_columns(pk, options_table(opt)), work, st)
+            rows[:] = (na, ns, ne)
+            if not tf.flow_start(st, work, rows):
                 continue
             with closing(prefetch(store.blocks(c, c + 1, block_rows, buffers=3))) as blocks:
                 for pk, opt in blocks:
@@ -97,16 +97,15 @@ def analyze_connection(store: PacketStore, c: int, stats: np.ndarray, flow_base:
                     prev = pending[j]
                     if prev is not None:  # that set is written out before it is reused
                         prev.result()
-                    A_i, A_f, S_i, S_f = outs[j]
-                    a, s, ne, sb_l, sb_r = tf.flow_main(
-                        0, n, d, nf, order, pk["ts"], pk["dir"], pk["seq"], pk["ack"], pk["flags"], pk["win"],
-                        pk["plen"], pk["tsval"], pk["tsecr"], pk["opt_idx"], options_table(opt), seg_s, seg_e, seg_t0,
-                        seg_t1, seg_rx, seg_ep, tsv_v, tsv_t, sb_l, sb_r, A_i, A_f, 0, S_i, S_f, 0, E_i, ne, M, MF)
+                    rows[:] = (0, 0, ne)  # the block's rows from the first of its output set
+                    sb = tf.flow_main(0, n, d, nf, order, tf.flow_columns(pk, options_table(opt)), work, sb,
+                                      tf.FlowTables(*outs[j], E_i), rows, st)
+                    a, s, ne = (int(x) for x in rows)
                     pending[j] = writer.submit(write, outs[j], a, s)
                     na += a
                     ns += s
                     k += 1
-            tf.flow_finish(nf, d, ne, P, M, MF, F_i, F_f)
+            tf.flow_finish(nf, d, rows, st, F_i, F_f)
             F_i[nf, tf.FI_CONN] = c
             nf += 1
         for f in pending:  # every block written (and any error raised) before the rows are read

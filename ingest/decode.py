@@ -31,7 +31,6 @@ COLUMNS = (
     "flags", "win", "plen", "opt_trunc", "mss", "wscale", "sackok", "tsval", "tsecr", "nsack",
     "sack_l0", "sack_r0", "sack_l1", "sack_r1", "sack_l2", "sack_r2", "sack_l3", "sack_r3",
 )
-C = {name: i for i, name in enumerate(COLUMNS)}
 NCOL = len(COLUMNS)
 (C_INDEX, C_TS, C_AF, C_SRC_HI, C_SRC_LO, C_DST_HI, C_DST_LO, C_SPORT, C_DPORT, C_SEQ, C_ACK, C_FLAGS,
  C_WIN, C_PLEN, C_TRUNC, C_MSS, C_WSCALE, C_SACKOK, C_TSVAL, C_TSECR, C_NSACK, C_SACK0) = range(22)
@@ -40,8 +39,8 @@ NCOL = len(COLUMNS)
 REASONS = ("non_ip", "non_tcp", "ip_fragment", "truncated_header", "malformed", "unsupported_link_type")
 R_NON_IP, R_NON_TCP, R_FRAGMENT, R_TRUNCATED, R_MALFORMED, R_UNSUPPORTED = range(6)
 
-# TCP flag bits
-FIN, SYN, RST, PSH, ACK, URG, ECE, CWR = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80
+# TCP flag bits the analysis reads
+FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
 
 _IPV4_MAPPED_HI = 0
 _IPV4_MAPPED_LO_PREFIX = 0xFFFF << 32
@@ -86,41 +85,24 @@ def _link_to_ip(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, in
 @njit(cache=True)
 def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int]:
     """Every supported link type, VLAN tags included: (offset of the IP header, version) or (-1, reason)."""
-    ethertype = -1
-    if linktype == 1:
-        if p + 14 > end:
+    if linktype == 1 or linktype == 113 or linktype == 276 or linktype == 242:
+        # a fixed header with the ethertype at a fixed place: Ethernet, SLL, SLL2, IPoIB (RFC 4391 §6)
+        if linktype == 1:
+            size, at = 14, 12
+        elif linktype == 113:
+            size, at = 16, 14
+        elif linktype == 276:
+            size, at = 20, 0
+        else:
+            size, at = 4, 0
+        if p + size > end:
             return -1, R_TRUNCATED
-        ethertype = _be16(b, p + 12)
-        p += 14
-    elif linktype == 113:
-        if p + 16 > end:
-            return -1, R_TRUNCATED
-        ethertype = _be16(b, p + 14)
-        p += 16
-    elif linktype == 276:
-        if p + 20 > end:
-            return -1, R_TRUNCATED
-        ethertype = _be16(b, p)
-        p += 20
-    elif linktype == 0 or linktype == 108:
-        if p + 4 > end:
-            return -1, R_TRUNCATED
-        if linktype == 108:
-            fam = _be32(b, p)
-        else:  # host byte order of the capturing machine: try both
-            fam = (np.int64(b[p]) | (np.int64(b[p + 1]) << 8)
-                   | (np.int64(b[p + 2]) << 16) | (np.int64(b[p + 3]) << 24))
-            if fam > 0xFFFF:
-                fam = _be32(b, p)
-        p += 4
-        if fam == 2:
-            return p, 4
-        if fam == 10 or fam == 24 or fam == 28 or fam == 30:
-            return p, 6
-        return -1, R_NON_IP
-    elif linktype == 12 or linktype == 14 or linktype == 101 or linktype == 228 or linktype == 229:
+        return _by_ethertype(b, p + size, end, _be16(b, p + at))
+    if linktype == 0 or linktype == 108:
+        return _loopback(b, p, end, linktype)
+    if linktype == 12 or linktype == 14 or linktype == 101 or linktype == 228 or linktype == 229:
         return _raw_ip(b, p, end)
-    elif linktype == 9 or linktype == 204 or linktype == 51:
+    if linktype == 9 or linktype == 204 or linktype == 51:
         if linktype == 204:  # one direction byte first
             p += 1
         elif linktype == 51:  # PPPoE header: ver/type, code, session, length
@@ -130,39 +112,17 @@ def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple
         if b[p] == 0xFF and b[p + 1] == 0x03:  # HDLC-like framing: address, control
             p += 2
         return _ppp(b, p, end)
-    elif linktype == 50 or linktype == 104 or linktype == 205:
-        if linktype == 205:
-            p += 1
-        if p + 4 > end:
-            return -1, R_TRUNCATED
-        if linktype == 50 and b[p] == 0xFF and b[p + 1] == 0x03:  # PPP in HDLC-like framing
-            return _ppp(b, p + 2, end)
-        if (b[p] != 0x0F and b[p] != 0x8F) or b[p + 1] != 0:  # Cisco HDLC: address, control, ethertype
-            return -1, R_MALFORMED
-        ethertype = _be16(b, p + 2)
-        p += 4
-    elif linktype == 239:  # NFLOG: family, version, resource id; then TLVs (host byte order, 4-aligned)
-        if p + 4 > end:
-            return -1, R_TRUNCATED
-        p += 4
-        while True:
-            if p + 4 > end:
-                return -1, R_TRUNCATED
-            tlv_len = np.int64(b[p]) | (np.int64(b[p + 1]) << 8)
-            tlv_type = np.int64(b[p + 2]) | (np.int64(b[p + 3]) << 8)
-            if tlv_len < 4:
-                return -1, R_MALFORMED
-            if tlv_type == 9:  # NFULA_PAYLOAD: the packet from its network header
-                return _raw_ip(b, p + 4, end)
-            p += (tlv_len + 3) & ~3
-    elif linktype == 242:  # IPoIB (RFC 4391 §6): ethertype, reserved
-        if p + 4 > end:
-            return -1, R_TRUNCATED
-        ethertype = _be16(b, p)
-        p += 4
-    else:
-        return -1, R_UNSUPPORTED
-    # Ethernet-like: skip VLAN tags (802.1Q 0x8100, 802.1ad 0x88a8, old QinQ 0x9100)
+    if linktype == 50 or linktype == 104 or linktype == 205:
+        return _cisco_hdlc(b, p, end, linktype)
+    if linktype == 239:
+        return _nflog(b, p, end)
+    return -1, R_UNSUPPORTED
+
+
+@njit(cache=True)
+def _by_ethertype(b: np.ndarray, p: int, end: int, ethertype: int) -> tuple[int, int]:
+    """The payload at ``p`` of an Ethernet-like header whose ethertype is ``ethertype``: VLAN tags (802.1Q 0x8100,
+    802.1ad 0x88a8, old QinQ 0x9100) skipped, then IPv4, IPv6 or a PPPoE session."""
     while ethertype == 0x8100 or ethertype == 0x88A8 or ethertype == 0x9100:
         if p + 4 > end:
             return -1, R_TRUNCATED
@@ -175,6 +135,61 @@ def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple
     if ethertype == 0x8864:  # PPPoE session: 6-byte PPPoE header, then PPP
         return _ppp(b, p + 6, end)
     return -1, R_NON_IP
+
+
+@njit(cache=True)
+def _loopback(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int]:
+    """BSD loopback: a 4-byte address family, in the capturing host's byte order (NULL, 0: try both) or in
+    network order (LOOP, 108)."""
+    if p + 4 > end:
+        return -1, R_TRUNCATED
+    if linktype == 108:
+        fam = _be32(b, p)
+    else:
+        fam = (np.int64(b[p]) | (np.int64(b[p + 1]) << 8)
+               | (np.int64(b[p + 2]) << 16) | (np.int64(b[p + 3]) << 24))
+        if fam > 0xFFFF:
+            fam = _be32(b, p)
+    p += 4
+    if fam == 2:
+        return p, 4
+    if fam == 10 or fam == 24 or fam == 28 or fam == 30:
+        return p, 6
+    return -1, R_NON_IP
+
+
+@njit(cache=True)
+def _cisco_hdlc(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int]:
+    """Cisco HDLC (104; 205 with a direction byte first) — address, control, ethertype — or, on link type 50,
+    PPP in HDLC-like framing."""
+    if linktype == 205:
+        p += 1
+    if p + 4 > end:
+        return -1, R_TRUNCATED
+    if linktype == 50 and b[p] == 0xFF and b[p + 1] == 0x03:  # PPP in HDLC-like framing
+        return _ppp(b, p + 2, end)
+    if (b[p] != 0x0F and b[p] != 0x8F) or b[p + 1] != 0:
+        return -1, R_MALFORMED
+    return _by_ethertype(b, p + 4, end, _be16(b, p + 2))
+
+
+@njit(cache=True)
+def _nflog(b: np.ndarray, p: int, end: int) -> tuple[int, int]:
+    """Linux NFLOG: family, version, resource id; then TLVs (host byte order, 4-aligned), the packet from its
+    network header in the NFULA_PAYLOAD one."""
+    if p + 4 > end:
+        return -1, R_TRUNCATED
+    p += 4
+    while True:
+        if p + 4 > end:
+            return -1, R_TRUNCATED
+        tlv_len = np.int64(b[p]) | (np.int64(b[p + 1]) << 8)
+        tlv_type = np.int64(b[p + 2]) | (np.int64(b[p + 3]) << 8)
+        if tlv_len < 4:
+            return -1, R_MALFORMED
+        if tlv_type == 9:  # NFULA_PAYLOAD
+            return _raw_ip(b, p + 4, end)
+        p += (tlv_len + 3) & ~3
 
 
 @njit(cache=True)
@@ -209,105 +224,85 @@ def _ppp(b: np.ndarray, p: int, end: int) -> tuple[int, int]:
 
 
 @njit(cache=True, inline="always")
-def decode_one(b: np.ndarray, p: int, cap: int, orig: int, linktype: int, row: np.ndarray) -> int:
-    """Decode one record into ``row``; return -1 on success or a reason code."""
-    end = p + cap
-    start = p
-    ip, ver = _link_to_ip(b, p, end, linktype)
-    if ip < 0:
-        return ver
-    if ver == 4:
-        if ip + 20 > end:
-            return R_TRUNCATED
-        if b[ip] >> 4 != 4:
-            return R_MALFORMED
-        ihl = np.int64(b[ip] & 0x0F) * 4
-        if ihl < 20:
-            return R_MALFORMED
-        total = _be16(b, ip + 2)
-        frag = _be16(b, ip + 6)
-        if (frag & 0x2000) != 0 or (frag & 0x1FFF) != 0:
-            return R_FRAGMENT
-        if b[ip + 9] != 6:
-            return R_NON_TCP
-        if total == 0:  # TSO / BIG TCP: the length is the record's wire length
-            total = orig - (ip - start)
-        if total < ihl:
-            return R_MALFORMED
-        l4_len = total - ihl
-        tcp = ip + ihl
-        row[C_AF] = 4
-        row[C_SRC_HI] = _IPV4_MAPPED_HI
-        row[C_SRC_LO] = _IPV4_MAPPED_LO_PREFIX | _be32(b, ip + 12)
-        row[C_DST_HI] = _IPV4_MAPPED_HI
-        row[C_DST_LO] = _IPV4_MAPPED_LO_PREFIX | _be32(b, ip + 16)
-    else:
-        if ip + 40 > end:
-            return R_TRUNCATED
-        if b[ip] >> 4 != 6:
-            return R_MALFORMED
-        plen6 = _be16(b, ip + 4)
-        if plen6 == 0:  # jumbogram / BIG TCP
-            plen6 = orig - (ip - start) - 40
-        nxt = np.int64(b[ip + 6])
-        q = ip + 40
-        ext = 0
-        while nxt == 0 or nxt == 43 or nxt == 60 or nxt == 44 or nxt == 51:
-            if q + 8 > end:
-                return R_TRUNCATED
-            if nxt == 44:
-                fo = _be16(b, q + 2)
-                if (fo & 0xFFF8) != 0 or (fo & 1) != 0:
-                    return R_FRAGMENT
-                hl = 8
-            elif nxt == 51:
-                hl = (np.int64(b[q + 1]) + 2) * 4
-            else:
-                hl = (np.int64(b[q + 1]) + 1) * 8
-            nxt = np.int64(b[q])
-            q += hl
-            ext += hl
-        if nxt != 6:
-            return R_NON_TCP
-        l4_len = plen6 - ext
-        if l4_len < 0:
-            return R_MALFORMED
-        tcp = q
-        row[C_AF] = 6
-        row[C_SRC_HI] = _be64(b, ip + 8)
-        row[C_SRC_LO] = _be64(b, ip + 16)
-        row[C_DST_HI] = _be64(b, ip + 24)
-        row[C_DST_LO] = _be64(b, ip + 32)
-    if tcp + 20 > end:
-        return R_TRUNCATED
-    doff = np.int64(b[tcp + 12] >> 4) * 4
-    if doff < 20 or l4_len < doff:
-        return R_MALFORMED
-    row[C_SPORT] = _be16(b, tcp)
-    row[C_DPORT] = _be16(b, tcp + 2)
-    row[C_SEQ] = _be32(b, tcp + 4)
-    row[C_ACK] = _be32(b, tcp + 8)
-    row[C_FLAGS] = np.int64(b[tcp + 13]) | ((np.int64(b[tcp + 12]) & 1) << 8)
-    row[C_WIN] = _be16(b, tcp + 14)
-    row[C_PLEN] = l4_len - doff
-    row[C_MSS] = -1
-    row[C_WSCALE] = -1
-    row[C_SACKOK] = 0
-    row[C_TSVAL] = -1
-    row[C_TSECR] = -1
-    row[C_NSACK] = 0
-    for i in range(8):
-        row[C_SACK0 + i] = 0
-    opt_end = tcp + doff
-    row[C_TRUNC] = 1 if opt_end > end else 0
-    if opt_end > end:
-        opt_end = end
-    q = tcp + 20
+def _ipv4(b: np.ndarray, ip: int, wire: int, end: int, row: np.ndarray) -> tuple[int, int]:
+    """The IPv4 header at ``ip`` (``wire``: the record's length on the wire from there): its addresses into
+    ``row``; (offset of the TCP header, TCP length) or (-1, reason)."""
+    if ip + 20 > end:
+        return -1, R_TRUNCATED
+    if b[ip] >> 4 != 4:
+        return -1, R_MALFORMED
+    ihl = np.int64(b[ip] & 0x0F) * 4
+    if ihl < 20:
+        return -1, R_MALFORMED
+    total = _be16(b, ip + 2)
+    frag = _be16(b, ip + 6)
+    if (frag & 0x2000) != 0 or (frag & 0x1FFF) != 0:
+        return -1, R_FRAGMENT
+    if b[ip + 9] != 6:
+        return -1, R_NON_TCP
+    if total == 0:  # TSO / BIG TCP: the length is the record's wire length
+        total = wire
+    if total < ihl:
+        return -1, R_MALFORMED
+    row[C_AF] = 4
+    row[C_SRC_HI] = _IPV4_MAPPED_HI
+    row[C_SRC_LO] = _IPV4_MAPPED_LO_PREFIX | _be32(b, ip + 12)
+    row[C_DST_HI] = _IPV4_MAPPED_HI
+    row[C_DST_LO] = _IPV4_MAPPED_LO_PREFIX | _be32(b, ip + 16)
+    return ip + ihl, total - ihl
+
+
+@njit(cache=True, inline="always")
+def _ipv6(b: np.ndarray, ip: int, wire: int, end: int, row: np.ndarray) -> tuple[int, int]:
+    """The IPv6 header at ``ip`` (``wire``: the record's length on the wire from there) and its extension
+    headers: its addresses into ``row``; (offset of the TCP header, TCP length) or (-1, reason)."""
+    if ip + 40 > end:
+        return -1, R_TRUNCATED
+    if b[ip] >> 4 != 6:
+        return -1, R_MALFORMED
+    plen6 = _be16(b, ip + 4)
+    if plen6 == 0:  # jumbogram / BIG TCP
+        plen6 = wire - 40
+    nxt = np.int64(b[ip + 6])
+    q = ip + 40
+    ext = 0
+    while nxt == 0 or nxt == 43 or nxt == 60 or nxt == 44 or nxt == 51:
+        if q + 8 > end:
+            return -1, R_TRUNCATED
+        if nxt == 44:
+            fo = _be16(b, q + 2)
+            if (fo & 0xFFF8) != 0 or (fo & 1) != 0:
+                return -1, R_FRAGMENT
+            hl = 8
+        elif nxt == 51:
+            hl = (np.int64(b[q + 1]) + 2) * 4
+        else:
+            hl = (np.int64(b[q + 1]) + 1) * 8
+        nxt = np.int64(b[q])
+        q += hl
+        ext += hl
+    if nxt != 6:
+        return -1, R_NON_TCP
+    l4_len = plen6 - ext
+    if l4_len < 0:
+        return -1, R_MALFORMED
+    row[C_AF] = 6
+    row[C_SRC_HI] = _be64(b, ip + 8)
+    row[C_SRC_LO] = _be64(b, ip + 16)
+    row[C_DST_HI] = _be64(b, ip + 24)
+    row[C_DST_LO] = _be64(b, ip + 32)
+    return q, l4_len
+
+
+@njit(cache=True, inline="always")
+def _tcp_options(b: np.ndarray, q: int, opt_end: int, row: np.ndarray) -> None:
+    """The TCP options from ``q`` to ``opt_end`` into ``row``: MSS, window scale, SACK-permitted, SACK blocks
+    (four at most), timestamps; up to the end-of-options or the first option cut short."""
     if (opt_end - q == 12 and b[q] == 1 and b[q + 1] == 1 and b[q + 2] == 8 and b[q + 3] == 10):
         # the usual layout of a segment with timestamps (NOP, NOP, TS): no option loop
         row[C_TSVAL] = _be32(b, q + 4)
         row[C_TSECR] = _be32(b, q + 8)
-        return -1
+        return
     while q < opt_end:
         kind = b[q]
         if kind == 0:
@@ -338,30 +333,51 @@ def decode_one(b: np.ndarray, p: int, cap: int, orig: int, linktype: int, row: n
             row[C_TSVAL] = _be32(b, q + 2)
             row[C_TSECR] = _be32(b, q + 6)
         q += olen
+
+
+@njit(cache=True, inline="always")
+def _tcp(b: np.ndarray, tcp: int, l4_len: int, end: int, row: np.ndarray) -> int:
+    """The TCP header at ``tcp`` (``l4_len`` bytes with its payload) into ``row``; -1, or a reason code."""
+    if tcp + 20 > end:
+        return R_TRUNCATED
+    doff = np.int64(b[tcp + 12] >> 4) * 4
+    if doff < 20 or l4_len < doff:
+        return R_MALFORMED
+    row[C_SPORT] = _be16(b, tcp)
+    row[C_DPORT] = _be16(b, tcp + 2)
+    row[C_SEQ] = _be32(b, tcp + 4)
+    row[C_ACK] = _be32(b, tcp + 8)
+    row[C_FLAGS] = np.int64(b[tcp + 13]) | ((np.int64(b[tcp + 12]) & 1) << 8)
+    row[C_WIN] = _be16(b, tcp + 14)
+    row[C_PLEN] = l4_len - doff
+    row[C_MSS] = -1
+    row[C_WSCALE] = -1
+    row[C_SACKOK] = 0
+    row[C_TSVAL] = -1
+    row[C_TSECR] = -1
+    row[C_NSACK] = 0
+    for i in range(8):
+        row[C_SACK0 + i] = 0
+    opt_end = tcp + doff
+    row[C_TRUNC] = 1 if opt_end > end else 0
+    if opt_end > end:
+        opt_end = end
+    _tcp_options(b, tcp + 20, opt_end, row)
     return -1
 
 
-@njit(cache=True)
-def decode_records(
-    buf: np.ndarray,
-    offset: np.ndarray,
-    caplen: np.ndarray,
-    origlen: np.ndarray,
-    ts_ns: np.ndarray,
-    linktype: np.ndarray,
-    first_index: int,
-    out: np.ndarray,
-    reasons: np.ndarray,
-) -> int:
-    """Decode every record; write TCP packets as rows of ``out``; count the others in ``reasons``."""
-    m = 0
-    for i in range(len(offset)):
-        row = out[m]
-        r = decode_one(buf, offset[i], caplen[i], origlen[i], linktype[i], row)
-        if r >= 0:
-            reasons[r] += 1
-            continue
-        row[C_INDEX] = first_index + i
-        row[C_TS] = ts_ns[i]
-        m += 1
-    return m
+@njit(cache=True, inline="always")
+def decode_one(b: np.ndarray, p: int, cap: int, orig: int, linktype: int, row: np.ndarray) -> int:
+    """Decode one record into ``row``; return -1 on success or a reason code."""
+    end = p + cap
+    ip, ver = _link_to_ip(b, p, end, linktype)
+    if ip < 0:
+        return ver
+    wire = orig - (ip - p)  # the record's length on the wire from the IP header on
+    if ver == 4:
+        tcp, l4_len = _ipv4(b, ip, wire, end, row)
+    else:
+        tcp, l4_len = _ipv6(b, ip, wire, end, row)
+    if tcp < 0:
+        return l4_len
+    return _tcp(b, tcp, l4_len, end, row)

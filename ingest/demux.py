@@ -38,7 +38,9 @@ def mix_key(h: np.uint64, v: np.int64) -> np.uint64:
 
 
 @njit(cache=True)
-def _rehash(old_keys: np.ndarray, old_vals: np.ndarray, keys: np.ndarray, vals: np.ndarray) -> None:
+def rehash(old_keys: np.ndarray, old_vals: np.ndarray, keys: np.ndarray, vals: np.ndarray) -> None:
+    """The entries of the open-addressing table ``old_keys``/``old_vals`` (-1: empty) into the larger, empty
+    ``keys``/``vals`` (its length a power of two)."""
     mask = len(keys) - 1
     for i in range(len(old_keys)):
         k = old_keys[i]
@@ -84,7 +86,7 @@ class Demux:
         self.conn_stats = bigger(self.conn_stats)
         keys = np.full(2 * len(self.ht_keys), -1, np.int64)
         vals = np.zeros(2 * len(self.ht_keys), np.int64)
-        _rehash(self.ht_keys, self.ht_vals, keys, vals)
+        rehash(self.ht_keys, self.ht_vals, keys, vals)
         self.ht_keys, self.ht_vals = keys, vals
 
     def tables(self) -> tuple:

@@ -79,6 +79,42 @@ T_A_HI, T_A_LO, T_A_P, T_B_HI, T_B_LO, T_B_P, T_KEY, T_SIDE = range(8)
 SCRATCH_NCOL = 8
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _endpoint_pair(row: np.ndarray, scratch: np.ndarray, t: int) -> None:
+    """The decoded packet's endpoint pair in canonical order, compared as unsigned (hi, lo, port), its hash key,
+    and which side sent it, into ``scratch[t]``."""
+    a_hi = row[C_SRC_HI]
+    a_lo = row[C_SRC_LO]
+    a_p = row[C_SPORT]
+    b_hi = row[C_DST_HI]
+    b_lo = row[C_DST_LO]
+    b_p = row[C_DPORT]
+    side = 0
+    ua_hi = np.uint64(a_hi)
+    ub_hi = np.uint64(b_hi)
+    ua_lo = np.uint64(a_lo)
+    ub_lo = np.uint64(b_lo)
+    if ua_hi > ub_hi or (ua_hi == ub_hi and (ua_lo > ub_lo or (ua_lo == ub_lo and a_p > b_p))):
+        a_hi, b_hi = b_hi, a_hi
+        a_lo, b_lo = b_lo, a_lo
+        a_p, b_p = b_p, a_p
+        side = 1
+    h = np.uint64(0x12345)
+    h = mix_key(h, a_hi)
+    h = mix_key(h, a_lo)
+    h = mix_key(h, b_hi)
+    h = mix_key(h, b_lo)
+    h = mix_key(h, (a_p << 16) | b_p)
+    scratch[t, T_A_HI] = a_hi
+    scratch[t, T_A_LO] = a_lo
+    scratch[t, T_A_P] = a_p
+    scratch[t, T_B_HI] = b_hi
+    scratch[t, T_B_LO] = b_lo
+    scratch[t, T_B_P] = b_p
+    scratch[t, T_KEY] = np.int64(h >> np.uint64(1))
+    scratch[t, T_SIDE] = side
+
+
 @kernel
 def decode_span(
     buf: np.ndarray, offset: np.ndarray, caplen: np.ndarray, origlen: np.ndarray, ts_ns: np.ndarray,
@@ -99,38 +135,7 @@ def decode_span(
         if r >= 0:
             reasons[r] += 1
             continue
-        # ---- the endpoint pair in canonical order, compared as unsigned (hi, lo, port), and its hash
-        a_hi = row[C_SRC_HI]
-        a_lo = row[C_SRC_LO]
-        a_p = row[C_SPORT]
-        b_hi = row[C_DST_HI]
-        b_lo = row[C_DST_LO]
-        b_p = row[C_DPORT]
-        side = 0
-        ua_hi = np.uint64(a_hi)
-        ub_hi = np.uint64(b_hi)
-        ua_lo = np.uint64(a_lo)
-        ub_lo = np.uint64(b_lo)
-        if ua_hi > ub_hi or (ua_hi == ub_hi and (ua_lo > ub_lo or (ua_lo == ub_lo and a_p > b_p))):
-            a_hi, b_hi = b_hi, a_hi
-            a_lo, b_lo = b_lo, a_lo
-            a_p, b_p = b_p, a_p
-            side = 1
-        h = np.uint64(0x12345)
-        h = mix_key(h, a_hi)
-        h = mix_key(h, a_lo)
-        h = mix_key(h, b_hi)
-        h = mix_key(h, b_lo)
-        h = mix_key(h, (a_p << 16) | b_p)
-        t = m - t0
-        scratch[t, T_A_HI] = a_hi
-        scratch[t, T_A_LO] = a_lo
-        scratch[t, T_A_P] = a_p
-        scratch[t, T_B_HI] = b_hi
-        scratch[t, T_B_LO] = b_lo
-        scratch[t, T_B_P] = b_p
-        scratch[t, T_KEY] = np.int64(h >> np.uint64(1))
-        scratch[t, T_SIDE] = side
+        _endpoint_pair(row, scratch, m - t0)
         # ---- the compact columns
         o_ts[m] = ts_ns[i]
         o_seq[m] = row[C_SEQ]
@@ -197,6 +202,38 @@ def close_gap(
             o_opt[opt_dst + k, j] = o_opt[opt_src + k, j]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _find_slot(scratch: np.ndarray, t: int, ht_keys: np.ndarray, ht_vals: np.ndarray,
+               slot_key: np.ndarray) -> tuple[int, int]:
+    """The endpoint pair of ``scratch[t]`` looked up in the open-addressing table: (its table index — where to
+    insert it when it is new —, its slot or -1)."""
+    mask = len(ht_keys) - 1
+    key = scratch[t, T_KEY]
+    idx = key & mask
+    while ht_keys[idx] != -1:
+        if ht_keys[idx] == key:
+            s = ht_vals[idx]
+            if (
+                slot_key[s, 0] == scratch[t, T_A_HI] and slot_key[s, 1] == scratch[t, T_A_LO]
+                and slot_key[s, 2] == scratch[t, T_A_P] and slot_key[s, 3] == scratch[t, T_B_HI]
+                and slot_key[s, 4] == scratch[t, T_B_LO] and slot_key[s, 5] == scratch[t, T_B_P]
+            ):
+                return idx, s
+        idx = (idx + 1) & mask
+    return idx, -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _count(conn_stats: np.ndarray, c: int, d: int, flags: int, plen: int) -> None:
+    """A packet of connection ``c``, direction ``d``, into its ``demux.CS_*`` counts."""
+    conn_stats[c, CS_PACKETS] += 1
+    if plen > 0 and (flags & SYN) == 0:
+        conn_stats[c, CS_SEGMENTS] += 1
+        conn_stats[c, CS_PAYLOAD0 + d] = 1
+    if (flags & ACK) != 0 and (flags & (SYN | RST)) == 0:
+        conn_stats[c, CS_ACKS0 + d] += 1
+
+
 @kernel
 def demux_rows(
     lo: int, hi: int, t0: int, scratch: np.ndarray, o_flags: np.ndarray, o_seq: np.ndarray,
@@ -212,29 +249,10 @@ def demux_rows(
     Returns early (before ``hi``) when the connection tables are full: the caller grows them and calls
     again from there.
     """
-    mask = len(ht_keys) - 1
     for m in range(lo, hi):
         t = m - t0
-        key = scratch[t, T_KEY]
-        a_hi = scratch[t, T_A_HI]
-        a_lo = scratch[t, T_A_LO]
-        a_p = scratch[t, T_A_P]
-        b_hi = scratch[t, T_B_HI]
-        b_lo = scratch[t, T_B_LO]
-        b_p = scratch[t, T_B_P]
         side = scratch[t, T_SIDE]
-        idx = key & mask
-        slot = -1
-        while ht_keys[idx] != -1:
-            if ht_keys[idx] == key:
-                s = ht_vals[idx]
-                if (
-                    slot_key[s, 0] == a_hi and slot_key[s, 1] == a_lo and slot_key[s, 2] == a_p
-                    and slot_key[s, 3] == b_hi and slot_key[s, 4] == b_lo and slot_key[s, 5] == b_p
-                ):
-                    slot = s
-                    break
-            idx = (idx + 1) & mask
+        idx, slot = _find_slot(scratch, t, ht_keys, ht_vals, slot_key)
         flags = o_flags[m]
         seq = np.int64(o_seq[m])
         is_syn = (flags & SYN) != 0 and (flags & ACK) == 0
@@ -246,14 +264,10 @@ def demux_rows(
                 return m  # tables full: the caller grows them and calls again
             slot = n_slots
             counts[0] = n_slots + 1
-            ht_keys[idx] = key
+            ht_keys[idx] = scratch[t, T_KEY]
             ht_vals[idx] = slot
-            slot_key[slot, 0] = a_hi
-            slot_key[slot, 1] = a_lo
-            slot_key[slot, 2] = a_p
-            slot_key[slot, 3] = b_hi
-            slot_key[slot, 4] = b_lo
-            slot_key[slot, 5] = b_p
+            for j in range(6):  # (T_A_HI .. T_B_P)
+                slot_key[slot, j] = scratch[t, T_A_HI + j]
             slot_syn[slot] = 0
             new_conn = True
         elif is_syn and (slot_syn[slot] == 0 or slot_isn[slot] != seq):
@@ -275,12 +289,7 @@ def demux_rows(
         d = 0 if side == conn_src_side[c] else 1
         o_conn[m] = c
         o_dir[m] = d
-        conn_stats[c, CS_PACKETS] += 1
-        if o_plen[m] > 0 and (flags & SYN) == 0:
-            conn_stats[c, CS_SEGMENTS] += 1
-            conn_stats[c, CS_PAYLOAD0 + d] = 1
-        if (flags & ACK) != 0 and (flags & (SYN | RST)) == 0:
-            conn_stats[c, CS_ACKS0 + d] += 1
+        _count(conn_stats, c, d, flags, o_plen[m])
     return hi
 
 

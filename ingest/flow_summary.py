@@ -1,7 +1,7 @@
 """Flow summaries (``FlowSummary``) from an analysis group's results: endpoints, counts, RTTs, vantage.
 
 All the flows of a group are summarised at once, column by column over its ``F_i``/``F_f`` tables (a capture of
-a million small flows has no per-flow numpy call); one flow alone is a group of one (:func:`flow_summary`).
+a million small flows has no per-flow numpy call).
 """
 
 from __future__ import annotations
@@ -31,15 +31,10 @@ _M64 = 0xFFFFFFFFFFFFFFFF
 MSS_SOURCE_NAMES = [MSS_SOURCES.get(code, "") for code in range(max(MSS_SOURCES) + 1)]
 
 
-def format_endpoint(hi: int, lo: int, port: int) -> str:
-    """"a.b.c.d:port" for IPv4 (stored IPv4-mapped), "[v6]:port" for IPv6."""
-    words = np.array([hi & _M64, lo & _M64], np.uint64).view(np.int64)
-    return format_endpoints(words[:1], words[1:], np.array([port], np.int64))[0]
-
-
 def format_endpoints(hi: np.ndarray, lo: np.ndarray, port: np.ndarray) -> list[str]:
-    """:func:`format_endpoint` of many endpoints (address words as the demultiplexer keeps them): each distinct
-    IPv4 endpoint is written once, without ``ipaddress``; IPv6 addresses once each with it."""
+    """Endpoints (address words as the demultiplexer keeps them) as text: "a.b.c.d:port" for IPv4 (stored
+    IPv4-mapped), "[v6]:port" for IPv6. Each distinct IPv4 endpoint is written once, without ``ipaddress``; IPv6
+    addresses once each with it."""
     hi, lo, port = (np.asarray(x, np.int64) for x in (hi, lo, port))
     out = np.empty(len(hi), object)
     v4 = (hi == 0) & ((lo >> 32) == 0xFFFF) & ((port >> 16) == 0)  # ::ffff:a.b.c.d, a 16-bit port
@@ -134,7 +129,7 @@ def flow_summaries(base: int, F_i: np.ndarray, F_f: np.ndarray, rtt: np.ndarray,
         "loss_events": F[:, tf.FI_NEPS], "fast_retransmit_events": F[:, tf.FI_NFR],
         "timeout_events": F[:, tf.FI_NTO], "keepalives": F[:, tf.FI_NKEEP], "zero_window_probes": F[:, tf.FI_NZWP],
         "dsacks": F[:, tf.FI_NDSACK], "sack": F[:, tf.FI_SACK] != 0, "timestamps": F[:, tf.FI_TS] != 0,
-        "window_scaling": F[:, tf.FI_WS] != 0, "syn_seen": F[:, tf.FI_SYN] != tf._NONE,
+        "window_scaling": F[:, tf.FI_WS] != 0, "syn_seen": F[:, tf.FI_SYN] != tf.NOT_SEEN,
         "options_truncated_packets": F[:, tf.FI_OPT_TRUNC],
         "vantage": verdicts, "vantage_evidence": evidence, "vantage_position": positions,
     }
@@ -144,11 +139,3 @@ def flow_summaries(base: int, F_i: np.ndarray, F_f: np.ndarray, rtt: np.ndarray,
             made[f.name] = pl.repeat(default, n, dtype=SUMMARY_SCHEMA[f.name], eager=True)
     return FlowSummaries.from_columns(made)
 
-
-def flow_summary(f: int, fi: np.ndarray, ff: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray, seg_kind: np.ndarray,
-                 demux: Demux) -> FlowSummary:
-    """Flow ``f``'s summary from its ``F_i``/``F_f`` rows and its own ACK RTT, segment time and kind columns:
-    :func:`flow_summaries` of one flow."""
-    row = np.array(fi, np.int64)
-    row[tf.FI_ACK_LO] = row[tf.FI_SEG_LO] = 0
-    return flow_summaries(f, row[None], np.asarray(ff)[None], rtt, seg_t, seg_kind, demux)[0]

@@ -61,7 +61,7 @@ class FlowSummary:
     #: of tcptrace's "throughput" and Wireshark's conversation statistics, for comparing with them
     goodput_bps: float
     #: bytes × 8 / (last ACK − first data segment): the rate while the flow was delivering (no handshake,
-    #: no idle tail), ackreplay's former goodput
+    #: no idle tail)
     delivery_rate_bps: float
     mss: int
     mss_source: str
@@ -128,7 +128,7 @@ class FlowSummaries(Sequence[FlowSummary]):
     :data:`SUMMARY_SCHEMA`), each row made a :class:`FlowSummary` when it is read.
 
     A capture of a million small flows keeps about 300 bytes a flow this way, against about 800 for as many
-    objects (issue #26). Code that reads every flow's field reads its column (``column``, ``ids``); code that
+    objects. Code that reads every flow's field reads its column (``column``, ``ids``); code that
     wants objects indexes or iterates. The table is not changed through the objects it hands out: changing one
     changes that copy only (:meth:`replaced` puts changed summaries back).
     """

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -22,6 +23,13 @@ from ackreplay.ingest.spill import ColumnSpill
 #: Rows per block when packet columns are read back from the spill.
 SPILL_READ_ROWS = 1 << 20
 OPT_COLUMNS = tuple(f"opt{k}" for k in range(OPT_NCOL))
+
+
+class Packets(NamedTuple):
+    """Packets' columns by name (``fastpath.PACKET_COLUMNS``) and the option rows their ``opt_idx`` points into."""
+
+    columns: dict[str, np.ndarray]
+    opt: np.ndarray
 
 
 class PacketStore:
@@ -112,7 +120,7 @@ class PacketStore:
     def opt_table(self) -> np.ndarray:
         return options_table(self.opt[: self.n_opt])
 
-    def group(self, c_lo: int, c_hi: int, size: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    def group(self, c_lo: int, c_hi: int, size: int) -> Packets:
         """The ``size`` spilled packets of connections ``c_lo..c_hi-1`` (capture order; ``conn`` made local)."""
         out = {name: populated(size, dt) for name, dt in PACKET_COLUMNS}
         opt_parts: list[np.ndarray] = []
@@ -129,10 +137,10 @@ class PacketStore:
                 n_opt += len(opt)
             pos += k
         out["conn"] -= c_lo
-        return out, options_table(np.concatenate(opt_parts) if opt_parts else self.opt[:0])
+        return Packets(out, options_table(np.concatenate(opt_parts) if opt_parts else self.opt[:0]))
 
     def blocks(self, c_lo: int, c_hi: int, rows: int | None = None, buffers: int = 1
-               ) -> Iterator[tuple[dict[str, np.ndarray], np.ndarray]]:
+               ) -> Iterator[Packets]:
         """The spilled packets of connections ``c_lo..c_hi-1`` in capture order, one read block (``rows`` spilled
         packets; by default a quarter of the row limit, at most ``SPILL_READ_ROWS``) at a time: the block's
         columns, and its option rows (``opt_idx`` points into them). The arrays stay valid while ``buffers``
@@ -161,7 +169,7 @@ class PacketStore:
                 block = np.stack([self.opt_spill.read(name, first, last) for name in OPT_COLUMNS], axis=1)
                 opt = block[idx[has] - first]
                 idx[has] = np.arange(int(has.sum()), dtype=idx.dtype)  # (the read buffer: read again next block)
-            yield cols, opt
+            yield Packets(cols, opt)
 
 
 def options_table(rows: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ AHEAD = 32
 
 
 @intrinsic
-def _prefetch(typingctx: Any, arr: Any, idx: Any) -> Any:
+def _prefetch(_typingctx: Any, arr: Any, idx: Any) -> Any:
     """``prefetch(arr, i)``: hint that ``arr[i]`` will be read soon (no bounds check: ``i`` must be valid)."""
     sig = types.void(arr, idx)
 

@@ -23,8 +23,8 @@ so every rate sample — survive as captured when the return path is uncongested
 * **Loss episodes** (found from the retransmissions arriving and the duplicate ACKs leaving): each
   starts where the sender retransmitted, one srtt before the retransmission arrived; its decision row is
   the last ACK at or before that time; a timeout's silence is measured to it. A retransmission sent while
-  the sender's previous recovery was still going on joins it; later ones open their own episode (issue #27:
-  back-to-back recoveries used to merge, ``_place_episodes``). Holes that outlive the sender's RTO are
+  the sender's previous recovery was still going on joins it; later ones open their own episode (the
+  receiver's view would merge back-to-back recoveries: ``_place_episodes``). Holes that outlive the sender's RTO are
   counted as retransmissions lost again (inferred); what else was lost again cannot be seen.
 * Data segment times are kept as they arrived (used for the score window's start and ``tibet_tx``).
 
@@ -78,7 +78,7 @@ def _unwrapped(raw: np.ndarray) -> np.ndarray:
         if raw[k] >= 0:
             if ref_raw < 0:
                 ref_raw, ref_val = raw[k], 0
-            v = tf._unwrap(raw[k], ref_raw, ref_val)
+            v = tf.unwrap(raw[k], ref_raw, ref_val)
             ref_raw, ref_val = raw[k], v
             out[k] = v
     return out
@@ -93,14 +93,36 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     receives how many data segments got a send time from TSval echoes and from window releases, and
     whether the samples are held at the handshake's round trip instead."""
     n = a_hi - a_lo
-    m = s_hi - s_lo
     if n == 0:
         return 0
     # the seq/ack samples ingest took at the capture point: the tap→receiver→tap part (receiver side: ~0)
     tap_rtt = A_f[tf.AF_RTT, a_lo:a_hi].copy()
-    # ---- the ACKs' TSvals unwrapped to 64 bits (non-decreasing: the receiver's clock)
+    send = _send_times(A_i, a_lo, a_hi, S_i, s_lo, s_hi, rs_ns, info)
+    if info[0] < MIN_SAMPLES and wshift >= 0:
+        _window_releases(A_i, a_lo, a_hi, S_i, s_lo, s_hi, wshift, send, info)
+    # neither: every advancing ACK's sample is the handshake's round trip (queueing delay unseen)
+    held = info[0] < MIN_SAMPLES and info[1] < MIN_SAMPLES and rs_ns > 0
+    info[2] = 1 if held else 0
+    sender_part = np.empty(n, np.float64)
+    samples, srtt = _rtt_samples(A_i, A_f, a_lo, a_hi, S_i, s_lo, s_hi, send, tap_rtt, held, hs_rtt_ns, rs_ns,
+                                 sender_part)
+    _flight(A_i, a_lo, a_hi, S_i, s_lo, s_hi, sender_part)
+    # ---- loss episodes at the sender's time: the sender-side part before the retransmission passed (the
+    # receiver side: one srtt before it arrived)
+    _place_episodes(A_i, a_lo, a_hi, S_i, s_lo, s_hi, E_i, e_lo, e_hi, sender_part, rs_ns, srtt, info)
+    return samples
+
+
+@njit(cache=True)
+def _send_times(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int, s_hi: int, rs_ns: int,
+                info: np.ndarray) -> np.ndarray:
+    """Each data segment's send time (-1 unknown): the departure of the ACK whose TSval it echoes — the latest
+    with that TSval that left at least 0.9 of the handshake's round trip ``rs_ns`` before the segment arrived.
+    ``info[0]`` counts them."""
+    n = a_hi - a_lo
+    m = s_hi - s_lo
+    # the ACKs' TSvals unwrapped to 64 bits (non-decreasing: the receiver's clock)
     tsv = _unwrapped(A_i[tf.AI_TSVAL, a_lo:a_hi])
-    # ---- each new data segment's send time: the departure of the ACK whose TSval it echoes
     send = np.full(m, -1, np.int64)
     k = 0  # ACK rows left before the segment arrived
     ref_raw = -1
@@ -117,7 +139,7 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
         kind_j = S_i[tf.SI_KIND, r]
         if (kind_j != tf.SEG_NEW and kind_j != tf.SEG_RETX) or e_raw < 0 or ref_raw < 0:
             continue
-        e = tf._unwrap(e_raw, ref_raw, ref_val)
+        e = tf.unwrap(e_raw, ref_raw, ref_val)
         best = -1
         for q in range(k - 1, -1, -1):  # latest departure with that TSval, a handshake RTT back
             if tsv[q] < 0:
@@ -131,35 +153,48 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
         if best >= 0:
             send[j] = A_i[tf.AI_T, a_lo + best]
             info[0] += 1
-    if info[0] < MIN_SAMPLES and wshift >= 0:
-        _window_releases(A_i, a_lo, a_hi, S_i, s_lo, s_hi, wshift, send, info)
-    # neither: every advancing ACK's sample is the handshake's round trip (queueing delay unseen)
-    held = info[0] < MIN_SAMPLES and info[1] < MIN_SAMPLES and rs_ns > 0
-    info[2] = 1 if held else 0
-    # ---- new segments by sequence end (they arrive in sequence order) and retransmissions by start
-    new_j = _rows_of_kind(S_i, s_lo, s_hi, tf.SEG_NEW)
+    return send
+
+
+@njit(cache=True)
+def _retransmissions_by_start(S_i: np.ndarray, s_lo: int, s_hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """The retransmissions of segment rows ``s_lo:s_hi`` by start: (starts ascending, running maximum of their
+    ends)."""
     rx_j = _rows_of_kind(S_i, s_lo, s_hi, tf.SEG_RETX)
-    n_rx = len(rx_j)
-    new_end = S_i[tf.SI_SEQ, s_lo + new_j] + S_i[tf.SI_LEN, s_lo + new_j]
-    new_send = send[new_j]
     rx_s = S_i[tf.SI_SEQ, s_lo + rx_j]
     rx_e = rx_s + S_i[tf.SI_LEN, s_lo + rx_j]
     order = np.argsort(rx_s)
     rx_s = rx_s[order]
-    rx_e_max = rx_e[order].copy()  # running maximum of the ends, by start
-    for i in range(1, n_rx):
+    rx_e_max = rx_e[order].copy()
+    for i in range(1, len(rx_j)):
         rx_e_max[i] = max(rx_e_max[i], rx_e_max[i - 1])
-    # ---- the data segments' own TSvals unwrapped (the sender's clock, non-decreasing in arrival order): an
-    # ACK's TSecr names the transmission it answers (the sender's TSecr fallback, §1.1)
+    return rx_s, rx_e_max
+
+
+@njit(cache=True)
+def _rtt_samples(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int, s_hi: int,
+                 send: np.ndarray, tap_rtt: np.ndarray, held: bool, hs_rtt_ns: int, rs_ns: int,
+                 sender_part: np.ndarray) -> tuple[int, float]:
+    """RTT samples, srtt and RTTmin as the sender would have them into ACK rows ``a_lo:a_hi`` (from the segments'
+    ``send`` times; ``held``: each the handshake's round trip, ``rs_ns``, plus the tap's own sample ``tap_rtt``), and
+    how long data the sender sends when each ACK reaches it takes to pass the capture point into ``sender_part``.
+    Returns (samples, the last srtt)."""
+    n = a_hi - a_lo
+    m = s_hi - s_lo
+    # new segments by sequence end (they arrive in sequence order) and retransmissions by start
+    new_j = _rows_of_kind(S_i, s_lo, s_hi, tf.SEG_NEW)
+    new_end = S_i[tf.SI_SEQ, s_lo + new_j] + S_i[tf.SI_LEN, s_lo + new_j]
+    new_send = send[new_j]
+    rx_s, rx_e_max = _retransmissions_by_start(S_i, s_lo, s_hi)
+    # the data segments' own TSvals unwrapped (the sender's clock, non-decreasing in arrival order): an ACK's
+    # TSecr names the transmission it answers (the sender's TSecr fallback, §1.1)
     seg_tsv = _unwrapped(S_i[tf.SI_TSVAL, s_lo:s_hi])
-    # ---- RTT samples, srtt and RTTmin as the sender would have them
     srtt = hs_rtt_ns / 1e9 if hs_rtt_ns > 0 else -1.0
     rttmin = srtt
     samples = 0
     rr = 0.0  # smoothed tap→receiver→tap part (gain 1/8), for the sender-side part: latest RTT − rr
     latest = srtt  # the latest RTT sample (the handshake's until the first)
     rr_seen = False
-    sender_part = np.empty(n, np.float64)
     prev_ack = A_i[tf.AI_ACK, a_lo] - A_i[tf.AI_ACKED, a_lo]
     jj = 0  # data segments arrived before this ACK left
     d_raw = -1
@@ -184,7 +219,7 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
                 rtt = (t_m - new_send[d]) / 1e9
             e_raw = A_i[tf.AI_TSECR, row]
             if rtt < 0 and not held and e_raw >= 0 and d_raw >= 0:  # TSecr: the transmission it echoes
-                e = tf._unwrap(e_raw, d_raw, d_val)
+                e = tf.unwrap(e_raw, d_raw, d_val)
                 qi = np.searchsorted(seg_tsv[:jj], e, side="left")
                 if qi < jj and seg_tsv[qi] == e and send[qi] >= 0 and t_m > send[qi]:
                     rtt = (t_m - send[qi]) / 1e9
@@ -200,11 +235,18 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
         A_f[tf.AF_RTT, row] = rtt if rtt > 0 else np.nan
         A_f[tf.AF_SRTT, row] = srtt if srtt > 0 else np.nan
         A_f[tf.AF_RTTMIN, row] = rttmin if rttmin > 0 else np.nan
-        # how long data the sender sends when ACK k reaches it takes to pass the capture point
         # (the latest round trip, not srtt: in slow start the queue, so the RTT, grows faster than srtt follows)
         sender_part[k] = max(latest - rr, 0.0) if latest > 0 else rs_ns / 1e9 if rs_ns > 0 else 0.0
-    # ---- flight: data passing the capture point within the sender-side part of the RTT after ACK k
-    # (receiver side: one srtt; mid-path: srtt less the tap→receiver→tap part), less the ACK and its SACKs
+    return samples, srtt
+
+
+@njit(cache=True)
+def _flight(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int, s_hi: int,
+            sender_part: np.ndarray) -> None:
+    """Flight after each ACK of rows ``a_lo:a_hi``: the data passing the capture point within the sender-side part
+    of the RTT after it (receiver side: one srtt; mid-path: srtt less the tap→receiver→tap part), less the ACK and
+    its SACKs."""
+    m = s_hi - s_lo
     high = np.empty(m, np.int64)
     h = -(1 << 62)
     for j in range(m):
@@ -212,16 +254,12 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
         h = max(h, S_i[tf.SI_SEQ, r] + S_i[tf.SI_LEN, r])
         high[j] = h
     seg_t = S_i[tf.SI_T, s_lo:s_hi]
-    for k in range(n):
+    for k in range(a_hi - a_lo):
         row = a_lo + k
         horizon = A_i[tf.AI_T, row] + np.int64(sender_part[k] * 1e9)
         j = np.searchsorted(seg_t, horizon, side="right") - 1
         fl = (high[j] if j >= 0 else A_i[tf.AI_ACK, row]) - A_i[tf.AI_ACK, row] - A_i[tf.AI_SACKED, row]
         A_i[tf.AI_FLIGHT, row] = fl if fl > 0 else 0
-    # ---- loss episodes at the sender's time: the sender-side part before the retransmission passed (the
-    # receiver side: one srtt before it arrived)
-    _place_episodes(A_i, a_lo, a_hi, S_i, s_lo, s_hi, E_i, e_lo, e_hi, sender_part, rs_ns, srtt, info)
-    return samples
 
 
 @njit(cache=True)
@@ -255,7 +293,7 @@ def _place_episodes(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo
     *received* as its recovery point — below the sender's when the window's last segments were dropped. So a
     retransmission of the sender's recovery that arrives after the receiver's ACK passed that point opens a
     provisional episode, whose recovery point (the highest received by then) swallows the retransmissions of
-    the sender's next recovery (issue #27). Each kept episode's recovery ends, at the sender, with the ACK that
+    the sender's next recovery. Each kept episode's recovery ends, at the sender, with the ACK that
     covers the sender's recovery point — the start of the first new data that arrived after the episode's
     first retransmission: data sent after a retransmission starts at or beyond the sender's highest sequence
     then (no earlier than the receiver's own end). An episode that, placed at the sender's time, starts before
@@ -276,22 +314,7 @@ def _place_episodes(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo
     new_t = S_i[tf.SI_T, s_lo + new_j]
     new_s = S_i[tf.SI_SEQ, s_lo + new_j]
     arrived = E_i[tf.EI_START, e_lo:e_hi].copy()  # each episode's first retransmission, as it arrived
-    # ---- holes that outlived the sender's RTO: a retransmission that fills the hole at the cumulative ACK
-    # more than an RTT plus an RTO (Linux's floor 200 ms, or 1.5 srtt as ingest's rule) after the ACK first
-    # stopped there: the sender's earlier retransmission of it was lost again (or it waited for a timeout)
-    rto = max(0.2, 1.5 * srtt) if srtt > 0 else 0.2
-    rtt_ns = np.int64(srtt * 1e9) if srtt > 0 else max(rs_ns, 0)
-    for i in range(n_rx):
-        q = np.searchsorted(ack_t, rx_t[i], side="right") - 1
-        if q < 0 or A_i[tf.AI_ACK, a_lo + q] != rx_s[i]:
-            continue
-        first = q
-        while first > 0 and A_i[tf.AI_ACK, a_lo + first - 1] == rx_s[i]:
-            first -= 1
-        ep = np.searchsorted(arrived, rx_t[i], side="right") - 1  # the episode it arrived in
-        in_timeout = ep >= 0 and E_i[tf.EI_KIND, e_lo + ep] == tf.EP_TIMEOUT  # (ingest saw that one)
-        if not in_timeout and rx_t[i] - A_i[tf.AI_T, a_lo + first] > rtt_ns + np.int64(rto * 1e9):
-            info[3] += 1
+    info[3] += _relost(A_i, a_lo, a_hi, rx_t, rx_s, E_i, e_lo, arrived, srtt, rs_ns)
     # ---- each episode at the sender's time; splits and merges
     kept = -1
     horizon = -1  # when the kept episode's recovery ended at the sender (-1: not within the capture)
@@ -325,19 +348,7 @@ def _place_episodes(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo
             start = _sender_time(ack_t, sender_part, arrived[i], rs_ns)
             E_i[tf.EI_RETX, r] = rest
             E_i[tf.EI_SEQ, r] = rest_seq
-        row = np.searchsorted(ack_t, start, side="right") - 1
-        E_i[tf.EI_START, r] = start
-        E_i[tf.EI_ACKROW, r] = row
-        if E_i[tf.EI_END, r] >= 0 and E_i[tf.EI_END, r] < start:
-            E_i[tf.EI_END, r] = start
-        if E_i[tf.EI_KIND, r] == tf.EP_TIMEOUT:
-            last_adv = -1
-            for q in range(row, -1, -1):
-                if A_i[tf.AI_ACKED, a_lo + q] > 0:
-                    last_adv = A_i[tf.AI_T, a_lo + q]
-                    break
-            if last_adv >= 0:
-                E_i[tf.EI_SILENCE_NS, r] = max(start - last_adv, 0)
+        _start_at(A_i, a_lo, a_hi, E_i, r, start)
         kept = r
         # the sender's recovery point: data sent after a retransmission starts at or beyond the sender's highest
         # sequence then, so the first new data that arrived after this episode's first retransmission
@@ -345,6 +356,51 @@ def _place_episodes(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo
         recover = max(new_s[f], E_i[tf.EI_RECOVER, r]) if f < n_new else E_i[tf.EI_RECOVER, r]
         c = _acked_at(A_i, a_lo, a_hi, arrived[i], recover)
         horizon = -1 if c >= n or E_i[tf.EI_END, r] < 0 else max(ack_t[c], E_i[tf.EI_END, r])
+
+
+@njit(cache=True)
+def _relost(A_i: np.ndarray, a_lo: int, a_hi: int, rx_t: np.ndarray, rx_s: np.ndarray, E_i: np.ndarray, e_lo: int,
+            arrived: np.ndarray, srtt: float, rs_ns: int) -> int:
+    """Holes that outlived the sender's RTO: retransmissions (arrived at ``rx_t``, starting at ``rx_s``) that fill
+    the hole at the cumulative ACK more than an RTT plus an RTO (Linux's floor 200 ms, or 1.5 srtt as ingest's
+    rule) after the ACK first stopped there: the sender's earlier retransmission of it was lost again (or it
+    waited for a timeout). Retransmissions inside a timeout episode (``arrived``: the episodes' first
+    retransmissions) are that timeout, which ingest saw."""
+    ack_t = A_i[tf.AI_T, a_lo:a_hi]
+    rto = max(0.2, 1.5 * srtt) if srtt > 0 else 0.2
+    rtt_ns = np.int64(srtt * 1e9) if srtt > 0 else max(rs_ns, 0)
+    holes = 0
+    for i in range(len(rx_t)):
+        q = np.searchsorted(ack_t, rx_t[i], side="right") - 1
+        if q < 0 or A_i[tf.AI_ACK, a_lo + q] != rx_s[i]:
+            continue
+        first = q
+        while first > 0 and A_i[tf.AI_ACK, a_lo + first - 1] == rx_s[i]:
+            first -= 1
+        ep = np.searchsorted(arrived, rx_t[i], side="right") - 1  # the episode it arrived in
+        in_timeout = ep >= 0 and E_i[tf.EI_KIND, e_lo + ep] == tf.EP_TIMEOUT
+        if not in_timeout and rx_t[i] - A_i[tf.AI_T, a_lo + first] > rtt_ns + np.int64(rto * 1e9):
+            holes += 1
+    return holes
+
+
+@njit(cache=True)
+def _start_at(A_i: np.ndarray, a_lo: int, a_hi: int, E_i: np.ndarray, r: int, start: int) -> None:
+    """Episode row ``r`` starts at ``start`` (the sender's time): its decision row is the last ACK at or before
+    it, its end no earlier, a timeout's silence measured to it from the last ACK that advanced."""
+    row = np.searchsorted(A_i[tf.AI_T, a_lo:a_hi], start, side="right") - 1
+    E_i[tf.EI_START, r] = start
+    E_i[tf.EI_ACKROW, r] = row
+    if E_i[tf.EI_END, r] >= 0 and E_i[tf.EI_END, r] < start:
+        E_i[tf.EI_END, r] = start
+    if E_i[tf.EI_KIND, r] == tf.EP_TIMEOUT:
+        last_adv = -1
+        for q in range(row, -1, -1):
+            if A_i[tf.AI_ACKED, a_lo + q] > 0:
+                last_adv = A_i[tf.AI_T, a_lo + q]
+                break
+        if last_adv >= 0:
+            E_i[tf.EI_SILENCE_NS, r] = max(start - last_adv, 0)
 
 
 @njit(cache=True)
@@ -408,9 +464,9 @@ def receiver_handshake_rtt_ns(fi: np.ndarray) -> int:
     if fi[tf.FI_SYN_COUNT] > 1:  # a SYN sent again: which one was answered is ambiguous (Karn)
         return -1
     if fi[tf.FI_SENDER_CLIENT]:  # the receiver is the server
-        ok = synack != tf._NONE and hsack != tf._NONE and hsack > synack
+        ok = synack != tf.NOT_SEEN and hsack != tf.NOT_SEEN and hsack > synack
         return hsack - synack if ok else -1
-    ok = syn != tf._NONE and synack != tf._NONE and synack > syn
+    ok = syn != tf.NOT_SEEN and synack != tf.NOT_SEEN and synack > syn
     return synack - syn if ok else -1
 
 
@@ -418,7 +474,7 @@ def mid_path_parts_ns(fi: np.ndarray) -> tuple[int, int]:
     """A tap's handshake split (§7): (tap→sender→tap, tap→receiver→tap) in ns, or (-1, -1). SYN→SYN-ACK
     is the tap→server→tap part, SYN-ACK→ACK the tap→client→tap part."""
     syn, synack, hsack = int(fi[tf.FI_SYN]), int(fi[tf.FI_SYNACK]), int(fi[tf.FI_HSACK])
-    if fi[tf.FI_SYN_COUNT] > 1 or tf._NONE in (syn, synack, hsack) or not syn <= synack <= hsack:
+    if fi[tf.FI_SYN_COUNT] > 1 or tf.NOT_SEEN in (syn, synack, hsack) or not syn <= synack <= hsack:
         return -1, -1
     server_part, client_part = synack - syn, hsack - synack
     return (client_part, server_part) if fi[tf.FI_SENDER_CLIENT] else (server_part, client_part)

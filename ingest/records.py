@@ -66,7 +66,6 @@ class RecordBatch:
     origlen: np.ndarray  # int64: length on the wire
     ts_ns: np.ndarray  # int64: epoch nanoseconds
     linktype: np.ndarray  # int32
-    first_index: int  # index of the first record in the whole capture
     source_position: int = 0  # bytes of the file consumed when the batch was scanned (progress, estimates)
 
     def __len__(self) -> int:
@@ -79,7 +78,6 @@ class ScanInfo:
 
     format: str = ""
     gzipped: bool = False
-    byte_order: str = ""
     linktypes: set[int] = field(default_factory=set)
     snaplen: int = 0
     records: int = 0
@@ -347,7 +345,6 @@ def _iter_pcap(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
         raise CorruptCaptureError(f"pcap header has unsupported version {vmaj}", 4)
     linktype = network & 0xFFFF  # upper bits carry FCS information
     info.format = "pcap-ns" if frac_ns == 1 else "pcap"
-    info.byte_order = "big" if order == ">" else "little"
     info.snaplen = snaplen
     info.linktypes.add(linktype)
     max_cap = min(max(snaplen, 262_144), MAX_RECORD_BYTES)
@@ -361,7 +358,7 @@ def _iter_pcap(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
         if n:
             ch.pin()
             yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], np.full(n, linktype, np.int32),
-                              info.records, ch.src.compressed_position())
+                              ch.src.compressed_position())
             info.records += n
         if status == _BAD_LENGTH:
             cap_bad = struct.unpack(order + "I", ch.buf[pos + 8 : pos + 12])[0]
@@ -438,8 +435,7 @@ def _iter_pcapng(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
         )
         if n:
             ch.pin()
-            yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], lt[:n], info.records,
-                              ch.src.compressed_position())
+            yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], lt[:n], ch.src.compressed_position())
             info.records += n
         if status == _BAD_LENGTH:
             raise CorruptCaptureError("pcapng block has an impossible length", ch.base + pos)
@@ -464,7 +460,6 @@ def _iter_pcapng(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
                 else:
                     raise CorruptCaptureError("pcapng section header has a bad byte-order magic",
                                               ch.base + pos)
-                info.byte_order = "big" if order == ">" else "little"
                 ifs = _Interfaces()  # a new section starts a new interface list
             btype, blen = struct.unpack(order + "II", ch.buf[pos : pos + 8])
             if blen < 12 or blen % 4 != 0 or blen > max(max_block, 16 << 20):

@@ -150,12 +150,3 @@ class ByteSource:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def read_all(path: str | Path, *, max_decompressed_bytes: int | None = None) -> bytes:
-    """The whole decompressed content (tests and the reference decoder; not for large files)."""
-    out = io.BytesIO()
-    with ByteSource(path, max_decompressed_bytes=max_decompressed_bytes) as src:
-        while chunk := src.read(1 << 20):
-            out.write(chunk)
-    return out.getvalue()

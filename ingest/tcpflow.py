@@ -18,7 +18,7 @@ Decisions this module makes where the reference leaves room (documented here and
 * A segment that overlaps the highest sequence sent is a retransmission of its old part; its new
   part is new data.
 * SACK scoreboard: every disjoint SACKed block above the cumulative ACK is kept (the arrays grow).
-* Karn (§1.1, issue #10): no seq/ack RTT sample spans bytes that were, or may have been, sent more than
+* Karn (§1.1): no seq/ack RTT sample spans bytes that were, or may have been, sent more than
   once — bytes seen retransmitted, bytes whose transmission the capture does not show (it began
   mid-connection, or missed them: they may have been sent again unseen), and a hole the receiver had
   reported (duplicate ACKs or SACK blocks above the cumulative ACK: those bytes were sent again, seen or not).
@@ -26,12 +26,15 @@ Decisions this module makes where the reference leaves room (documented here and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from ackreplay.ingest.decode import ACK, FIN, RST, SYN
 from ackreplay.ingest.demux import CS_PAYLOAD0, CS_SEGMENTS
-from ackreplay.ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
+from ackreplay.ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC, kernel
 from ackreplay.ingest.memory import lazy
 from ackreplay.ingest.prefetch import AHEAD, prefetch
 
@@ -68,42 +71,15 @@ FF_NCOL = 3
 MSS_SYN, MSS_SYN_TS, MSS_PAYLOAD, MSS_PAYLOAD_TSO, MSS_DEFAULT = 1, 2, 3, 4, 5
 
 SB_CAP = 64  # initial scoreboard capacity (it grows)
-_NONE = -(1 << 62)
+#: A time (or value) the capture did not show: far below any real one.
+NOT_SEEN = -(1 << 62)
 _BIG = 1 << 62
 
 
 @njit(cache=True, inline="always")
-def _unwrap(raw: int, ref_raw: int, ref_val: int) -> int:
+def unwrap(raw: int, ref_raw: int, ref_val: int) -> int:
+    """The 64-bit value of the 32-bit field ``raw`` nearest to ``ref_val`` (whose field was ``ref_raw``)."""
     return ref_val + (((raw - ref_raw + 0x80000000) & 0xFFFFFFFF) - 0x80000000)
-
-
-@njit(cache=True)
-def infer_mss(lens: np.ndarray) -> tuple[int, int]:
-    """MSS from payload sizes (no SYN seen): the most common large size, or — when the common sizes
-    are whole multiples of a smaller frequent size (TSO/GSO super-segments) — that smaller size.
-
-    "Frequent" means at least 5 % of the data segments (and at least 2); "large" means ≥ 512 bytes.
-    A most-common size with no frequent divisor is the MSS whatever its size up to 65535: loopback
-    (65483) and jumbo-frame links carry segments far above 9000 bytes (ESTIMATORS.md §1.1, issue #10).
-    A payload above 65535 (the MSS option is 16 bits; IPv4 cannot carry it) is a super-segment (GSO,
-    BIG TCP) and never the MSS: a flow of only such payloads falls back to 1460 (Ethernet).
-    No payload at all gives the RFC 1122 default of 536.
-    """
-    n = len(lens)
-    if n == 0:
-        return 536, MSS_DEFAULT
-    v = np.sort(lens)
-    uniq = np.empty(n, np.int64)
-    cnt = np.empty(n, np.int64)
-    k = 0
-    for i in range(n):
-        if k > 0 and uniq[k - 1] == v[i]:
-            cnt[k - 1] += 1
-        else:
-            uniq[k] = v[i]
-            cnt[k] = 1
-            k += 1
-    return _mss_from_counts(uniq, cnt, k, n)
 
 
 #: Payload-size histogram of the MSS inference: bins 0..65535, and one for every larger size (never the MSS).
@@ -111,9 +87,18 @@ SIZE_BINS = 65537
 
 
 @njit(cache=True)
-def _mss_from_counts(uniq: np.ndarray, cnt: np.ndarray, k: int, n: int) -> tuple[int, int]:
-    """:func:`infer_mss` from the ``k`` distinct sizes (ascending; any one size above 65535 may stand for all
-    of them) and their counts, of ``n`` payloads."""
+def mss_from_counts(uniq: np.ndarray, cnt: np.ndarray, k: int, n: int) -> tuple[int, int]:
+    """(MSS, ``MSS_*`` source) from the payload sizes when no SYN was seen: the ``k`` distinct sizes (ascending;
+    any one size above 65535 may stand for all of them) and their counts, of ``n`` payloads. The most common
+    large size, or — when the common sizes are whole multiples of a smaller frequent size (TSO/GSO
+    super-segments) — that smaller size.
+
+    "Frequent" means at least 5 % of the data segments (and at least 2); "large" means ≥ 512 bytes.
+    A most-common size with no frequent divisor is the MSS whatever its size up to 65535: loopback
+    (65483) and jumbo-frame links carry segments far above 9000 bytes (ESTIMATORS.md §1.1).
+    A payload above 65535 (the MSS option is 16 bits; IPv4 cannot carry it) is a super-segment (GSO,
+    BIG TCP) and never the MSS: a flow of only such payloads falls back to 1460 (Ethernet).
+    """
     thresh = max(2, n // 20)
     best = -1
     for i in range(k):
@@ -134,10 +119,10 @@ def _mss_from_counts(uniq: np.ndarray, cnt: np.ndarray, k: int, n: int) -> tuple
     return mode, MSS_PAYLOAD
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, inline="always")
 def _sb_add(sb_l: np.ndarray, sb_r: np.ndarray, n: int, left: int, r: int) -> int:
     """Insert [left, r) into the sorted disjoint block list, merging; return the new count. The arrays
-    must have room for one more block (:func:`_sb_room`)."""
+    must have room for one more block (:func:`_main_pass` stops for :func:`grow` to make it)."""
     if r <= left:
         return n
     i = n
@@ -160,19 +145,9 @@ def _sb_add(sb_l: np.ndarray, sb_r: np.ndarray, n: int, left: int, r: int) -> in
     return w + 1
 
 
-@njit(cache=True)
-def _sb_room(sb: np.ndarray, n: int) -> np.ndarray:
-    """``sb`` with room for more than ``n`` blocks: the scoreboard keeps every SACKed block, however
-    many are outstanding (it was capped at 64, which over-estimated flight by up to 40 %: issue #10)."""
-    if n + 1 < len(sb):
-        return sb
-    grown = np.empty(2 * len(sb), sb.dtype)
-    grown[:n] = sb[:n]
-    return grown
-
-
-@njit(cache=True)
+@njit(cache=True, nogil=True, inline="always")
 def _sb_prune(sb_l: np.ndarray, sb_r: np.ndarray, n: int, a: int) -> int:
+    """Drop the ``n`` blocks' bytes below the cumulative ACK ``a``; return the count left."""
     w = 0
     for j in range(n):
         if sb_r[j] > a:
@@ -184,8 +159,9 @@ def _sb_prune(sb_l: np.ndarray, sb_r: np.ndarray, n: int, a: int) -> int:
 
 # Resumable per-flow state (one direction of a connection): the analysis runs over the connection's
 # packets in one call, or — for a connection beyond the memory budget — over consecutive chunks of them
-# (``ingest.chunked``), each call taking up where the last left off. Pre-pass state (handshake options,
-# reference sequence number, payload sizes), int64:
+# (``ingest.chunked``), each call taking up where the last left off. Every variable the analysis carries
+# from one packet to the next lives in these arrays. Pre-pass state (handshake options, reference sequence
+# number, payload sizes), int64:
 (PS_SYN_MSS_S, PS_SYN_MSS_R, PS_SYN_TS_S, PS_SYN_TS_R, PS_SYN_WS_S, PS_SYN_WS_R, PS_WS_SHIFT_R, PS_SYN_SACK_S,
     PS_SYN_SACK_R, PS_SYN_SEEN, PS_ISN, PS_REF_FOUND, PS_REF_RAW, PS_NL, PS_SACK_SEEN, PS_TS_SEEN, PS_OPT_TRUNC,
     PS_FIRST_PKT, PS_LAST_PKT, PS_NPKTS, PS_N_USED) = range(21)
@@ -201,134 +177,191 @@ M_NCOL = 49
 # main-pass state, float64:
 (MF_SRTT, MF_RTTMIN, MF_RTT_HS) = range(3)
 MF_NCOL = 3
+#: ``rows`` of the main pass: the next ACK row, segment row and episode row to write (advanced in place).
+NEXT_ACK, NEXT_SEG, NEXT_EP = range(3)
+
+
+class FlowState(NamedTuple):
+    """One direction's resumable state: pre-pass (``PS_*``), main pass (``M_*``) and main-pass floats (``MF_*``)."""
+
+    P: np.ndarray
+    M: np.ndarray
+    MF: np.ndarray
+
+
+class FlowColumns(NamedTuple):
+    """The packet columns the analysis reads (``fastpath.PACKET_COLUMNS`` but ``conn``), by packet index, and the
+    options side table that ``opt_idx`` points into."""
+
+    ts: np.ndarray
+    dir: np.ndarray
+    seq: np.ndarray
+    ack: np.ndarray
+    flags: np.ndarray
+    win: np.ndarray
+    plen: np.ndarray
+    tsval: np.ndarray
+    tsecr: np.ndarray
+    opt_idx: np.ndarray
+    opt_tab: np.ndarray
+
+
+def flow_columns(pk: Mapping[str, np.ndarray], opt_tab: np.ndarray) -> FlowColumns:
+    """The columns of ``pk`` (named as ``fastpath.PACKET_COLUMNS``) the analysis reads, with their options table."""
+    return FlowColumns._make([*(pk[name] for name in FlowColumns._fields[:-1]), opt_tab])
+
+
+class WorkArrays(NamedTuple):
+    """The per-flow working arrays: per data segment sent (start, end, first and last transmission time, whether
+    it was retransmitted, the episode that retransmitted it), per TSval sent (value, time); and ``scratch``, the
+    pre-pass's payload-size histogram and the list of its bins in use (:data:`SCRATCH_SIZE`, zero between flows)."""
+
+    seg_s: np.ndarray
+    seg_e: np.ndarray
+    seg_t0: np.ndarray
+    seg_t1: np.ndarray
+    seg_rx: np.ndarray
+    seg_ep: np.ndarray
+    tsv_v: np.ndarray
+    tsv_t: np.ndarray
+    scratch: np.ndarray
+
+
+class FlowTables(NamedTuple):
+    """The analysis's output rows, column-major (``A_i[AI_T, row]``: every column one contiguous array): ACK rows
+    (``AI_*``, ``AF_*``), data-segment rows (``SI_*``, ``SF_*``) and loss episodes (``EI_*``)."""
+
+    A_i: np.ndarray
+    A_f: np.ndarray
+    S_i: np.ndarray
+    S_f: np.ndarray
+    E_i: np.ndarray
+
+
+class Scoreboard(NamedTuple):
+    """The SACK scoreboard: the left and right edges of its disjoint blocks, ascending (:func:`grow` makes room)."""
+
+    left: np.ndarray
+    right: np.ndarray
 
 
 @njit(cache=True)
-def flow_state() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def scoreboard() -> Scoreboard:
+    """An empty scoreboard, at the initial capacity."""
+    return Scoreboard(np.empty(SB_CAP + 1, np.int64), np.empty(SB_CAP + 1, np.int64))
+
+
+@njit(cache=True)
+def grow(sb: Scoreboard) -> Scoreboard:
+    """``sb`` at twice its capacity: the scoreboard keeps every SACKed block, however many are outstanding (a cap
+    of 64 blocks over-estimates flight by up to 40 % when more are)."""
+    n = len(sb.left)
+    left = np.empty(2 * n, np.int64)
+    right = np.empty(2 * n, np.int64)
+    left[:n] = sb.left
+    right[:n] = sb.right
+    return Scoreboard(left, right)
+
+
+@njit(cache=True)
+def flow_state() -> FlowState:
     """Fresh (pre-pass, main, float) state arrays of one direction."""
     P = np.zeros(PS_NCOL, np.int64)
     P[PS_SYN_MSS_S] = -1
     P[PS_SYN_MSS_R] = -1
     P[PS_WS_SHIFT_R] = -1
-    P[PS_FIRST_PKT] = _NONE
-    P[PS_LAST_PKT] = _NONE
-    return P, np.zeros(M_NCOL, np.int64), np.full(MF_NCOL, -1.0)
+    P[PS_FIRST_PKT] = NOT_SEEN
+    P[PS_LAST_PKT] = NOT_SEEN
+    return FlowState(P, np.zeros(M_NCOL, np.int64), np.full(MF_NCOL, -1.0))
 
 
-@njit(cache=True, nogil=True)
-def flow_prepass(lo: int, hi: int, d: int, order: np.ndarray, ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray,
-                 ack: np.ndarray, flags: np.ndarray, plen: np.ndarray, opt_idx: np.ndarray, opt_tab: np.ndarray,
-                 scratch: np.ndarray, P: np.ndarray) -> None:
+@njit(cache=True, nogil=True, inline="always")
+def _prepass_syn(f: int, k: int, own: bool, seq: int, opt_tab: np.ndarray, P: np.ndarray) -> None:
+    """A SYN's options (``k``: its row of ``opt_tab``, -1 none): the data sender's (``own``; its first SYN's
+    sequence number is the ISN) or the receiver's."""
+    mss_o = opt_tab[k, O_MSS] if k >= 0 else -1
+    ws_o = opt_tab[k, O_WSCALE] if k >= 0 else -1
+    sack_ok = k >= 0 and opt_tab[k, O_SACKOK] != 0
+    has_ts = (f & P_HAS_TS) != 0
+    if own:
+        if P[PS_SYN_SEEN] == 0:
+            P[PS_SYN_SEEN] = 1
+            P[PS_ISN] = seq
+        P[PS_SYN_MSS_S] = mss_o
+        P[PS_SYN_TS_S] = 1 if has_ts else 0
+        P[PS_SYN_WS_S] = 1 if ws_o >= 0 else 0
+        P[PS_SYN_SACK_S] = 1 if sack_ok else 0
+    else:
+        P[PS_SYN_MSS_R] = mss_o
+        P[PS_SYN_TS_R] = 1 if has_ts else 0
+        P[PS_SYN_WS_R] = 1 if ws_o >= 0 else 0
+        P[PS_WS_SHIFT_R] = ws_o
+        P[PS_SYN_SACK_R] = 1 if sack_ok else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prepass_payload(size: int, seq: int, scratch: np.ndarray, P: np.ndarray) -> None:
+    """A payload of ``size`` bytes into the size histogram (the bins in use are listed after it, to clear them);
+    the first one's sequence number is the reference."""
+    b = size
+    if b >= SIZE_BINS:
+        b = SIZE_BINS - 1
+    if scratch[b] == 0:
+        scratch[SIZE_BINS + P[PS_N_USED]] = b
+        P[PS_N_USED] += 1
+    scratch[b] += 1
+    P[PS_NL] += 1
+    if P[PS_REF_FOUND] == 0:
+        P[PS_REF_FOUND] = 1
+        P[PS_REF_RAW] = seq
+
+
+@kernel
+def flow_prepass(lo: int, hi: int, d: int, order: np.ndarray, cols: FlowColumns, work: WorkArrays,
+                 st: FlowState) -> None:
     """Pre-pass over packets ``order[lo:hi]`` of direction ``d``: handshake options, the first reference value,
-    payload sizes for MSS inference (a histogram in ``scratch``, :data:`SCRATCH_SIZE`, zero where unused);
-    state carried in ``P``."""
-    syn_mss_s = P[PS_SYN_MSS_S]
-    syn_mss_r = P[PS_SYN_MSS_R]
-    syn_ts_s = P[PS_SYN_TS_S] != 0
-    syn_ts_r = P[PS_SYN_TS_R] != 0
-    syn_ws_s = P[PS_SYN_WS_S] != 0
-    syn_ws_r = P[PS_SYN_WS_R] != 0
-    ws_shift_r = P[PS_WS_SHIFT_R]
-    syn_sack_s = P[PS_SYN_SACK_S] != 0
-    syn_sack_r = P[PS_SYN_SACK_R] != 0
-    syn_seen = P[PS_SYN_SEEN] != 0
-    isn = P[PS_ISN]
-    ref_found = P[PS_REF_FOUND] != 0
-    ref_raw = P[PS_REF_RAW]
-    nl = P[PS_NL]
-    sack_seen = P[PS_SACK_SEEN] != 0
-    ts_seen = P[PS_TS_SEEN] != 0
-    opt_trunc = P[PS_OPT_TRUNC]
-    first_pkt = P[PS_FIRST_PKT]
-    last_pkt = P[PS_LAST_PKT]
-    npkts = P[PS_NPKTS]
-    n_used = P[PS_N_USED]
+    payload sizes for MSS inference (a histogram in ``work.scratch``, zero where unused); state carried in
+    ``st.P``."""
+    P = st.P
     if hi > lo:
-        if npkts == 0:
-            first_pkt = ts[order[lo]]
-        last_pkt = ts[order[hi - 1]]
-        npkts += hi - lo
+        if P[PS_NPKTS] == 0:
+            P[PS_FIRST_PKT] = cols.ts[order[lo]]
+        P[PS_LAST_PKT] = cols.ts[order[hi - 1]]
+        P[PS_NPKTS] += hi - lo
     for i in range(lo, hi):
         if i + AHEAD < hi:
             q = order[i + AHEAD]
-            prefetch(flags, q)
-            prefetch(opt_idx, q)
-            prefetch(dirs, q)
-            prefetch(seq, q)
-            prefetch(plen, q)
-            prefetch(ack, q)
+            prefetch(cols.flags, q)
+            prefetch(cols.opt_idx, q)
+            prefetch(cols.dir, q)
+            prefetch(cols.seq, q)
+            prefetch(cols.plen, q)
+            prefetch(cols.ack, q)
         p = order[i]
-        f = flags[p]
+        f = cols.flags[p]
         if (f & P_OPT_TRUNC) != 0:
-            opt_trunc += 1
-        k = opt_idx[p]
+            P[PS_OPT_TRUNC] += 1
+        k = cols.opt_idx[p]
         if (f & SYN) != 0:
-            mss_o = opt_tab[k, O_MSS] if k >= 0 else -1
-            ws_o = opt_tab[k, O_WSCALE] if k >= 0 else -1
-            sack_ok = k >= 0 and opt_tab[k, O_SACKOK] != 0
-            if dirs[p] == d:
-                if not syn_seen:
-                    syn_seen = True
-                    isn = np.int64(seq[p])
-                syn_mss_s = mss_o
-                syn_ts_s = (f & P_HAS_TS) != 0
-                syn_ws_s = ws_o >= 0
-                syn_sack_s = sack_ok
-            else:
-                syn_mss_r = mss_o
-                syn_ts_r = (f & P_HAS_TS) != 0
-                syn_ws_r = ws_o >= 0
-                ws_shift_r = ws_o
-                syn_sack_r = sack_ok
-            continue
-        if dirs[p] == d:
+            _prepass_syn(f, k, cols.dir[p] == d, np.int64(cols.seq[p]), cols.opt_tab, P)
+        elif cols.dir[p] == d:
             if (f & P_HAS_TS) != 0:
-                ts_seen = True
-            if plen[p] > 0:  # payload-size histogram; the bins in use are listed after it, to clear them
-                b = np.int64(plen[p])
-                if b >= SIZE_BINS:
-                    b = SIZE_BINS - 1
-                if scratch[b] == 0:
-                    scratch[SIZE_BINS + n_used] = b
-                    n_used += 1
-                scratch[b] += 1
-                nl += 1
-                if not ref_found:
-                    ref_found = True
-                    ref_raw = np.int64(seq[p])
+                P[PS_TS_SEEN] = 1
+            if cols.plen[p] > 0:
+                _prepass_payload(np.int64(cols.plen[p]), np.int64(cols.seq[p]), work.scratch, P)
         else:
-            if k >= 0 and opt_tab[k, O_NSACK] > 0:
-                sack_seen = True
-            if not ref_found and (f & ACK) != 0:
-                ref_found = True
-                ref_raw = np.int64(ack[p])
-    P[PS_SYN_MSS_S] = syn_mss_s
-    P[PS_SYN_MSS_R] = syn_mss_r
-    P[PS_SYN_TS_S] = 1 if syn_ts_s else 0
-    P[PS_SYN_TS_R] = 1 if syn_ts_r else 0
-    P[PS_SYN_WS_S] = 1 if syn_ws_s else 0
-    P[PS_SYN_WS_R] = 1 if syn_ws_r else 0
-    P[PS_WS_SHIFT_R] = ws_shift_r
-    P[PS_SYN_SACK_S] = 1 if syn_sack_s else 0
-    P[PS_SYN_SACK_R] = 1 if syn_sack_r else 0
-    P[PS_SYN_SEEN] = 1 if syn_seen else 0
-    P[PS_ISN] = isn
-    P[PS_REF_FOUND] = 1 if ref_found else 0
-    P[PS_REF_RAW] = ref_raw
-    P[PS_NL] = nl
-    P[PS_SACK_SEEN] = 1 if sack_seen else 0
-    P[PS_TS_SEEN] = 1 if ts_seen else 0
-    P[PS_OPT_TRUNC] = opt_trunc
-    P[PS_FIRST_PKT] = first_pkt
-    P[PS_LAST_PKT] = last_pkt
-    P[PS_NPKTS] = npkts
-    P[PS_N_USED] = n_used
+            if k >= 0 and cols.opt_tab[k, O_NSACK] > 0:
+                P[PS_SACK_SEEN] = 1
+            if P[PS_REF_FOUND] == 0 and (f & ACK) != 0:
+                P[PS_REF_FOUND] = 1
+                P[PS_REF_RAW] = np.int64(cols.ack[p])
 
 
 @njit(cache=True)
-def flow_start(P: np.ndarray, scratch: np.ndarray, M: np.ndarray, na: int, ns: int, ne: int) -> bool:
-    """After the pre-pass: the MSS and the main pass's initial state (``M``; rows start at ``na``, ``ns``,
-    ``ne``). False when the direction carried no payload (it is not a flow)."""
+def flow_start(st: FlowState, work: WorkArrays, rows: np.ndarray) -> bool:
+    """After the pre-pass: the MSS and the main pass's initial state (``st.M``; its rows start at ``rows``).
+    False when the direction carried no payload (it is not a flow)."""
+    P, M, scratch = st.P, st.M, work.scratch
     if P[PS_NL] == 0:  # (no payload: no histogram bin in use)
         return False
     bins = scratch[SIZE_BINS: SIZE_BINS + P[PS_N_USED]]  # the histogram's bins in use
@@ -348,7 +381,7 @@ def flow_start(P: np.ndarray, scratch: np.ndarray, M: np.ndarray, na: int, ns: i
             mss_src = MSS_SYN_TS
     else:
         sizes = np.sort(bins)
-        mss, mss_src = _mss_from_counts(sizes, scratch[sizes], len(sizes), P[PS_NL])
+        mss, mss_src = mss_from_counts(sizes, scratch[sizes], len(sizes), P[PS_NL])
     for b in bins:  # the histogram is empty again for the next flow
         scratch[b] = 0
     M[:] = 0
@@ -362,464 +395,529 @@ def flow_start(P: np.ndarray, scratch: np.ndarray, M: np.ndarray, na: int, ns: i
     M[M_MAX_KNOWN] = 1 if syn_seen else 0
     M[M_FIN_REL] = _BIG
     M[M_LAST_WIN] = -1
-    M[M_LAST_ACK_T] = _NONE
-    M[M_LAST_ADV_T] = _NONE
-    M[M_SYN_T] = _NONE
-    M[M_SYNACK_T] = _NONE
-    M[M_HSACK_T] = _NONE
-    M[M_FIRST_DATA_T] = _NONE
-    M[M_LAST_ACK_ROW_T] = _NONE
+    for j in (M_LAST_ACK_T, M_LAST_ADV_T, M_SYN_T, M_SYNACK_T, M_HSACK_T, M_FIRST_DATA_T, M_LAST_ACK_ROW_T):
+        M[j] = NOT_SEEN
     M[M_EP_ROW] = -1
     M[M_LAST_EP_ROW] = -1
-    M[M_ACK_LO] = na
-    M[M_SEG_LO] = ns
-    M[M_EP_LO] = ne
+    M[M_ACK_LO] = rows[NEXT_ACK]
+    M[M_SEG_LO] = rows[NEXT_SEG]
+    M[M_EP_LO] = rows[NEXT_EP]
     return True
 
 
-@njit(cache=True, nogil=True)
-def flow_main(
-    lo: int, hi: int, d: int, flow: int, order: np.ndarray,
-    ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
-    win: np.ndarray, plen: np.ndarray, tsval: np.ndarray, tsecr: np.ndarray, opt_idx: np.ndarray,
-    opt_tab: np.ndarray,
-    seg_s: np.ndarray, seg_e: np.ndarray, seg_t0: np.ndarray, seg_t1: np.ndarray, seg_rx: np.ndarray,
-    seg_ep: np.ndarray, tsv_v: np.ndarray, tsv_t: np.ndarray, sb_l: np.ndarray, sb_r: np.ndarray,
-    A_i: np.ndarray, A_f: np.ndarray, na: int, S_i: np.ndarray, S_f: np.ndarray, ns: int, E_i: np.ndarray,
-    ne: int, M: np.ndarray, MF: np.ndarray,
-) -> tuple[int, int, int, np.ndarray, np.ndarray]:
-    """Main pass over packets ``order[lo:hi]`` of direction ``d``: append ACK rows at ``A_*[:, na]``, segment
-    rows at ``S_*[:, ns]``, episodes at ``E_i[:, ne]`` (an episode row is global to the connection: later
-    ACKs update it). State carried in ``M``/``MF`` and the working arrays (the SACK scoreboard may grow).
-    Returns the next rows and the scoreboard arrays."""
-    mss = M[M_MSS]
-    mss_src = M[M_MSS_SRC]
-    t_first = M[M_T_FIRST]
-    rwnd_shift = M[M_RWND_SHIFT]
-    s_ref_raw = M[M_S_REF_RAW]
-    s_ref_val = M[M_S_REF_VAL]
-    una_known = M[M_UNA_KNOWN] != 0
-    snd_una = M[M_SND_UNA]
-    max_known = M[M_MAX_KNOWN] != 0
-    snd_max = M[M_SND_MAX]
-    fin_rel = M[M_FIN_REL]
-    nseg = M[M_NSEG]
-    una_ptr = M[M_UNA_PTR]
-    ntsv = M[M_NTSV]
-    tsv_ref_raw = M[M_TSV_REF_RAW]
-    tsv_ref_val = M[M_TSV_REF_VAL]
-    tsv_found = M[M_TSV_FOUND] != 0
-    nsb = M[M_NSB]
-    accounted = M[M_ACCOUNTED]
-    last_win = M[M_LAST_WIN]
-    rcv_win_zero = M[M_RCV_WIN_ZERO] != 0
-    dup_since_adv = M[M_DUP_SINCE_ADV]
-    last_ack_t = M[M_LAST_ACK_T]
-    last_adv_t = M[M_LAST_ADV_T]
-    n_rows = M[M_N_ROWS]
-    n_dup = M[M_N_DUP]
-    n_retx = M[M_N_RETX]
-    n_keep = M[M_N_KEEP]
-    n_zwp = M[M_N_ZWP]
-    n_fr = M[M_N_FR]
-    n_to = M[M_N_TO]
-    n_dsack = M[M_N_DSACK]
-    syn_t = M[M_SYN_T]
-    synack_t = M[M_SYNACK_T]
-    hsack_t = M[M_HSACK_T]
-    syn_count = M[M_SYN_COUNT]
-    synack_count = M[M_SYNACK_COUNT]
-    sender_client = M[M_SENDER_CLIENT] != 0
-    first_data_t = M[M_FIRST_DATA_T]
-    last_ack_row_t = M[M_LAST_ACK_ROW_T]
-    ep_open = M[M_EP_OPEN] != 0
+@njit(cache=True, nogil=True, inline="always")
+def _sacked_between(sb_l: np.ndarray, sb_r: np.ndarray, nsb: int, lo: int, hi: int) -> int:
+    """The bytes of ``[lo, hi)`` the scoreboard's ``nsb`` blocks cover."""
+    sacked = 0
+    for b in range(nsb):
+        lo_b = max(sb_l[b], lo)
+        hi_b = min(sb_r[b], hi)
+        if hi_b > lo_b:
+            sacked += hi_b - lo_b
+    return sacked
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _segment_kind(s: int, L: int, M: np.ndarray) -> int:
+    """A data segment's kind (``SEG_*``), counted: a byte at most below the cumulative ACK (keepalive) or sent into
+    a zero window (probe), else a retransmission when it starts below the highest sequence sent, else new data."""
+    if L <= 1 and M[M_UNA_KNOWN] != 0 and s + L <= M[M_SND_UNA]:
+        M[M_N_KEEP] += 1
+        return SEG_KEEPALIVE
+    if L <= 1 and M[M_RCV_WIN_ZERO] != 0:
+        M[M_N_ZWP] += 1
+        return SEG_ZWP
+    if s < M[M_SND_MAX]:
+        M[M_N_RETX] += 1
+        return SEG_RETX
+    return SEG_NEW
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rto_in_recovery(j: int, e: int, t: int, work: WorkArrays, E_i: np.ndarray, st: FlowState) -> bool:
+    """Whether a retransmission at ``t`` of the segments from ``j`` on below ``e`` is an RTO inside the open
+    fast-retransmit episode (§1.2): a segment that episode retransmitted, silent for the RTO since the later of
+    its previous transmission and the last ACK that advanced (a partial ACK restarts the timer; corrected §1.2)."""
+    M = st.M
     ep_row = M[M_EP_ROW]
-    last_ep_row = M[M_LAST_EP_ROW]
-    ack_lo = M[M_ACK_LO]
-    seg_lo = M[M_SEG_LO]
-    ep_lo = M[M_EP_LO]
-    n_segs = M[M_N_SEGS]
-    first_ack = M[M_FIRST_ACK]
-    first_seq = M[M_FIRST_SEQ]
-    srtt = MF[MF_SRTT]
-    rttmin = MF[MF_RTTMIN]
-    rtt_hs = MF[MF_RTT_HS]
+    if M[M_EP_OPEN] == 0 or E_i[EI_KIND, ep_row] != EP_FAST_RETRANSMIT:
+        return False
+    srtt = st.MF[MF_SRTT]
+    gap = max(0.2, 1.5 * srtt) if srtt > 0 else 0.2
+    last_adv_t = M[M_LAST_ADV_T]
+    rto = False
+    while j < M[M_NSEG] and work.seg_s[j] < e:
+        since = max(work.seg_t1[j], last_adv_t)
+        if work.seg_ep[j] == ep_row and (t - since) >= gap * 1e9:
+            rto = True
+        j += 1
+    return rto
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _open_episode(s: int, t: int, rto: bool, flow: int, sb: Scoreboard, E_i: np.ndarray, rows: np.ndarray,
+                  st: FlowState) -> None:
+    """Open a loss episode at the retransmission of ``s`` at ``t``: a fast retransmit after three duplicate ACKs,
+    or SACKed data reported within the last max(0.2 s, srtt); else (or after an RTO) a timeout."""
+    M = st.M
+    r = rows[NEXT_EP]
+    rows[NEXT_EP] = r + 1
+    E_i[EI_FLOW, r] = flow
+    E_i[EI_START, r] = t
+    E_i[EI_END, r] = -1
+    sacked_now = _sacked_between(sb.left, sb.right, M[M_NSB], M[M_SND_UNA], M[M_SND_MAX])
+    srtt = st.MF[MF_SRTT]
+    recent = max(0.2, srtt) if srtt > 0 else 0.2
+    last_ack_t = M[M_LAST_ACK_T]
+    fr = M[M_DUP_SINCE_ADV] >= 3 or (
+        sacked_now > 0 and last_ack_t != NOT_SEEN and (t - last_ack_t) <= recent * 1e9
+    )
+    if rto:
+        fr = False
+    E_i[EI_KIND, r] = EP_FAST_RETRANSMIT if fr else EP_TIMEOUT
+    if fr:
+        M[M_N_FR] += 1
+    else:
+        M[M_N_TO] += 1
+    E_i[EI_DUPACKS, r] = M[M_DUP_SINCE_ADV]
+    E_i[EI_RECOVER, r] = M[M_SND_MAX]
+    E_i[EI_SEQ, r] = s
+    E_i[EI_SPURIOUS, r] = 0
+    E_i[EI_ACKROW, r] = M[M_N_ROWS] - 1
+    E_i[EI_RETX, r] = 0
+    last_adv_t, first_data_t = M[M_LAST_ADV_T], M[M_FIRST_DATA_T]
+    base_t = last_adv_t if last_adv_t != NOT_SEEN else (first_data_t if first_data_t != NOT_SEEN else t)
+    E_i[EI_SILENCE_NS, r] = t - base_t
+    M[M_EP_OPEN] = 1
+    M[M_EP_ROW] = r
+    M[M_LAST_EP_ROW] = r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _retransmission(s: int, L: int, t: int, flow: int, work: WorkArrays, sb: Scoreboard, E_i: np.ndarray,
+                    rows: np.ndarray, st: FlowState) -> None:
+    """A retransmission of ``[s, s + L)`` at ``t``: counted in the open episode (an RTO closes it) or in a new
+    one; the segments it resends are marked retransmitted, by that episode."""
+    M = st.M
+    e = min(s + L, M[M_SND_MAX])
+    nseg = M[M_NSEG]
+    j = np.searchsorted(work.seg_e[:nseg], s, side="right")
+    rto = _rto_in_recovery(j, e, t, work, E_i, st)
+    if rto:
+        E_i[EI_END, M[M_EP_ROW]] = t
+        M[M_EP_OPEN] = 0
+    if M[M_EP_OPEN] == 0:
+        _open_episode(s, t, rto, flow, sb, E_i, rows, st)
+    ep_row = M[M_EP_ROW]
+    E_i[EI_RETX, ep_row] += 1
+    if s < E_i[EI_SEQ, ep_row]:
+        E_i[EI_SEQ, ep_row] = s
+    while j < nseg and work.seg_s[j] < e:
+        work.seg_rx[j] = 1
+        work.seg_t1[j] = t
+        work.seg_ep[j] = ep_row
+        j += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _new_data(s: int, L: int, t: int, work: WorkArrays, M: np.ndarray) -> None:
+    """The part of ``[s, s + L)`` above the highest sequence sent, sent at ``t``: a segment of ``work``."""
+    nseg = M[M_NSEG]
+    work.seg_s[nseg] = max(s, M[M_SND_MAX])
+    work.seg_e[nseg] = s + L
+    work.seg_t0[nseg] = t
+    work.seg_t1[nseg] = t
+    work.seg_rx[nseg] = 0
+    work.seg_ep[nseg] = -1
+    M[M_NSEG] = nseg + 1
+    M[M_SND_MAX] = s + L
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sent_tsval(tv_raw: int, t: int, work: WorkArrays, M: np.ndarray) -> None:
+    """A TSval sent at ``t``, unwrapped: kept when above the last kept (for the TSecr RTT fallback)."""
+    if M[M_TSV_FOUND] == 0:
+        M[M_TSV_FOUND] = 1
+        M[M_TSV_REF_RAW] = tv_raw
+        M[M_TSV_REF_VAL] = 0
+    tv = unwrap(tv_raw, M[M_TSV_REF_RAW], M[M_TSV_REF_VAL])
+    M[M_TSV_REF_RAW] = tv_raw
+    M[M_TSV_REF_VAL] = tv
+    ntsv = M[M_NTSV]
+    if ntsv == 0 or tv > work.tsv_v[ntsv - 1]:
+        work.tsv_v[ntsv] = tv
+        work.tsv_t[ntsv] = t
+        M[M_NTSV] = ntsv + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _data_segment(p: int, s: int, L: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Scoreboard,
+                  out: FlowTables, rows: np.ndarray, st: FlowState) -> None:
+    """Packet ``p``, a data segment of ``L`` bytes at sequence ``s``: new data, a retransmission (its part above
+    the highest sequence sent is new data), a keepalive or a window probe; a segment row appended."""
+    M = st.M
+    t = cols.ts[p]
+    f = cols.flags[p]
+    if M[M_MAX_KNOWN] == 0:
+        M[M_SND_MAX] = s
+        M[M_MAX_KNOWN] = 1
+    if M[M_FIRST_DATA_T] == NOT_SEEN:
+        M[M_FIRST_DATA_T] = t
+    kind = _segment_kind(s, L, M)
+    if kind == SEG_RETX:
+        _retransmission(s, L, t, flow, work, sb, out.E_i, rows, st)
+    if kind <= SEG_RETX and s + L > M[M_SND_MAX]:  # new data (or the part above a retransmission);
+        # a probe's byte is sent again as data when the window opens: not new data yet
+        _new_data(s, L, t, work, M)
+    has_ts = (f & P_HAS_TS) != 0
+    if has_ts:
+        _sent_tsval(np.int64(cols.tsval[p]), t, work, M)
+    ns = rows[NEXT_SEG]
+    S_i, S_f = out.S_i, out.S_f
+    S_i[SI_FLOW, ns] = flow
+    S_i[SI_T, ns] = t
+    S_i[SI_SEQ, ns] = s
+    S_i[SI_LEN, ns] = L
+    S_i[SI_KIND, ns] = kind
+    S_i[SI_TSECR, ns] = np.int64(cols.tsecr[p]) if has_ts else -1
+    S_i[SI_TSVAL, ns] = np.int64(cols.tsval[p]) if has_ts else -1
+    S_f[SF_T, ns] = t / 1e9
+    S_f[SF_TREL, ns] = (t - M[M_T_FIRST]) / 1e9
+    if M[M_N_SEGS] == 0:
+        M[M_FIRST_SEQ] = s
+    M[M_N_SEGS] += 1
+    rows[NEXT_SEG] = ns + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _from_sender(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Scoreboard, out: FlowTables,
+                 rows: np.ndarray, st: FlowState) -> None:
+    """Packet ``p``, from the data sender: a SYN or SYN-ACK (the handshake's times), else a segment — data
+    (:func:`_data_segment`) or not; a FIN's sequence number ends the data."""
+    M = st.M
+    t = cols.ts[p]
+    f = cols.flags[p]
+    if (f & SYN) != 0:
+        if (f & ACK) == 0:
+            M[M_SENDER_CLIENT] = 1
+            M[M_SYN_COUNT] += 1
+            if M[M_SYN_T] == NOT_SEEN:
+                M[M_SYN_T] = t
+        else:
+            M[M_SYNACK_COUNT] += 1
+            if M[M_SYNACK_T] == NOT_SEEN:
+                M[M_SYNACK_T] = t
+        return
+    if M[M_SENDER_CLIENT] != 0 and M[M_HSACK_T] == NOT_SEEN and M[M_SYNACK_T] != NOT_SEEN:
+        M[M_HSACK_T] = t  # the client's ACK that completes the handshake
+    raw = np.int64(cols.seq[p])
+    s = unwrap(raw, M[M_S_REF_RAW], M[M_S_REF_VAL])
+    M[M_S_REF_RAW] = raw
+    M[M_S_REF_VAL] = s
+    L = np.int64(cols.plen[p])
+    if L > 0:
+        _data_segment(p, s, L, flow, cols, work, sb, out, rows, st)
+    if (f & FIN) != 0 and M[M_FIN_REL] == _BIG:
+        M[M_FIN_REL] = s + L
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _receiver_syn(f: int, t: int, st: FlowState) -> None:
+    """The receiver's SYN or SYN-ACK at ``t``: the handshake's times; the SYN→SYN-ACK time of a client that sent
+    one SYN is the first RTT sample (ESTIMATORS.md 1.1)."""
+    M, MF = st.M, st.MF
+    if (f & ACK) != 0 and M[M_SENDER_CLIENT] != 0:
+        M[M_SYNACK_COUNT] += 1
+        if M[M_SYNACK_T] == NOT_SEEN:
+            M[M_SYNACK_T] = t
+            if M[M_SYN_COUNT] == 1 and M[M_SYN_T] != NOT_SEEN:
+                rtt_hs = (t - M[M_SYN_T]) / 1e9
+                MF[MF_RTT_HS] = rtt_hs
+                MF[MF_SRTT] = rtt_hs
+                MF[MF_RTTMIN] = rtt_hs
+    elif (f & ACK) == 0:
+        M[M_SYN_COUNT] += 1
+        if M[M_SYN_T] == NOT_SEEN:
+            M[M_SYN_T] = t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _handshake_ack_rtt(t: int, pure: bool, M: np.ndarray) -> float:
+    """An ACK at ``t`` that completes the handshake of a server sending data: its SYN-ACK→ACK time is an RTT sample
+    (Linux ``tcp_synack_rtt_meas``) when one SYN-ACK was sent and the ACK is ``pure`` (no data); -1.0 otherwise."""
+    rtt = -1.0
+    if M[M_SENDER_CLIENT] == 0 and M[M_HSACK_T] == NOT_SEEN and M[M_SYNACK_T] != NOT_SEEN:
+        M[M_HSACK_T] = t
+        if M[M_SYNACK_COUNT] == 1 and pure:
+            rtt = (t - M[M_SYNACK_T]) / 1e9
+    return rtt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _delivered(p: int, a: int, cols: FlowColumns, M: np.ndarray) -> tuple[int, bool, int]:
+    """Packet ``p``, an ACK of ``a``: (bytes newly acknowledged, whether it is a duplicate ACK, bytes delivered as
+    Linux ``westwood_acked_count`` counts them — an MSS a duplicate ACK, less those on a cumulative ACK)."""
+    snd_una = M[M_SND_UNA]
+    acked = a - snd_una if a > snd_una else 0
+    adv = acked > 0
+    f = cols.flags[p]
+    dup = (not adv and a == snd_una and cols.plen[p] == 0 and cols.win[p] == M[M_LAST_WIN] and M[M_SND_MAX] > a
+           and (f & (SYN | FIN | RST)) == 0)
+    mss = M[M_MSS]
+    if dup:
+        dlv = mss
+        M[M_ACCOUNTED] += mss
+    elif adv:
+        dlv = acked
+        if acked > mss:
+            accounted = M[M_ACCOUNTED]
+            if accounted >= acked:
+                M[M_ACCOUNTED] = accounted - acked
+                dlv = mss
+            else:
+                dlv = acked - accounted
+                M[M_ACCOUNTED] = 0
+    else:
+        dlv = 0
+    return acked, dup, dlv
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sack_blocks(k: int, a_raw: int, a_full: int, opt_tab: np.ndarray, sb: Scoreboard, E_i: np.ndarray,
+                 M: np.ndarray) -> tuple[int, int]:
+    """The SACK blocks of an ACK of ``a_full`` (raw ``a_raw``; ``k``: its row of ``opt_tab``, -1 none): D-SACKs
+    counted (one inside the last episode's retransmissions marks it spurious), the others added to the
+    scoreboard. Returns the first block above the cumulative ACK (-1, -1 when none)."""
+    nb = opt_tab[k, O_NSACK] if k >= 0 else 0
+    blk_lo = np.int64(-1)
+    blk_hi = np.int64(-1)
+    nsb = M[M_NSB]
+    for b in range(nb):
+        l_b = unwrap(opt_tab[k, O_SACK0 + 2 * b], a_raw, a_full)
+        r_b = unwrap(opt_tab[k, O_SACK0 + 2 * b + 1], a_raw, a_full)
+        is_dsack = False
+        if b == 0:  # RFC 2883: a first block below the cumulative ACK, or inside the second block
+            if r_b <= a_full:
+                is_dsack = True
+            elif nb > 1:
+                l_1 = unwrap(opt_tab[k, O_SACK0 + 2], a_raw, a_full)
+                r_1 = unwrap(opt_tab[k, O_SACK0 + 3], a_raw, a_full)
+                if l_1 <= l_b and r_b <= r_1:
+                    is_dsack = True
+        if is_dsack:
+            M[M_N_DSACK] += 1
+            last = M[M_LAST_EP_ROW]
+            if last >= 0 and l_b < E_i[EI_RECOVER, last] and r_b > E_i[EI_SEQ, last]:
+                E_i[EI_SPURIOUS, last] = 1
+        else:
+            if blk_lo < 0 and l_b >= a_full:
+                blk_lo = l_b
+                blk_hi = r_b
+            nsb = _sb_add(sb.left, sb.right, nsb, l_b, r_b)
+    M[M_NSB] = nsb
+    return blk_lo, blk_hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _karn_rtt(t: int, a: int, rtt: float, hole_reported: bool, work: WorkArrays, M: np.ndarray) -> float:
+    """The RTT sample of an ACK at ``t`` advancing to ``a``, from the newly acknowledged segments (``rtt`` when it
+    has one already): from the highest one's first transmission, unless — Karn — any of their bytes was, or may
+    have been, sent more than once (seen retransmitted, never seen sent, or a ``hole_reported`` missing)."""
+    snd_una, nseg = M[M_SND_UNA], M[M_NSEG]
+    cand = -1
+    karn_bad = hole_reported
+    covered = snd_una  # the acknowledged bytes below this were seen sent
+    j = M[M_UNA_PTR]
+    while j < nseg and work.seg_e[j] <= snd_una:
+        j += 1
+    while j < nseg and work.seg_s[j] < a:
+        if work.seg_rx[j] or work.seg_s[j] > covered:
+            karn_bad = True
+        covered = max(covered, work.seg_e[j])
+        if work.seg_e[j] <= a:
+            cand = j
+            j += 1
+        else:
+            break
+    if covered < a:
+        karn_bad = True
+    M[M_UNA_PTR] = j
+    if cand >= 0 and not karn_bad and rtt < 0:
+        rtt = (t - work.seg_t0[cand]) / 1e9
+    return rtt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _advance(p: int, a: int, rtt: float, hole_reported: bool, cols: FlowColumns, work: WorkArrays, sb: Scoreboard,
+             E_i: np.ndarray, M: np.ndarray) -> float:
+    """Packet ``p``, an ACK advancing the cumulative ACK to ``a``: its RTT sample (seq/ack under Karn's rule, else
+    the TSecr of a TSval sent once; -1.0 none); the scoreboard pruned below ``a``; the open episode ends when
+    ``a`` reaches its recovery point."""
+    t = cols.ts[p]
+    rtt = _karn_rtt(t, a, rtt, hole_reported, work, M)
+    ntsv = M[M_NTSV]
+    if rtt < 0 and (cols.flags[p] & P_HAS_TS) != 0 and ntsv > 0:
+        te = unwrap(np.int64(cols.tsecr[p]), M[M_TSV_REF_RAW], M[M_TSV_REF_VAL])
+        jt = np.searchsorted(work.tsv_v[:ntsv], te)
+        if jt < ntsv and work.tsv_v[jt] == te:
+            rtt = (t - work.tsv_t[jt]) / 1e9
+    if rtt <= 0:
+        rtt = -1.0
+    M[M_SND_UNA] = a
+    M[M_NSB] = _sb_prune(sb.left, sb.right, M[M_NSB], a)
+    M[M_DUP_SINCE_ADV] = 0
+    M[M_LAST_ADV_T] = t
+    ep_row = M[M_EP_ROW]
+    if M[M_EP_OPEN] != 0 and a >= E_i[EI_RECOVER, ep_row]:
+        E_i[EI_END, ep_row] = t
+        M[M_EP_OPEN] = 0
+    return rtt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rtt_sample(rtt: float, MF: np.ndarray) -> None:
+    """An RTT sample (> 0) into srtt (RFC 6298, gain 1/8; the first sample is srtt) and RTTmin."""
+    if rtt > 0:
+        srtt = MF[MF_SRTT]
+        if srtt < 0:
+            MF[MF_SRTT] = rtt
+        else:
+            MF[MF_SRTT] = 0.875 * srtt + 0.125 * rtt
+        if MF[MF_RTTMIN] < 0 or rtt < MF[MF_RTTMIN]:
+            MF[MF_RTTMIN] = rtt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ack_number(raw: int, M: np.ndarray) -> tuple[int, int]:
+    """An ACK's acknowledgement number ``raw`` unwrapped (the reference moves to it), and as an ACK of data: below
+    the FIN's sequence byte. The first ACK seen starts the cumulative ACK; none is above the highest sent."""
+    a_full = unwrap(raw, M[M_S_REF_RAW], M[M_S_REF_VAL])
+    M[M_S_REF_RAW] = raw
+    M[M_S_REF_VAL] = a_full
+    a = min(a_full, M[M_FIN_REL])
+    if M[M_UNA_KNOWN] == 0:
+        M[M_SND_UNA] = a
+        M[M_UNA_KNOWN] = 1
+    if M[M_MAX_KNOWN] == 0 or M[M_SND_MAX] < a:
+        M[M_SND_MAX] = a
+        M[M_MAX_KNOWN] = 1
+    return a_full, a
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ack(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Scoreboard, out: FlowTables,
+         rows: np.ndarray, st: FlowState) -> None:
+    """Packet ``p``, an ACK from the receiver: an ACK row (§1.1: acknowledged and delivered bytes, duplicate,
+    RTT sample, srtt and RTTmin, flight, SACKed bytes, window)."""
+    M, MF = st.M, st.MF
+    t = cols.ts[p]
+    f = cols.flags[p]
+    a_raw = np.int64(cols.ack[p])
+    a_full, a = _ack_number(a_raw, M)
+    rtt = _handshake_ack_rtt(t, cols.plen[p] == 0, M)
+    acked, dup, dlv = _delivered(p, a, cols, M)
+    # a hole the receiver reported before this ACK: its bytes were (or will be) sent again
+    hole_reported = M[M_DUP_SINCE_ADV] > 0 or M[M_NSB] > 0
+    blk_lo, blk_hi = _sack_blocks(cols.opt_idx[p], a_raw, a_full, cols.opt_tab, sb, out.E_i, M)
+    if acked > 0:
+        rtt = _advance(p, a, rtt, hole_reported, cols, work, sb, out.E_i, M)
+    elif dup:
+        M[M_DUP_SINCE_ADV] += 1
+        M[M_N_DUP] += 1
+    _rtt_sample(rtt, MF)
+    sacked = _sacked_between(sb.left, sb.right, M[M_NSB], a, M[M_SND_MAX])
+    flight = M[M_SND_MAX] - a - sacked
+    if flight < 0:
+        flight = 0
+    M[M_LAST_WIN] = np.int64(cols.win[p])
+    M[M_RCV_WIN_ZERO] = 1 if cols.win[p] == 0 else 0
+    M[M_LAST_ACK_T] = t
+    M[M_LAST_ACK_ROW_T] = t
+    has_ts = (f & P_HAS_TS) != 0
+    rwnd_shift = M[M_RWND_SHIFT]
+    na = rows[NEXT_ACK]
+    A_i, A_f = out.A_i, out.A_f
+    A_i[AI_FLOW, na] = flow
+    A_i[AI_T, na] = t
+    A_i[AI_ACKED, na] = acked
+    A_i[AI_DUP, na] = 1 if dup else 0
+    A_i[AI_D, na] = dlv
+    A_i[AI_FLIGHT, na] = flight
+    A_i[AI_TSVAL, na] = np.int64(cols.tsval[p]) if has_ts else -1
+    A_i[AI_ACK, na] = a
+    A_i[AI_WIN, na] = cols.win[p]
+    A_i[AI_SACKED, na] = sacked
+    A_i[AI_TSECR, na] = np.int64(cols.tsecr[p]) if has_ts else -1
+    A_i[AI_SACK_LO, na] = blk_lo
+    A_i[AI_SACK_HI, na] = blk_hi
+    A_i[AI_RWND, na] = np.int64(cols.win[p]) << rwnd_shift if rwnd_shift >= 0 else -1
+    A_f[AF_RTT, na] = rtt if rtt > 0 else np.nan
+    A_f[AF_SRTT, na] = MF[MF_SRTT] if MF[MF_SRTT] > 0 else np.nan
+    A_f[AF_RTTMIN, na] = MF[MF_RTTMIN] if MF[MF_RTTMIN] > 0 else np.nan
+    A_f[AF_T, na] = t / 1e9
+    A_f[AF_TREL, na] = (t - M[M_T_FIRST]) / 1e9
+    if M[M_N_ROWS] == 0:
+        M[M_FIRST_ACK] = a
+    rows[NEXT_ACK] = na + 1
+    M[M_N_ROWS] += 1
+
+
+#: The most SACK blocks an ACK carries (the options side table keeps four, ``fastpath.OPT_NCOL``).
+MAX_SACK_BLOCKS = 4
+
+
+@kernel
+def _main_pass(lo: int, hi: int, d: int, flow: int, order: np.ndarray, cols: FlowColumns, work: WorkArrays,
+               sb: Scoreboard, out: FlowTables, rows: np.ndarray, st: FlowState) -> int:
+    """:func:`flow_main` until the SACK scoreboard might run out of room: returns the packet reached (``hi`` when
+    done). Compiled without reference counting (``fastpath.kernel``): with it, every column read through ``cols``
+    and the other tuples costs an atomic increment and decrement (the analysis of a 44 k-packet capture took 42
+    instead of 3 ms)."""
     for i in range(lo, hi):
+        if st.M[M_NSB] + MAX_SACK_BLOCKS >= len(sb.left):  # an ACK adds at most one block per SACK block
+            return i
         if i + AHEAD < hi:
             q = order[i + AHEAD]
-            prefetch(ts, q)
-            prefetch(flags, q)
-            prefetch(dirs, q)
-            prefetch(seq, q)
-            prefetch(ack, q)
-            prefetch(win, q)
-            prefetch(plen, q)
-            prefetch(tsval, q)
-            prefetch(tsecr, q)
-            prefetch(opt_idx, q)
+            prefetch(cols.ts, q)
+            prefetch(cols.flags, q)
+            prefetch(cols.dir, q)
+            prefetch(cols.seq, q)
+            prefetch(cols.ack, q)
+            prefetch(cols.win, q)
+            prefetch(cols.plen, q)
+            prefetch(cols.tsval, q)
+            prefetch(cols.tsecr, q)
+            prefetch(cols.opt_idx, q)
         p = order[i]
-        t = ts[p]
-        f = flags[p]
-        if dirs[p] == d:
-            # ---------------- a segment from the data sender
-            if (f & SYN) != 0:
-                if (f & ACK) == 0:
-                    sender_client = True
-                    syn_count += 1
-                    if syn_t == _NONE:
-                        syn_t = t
-                else:
-                    synack_count += 1
-                    if synack_t == _NONE:
-                        synack_t = t
-                continue
-            if sender_client and hsack_t == _NONE and synack_t != _NONE:
-                hsack_t = t  # the client's ACK that completes the handshake
-            s = _unwrap(np.int64(seq[p]), s_ref_raw, s_ref_val)
-            s_ref_raw = np.int64(seq[p])
-            s_ref_val = s
-            L = np.int64(plen[p])
-            if L > 0:
-                if not max_known:
-                    snd_max = s
-                    max_known = True
-                if first_data_t == _NONE:
-                    first_data_t = t
-                kind = SEG_NEW
-                if L <= 1 and una_known and s + L <= snd_una:
-                    kind = SEG_KEEPALIVE
-                    n_keep += 1
-                elif L <= 1 and rcv_win_zero:
-                    kind = SEG_ZWP
-                    n_zwp += 1
-                elif s < snd_max:
-                    kind = SEG_RETX
-                    n_retx += 1
-                if kind == SEG_RETX:
-                    e = min(s + L, snd_max)
-                    j = np.searchsorted(seg_e[:nseg], s, side="right")
-                    # RTO inside an open fast-retransmit episode (§1.2)
-                    rto = False
-                    if ep_open and E_i[EI_KIND, ep_row] == EP_FAST_RETRANSMIT:
-                        gap = max(0.2, 1.5 * srtt) if srtt > 0 else 0.2
-                        jj = j
-                        while jj < nseg and seg_s[jj] < e:
-                            # silence since the later of their previous transmission and the last ACK
-                            # that advanced (a partial ACK restarts the timer; corrected §1.2)
-                            since = max(seg_t1[jj], last_adv_t)
-                            if seg_ep[jj] == ep_row and (t - since) >= gap * 1e9:
-                                rto = True
-                            jj += 1
-                    if rto:
-                        E_i[EI_END, ep_row] = t
-                        ep_open = False
-                    if not ep_open:
-                        r = ne
-                        ne += 1
-                        E_i[EI_FLOW, r] = flow
-                        E_i[EI_START, r] = t
-                        E_i[EI_END, r] = -1
-                        sacked_now = 0
-                        for b in range(nsb):
-                            lo_b = max(sb_l[b], snd_una)
-                            hi_b = min(sb_r[b], snd_max)
-                            if hi_b > lo_b:
-                                sacked_now += hi_b - lo_b
-                        recent = max(0.2, srtt) if srtt > 0 else 0.2
-                        fr = dup_since_adv >= 3 or (
-                            sacked_now > 0 and last_ack_t != _NONE and (t - last_ack_t) <= recent * 1e9
-                        )
-                        if rto:
-                            fr = False
-                        E_i[EI_KIND, r] = EP_FAST_RETRANSMIT if fr else EP_TIMEOUT
-                        if fr:
-                            n_fr += 1
-                        else:
-                            n_to += 1
-                        E_i[EI_DUPACKS, r] = dup_since_adv
-                        E_i[EI_RECOVER, r] = snd_max
-                        E_i[EI_SEQ, r] = s
-                        E_i[EI_SPURIOUS, r] = 0
-                        E_i[EI_ACKROW, r] = n_rows - 1
-                        E_i[EI_RETX, r] = 0
-                        base_t = last_adv_t if last_adv_t != _NONE else (
-                            first_data_t if first_data_t != _NONE else t)
-                        E_i[EI_SILENCE_NS, r] = t - base_t
-                        ep_open = True
-                        ep_row = r
-                        last_ep_row = r
-                    E_i[EI_RETX, ep_row] += 1
-                    if s < E_i[EI_SEQ, ep_row]:
-                        E_i[EI_SEQ, ep_row] = s
-                    while j < nseg and seg_s[j] < e:
-                        seg_rx[j] = 1
-                        seg_t1[j] = t
-                        seg_ep[j] = ep_row
-                        j += 1
-                if kind <= SEG_RETX and s + L > snd_max:  # new data (or the part above a retransmission);
-                    # a probe's byte is sent again as data when the window opens: not new data yet
-                    seg_s[nseg] = max(s, snd_max)
-                    seg_e[nseg] = s + L
-                    seg_t0[nseg] = t
-                    seg_t1[nseg] = t
-                    seg_rx[nseg] = 0
-                    seg_ep[nseg] = -1
-                    nseg += 1
-                    snd_max = s + L
-                if (f & P_HAS_TS) != 0:
-                    tv_raw = np.int64(tsval[p])
-                    if not tsv_found:
-                        tsv_found = True
-                        tsv_ref_raw = tv_raw
-                        tsv_ref_val = 0
-                    tv = _unwrap(tv_raw, tsv_ref_raw, tsv_ref_val)
-                    tsv_ref_raw = tv_raw
-                    tsv_ref_val = tv
-                    if ntsv == 0 or tv > tsv_v[ntsv - 1]:
-                        tsv_v[ntsv] = tv
-                        tsv_t[ntsv] = t
-                        ntsv += 1
-                S_i[SI_FLOW, ns] = flow
-                S_i[SI_T, ns] = t
-                S_i[SI_SEQ, ns] = s
-                S_i[SI_LEN, ns] = L
-                S_i[SI_KIND, ns] = kind
-                S_i[SI_TSECR, ns] = np.int64(tsecr[p]) if (f & P_HAS_TS) != 0 else -1
-                S_i[SI_TSVAL, ns] = np.int64(tsval[p]) if (f & P_HAS_TS) != 0 else -1
-                S_f[SF_T, ns] = t / 1e9
-                S_f[SF_TREL, ns] = (t - t_first) / 1e9
-                if n_segs == 0:
-                    first_seq = s
-                n_segs += 1
-                ns += 1
-            if (f & FIN) != 0 and fin_rel == _BIG:
-                fin_rel = s + L
-            continue
-        # ---------------- a segment from the receiver
-        if (f & SYN) != 0:
-            if (f & ACK) != 0 and sender_client:
-                synack_count += 1
-                if synack_t == _NONE:
-                    synack_t = t
-                    if syn_count == 1 and syn_t != _NONE:
-                        rtt_hs = (t - syn_t) / 1e9
-                        srtt = rtt_hs  # the first RTT sample (ESTIMATORS.md 1.1)
-                        rttmin = rtt_hs
-            elif (f & ACK) == 0:
-                syn_count += 1
-                if syn_t == _NONE:
-                    syn_t = t
-            continue
-        if (f & ACK) == 0 or (f & RST) != 0:
-            continue
-        a_raw = np.int64(ack[p])
-        a_full = _unwrap(a_raw, s_ref_raw, s_ref_val)
-        s_ref_raw = a_raw
-        s_ref_val = a_full
-        a = min(a_full, fin_rel)
-        if not una_known:
-            snd_una = a
-            una_known = True
-        if not max_known or snd_max < a:
-            snd_max = a
-            max_known = True
-        rtt = -1.0
-        if not sender_client and hsack_t == _NONE and synack_t != _NONE:
-            hsack_t = t
-            if synack_count == 1 and plen[p] == 0:
-                rtt = (t - synack_t) / 1e9
-        acked = a - snd_una if a > snd_una else 0
-        adv = acked > 0
-        dup = (not adv and a == snd_una and plen[p] == 0 and win[p] == last_win and snd_max > a
-               and (f & (SYN | FIN | RST)) == 0)
-        # bytes delivered, Linux westwood_acked_count
-        if dup:
-            dlv = mss
-            accounted += mss
-        elif adv:
-            dlv = acked
-            if acked > mss:
-                if accounted >= acked:
-                    accounted -= acked
-                    dlv = mss
-                else:
-                    dlv = acked - accounted
-                    accounted = 0
-        else:
-            dlv = 0
-        # a hole the receiver reported before this ACK: its bytes were (or will be) sent again
-        hole_reported = dup_since_adv > 0 or nsb > 0
-        # SACK blocks: D-SACK detection, scoreboard
-        k = opt_idx[p]
-        nb = opt_tab[k, O_NSACK] if k >= 0 else 0
-        blk_lo = np.int64(-1)
-        blk_hi = np.int64(-1)
-        for b in range(nb):
-            l_b = _unwrap(opt_tab[k, O_SACK0 + 2 * b], a_raw, a_full)
-            r_b = _unwrap(opt_tab[k, O_SACK0 + 2 * b + 1], a_raw, a_full)
-            is_dsack = False
-            if b == 0:
-                if r_b <= a_full:
-                    is_dsack = True
-                elif nb > 1:
-                    l_1 = _unwrap(opt_tab[k, O_SACK0 + 2], a_raw, a_full)
-                    r_1 = _unwrap(opt_tab[k, O_SACK0 + 3], a_raw, a_full)
-                    if l_1 <= l_b and r_b <= r_1:
-                        is_dsack = True
-            if is_dsack:
-                n_dsack += 1
-                if last_ep_row >= 0 and l_b < E_i[EI_RECOVER, last_ep_row] and r_b > E_i[EI_SEQ, last_ep_row]:
-                    E_i[EI_SPURIOUS, last_ep_row] = 1
-            else:
-                if blk_lo < 0 and l_b >= a_full:
-                    blk_lo = l_b
-                    blk_hi = r_b
-                sb_l = _sb_room(sb_l, nsb)
-                sb_r = _sb_room(sb_r, nsb)
-                nsb = _sb_add(sb_l, sb_r, nsb, l_b, r_b)
-        if adv:
-            # RTT from the newly acknowledged segments (Karn: none of their bytes was, or may have been,
-            # sent more than once — seen retransmitted, never seen sent, or reported missing)
-            cand = -1
-            karn_bad = hole_reported
-            covered = snd_una  # the acknowledged bytes below this were seen sent
-            j = una_ptr
-            while j < nseg and seg_e[j] <= snd_una:
-                j += 1
-            while j < nseg and seg_s[j] < a:
-                if seg_rx[j] or seg_s[j] > covered:
-                    karn_bad = True
-                covered = max(covered, seg_e[j])
-                if seg_e[j] <= a:
-                    cand = j
-                    j += 1
-                else:
-                    break
-            if covered < a:
-                karn_bad = True
-            una_ptr = j
-            if cand >= 0 and not karn_bad and rtt < 0:
-                rtt = (t - seg_t0[cand]) / 1e9
-            if rtt < 0 and (f & P_HAS_TS) != 0 and ntsv > 0:
-                te = _unwrap(np.int64(tsecr[p]), tsv_ref_raw, tsv_ref_val)
-                jt = np.searchsorted(tsv_v[:ntsv], te)
-                if jt < ntsv and tsv_v[jt] == te:
-                    rtt = (t - tsv_t[jt]) / 1e9
-            if rtt <= 0:
-                rtt = -1.0
-            snd_una = a
-            if nsb > 0:  # a call with array arguments costs reference counting: skip it when empty
-                nsb = _sb_prune(sb_l, sb_r, nsb, a)
-            dup_since_adv = 0
-            last_adv_t = t
-            if ep_open and a >= E_i[EI_RECOVER, ep_row]:
-                E_i[EI_END, ep_row] = t
-                ep_open = False
-        elif dup:
-            dup_since_adv += 1
-            n_dup += 1
-        if rtt > 0:
-            if srtt < 0:
-                srtt = rtt
-            else:
-                srtt = 0.875 * srtt + 0.125 * rtt
-            if rttmin < 0 or rtt < rttmin:
-                rttmin = rtt
-        sacked = 0
-        for b in range(nsb):
-            lo_b = max(sb_l[b], a)
-            hi_b = min(sb_r[b], snd_max)
-            if hi_b > lo_b:
-                sacked += hi_b - lo_b
-        flight = snd_max - a - sacked
-        if flight < 0:
-            flight = 0
-        last_win = np.int64(win[p])
-        rcv_win_zero = win[p] == 0
-        last_ack_t = t
-        last_ack_row_t = t
-        A_i[AI_FLOW, na] = flow
-        A_i[AI_T, na] = t
-        A_i[AI_ACKED, na] = acked
-        A_i[AI_DUP, na] = 1 if dup else 0
-        A_i[AI_D, na] = dlv
-        A_i[AI_FLIGHT, na] = flight
-        A_i[AI_TSVAL, na] = np.int64(tsval[p]) if (f & P_HAS_TS) != 0 else -1
-        A_i[AI_ACK, na] = a
-        A_i[AI_WIN, na] = win[p]
-        A_i[AI_SACKED, na] = sacked
-        A_i[AI_TSECR, na] = np.int64(tsecr[p]) if (f & P_HAS_TS) != 0 else -1
-        A_i[AI_SACK_LO, na] = blk_lo
-        A_i[AI_SACK_HI, na] = blk_hi
-        A_i[AI_RWND, na] = np.int64(win[p]) << rwnd_shift if rwnd_shift >= 0 else -1
-        A_f[AF_RTT, na] = rtt if rtt > 0 else np.nan
-        A_f[AF_SRTT, na] = srtt if srtt > 0 else np.nan
-        A_f[AF_RTTMIN, na] = rttmin if rttmin > 0 else np.nan
-        A_f[AF_T, na] = t / 1e9
-        A_f[AF_TREL, na] = (t - t_first) / 1e9
-        if n_rows == 0:
-            first_ack = a
-        na += 1
-        n_rows += 1
-    M[M_MSS] = mss
-    M[M_MSS_SRC] = mss_src
-    M[M_T_FIRST] = t_first
-    M[M_RWND_SHIFT] = rwnd_shift
-    M[M_S_REF_RAW] = s_ref_raw
-    M[M_S_REF_VAL] = s_ref_val
-    M[M_UNA_KNOWN] = 1 if una_known else 0
-    M[M_SND_UNA] = snd_una
-    M[M_MAX_KNOWN] = 1 if max_known else 0
-    M[M_SND_MAX] = snd_max
-    M[M_FIN_REL] = fin_rel
-    M[M_NSEG] = nseg
-    M[M_UNA_PTR] = una_ptr
-    M[M_NTSV] = ntsv
-    M[M_TSV_REF_RAW] = tsv_ref_raw
-    M[M_TSV_REF_VAL] = tsv_ref_val
-    M[M_TSV_FOUND] = 1 if tsv_found else 0
-    M[M_NSB] = nsb
-    M[M_ACCOUNTED] = accounted
-    M[M_LAST_WIN] = last_win
-    M[M_RCV_WIN_ZERO] = 1 if rcv_win_zero else 0
-    M[M_DUP_SINCE_ADV] = dup_since_adv
-    M[M_LAST_ACK_T] = last_ack_t
-    M[M_LAST_ADV_T] = last_adv_t
-    M[M_N_ROWS] = n_rows
-    M[M_N_DUP] = n_dup
-    M[M_N_RETX] = n_retx
-    M[M_N_KEEP] = n_keep
-    M[M_N_ZWP] = n_zwp
-    M[M_N_FR] = n_fr
-    M[M_N_TO] = n_to
-    M[M_N_DSACK] = n_dsack
-    M[M_SYN_T] = syn_t
-    M[M_SYNACK_T] = synack_t
-    M[M_HSACK_T] = hsack_t
-    M[M_SYN_COUNT] = syn_count
-    M[M_SYNACK_COUNT] = synack_count
-    M[M_SENDER_CLIENT] = 1 if sender_client else 0
-    M[M_FIRST_DATA_T] = first_data_t
-    M[M_LAST_ACK_ROW_T] = last_ack_row_t
-    M[M_EP_OPEN] = 1 if ep_open else 0
-    M[M_EP_ROW] = ep_row
-    M[M_LAST_EP_ROW] = last_ep_row
-    M[M_ACK_LO] = ack_lo
-    M[M_SEG_LO] = seg_lo
-    M[M_EP_LO] = ep_lo
-    M[M_N_SEGS] = n_segs
-    M[M_FIRST_ACK] = first_ack
-    M[M_FIRST_SEQ] = first_seq
-    MF[MF_SRTT] = srtt
-    MF[MF_RTTMIN] = rttmin
-    MF[MF_RTT_HS] = rtt_hs
-    return na, ns, ne, sb_l, sb_r
+        f = cols.flags[p]
+        if cols.dir[p] == d:
+            _from_sender(p, flow, cols, work, sb, out, rows, st)
+        elif (f & SYN) != 0:
+            _receiver_syn(f, cols.ts[p], st)
+        elif (f & ACK) != 0 and (f & RST) == 0:  # an RST is not an ACK the sender's congestion control processes
+            _ack(p, flow, cols, work, sb, out, rows, st)
+    return hi
+
+
+@njit(cache=True, nogil=True)
+def flow_main(lo: int, hi: int, d: int, flow: int, order: np.ndarray, cols: FlowColumns, work: WorkArrays,
+              sb: Scoreboard, out: FlowTables, rows: np.ndarray, st: FlowState) -> Scoreboard:
+    """Main pass over packets ``order[lo:hi]`` of direction ``d`` (flow number ``flow``): append ACK rows, segment
+    rows and episodes to ``out`` at ``rows`` (advanced; an episode row is global to the connection: later ACKs
+    update it). State carried in ``st.M``/``st.MF``, ``work`` and the SACK scoreboard ``sb``, which is returned
+    (grown as needed)."""
+    i = _main_pass(lo, hi, d, flow, order, cols, work, sb, out, rows, st)
+    while i < hi:
+        sb = grow(sb)
+        i = _main_pass(i, hi, d, flow, order, cols, work, sb, out, rows, st)
+    return sb
 
 
 @njit(cache=True)
-def flow_finish(flow: int, d: int, ne: int, P: np.ndarray, M: np.ndarray, MF: np.ndarray, F_i: np.ndarray,
-                F_f: np.ndarray) -> None:
-    """Fill ``F_i``/``F_f[flow]`` once every packet of the direction went through the main pass."""
+def flow_finish(flow: int, d: int, rows: np.ndarray, st: FlowState, F_i: np.ndarray, F_f: np.ndarray) -> None:
+    """Fill ``F_i``/``F_f[flow]`` once every packet of the direction went through the main pass (``rows``: the
+    rows it reached)."""
+    P, M, MF = st.P, st.M, st.MF
     syn_seen = P[PS_SYN_SEEN] != 0
     syn_ws = P[PS_SYN_WS_S] != 0 and P[PS_SYN_WS_R] != 0
     F_i[flow, FI_CONN] = -1
@@ -827,7 +925,7 @@ def flow_finish(flow: int, d: int, ne: int, P: np.ndarray, M: np.ndarray, MF: np
     F_i[flow, FI_NACKS] = M[M_N_ROWS]
     F_i[flow, FI_NDUP] = M[M_N_DUP]
     F_i[flow, FI_NRETX] = M[M_N_RETX]
-    F_i[flow, FI_NEPS] = ne - M[M_EP_LO]
+    F_i[flow, FI_NEPS] = rows[NEXT_EP] - M[M_EP_LO]
     F_i[flow, FI_NFR] = M[M_N_FR]
     F_i[flow, FI_NTO] = M[M_N_TO]
     F_i[flow, FI_NKEEP] = M[M_N_KEEP]
@@ -862,92 +960,72 @@ def flow_finish(flow: int, d: int, ne: int, P: np.ndarray, M: np.ndarray, MF: np
     F_f[flow, FF_RTT_HS] = MF[MF_RTT_HS] if MF[MF_RTT_HS] > 0 else np.nan
 
 
+
 @njit(cache=True)
-def analyze_flow(
-    lo: int, hi: int, d: int, flow: int, order: np.ndarray,
-    ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
-    win: np.ndarray, plen: np.ndarray, tsval: np.ndarray, tsecr: np.ndarray, opt_idx: np.ndarray,
-    opt_tab: np.ndarray,
-    seg_s: np.ndarray, seg_e: np.ndarray, seg_t0: np.ndarray, seg_t1: np.ndarray, seg_rx: np.ndarray,
-    seg_ep: np.ndarray, tsv_v: np.ndarray, tsv_t: np.ndarray, scratch: np.ndarray,
-    sb_l: np.ndarray, sb_r: np.ndarray,
-    A_i: np.ndarray, A_f: np.ndarray, na: int, S_i: np.ndarray, S_f: np.ndarray, ns: int, E_i: np.ndarray,
-    ne: int, F_i: np.ndarray, F_f: np.ndarray,
-) -> tuple[int, int, int]:
-    """Analyse direction ``d`` of the connection in rows lo..hi-1 in one go; append rows; fill F_i/F_f[flow]."""
-    P, M, MF = flow_state()
-    flow_prepass(lo, hi, d, order, ts, dirs, seq, ack, flags, plen, opt_idx, opt_tab, scratch, P)
-    if not flow_start(P, scratch, M, na, ns, ne):
-        return na, ns, ne
-    na, ns, ne, sb_l, sb_r = flow_main(lo, hi, d, flow, order, ts, dirs, seq, ack, flags, win, plen, tsval, tsecr,
-                                       opt_idx, opt_tab, seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v,
-                                       tsv_t, sb_l, sb_r, A_i, A_f, na, S_i, S_f, ns, E_i, ne, M, MF)
-    flow_finish(flow, d, ne, P, M, MF, F_i, F_f)
-    return na, ns, ne
+def analyze_flow(lo: int, hi: int, d: int, flow: int, order: np.ndarray, cols: FlowColumns, work: WorkArrays,
+                 sb: Scoreboard, out: FlowTables, rows: np.ndarray, F_i: np.ndarray, F_f: np.ndarray) -> Scoreboard:
+    """Analyse direction ``d`` of the connection in packets ``order[lo:hi]`` in one go: append its rows to ``out``
+    at ``rows`` (advanced); fill ``F_i``/``F_f[flow]``. Returns the scoreboard (grown as needed)."""
+    st = flow_state()
+    flow_prepass(lo, hi, d, order, cols, work, st)
+    if not flow_start(st, work, rows):
+        return sb
+    sb = flow_main(lo, hi, d, flow, order, cols, work, sb, out, rows, st)
+    flow_finish(flow, d, rows, st, F_i, F_f)
+    return sb
 
 
 @njit(cache=True, nogil=True)
-def analyze_all(
-    bounds: np.ndarray, order: np.ndarray,
-    ts: np.ndarray, dirs: np.ndarray, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
-    win: np.ndarray, plen: np.ndarray, tsval: np.ndarray, tsecr: np.ndarray, opt_idx: np.ndarray,
-    opt_tab: np.ndarray,
-    A_i: np.ndarray, A_f: np.ndarray, S_i: np.ndarray, S_f: np.ndarray, E_i: np.ndarray, F_i: np.ndarray,
-    F_f: np.ndarray, state: np.ndarray, c_end: int, conn_base: int, stats: np.ndarray,
-    seg_s: np.ndarray, seg_e: np.ndarray, seg_t0: np.ndarray, seg_t1: np.ndarray, seg_rx: np.ndarray,
-    seg_ep: np.ndarray, tsv_v: np.ndarray, tsv_t: np.ndarray, scratch: np.ndarray,
-) -> int:
+def analyze_all(bounds: np.ndarray, order: np.ndarray, cols: FlowColumns, out: FlowTables, F_i: np.ndarray,
+                F_f: np.ndarray, state: np.ndarray, c_end: int, conn_base: int, stats: np.ndarray,
+                work: WorkArrays) -> int:
     """Analyse both directions of connections ``state[0]`` to ``c_end - 1``.
 
     ``order[bounds[c]:bounds[c + 1]]`` are the packets of connection ``c`` in capture order; ``F_i``
-    records it as connection ``conn_base + c``. Outputs are column-major (``A_i[AI_T, row]``) so that
-    every column is one contiguous array.
+    records it as connection ``conn_base + c``.
 
     ``stats`` holds the connections' ``demux.conn_stats`` rows: a direction that carried no payload is
-    not a flow and is not analysed. The per-flow working arrays ``seg_*`` (segments sent) and ``tsv_*``
-    (TSvals) need one entry per data segment of the largest connection and one more; ``scratch`` holds the
-    payload-size histogram (:func:`work_arrays` makes them all).
+    not a flow and is not analysed. The per-flow working arrays ``work`` need one entry per data segment of the
+    largest connection and one more (:func:`work_arrays` makes them).
 
     ``state`` holds (next connection, ack rows, segment rows, episode rows, flows): the rows and flow
     numbers to write next. Returns the next connection to analyse: ``c_end`` when done, earlier when
-    the episode table ``E_i`` might overflow (the caller grows it and calls again). Releases the GIL,
+    the episode table ``out.E_i`` might overflow (the caller grows it and calls again). Releases the GIL,
     so that disjoint connection ranges (their row offsets from ``analyze.output_rows``) run in threads.
     """
-    sb_l = np.empty(SB_CAP + 1, np.int64)
-    sb_r = np.empty(SB_CAP + 1, np.int64)
-    c0, na, ns, ne, nf = state[0], state[1], state[2], state[3], state[4]
+    sb = scoreboard()
+    rows = state[1:4].copy()  # (NEXT_ACK, NEXT_SEG, NEXT_EP)
+    c0, nf = state[0], state[4]
     for c in range(c0, c_end):
         lo = bounds[c]
         hi = bounds[c + 1]
-        if ne + (hi - lo) > E_i.shape[1]:  # at most one episode per packet of the connection
-            state[0], state[1], state[2], state[3], state[4] = c, na, ns, ne, nf
+        if rows[NEXT_EP] + (hi - lo) > out.E_i.shape[1]:  # at most one episode per packet of the connection
+            state[0], state[4] = c, nf
+            state[1:4] = rows
             return c
         for d in range(2):
             if stats[c, CS_PAYLOAD0 + d] == 0:  # no payload: analyze_flow would find none and write nothing
                 continue
-            na2, ns2, ne2 = analyze_flow(
-                lo, hi, d, nf, order, ts, dirs, seq, ack, flags, win, plen, tsval, tsecr, opt_idx, opt_tab,
-                seg_s, seg_e, seg_t0, seg_t1, seg_rx, seg_ep, tsv_v,
-                tsv_t, scratch, sb_l, sb_r, A_i, A_f, na, S_i, S_f, ns, E_i, ne, F_i, F_f,
-            )
-            if ns2 > ns:  # the direction carried payload: it is a flow
+            ns = rows[NEXT_SEG]
+            sb = analyze_flow(lo, hi, d, nf, order, cols, work, sb, out, rows, F_i, F_f)
+            if rows[NEXT_SEG] > ns:  # the direction carried payload: it is a flow
                 F_i[nf, FI_CONN] = conn_base + c
                 nf += 1
-            na, ns, ne = na2, ns2, ne2
-    state[0], state[1], state[2], state[3], state[4] = c_end, na, ns, ne, nf
+    state[0], state[4] = c_end, nf
+    state[1:4] = rows
     return c_end
 
 
-#: The per-flow working arrays of :func:`analyze_all`: name and dtype (one entry per data segment).
-WORK_ARRAYS = (("seg_s", np.int64), ("seg_e", np.int64), ("seg_t0", np.int64), ("seg_t1", np.int64),
-               ("seg_rx", np.int8), ("seg_ep", np.int64), ("tsv_v", np.int64), ("tsv_t", np.int64))
+#: The per-segment working arrays of :class:`WorkArrays` (all but ``scratch``) and their element types.
+SEGMENT_ARRAYS = (("seg_s", np.int64), ("seg_e", np.int64), ("seg_t0", np.int64), ("seg_t1", np.int64),
+                  ("seg_rx", np.int8), ("seg_ep", np.int64), ("tsv_v", np.int64), ("tsv_t", np.int64))
 #: Length of the pre-pass's ``scratch`` (int64, zeros): the payload-size histogram and the list of its bins in use.
 SCRATCH_SIZE = 2 * SIZE_BINS
 
 
-def work_arrays(stats: np.ndarray) -> list[np.ndarray]:
-    """The working arrays (:data:`WORK_ARRAYS`, one entry per data segment of the largest connection and one
-    more; in their own mappings, so that pages are mapped in as used) and the scratch, for connections with
-    ``stats`` rows."""
+def work_arrays(stats: np.ndarray) -> WorkArrays:
+    """The working arrays for connections with ``stats`` rows: the per-segment ones (:data:`SEGMENT_ARRAYS`, one
+    entry per data segment of the largest connection and one more; in their own mappings, so that pages are
+    mapped in as used) and the scratch."""
     rows = int(stats[:, CS_SEGMENTS].max(initial=0)) + 1
-    return [*(lazy(rows, dt) for _, dt in WORK_ARRAYS), np.zeros(SCRATCH_SIZE, np.int64)]
+    return WorkArrays._make([*(lazy(rows, dt) for _, dt in SEGMENT_ARRAYS), np.zeros(SCRATCH_SIZE, np.int64)])

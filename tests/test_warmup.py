@@ -19,7 +19,7 @@ def test_warmup_reaches_the_chunked_analysis_and_the_merge_search() -> None:
     _warm_large_capture_paths()
     assert pipeline.MIN_ROWS == 1024  # restored
     for kernel in (tf.flow_prepass, tf.flow_start, tf.flow_main, tf.flow_finish, search.search_right_into,
-                   fastpath.close_gap, demux._rehash):
+                   fastpath.close_gap, demux.rehash):
         assert kernel.signatures, kernel
     # the warm-up capture does go through the chunked path at that budget: same flows, nothing analysed whole
     pipeline.MIN_ROWS = 64

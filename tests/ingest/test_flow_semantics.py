@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from ackreplay.ingest import ingest_capture
 from ackreplay.ingest import tcpflow as tf
 from tests import pcapgen as g
+from tests.ingest.naive import infer_mss
 
 MSS = 1000
 
@@ -365,4 +366,4 @@ def test_mss_from_the_size_histogram_equals_the_sorted_sizes(lens: list[int]) ->
         return
     binned = np.minimum(arr, tf.SIZE_BINS - 1)
     uniq, cnt = np.unique(binned, return_counts=True)
-    assert tf._mss_from_counts(uniq, cnt, len(uniq), len(arr)) == tf.infer_mss(arr)
+    assert tf.mss_from_counts(uniq, cnt, len(uniq), len(arr)) == infer_mss(arr)

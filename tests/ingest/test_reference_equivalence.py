@@ -5,26 +5,31 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ackreplay.ingest.capture import _decode_chunks, decode_batch, ingest_capture
+from ackreplay.ingest.capture import decode_chunks, ingest_capture
 from ackreplay.ingest.columnize import BatchDecoder
-from ackreplay.ingest.decode import C_TS, COLUMNS, REASONS, C
+from ackreplay.ingest.decode import C_TS, COLUMNS, REASONS
 from ackreplay.ingest.demux import Demux
 from ackreplay.ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC
 from ackreplay.ingest.packets import PacketStore
 from ackreplay.ingest.records import ScanInfo, iter_records
-from ackreplay.ingest.reference import reference_decode
 from ackreplay.ingest.source import ByteSource
 from tests import pcapgen as g
 from tests.conftest import shared_captures
+from tests.ingest.naive import decode_batch
+from tests.ingest.reference_decoder import reference_decode
+
+C = {name: i for i, name in enumerate(COLUMNS)}  # decoded-matrix column by name
 
 
 def fast_decode(path):
     reasons = np.zeros(len(REASONS), np.int64)
     parts = []
+    first = 0
     with ByteSource(path) as src:
         for batch in iter_records(src, ScanInfo(), chunk_bytes=1 << 20):
-            M, m = decode_batch(batch, reasons)
+            M, m = decode_batch(batch, first, reasons)
             parts.append(M[:m])
+            first += len(batch)
     return np.concatenate(parts), {REASONS[i]: int(c) for i, c in enumerate(reasons) if c}
 
 
@@ -59,7 +64,7 @@ def fast_columns(path, threads=1, chunk_bytes=1 << 20):
     reasons = np.zeros(len(REASONS), np.int64)
     decoder = BatchDecoder(demux, store, reasons, threads, split_min_records=2)
     with ByteSource(path) as src:
-        _decode_chunks(src, ScanInfo(), decoder, chunk_bytes, None)
+        decode_chunks(src, ScanInfo(), decoder, chunk_bytes, None)
     decoder.close()
     return store, demux, reasons
 

@@ -8,8 +8,9 @@ import ipaddress
 
 import numpy as np
 
-from ackreplay.ingest.flow_summary import format_endpoint, format_endpoints
-from ackreplay.ingest.vantage import classify_vantage, classify_vantages
+from ackreplay.ingest.flow_summary import format_endpoints
+from ackreplay.ingest.vantage import classify_vantages
+from tests.ingest.naive import classify_vantage, format_endpoint
 
 NONE = -(1 << 62)
 

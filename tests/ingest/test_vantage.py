@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ackreplay.ingest.vantage import classify_vantage
+from tests.ingest.naive import classify_vantage
 
 MS = 1_000_000
 

@@ -1,7 +1,7 @@
 """Reference decoder built on dpkt: the slow, independent implementation the fast path is tested
-(and benchmarked) against, packet by packet.
+(and benchmarked: ``bench.ingest``) against, packet by packet.
 
-It produces the same matrix as :func:`ingest.decode.decode_records` (columns ``decode.COLUMNS``) and
+It produces the same matrix as ``tests.ingest.naive.decode_batch`` (columns ``decode.COLUMNS``) and
 the same skip-reason counts, using dpkt's capture readers (``dpkt.pcap.Reader``,
 ``dpkt.pcapng.Reader``) and its protocol classes (Ethernet with VLAN tags, SLL, SLL2, IP, IP6 with
 its extension-header classes, TCP and ``tcp.parse_opts``). dpkt's pcapng reader supports a single
@@ -50,7 +50,7 @@ from ackreplay.ingest.decode import (
     R_UNSUPPORTED,
     REASONS,
 )
-from ackreplay.ingest.source import read_all
+from ackreplay.ingest.source import ByteSource
 
 _EXT = {0, 43, 60, 44, 51}
 
@@ -187,78 +187,64 @@ def _by_ethertype(etype: int, rest: bytes) -> tuple[int, bytes]:
     raise _Skip(R_NON_IP)
 
 
-def _decode(linktype: int, buf: bytes, origlen: int) -> list[int]:
-    row = [0] * NCOL
-    ver, ipb = _link(linktype, buf)
-    link_len = len(buf) - len(ipb)
-    if ver == 4:
-        if len(ipb) < 20:
-            raise _Skip(R_TRUNCATED)
-        ip = dpkt.ip.IP.__new__(dpkt.ip.IP)
-        dpkt.Packet.unpack(ip, ipb[:20])  # header fields only; lengths are ours to check
-        if ip.v != 4 or ip.hl < 5:
-            raise _Skip(R_MALFORMED)
-        if ip.mf or ip.offset:
-            raise _Skip(R_FRAGMENT)
-        if ip.p != dpkt.ip.IP_PROTO_TCP:
-            raise _Skip(R_NON_TCP)
-        total = ip.len or origlen - link_len
-        if total < ip.hl * 4:
-            raise _Skip(R_MALFORMED)
-        l4_len = total - ip.hl * 4
-        tcpb = ipb[ip.hl * 4 :]
-        row[C_AF] = 4
-        row[C_SRC_HI], row[C_SRC_LO] = 0, (0xFFFF << 32) | struct.unpack(">I", ip.src)[0]
-        row[C_DST_HI], row[C_DST_LO] = 0, (0xFFFF << 32) | struct.unpack(">I", ip.dst)[0]
-    else:
-        if len(ipb) < 40:
-            raise _Skip(R_TRUNCATED)
-        ip6 = dpkt.ip6.IP6.__new__(dpkt.ip6.IP6)
-        dpkt.Packet.unpack(ip6, ipb[:40])
-        if ip6.v != 6:
-            raise _Skip(R_MALFORMED)
-        plen = ip6.plen or origlen - link_len - 40
-        nxt, off = ip6.nxt, 40
-        while nxt in _EXT:
-            if len(ipb) < off + 8:
-                raise _Skip(R_TRUNCATED)
-            cls = dpkt.ip6.EXT_HDRS_CLS[nxt]
-            hdr: Any = cls(ipb[off:])
-            if nxt == 44 and (hdr.frag_off or hdr.m_flag):
-                raise _Skip(R_FRAGMENT)
-            nxt = hdr.nxt
-            off += hdr.length
-        if nxt != dpkt.ip.IP_PROTO_TCP:
-            raise _Skip(R_NON_TCP)
-        l4_len = plen - (off - 40)
-        if l4_len < 0:
-            raise _Skip(R_MALFORMED)
-        tcpb = ipb[off:]
-        row[C_AF] = 6
-        row[C_SRC_HI], row[C_SRC_LO] = _addr6(ip6.src)
-        row[C_DST_HI], row[C_DST_LO] = _addr6(ip6.dst)
-    if len(tcpb) < 20:
+def _ipv4(ipb: bytes, origlen: int, link_len: int, row: list[int]) -> tuple[int, bytes]:
+    """An IPv4 header's addresses into ``row``; (TCP length, bytes from the TCP header on)."""
+    if len(ipb) < 20:
         raise _Skip(R_TRUNCATED)
-    try:
-        tcp = dpkt.tcp.TCP(tcpb)
-    except (dpkt.NeedData, dpkt.UnpackError) as exc:
-        if (tcpb[12] >> 4) * 4 < 20:
-            raise _Skip(R_MALFORMED) from exc
-        tcp = dpkt.tcp.TCP.__new__(dpkt.tcp.TCP)
-        dpkt.Packet.unpack(tcp, tcpb[:20])
-        tcp.opts = tcpb[20 : tcp.off * 4]
-    doff = tcp.off * 4
-    if doff < 20 or l4_len < doff:
+    ip = dpkt.ip.IP.__new__(dpkt.ip.IP)
+    dpkt.Packet.unpack(ip, ipb[:20])  # header fields only; lengths are ours to check
+    if ip.v != 4 or ip.hl < 5:
         raise _Skip(R_MALFORMED)
-    row[C_SPORT], row[C_DPORT] = tcp.sport, tcp.dport
-    row[C_SEQ], row[C_ACKNO] = tcp.seq, tcp.ack
-    row[C_FLAGS] = tcp.flags | ((tcpb[12] & 1) << 8)
-    row[C_WIN] = tcp.win
-    row[C_PLEN] = l4_len - doff
-    row[C_TRUNC] = 1 if len(tcpb) < doff else 0
+    if ip.mf or ip.offset:
+        raise _Skip(R_FRAGMENT)
+    if ip.p != dpkt.ip.IP_PROTO_TCP:
+        raise _Skip(R_NON_TCP)
+    total = ip.len or origlen - link_len
+    if total < ip.hl * 4:
+        raise _Skip(R_MALFORMED)
+    row[C_AF] = 4
+    row[C_SRC_HI], row[C_SRC_LO] = 0, (0xFFFF << 32) | struct.unpack(">I", ip.src)[0]
+    row[C_DST_HI], row[C_DST_LO] = 0, (0xFFFF << 32) | struct.unpack(">I", ip.dst)[0]
+    return total - ip.hl * 4, ipb[ip.hl * 4 :]
+
+
+def _ipv6(ipb: bytes, origlen: int, link_len: int, row: list[int]) -> tuple[int, bytes]:
+    """An IPv6 header (and its extension headers)'s addresses into ``row``; (TCP length, bytes from the TCP
+    header on)."""
+    if len(ipb) < 40:
+        raise _Skip(R_TRUNCATED)
+    ip6 = dpkt.ip6.IP6.__new__(dpkt.ip6.IP6)
+    dpkt.Packet.unpack(ip6, ipb[:40])
+    if ip6.v != 6:
+        raise _Skip(R_MALFORMED)
+    plen = ip6.plen or origlen - link_len - 40
+    nxt, off = ip6.nxt, 40
+    while nxt in _EXT:
+        if len(ipb) < off + 8:
+            raise _Skip(R_TRUNCATED)
+        cls = dpkt.ip6.EXT_HDRS_CLS[nxt]
+        hdr: Any = cls(ipb[off:])
+        if nxt == 44 and (hdr.frag_off or hdr.m_flag):
+            raise _Skip(R_FRAGMENT)
+        nxt = hdr.nxt
+        off += hdr.length
+    if nxt != dpkt.ip.IP_PROTO_TCP:
+        raise _Skip(R_NON_TCP)
+    l4_len = plen - (off - 40)
+    if l4_len < 0:
+        raise _Skip(R_MALFORMED)
+    row[C_AF] = 6
+    row[C_SRC_HI], row[C_SRC_LO] = _addr6(ip6.src)
+    row[C_DST_HI], row[C_DST_LO] = _addr6(ip6.dst)
+    return l4_len, ipb[off:]
+
+
+def _tcp_options(opts: bytes, row: list[int]) -> None:
+    """The TCP options the decoder keeps (MSS, window scale, SACK-permitted, SACK blocks, timestamps) into
+    ``row``, up to the first one the header does not carry whole."""
     row[C_MSS] = row[C_WSCALE] = row[C_TSVAL] = row[C_TSECR] = -1
     expected = {2: 2, 3: 1, 4: 0, 8: 8}
-    for opt in dpkt.tcp.parse_opts(bytes(tcpb[20:doff])):
+    for opt in dpkt.tcp.parse_opts(opts):
         if opt is None:
             break
         kind, data = opt
@@ -284,6 +270,32 @@ def _decode(linktype: int, buf: bytes, origlen: int) -> list[int]:
                 row[C_SACK0 + 2 * i], row[C_SACK0 + 2 * i + 1] = left, right
         elif kind == 8:
             row[C_TSVAL], row[C_TSECR] = struct.unpack(">II", data)
+
+
+def _decode(linktype: int, buf: bytes, origlen: int) -> list[int]:
+    row = [0] * NCOL
+    ver, ipb = _link(linktype, buf)
+    link_len = len(buf) - len(ipb)
+    l4_len, tcpb = (_ipv4 if ver == 4 else _ipv6)(ipb, origlen, link_len, row)
+    if len(tcpb) < 20:
+        raise _Skip(R_TRUNCATED)
+    try:
+        tcp = dpkt.tcp.TCP(tcpb)
+    except (dpkt.NeedData, dpkt.UnpackError) as exc:
+        if (tcpb[12] >> 4) * 4 < 20:
+            raise _Skip(R_MALFORMED) from exc
+        tcp = dpkt.tcp.TCP.__new__(dpkt.tcp.TCP)
+        dpkt.Packet.unpack(tcp, tcpb[:20])
+    doff = tcp.off * 4
+    if doff < 20 or l4_len < doff:
+        raise _Skip(R_MALFORMED)
+    row[C_SPORT], row[C_DPORT] = tcp.sport, tcp.dport
+    row[C_SEQ], row[C_ACKNO] = tcp.seq, tcp.ack
+    row[C_FLAGS] = tcp.flags | ((tcpb[12] & 1) << 8)
+    row[C_WIN] = tcp.win
+    row[C_PLEN] = l4_len - doff
+    row[C_TRUNC] = 1 if len(tcpb) < doff else 0
+    _tcp_options(bytes(tcpb[20:doff]), row)
     return row
 
 
@@ -305,9 +317,18 @@ def reference_decode(path: str | Path) -> tuple[np.ndarray, dict[str, int]]:
     return matrix, {REASONS[i]: c for i, c in enumerate(counts) if c}
 
 
+def _read_all(path: Path) -> bytes:
+    """The whole decompressed capture (gzip too, as ingest reads it)."""
+    out = io.BytesIO()
+    with ByteSource(path) as src:
+        while chunk := src.read(1 << 20):
+            out.write(chunk)
+    return out.getvalue()
+
+
 def _records_with_wire_len(path: Path) -> tuple[list[tuple[int, bytes, int]], int]:
     """dpkt's readers give (ts, buf); the wire length comes from the header class each reader uses."""
-    data = read_all(path)
+    data = _read_all(path)
     stream = io.BytesIO(data)
     out: list[tuple[int, bytes, int]] = []
     if data[:4] == b"\x0a\x0d\x0d\x0a":
