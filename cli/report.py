@@ -23,12 +23,10 @@ import polars as pl
 from plotly.offline import get_plotlyjs
 
 from ackreplay.cli.score_table import score_table
+from ackreplay.cli.wording import explain, group_line, vantage_text
 from ackreplay.core.capture_scoring import ScoredCapture, path_models
 from ackreplay.graphs.congestion import source_for
-from ackreplay.ingest.vantage import vantage_text
-from ackreplay.path.groups import group_line
 from ackreplay.replay.engine import FlowReplay
-from ackreplay.scoring.diagnostics import explain
 
 REPORT_PX = 2000
 CONGESTION_JS = Path(__file__).resolve().parents[1] / "api" / "dashboard" / "js" / "congestion.js"
@@ -89,7 +87,7 @@ def path_html(path: dict[str, Any], models: dict[str, Any] | None, title: str = 
     """The §9 path: each figure with its evidence, seed 004's verdict and single-flow utilisation per rule, the
     same rule for every replayed decision at the flow's losses, and seed 002's curve with this path's
     buffer/BDP."""
-    from ackreplay.path.inference import path_line
+    from ackreplay.cli.wording import path_line
 
     def link(v: dict[str, Any]) -> str:
         return "busy" if v["busy_link"] else "idles"

@@ -201,11 +201,9 @@ def legend_text(width: int) -> str:
 
 
 def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
+    from ackreplay.cli.wording import explain, group_line, path_line
     from ackreplay.core.capture_scoring import capture_document
-    from ackreplay.path.groups import group_line
-    from ackreplay.path.inference import path_line
     from ackreplay.replay.engine import NOT_SELECTED
-    from ackreplay.scoring.diagnostics import explain
 
     d = capture_document(sc)
     wide = width or 10_000
@@ -245,7 +243,7 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
 def vantage_label(f: dict[str, Any]) -> str:
     """``receiver (reconstructed, medium confidence)`` for a flow rebuilt as its sender saw it (§7); a tap with its
     position (``ingest.vantage.vantage_text``)."""
-    from ackreplay.ingest.vantage import vantage_text
+    from ackreplay.cli.wording import vantage_text
 
     where = vantage_text(str(f["vantage"]), f.get("vantage_position"))
     if not f.get("reconstruction"):

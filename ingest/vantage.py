@@ -252,11 +252,3 @@ def _medians_into(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, wa
         c = counts[r]
         if wanted[r] and c > 0:
             out[r] = median_in_place(values[starts[r]: starts[r] + c].copy())
-
-
-def vantage_text(vantage: str, position: float | None) -> str:
-    """The vantage as the outputs show it: a tap with where it lies, ``mid_path at 9 % of the RTT from the
-    sender``; an end or an unknown vantage as it is."""
-    if vantage == "mid_path" and position is not None:
-        return f"mid_path at {100 * position:.0f} % of the RTT from the sender"
-    return vantage

@@ -1,17 +1,14 @@
 """Which flows share a bottleneck (ESTIMATORS.md §9): flows between the same two hosts whose lifetimes overlap
-(:func:`bottleneck_group_rows`), and the CLI's line for such a group (:func:`group_line`).
+(:func:`bottleneck_group_rows`); the command line words such a group in ``cli.wording.group_line``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
 from numba import njit
-
-from ackreplay.path.inference import path_line
 
 
 def endpoint_hosts(endpoints: Sequence[str]) -> pl.Series:
@@ -66,18 +63,3 @@ def bottleneck_group_rows(flow_ids: Sequence[int] | np.ndarray, senders: Sequenc
     offsets = np.zeros(int(keep.sum()) + 1, np.int64)
     np.cumsum(sizes[keep], out=offsets[1:])
     return order[pos], offsets
-
-
-def group_line(group: Mapping[str, Any]) -> str:
-    """The CLI's line for a group of flows sharing a bottleneck: its path, how each sender backed off, and
-    seed 002 beside the measured shares where a NewReno-like and a Westwood+-like sender share it."""
-    kinds = ", ".join(f"{m['flow_id']} {m['kind']}" + (f" (b {m['decrease']:.2f})" if m.get("decrease") is not None
-                                                       else "") for m in group.get("members") or [])
-    text = f"path: {path_line(group['path'])}; senders: {kinds}"
-    s = group.get("seed002")
-    if s:
-        text += (f"; seed 002 at this buffer/BDP: NewReno {s['model']['newreno']:.2f}, Westwood+ "
-                 f"{s['model']['westwood_plus']:.2f} of C (measured {s['measured']['newreno']:.2f}, "
-                 f"{s['measured']['westwood_plus']:.2f})")
-    return text
-

@@ -1,6 +1,6 @@
 """The §9 ``path`` object (ESTIMATORS.md §9) from a path's evidence: its figures (:func:`row_figures`, many
-rows at once) and one sentence of evidence for each — its method and numbers, or why it is null; and the
-CLI's one-line summary of it (:func:`path_line`).
+rows at once) and one sentence of evidence for each — its method and numbers, or why it is null (the command
+line's one-line summary of it is ``cli.wording.path_line``).
 
 :func:`infer_batch` judges many rows of a :class:`PathBatch` at once, each on its own evidence or on the
 pooled evidence of the flows sharing its bottleneck (:meth:`PathBatch.merge`); :func:`infer` is the same code
@@ -10,7 +10,7 @@ on one row.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -197,16 +197,3 @@ def _queue_text(deep: float, capacity: float) -> str:
     if not math.isfinite(deep):
         return "unknown (no RTT sample)"
     return f"{deep * 1e3:.1f} ms ≈ {deep * capacity / 8.0:.0f} B"
-
-
-def path_line(path: Mapping[str, Any]) -> str:
-    """The CLI's concise ``path:`` line."""
-    def num(v: Any, fmt: str) -> str:
-        return "—" if v is None else format(v, fmt)
-    cap = path.get("capacity_bps")
-    rtt = path.get("base_rtt_s")
-    loss = path.get("random_loss_rate")
-    return (f"capacity {num(None if cap is None else cap / 1e6, '.2f')} Mbit/s, base RTT "
-            f"{num(None if rtt is None else rtt * 1e3, '.1f')} ms, buffer {num(path.get('buffer_bytes'), '.0f')} B "
-            f"({num(path.get('buffer_over_bdp'), '.2f')}×BDP), random loss "
-            f"{num(None if loss is None else 100 * loss, '.2f')} %, confidence {path.get('confidence')}")

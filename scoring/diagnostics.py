@@ -32,8 +32,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
-
 COMPRESSED_S = 100e-6  # an ACK interval under this is ACK compression
 CLASSIFIERS = ("crb", "newbr")  # estimators that classify each loss
 
@@ -68,39 +66,3 @@ def loss_classes(decisions: Sequence[Mapping[str, Any]], loss_truth: Mapping[int
             entry["correct_share"] = (sum(c == t for c, t in judged) / len(judged)) if judged else None
         out[name] = entry
     return out
-
-
-def seen_at(vantage: str | None) -> str:
-    """Where a flow's ACK timing was seen, for the why lines: nothing at the sender (the timing the estimators
-    read); off it, that this is the capture point's share and not the sender's, which the return path after the
-    capture point changes unseen."""
-    if vantage is None or vantage == "sender":
-        return ""
-    where = {"receiver": "the receiver", "mid_path": "the tap"}.get(vantage, "the capture point")
-    return (f" as the ACKs passed {where} (not the sender's share: the return path after {where} bunches ACKs "
-            "unseen here)")
-
-
-def explain(diag: Mapping[str, Any], scores: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Footnotes for a flow's score table: why BE (and estimates above the path's capacity) read high."""
-    lines: list[str] = []
-    cap = diag.get("dispersion_capacity_bps")
-    share = diag.get("ack_compression_share")
-    if share is not None:
-        top = diag.get("largest_samples") or []
-        big = ", ".join(f"{s['bps'] / 1e6:.0f} Mbit/s over {s['interval_us']:.0f} µs ({s['cause'].replace('_', ' ')})"
-                        for s in top)
-        lines.append(f"ACK intervals under 100 µs{seen_at(diag.get('ack_timing_seen_at'))}: {100 * share:.1f} %; "
-                     f"BE's largest samples: {big or 'none'}")
-    if cap is not None:
-        above = [n for n, s in scores.items() if (s.get("mean_bps") or 0) > 1.5 * cap]
-        tail = f"; mean above 1.5× it: {', '.join(above)}" if above else ""
-        lines.append(f"capacity from the packet-pair dispersion mode ({diag.get('dispersion_from')}): "
-                     f"{cap / 1e6:.3f} Mbit/s{tail}")
-    lines += [f"{name}: {why}" for name, why in (diag.get(NOT_REPRODUCIBLE) or {}).items()]
-    for name, c in (diag.get("loss_classes") or {}).items():
-        text = f"{name} classified {c['congestion']} losses as congestion, {c['random']} as random"
-        if c.get("correct_share") is not None:
-            text += f" ({100 * c['correct_share']:.0f} % right of {c['labelled']} labelled)"
-        lines.append(text)
-    return lines

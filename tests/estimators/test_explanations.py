@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 import ackreplay.estimators as E
+from ackreplay.cli.wording import explain
 from ackreplay.core.capture_scoring import score_file
 from ackreplay.estimators.inputs import FlowInputs
-from ackreplay.scoring.diagnostics import explain, loss_classes
+from ackreplay.scoring.diagnostics import loss_classes
 from tests.conftest import ROOT
 from tests.estimators.per_flow_scores import one_flow_diagnostics
 

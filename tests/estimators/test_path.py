@@ -158,9 +158,9 @@ def test_the_score_document_and_graph_carry_the_path():
     """s01 (one CUBIC flow, 10 Mbit/s, buffer = BDP): the flow's ``path`` and ``path_models`` in the score
     document, the ``why:`` capacity is the path's, and the congestion graph's queue panel — (RTT − RTTmin)·C —
     peaks at the inferred buffer."""
+    from ackreplay.cli.wording import explain
     from ackreplay.core.capture_scoring import capture_document, score_file
     from ackreplay.graphs.congestion import source_for
-    from ackreplay.scoring.diagnostics import explain
 
     capture = SHARED / "generated" / "s01_cubic_1f_10M_rtt40_buf1bdp.pcap"
     if not capture.exists():

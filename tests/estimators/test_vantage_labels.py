@@ -16,8 +16,8 @@ import ackreplay.estimators as E
 from ackreplay.cli.main import app
 from ackreplay.cli.report import render
 from ackreplay.cli.score_table import NOT_REPRODUCIBLE_MARK, score_cells
+from ackreplay.cli.wording import explain
 from ackreplay.core.capture_scoring import score_file
-from ackreplay.scoring.diagnostics import explain
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE, board
 from tests.estimators.per_flow_scores import aggregate
 

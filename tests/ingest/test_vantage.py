@@ -56,7 +56,7 @@ def test_without_a_handshake_ack_clocking_decides_and_there_is_no_position():
 
 def test_outputs_name_a_tap_with_its_position():
     from ackreplay.cli.score_cmd import vantage_label
-    from ackreplay.ingest.vantage import vantage_text
+    from ackreplay.cli.wording import vantage_text
 
     assert vantage_text("mid_path", 0.0911) == "mid_path at 9 % of the RTT from the sender"
     assert vantage_text("mid_path", None) == "mid_path" and vantage_text("receiver", 0.9996) == "receiver"

@@ -17,7 +17,7 @@ const FLOW_COLUMNS = [
 ];
 
 /** "receiver (reconstructed)" for a flow rebuilt as its sender saw it (ESTIMATORS.md §7); a tap with where it
- * lies, as `ingest.vantage.vantage_text` says it. */
+ * lies, as `cli.wording.vantage_text` says it. */
 export function vantageLabel(f) {
   return f.reconstruction ? `${vantageText(f)} (reconstructed)` : vantageText(f);
 }

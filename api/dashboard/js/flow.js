@@ -181,7 +181,7 @@ async function hasResults(runId, captureId, flowId) {
   return page.items.length > 0;
 }
 
-/** Where the ACK timing was seen, as `scoring.diagnostics.seen_at` says it: nothing at the sender; off it, that
+/** Where the ACK timing was seen, as `cli.wording.seen_at` says it: nothing at the sender; off it, that
  * the share is the capture point's, not the sender's: the return path after it bunches ACKs unseen there. */
 function seenAt(vantage) {
   if (vantage == null || vantage === "sender") return "";
