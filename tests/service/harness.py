@@ -70,8 +70,12 @@ def upload(c: TestClient, path: Path, headers: dict[str, str] | None = None, **f
 
 def wait_run(c: TestClient, run_id: str, headers: dict[str, str] | None = None, timeout: float = 300) -> dict:
     deadline = time.monotonic() + timeout
+    body: dict = {}
     while time.monotonic() < deadline:
         r = c.get(f"/api/v1/runs/{run_id}", headers=headers or {})
+        if r.status_code == 503:  # the database is starting again (a fault test restarted it): not ready yet
+            time.sleep(0.2)
+            continue
         assert r.status_code == 200, r.text
         body = r.json()
         if body["status"] in ("succeeded", "failed"):
