@@ -63,6 +63,9 @@ def combined_summary(scored: Sequence[ScoredCapture], width: int | None = 80,
     b = full["scores"]
     comp = b["composite_error"]["estimators"]
     names = sorted((n for n in comp if comp[n]["flows"]), key=lambda n: (comp[n].get("rank") or 1e9, n))
+    if not names:
+        return head + " (no estimator has a score on them to rank)" + left_out_note(
+            full["left_out"], include_not_reproducible, width)
     headers = [("rank", "#"), ("flows", "n"), *(h for _, h, _ in SUMMARY_SCORES), ("composite", "IQR")]
     cells = [[str(comp[n].get("rank", "-")), str(comp[n]["flows"]),
               *(_fmt(b[k]["estimators"][n]["median"], d) for k, _, d in SUMMARY_SCORES),

@@ -134,8 +134,10 @@ def flows_table(shown: FlowSummaries) -> str:
         [v + (" (rebuilt)" if rec and sound else "")
          for v, rec, sound in zip(col("vantage"), col("reconstruction"), col("reconstruction_sound"), strict=True)],
     ]
-    headers = ["flow", "sender", "receiver", "packets", "bytes", "Mbit/s", "rttmin ms", "mss", "retx",
-               "fr/rto", "vantage"]
+    # what each column counts under its name: packets are the connection's both ways (data and ACKs), bytes the
+    # data the receiver acknowledged, retransmissions data segments sent again
+    headers = ["flow", "sender", "receiver", "packets\nboth ways", "bytes\nacked", "goodput\nMbit/s",
+               "rttmin\nms", "mss\nbytes", "retx\nsegments", "fr/rto\nepisodes", "vantage"]
     return column_table(headers, columns, "rllrrrrrrrl", width=terminal_width())
 
 

@@ -5,13 +5,20 @@ Per replayed flow: the congestion graph (``graphs.congestion``, drawn by the das
 ``congestion.js``, inlined: time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
 estimates against the achieved rate, RTT, on one time axis), each estimator's ssthresh at every loss event
 against the ideal and NewReno's, the score table and why, and the path (§9) with the seeds' models on it.
-The graph is embedded thinned to ``REPORT_PX``
-pixel columns (minima and maxima kept); the dashboard and ``ackreplay graph --t0 --t1`` zoom at full
-resolution.
+
+The graph is embedded thinned to ``REPORT_PX`` pixel columns, the report's width (M4: each column's first, last,
+minimum and maximum, so the drawing is the full series'); the dashboard and ``ackreplay graph --t0 --t1`` zoom
+at full resolution. What the report holds is mostly numbers and plotly.js (4.8 MB), so both are stored
+compressed and unpacked by the browser when the report opens (``DecompressionStream``): the graphs' number
+columns as integer steps (:func:`pack`), gzip-compressed with plotly.js, in base64 — a report of three 20 Mbit/s
+flows is 2.8 MB instead of 10.8 MB.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
 import html
 import json
 from collections.abc import Sequence
@@ -28,7 +35,10 @@ from ackreplay.core.capture_scoring import ScoredCapture, path_models
 from ackreplay.graphs.congestion import source_for
 from ackreplay.replay.engine import FlowReplay
 
-REPORT_PX = 2000
+#: The graph's pixel columns: the report's width (its body is at most 1200 px wide).
+REPORT_PX = 1200
+#: A list of numbers this long or longer is packed as integer steps (:func:`pack`); shorter ones gain nothing.
+PACK_MIN = 8
 CONGESTION_JS = Path(__file__).resolve().parents[1] / "api" / "dashboard" / "js" / "congestion.js"
 LEGEND = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"}
 
@@ -83,7 +93,30 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "<table class='path'><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + f"</tr>{cells}</table>"
 
 
-def path_html(path: dict[str, Any], models: dict[str, Any] | None, title: str = "path") -> str:
+class Figures:
+    """The report's plotly figures, drawn once plotly.js is unpacked: each a placeholder ``<div>`` in the page and
+    its data and layout in one JSON element, plotly's template (7 kB) kept once for all."""
+
+    def __init__(self) -> None:
+        self.specs: dict[str, Any] = {}
+        self.template: Any = None
+
+    def div(self, fig: go.Figure) -> str:
+        """The figure's placeholder; its spec is kept for :meth:`script`."""
+        spec = json.loads(fig.to_json())
+        self.template = spec["layout"].pop("template", self.template)
+        fig_id = f"figure-{len(self.specs)}"
+        self.specs[fig_id] = spec
+        height = spec["layout"].get("height") or 450
+        return f"<div id='{fig_id}' class='figure' style='height:{height}px;width:100%'></div>"
+
+    def script(self) -> str:
+        """The figures' data as a JSON element (text in it stays readable: titles, names)."""
+        return (f"<script type='application/json' id='report-figures'>"
+                f"{_script_json({'template': self.template, 'figures': self.specs})}</script>")
+
+
+def path_html(path: dict[str, Any], models: dict[str, Any] | None, figures: Figures, title: str = "path") -> str:
     """The §9 path: each figure with its evidence, seed 004's verdict and single-flow utilisation per rule, the
     same rule for every replayed decision at the flow's losses, and seed 002's curve with this path's
     buffer/BDP."""
@@ -106,7 +139,7 @@ def path_html(path: dict[str, Any], models: dict[str, Any] | None, title: str = 
                        "1 − ssthresh/w; real_sender: what the captured sender did).</p>")
             out.append(_table(("rule", "b", "losses", "link"), [(n, f"{v['decrease']:.3f}", v["losses"], link(v))
                                                                for n, v in models["replayed"].items()]))
-        out.append(seed002_figure(float(path["buffer_over_bdp"])).to_html(full_html=False, include_plotlyjs=False))
+        out.append(figures.div(seed002_figure(float(path["buffer_over_bdp"]))))
     return "".join(out)
 
 
@@ -115,67 +148,162 @@ def _script_json(data: object) -> str:
     return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
 
 
+def _steps(values: list[Any]) -> dict[str, Any] | None:
+    """``values`` (numbers rounded to at most 6 decimals, or None) as ``{"$": d, "v": steps}``: each value times
+    10^d as an integer, written as its difference from the previous one, which unpacks to exactly the same
+    floats (an integer below 2^53 divided by 10^d rounds as the decimal text does); None when they are not
+    such numbers."""
+    if any(type(v) is bool for v in values) or not any(isinstance(v, int | float) for v in values):
+        return None
+    for d in range(7):
+        ints = [None if v is None else round(v * 10**d) for v in values]
+        if all(k is None or (abs(k) < 2**53 and k / 10**d == v) for k, v in zip(ints, values, strict=True)):
+            steps: list[int | None] = []
+            prev = 0
+            for k in ints:
+                steps.append(None if k is None else k - prev)
+                prev = prev if k is None else k
+            return {"$": d, "v": steps}
+    return None
+
+
+def pack(value: Any) -> Any:
+    """``value`` (JSON data) with every list of at least ``PACK_MIN`` numbers as integer steps (:func:`_steps`):
+    the graph's times and values are a few digits each instead of ten to twenty; ``UNPACK_JS`` restores them."""
+    if isinstance(value, dict):
+        return {k: pack(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) >= PACK_MIN and all(v is None or isinstance(v, int | float) for v in value):
+            packed = _steps(value)
+            if packed is not None:
+                return packed
+        return [pack(v) for v in value]
+    return value
+
+
+def compressed(data: bytes) -> str:
+    """``data`` gzip-compressed in base64, to sit in a <script> element (base64 holds no ``<``)."""
+    return base64.b64encode(gzip.compress(data, 9, mtime=0)).decode("ascii")
+
+
+@functools.cache
+def plotly_js() -> str:
+    """plotly.js compressed (:func:`compressed`): 4.8 MB becomes 2.0 MB; made once per process."""
+    return compressed(get_plotlyjs().encode())
+
+
+#: Unpacks the report when it opens: gunzips plotly.js (run as an inline script, so nothing is fetched) and the
+#: graphs, restores the packed number lists (``pack``), then draws the figures and the congestion graphs.
+UNPACK_JS = """
+async function inflate(id) {
+  const bytes = Uint8Array.from(atob(document.getElementById(id).textContent), (c) => c.charCodeAt(0));
+  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+}
+function unpack(o) {
+  if (Array.isArray(o)) return o.map(unpack);
+  if (o === null || typeof o !== "object") return o;
+  if ("$" in o && Array.isArray(o.v)) {
+    const scale = 10 ** o.$;
+    let k = 0;
+    return o.v.map((s) => (s === null ? null : (k += s) / scale));
+  }
+  return Object.fromEntries(Object.entries(o).map(([key, v]) => [key, unpack(v)]));
+}
+const [plotlySource, graphsText] = await Promise.all([inflate("report-plotly"), inflate("report-graphs")]);
+const plotlyScript = document.createElement("script");
+plotlyScript.textContent = plotlySource;
+document.head.append(plotlyScript);
+const FIGURES = JSON.parse(document.getElementById("report-figures").textContent);
+for (const [id, spec] of Object.entries(FIGURES.figures)) {
+  Plotly.newPlot(id, spec.data, { ...spec.layout, template: FIGURES.template }, { responsive: true });
+}
+for (const [id, data] of Object.entries(unpack(JSON.parse(graphsText)))) {
+  drawCongestion(document.getElementById(id), data, { height: 900 });
+}
+"""
+
+
+HEAD = ("<!doctype html><html><head><meta charset='utf-8'><title>ackreplay report</title>"
+        "<style>body{font-family:system-ui,sans-serif;margin:1.5em;max-width:1200px}"
+        "pre{background:#f6f6f6;padding:.8em;overflow-x:auto}"
+        "table.path{border-collapse:collapse;font-size:.9em}table.path td,table.path th{border:1px solid #ddd;"
+        "padding:.2em .5em;text-align:left;vertical-align:top}</style></head><body><h1>ackreplay report</h1>"
+        "<p>Estimates are replayed open-loop over each flow's real ACK stream (ESTIMATORS.md). "
+        "'bias' is the time-weighted mean of (E−R)/R against the achieved rate R; '*' marks the best "
+        "per column.</p>"
+        "<p>Each flow's congestion graph: time–sequence (data sent, retransmissions, ACK line, SACK blocks, "
+        "receive window), bytes in flight with each estimator's cwnd (◇) and ssthresh (●) at every loss, "
+        "estimates against the achieved rate (▲: above the axis; hover for the value), RTT. Drag to zoom "
+        f"every panel; double-click to reset. Thinned to {REPORT_PX} columns, minima and maxima kept.</p>")
+
+
 def render(scored: Sequence[ScoredCapture]) -> str:
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>ackreplay report</title>",
-             "<style>body{font-family:system-ui,sans-serif;margin:1.5em;max-width:1200px}"
-             "pre{background:#f6f6f6;padding:.8em;overflow-x:auto}"
-             "table.path{border-collapse:collapse;font-size:.9em}table.path td,table.path th{border:1px solid #ddd;"
-             "padding:.2em .5em;text-align:left;vertical-align:top}</style>",
-             f"<script>{get_plotlyjs()}</script></head><body><h1>ackreplay report</h1>",
-             "<p>Estimates are replayed open-loop over each flow's real ACK stream (ESTIMATORS.md). "
-             "'bias' is the time-weighted mean of (E−R)/R against the achieved rate R; '*' marks the best "
-             "per column.</p>"
-             "<p>Each flow's congestion graph: time–sequence (data sent, retransmissions, ACK line, SACK blocks, "
-             "receive window), bytes in flight with each estimator's cwnd (◇) and ssthresh (●) at every loss, "
-             "estimates against the achieved rate (▲: above the axis; hover for the value), RTT. Drag to zoom "
-             f"every panel; double-click to reset. Thinned to {REPORT_PX} columns, minima and maxima kept.</p>"]
-    graphs: dict[str, object] = {}
+    """The report of these captures as one HTML text (plotly.js and the graphs inside it, compressed)."""
+    parts = [HEAD]
+    graphs: dict[str, Any] = {}
+    figures = Figures()
     for sc in scored:
-        parts.append(f"<h2>{html.escape(str(sc.path))}</h2>")
-        if sc.truth is not None:
-            parts.append(f"<p>Ground truth ({html.escape(sc.truth_source or '')}): "
-                         f"{html.escape(str(sc.truth.to_dict()))}</p>")
-        min_bytes = sc.min_flow_bytes
-        small = []
-        by_id = sc.ingest.flows.by_id()
-        for fr in sc.replay.flows:
-            summary = by_id[fr.flow_id]
-            if not sc.bulk(summary.bytes):
-                small.append(str(fr.flow_id))
-                continue
-            parts.append(f"<h3>flow {fr.flow_id}: {html.escape(summary.sender)} → {html.escape(summary.receiver)}, "
-                         f"{summary.goodput_bps / 1e6:.3f} Mbit/s, {summary.loss_events} loss events, "
-                         f"vantage {html.escape(vantage_text(summary.vantage, summary.vantage_position))}"
-                         + (" <strong>(reconstructed)</strong>" if summary.reconstruction else "") + "</h3>")
-            if summary.reconstruction:
-                parts.append(f"<p>{html.escape(summary.reconstruction_evidence)}; {summary.confidence} confidence: "
-                             f"{html.escape(summary.confidence_note)}.</p>")
-            graph_id = f"congestion-{len(graphs)}"
-            graphs[graph_id] = source_for(sc.ingest, fr, fr.flow_id).window(px=REPORT_PX)
-            parts.append(f"<div id='{graph_id}' class='congestion' role='img' aria-label='congestion graph of flow "
-                         f"{fr.flow_id}'></div>")
-            if len(fr.decisions):
-                fig = decisions_figure(fr, sc.truth is not None)
-                parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
-            parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None))}</pre>")
-            why = explain(fr.diagnostics, fr.scores) if fr.diagnostics else []
-            if why:
-                parts.append("<ul class='why'>" + "".join(f"<li>{html.escape(w)}</li>" for w in why) + "</ul>")
-            if fr.path:
-                parts.append(path_html(fr.path, path_models(fr.path, fr.decision_rows)))
-        for g in sc.replay.path_groups:
-            title = "shared bottleneck of flows " + ", ".join(map(str, g["flows"]))
-            parts.append(path_html(g["path"], path_models(g["path"]), title))
-            parts.append(f"<p>{html.escape(group_line(g))}</p>")
-        if small:
-            parts.append(f"<p>Flows under {min_bytes} bytes (replayed; scores in scores.json/csv): "
-                         f"{', '.join(small)}</p>")
-        if sc.replay.skipped:
-            items = "".join(f"<li>flow {k}: {html.escape(v)}</li>" for k, v in sc.replay.skipped.items())
-            parts.append(f"<p>Not replayed:</p><ul>{items}</ul>")
-    if graphs:  # the dashboard's renderer, inlined: an inline module may hold exports, nothing imports them
-        parts.append(f"<script type='module'>{CONGESTION_JS.read_text()}\nconst GRAPHS = {_script_json(graphs)};\n"
-                     "for (const [id, data] of Object.entries(GRAPHS)) "
-                     "drawCongestion(document.getElementById(id), data, { height: 900 });</script>")
+        parts += capture_html(sc, graphs, figures)
+    if graphs or figures.specs:  # the dashboard's renderer, inlined: an inline module may hold exports
+        parts += [f"<script type='application/gzip' id='report-plotly'>{plotly_js()}</script>",
+                  f"<script type='application/gzip' id='report-graphs'>"
+                  f"{compressed(_script_json(pack(graphs)).encode())}</script>",
+                  figures.script(), f"<script type='module'>{CONGESTION_JS.read_text()}\n{UNPACK_JS}</script>"]
     parts.append("</body></html>")
     return "".join(parts)
+
+
+def capture_html(sc: ScoredCapture, graphs: dict[str, Any], figures: Figures) -> list[str]:
+    """One capture's part of the report: its bulk flows (:func:`flow_html`), shared bottlenecks, and the flows
+    not shown or not replayed as counts with their ids (one line per reason)."""
+    from ackreplay.cli.flow_lists import id_list, reason_groups
+
+    parts = [f"<h2>{html.escape(str(sc.path))}</h2>"]
+    if sc.truth is not None:
+        parts.append(f"<p>Ground truth ({html.escape(sc.truth_source or '')}): "
+                     f"{html.escape(str(sc.truth.to_dict()))}</p>")
+    small = []
+    by_id = sc.ingest.flows.by_id()
+    for fr in sc.replay.flows:
+        if sc.bulk(by_id[fr.flow_id].bytes):
+            parts += flow_html(sc, fr, graphs, figures)
+        else:
+            small.append(fr.flow_id)
+    for g in sc.replay.path_groups:
+        title = "shared bottleneck of flows " + ", ".join(map(str, g["flows"]))
+        parts.append(path_html(g["path"], path_models(g["path"]), figures, title))
+        parts.append(f"<p>{html.escape(group_line(g))}</p>")
+    if small:
+        parts.append(f"<p>{len(small):,} flow(s) under {sc.min_flow_bytes:,} bytes acked (replayed; scores in "
+                     f"scores.json/csv): {html.escape(id_list(small, None))}</p>")
+    if sc.replay.skipped:
+        items = "".join(f"<li>{len(ids):,} flow(s) ({html.escape(id_list(ids, None))}): {html.escape(text)}</li>"
+                        for text, ids in reason_groups(sc.replay.skipped))
+        parts.append(f"<p>Not replayed:</p><ul>{items}</ul>")
+    return parts
+
+
+def flow_html(sc: ScoredCapture, fr: FlowReplay, graphs: dict[str, Any], figures: Figures) -> list[str]:
+    """One bulk flow: its heading, the congestion graph (its data into ``graphs``), the decisions at each loss, the
+    score table and why, and its path with the seeds' models."""
+    summary = sc.ingest.flows.by_id()[fr.flow_id]
+    parts = [f"<h3>flow {fr.flow_id}: {html.escape(summary.sender)} → {html.escape(summary.receiver)}, "
+             f"{summary.goodput_bps / 1e6:.3f} Mbit/s, {summary.loss_events} loss events, "
+             f"vantage {html.escape(vantage_text(summary.vantage, summary.vantage_position))}"
+             + (" <strong>(reconstructed)</strong>" if summary.reconstruction else "") + "</h3>"]
+    if summary.reconstruction:
+        parts.append(f"<p>{html.escape(summary.reconstruction_evidence)}; {summary.confidence} confidence: "
+                     f"{html.escape(summary.confidence_note)}.</p>")
+    graph_id = f"congestion-{len(graphs)}"
+    graphs[graph_id] = source_for(sc.ingest, fr, fr.flow_id).window(px=REPORT_PX)
+    parts.append(f"<div id='{graph_id}' class='congestion' role='img' aria-label='congestion graph of flow "
+                 f"{fr.flow_id}'></div>")
+    if len(fr.decisions):
+        parts.append(figures.div(decisions_figure(fr, sc.truth is not None)))
+    parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None))}</pre>")
+    why = explain(fr.diagnostics, fr.scores) if fr.diagnostics else []
+    if why:
+        parts.append("<ul class='why'>" + "".join(f"<li>{html.escape(w)}</li>" for w in why) + "</ul>")
+    if fr.path:
+        parts.append(path_html(fr.path, path_models(fr.path, fr.decision_rows), figures))
+    return parts

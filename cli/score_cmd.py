@@ -123,14 +123,28 @@ def score_all(files: list[Path], ests: list[Any], flows: list[int], **options: A
 def print_tables(scored: list[ScoredCapture], *, all_flows: bool, rank_not_reproducible: bool,
                  legend: bool) -> None:
     """``score``'s table format: each capture's flows and tables, the combined summary over several captures,
-    and the legend, to the terminal's width."""
+    and the legend (when a score table was shown), to the terminal's width."""
+    from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
+
     width = terminal_width()
     for sc in scored:
         print(capture_text(sc, all_flows, width))
     if len(scored) > 1:
         print(combined_summary(scored, width, rank_not_reproducible))
     if legend:
-        print(legend_text(width))
+        shown = [scores for sc in scored for scores in shown_scores(sc, all_flows)]
+        if shown:
+            print(legend_text(width, truth=any(sc.truth is not None for sc in scored),
+                              not_reproducible=any(NOT_REPRODUCIBLE in s for scores in shown
+                                                   for s in scores.values())))
+
+
+def shown_scores(sc: ScoredCapture, all_flows: bool) -> list[dict[str, dict[str, Any]]]:
+    """The scores of each flow ``capture_text`` shows a score table for: a replayed flow (bulk, or any with
+    ``all_flows``) that has an estimator's scores."""
+    by_id = sc.ingest.flows.by_id()
+    return [fr.scores for fr in sc.replay.flows
+            if (all_flows or sc.bulk(by_id[fr.flow_id].bytes)) and any(n != "fairness" for n in fr.scores)]
 
 
 def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use_sidecar: bool = True,
@@ -196,48 +210,65 @@ def _wrap(text: str, width: int, indent: str = "   ") -> str:
     return textwrap.fill(text, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
 
-def legend_text(width: int) -> str:
-    return "columns:\n" + column_legend(width)
+def legend_text(width: int, *, truth: bool = True, not_reproducible: bool = True) -> str:
+    """The legend under the tables, without the rows of columns and marks no table shows (``vs truth``, ``(n/r)``)."""
+    return "columns:\n" + column_legend(width, truth=truth, not_reproducible=not_reproducible)
 
 
 def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
-    from ackreplay.cli.wording import explain, group_line, path_line
+    """One capture's part of ``score``'s table format: each shown flow with its score table, path and why lines,
+    then the flows not shown and not replayed as counts (one line per reason), shared bottlenecks and fairness."""
+    from ackreplay.cli.wording import explain, path_line
     from ackreplay.core.capture_scoring import capture_document
-    from ackreplay.replay.engine import NOT_SELECTED
 
     d = capture_document(sc)
     wide = width or 10_000
     lines = [_wrap(f"== {sc.path}" + (f"  (truth: {sc.truth_source})" if sc.truth_source else ""), wide)]
     with_truth = sc.truth is not None
-    small = [f for f in d["flows"] if f["replayed"] and not sc.bulk(f["bytes"])]
     for f in d["flows"]:
         if not f["replayed"] or (not sc.bulk(f["bytes"]) and not all_flows):
             continue
-        lines.append(_wrap(f"-- flow {f['flow_id']}: {f['sender']} -> {f['receiver']}, {f['bytes']:,} bytes, "
+        lines.append(_wrap(f"-- flow {f['flow_id']}: {f['sender']} -> {f['receiver']}, {f['bytes']:,} bytes acked, "
                            f"goodput {f['goodput_bps'] / 1e6:.3f} Mbit/s (bytes / connection duration; while "
                            f"delivering {f['delivery_rate_bps'] / 1e6:.3f}), rttmin "
                            f"{1e3 * (f['rttmin_s'] or 0):.1f} ms, {f['loss_events']} loss events, vantage "
                            f"{vantage_label(f)}", wide))
-        lines.append(score_table(f["scores"], with_truth, width))
+        if any(n != "fairness" for n in f["scores"]):
+            lines.append(score_table(f["scores"], with_truth, width))
         if f.get("path"):
             lines.append(_wrap(f"  path: {path_line(f['path'])}", wide, "        "))
         if f.get("diagnostics"):
             lines += [_wrap(f"  why: {line}", wide, "       ") for line in explain(f["diagnostics"], f["scores"])]
+    lines += [_wrap(line, wide) for line in unshown_lines(sc, d, all_flows)]
+    return "\n".join(lines) + "\n"
+
+
+def unshown_lines(sc: ScoredCapture, d: dict[str, Any], all_flows: bool) -> list[str]:
+    """What ``capture_text`` says under the flows' tables: the short flows replayed but not shown and the flows not
+    replayed, as counts with their first ids (every id with ``all_flows``), one line per reason; the shared
+    bottlenecks; Jain's fairness (its estimates part only when an estimator has one)."""
+    from ackreplay.cli.flow_lists import ID_BUDGET, id_list, skipped_lines
+    from ackreplay.cli.wording import group_line
+    from ackreplay.replay.engine import NOT_SELECTED
+
+    budget = None if all_flows else ID_BUDGET
+    lines = []
+    small = [f["flow_id"] for f in d["flows"] if f["replayed"] and not sc.bulk(f["bytes"])]
     if small and not all_flows:
-        lines.append(_wrap(f"{len(small)} flow(s) under {sc.min_flow_bytes} bytes replayed but not shown "
-                           "(--all-flows): " + ", ".join(str(f["flow_id"]) for f in small), wide))
-    skipped = [f for f in d["flows"] if not f["replayed"] and f["skipped_reason"] != NOT_SELECTED]
-    if skipped:
-        lines.append(_wrap("not replayed: " + "; ".join(f"flow {f['flow_id']} ({f['skipped_reason']})"
-                                                       for f in skipped), wide))
-    for g in d.get("path_groups") or []:
-        lines.append(_wrap(f"shared bottleneck, flows {', '.join(map(str, g['flows']))}: {group_line(g)}", wide, "  "))
+        many = len(small) > 1
+        lines.append(f"{len(small):,} flow{'s' * many} under {sc.min_flow_bytes:,} bytes acked replayed, not shown "
+                     f"(--all-flows shows {'them' if many else 'it'}): {id_list(small, budget)}")
+    lines += skipped_lines({f["flow_id"]: f["skipped_reason"] for f in d["flows"]
+                            if not f["replayed"] and f["skipped_reason"] != NOT_SELECTED}, budget,
+                           "; --all-flows lists them")
+    lines += [f"shared bottleneck, flows {', '.join(map(str, g['flows']))}: {group_line(g)}"
+              for g in d.get("path_groups") or []]
     fair = d["scores"].get("fairness", {})
     if fair.get("goodput") is not None:
-        lines.append(_wrap("Jain's fairness over bulk flows: goodput " + f"{fair['goodput']:.3f}; estimates "
-                           + ", ".join(f"{k} {v:.3f}" for k, v in fair.items() if k != "goodput" and v is not None),
-                           wide))
-    return "\n".join(lines) + "\n"
+        estimates = [f"{k} {v:.3f}" for k, v in fair.items() if k != "goodput" and v is not None]
+        lines.append(f"Jain's fairness over bulk flows: goodput {fair['goodput']:.3f}"
+                     + (f"; estimates {', '.join(estimates)}" if estimates else ""))
+    return lines
 
 
 def vantage_label(f: dict[str, Any]) -> str:

@@ -120,8 +120,9 @@ def block_table(first: str, names: list[str], headers: list[tuple[str, str]], ce
     return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").splitlines())
 
 
-def legend(width: int | None = DEFAULT_WIDTH) -> str:
-    """What each column is, one line per column (wrapped to ``width``)."""
+def legend(width: int | None = DEFAULT_WIDTH, *, truth: bool = True, not_reproducible: bool = True) -> str:
+    """What each column is, one line per column (wrapped to ``width``); the truth columns' line only with
+    ``truth``, the not-reproducible mark's only with ``not_reproducible``."""
     from rich.console import Console
     from rich.table import Table
 
@@ -130,7 +131,11 @@ def legend(width: int | None = DEFAULT_WIDTH) -> str:
     table = Table(box=None, show_header=False, pad_edge=False, title=None)
     table.add_column(no_wrap=True)
     table.add_column()
+    left_out = {"vs truth"} if not truth else set()
+    if not not_reproducible:
+        left_out.add(NOT_REPRODUCIBLE_MARK.strip())
     for key, text in LEGEND:
-        table.add_row(key, text)
+        if key not in left_out:
+            table.add_row(key, text)
     console.print(table)
     return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").splitlines())
