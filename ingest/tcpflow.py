@@ -37,6 +37,7 @@ from ackreplay.ingest.demux import CS_PAYLOAD0, CS_SEGMENTS
 from ackreplay.ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC, kernel
 from ackreplay.ingest.memory import lazy
 from ackreplay.ingest.prefetch import AHEAD, prefetch
+from ackreplay.kernels import search_sorted
 
 # ACK-row integer columns
 (AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED, AI_TSECR, AI_SACK_LO,
@@ -501,7 +502,7 @@ def _retransmission(s: int, L: int, t: int, flow: int, work: WorkArrays, sb: Sco
     M = st.M
     e = min(s + L, M[M_SND_MAX])
     nseg = M[M_NSEG]
-    j = np.searchsorted(work.seg_e[:nseg], s, side="right")
+    j = search_sorted(work.seg_e[:nseg], s, True)  # (np.searchsorted of a scalar allocates before numba 0.60)
     rto = _rto_in_recovery(j, e, t, work, E_i, st)
     if rto:
         E_i[EI_END, M[M_EP_ROW]] = t
@@ -758,7 +759,7 @@ def _advance(p: int, a: int, rtt: float, hole_reported: bool, cols: FlowColumns,
     ntsv = M[M_NTSV]
     if rtt < 0 and (cols.flags[p] & P_HAS_TS) != 0 and ntsv > 0:
         te = unwrap(np.int64(cols.tsecr[p]), M[M_TSV_REF_RAW], M[M_TSV_REF_VAL])
-        jt = np.searchsorted(work.tsv_v[:ntsv], te)
+        jt = search_sorted(work.tsv_v[:ntsv], te, False)
         if jt < ntsv and work.tsv_v[jt] == te:
             rtt = (t - work.tsv_t[jt]) / 1e9
     if rtt <= 0:
