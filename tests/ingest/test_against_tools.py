@@ -72,7 +72,7 @@ def tcptrace_throughput(path: Path) -> dict[str, float]:
     out = subprocess.run([need("tcptrace"), "-l", "-n", str(path)], capture_output=True, text=True,
                          check=True, timeout=300).stdout
     result = {}
-    for block in out.split("================================")[1:]:
+    for block in re.split(r"\nTCP connection \d+:\n", out)[1:]:  # each connection (the first too)
         hosts = re.search(r"host \w+:\s+(\S+):(\d+)\s*\n\s*host \w+:\s+(\S+):(\d+)", block)
         tput = re.search(r"throughput:\s+(\d+) Bps\s+throughput:\s+(\d+) Bps", block)
         if hosts and tput:
@@ -98,7 +98,7 @@ def tcptrace(path: Path) -> dict[str, tuple[int, float | None]]:
     out = subprocess.run([need("tcptrace"), "-l", "-r", "-n", str(path)], capture_output=True, text=True,
                          check=True, timeout=300).stdout
     result = {}
-    for block in out.split("================================")[1:]:
+    for block in re.split(r"\nTCP connection \d+:\n", out)[1:]:  # each connection (the first too)
         hosts = re.search(r"host \w+:\s+(\S+):(\d+)\s*\n\s*host \w+:\s+(\S+):(\d+)", block)
         rexmt = re.search(r"rexmt data pkts:\s+(\d+)\s+rexmt data pkts:\s+(\d+)", block)
         rttmin = re.search(r"RTT min:\s+([\d.]+) ms\s+RTT min:\s+([\d.]+) ms", block)
