@@ -1,0 +1,654 @@
+"""What limited the sender, round trip by round trip (issue #34; docs/estimators.md "What limited the sender").
+
+Each round trip of a flow (an interval one smoothed RTT long) gets one label:
+
+* ``cwnd`` — the network: the congestion window, or a congestion control's pacing rate (BBR), held the flight;
+* ``rwnd`` — the flight reached the receiver's advertised window;
+* ``app`` — the sender had nothing to send: idle, or sending less than its window allowed;
+* ``sndbuf`` — the application was blocked on a full send buffer (told apart from ``app`` by how the flight
+  refills, below);
+* ``unknown`` — nothing to decide on (no ACK in the interval while data was out, or no RTT at all).
+
+Per flow: each label's share of the flow's time (first to last ACK; the shares sum to 1) and the series of
+intervals (start, end, label) on the flow's time axis (``FlowInputs.t``).
+
+After two passive methods. T-RAT (Y. Zhang, L. Breslau, V. Paxson and S. Shenker, "On the Characteristics and
+Origins of Internet Flow Rates", ACM SIGCOMM 2002) cuts a flow into flights of one round trip and names what
+limited it: congestion (losses, the window adapting to them), transport (the window still growing), the
+receiver's window (the flight at the advertised window), the sender's window (a flight held constant below it,
+without losses), the application (the sender idle or sending less than it could), the bandwidth (the path
+full). The TCP root cause analysis of M. Siekkinen, G. Urvoy-Keller, E. W. Biersack and D. Collange ("A root
+cause analysis toolkit for TCP", Computer Networks 52(9), 2008; after "Root cause analysis for long-lived TCP
+connections", ACM CoNEXT 2005) first takes out the periods where the application limits (the sender has nothing
+to send: segments below the MSS, idle times), then scores the bulk periods: outstanding bytes at the
+advertised window (receiver), retransmissions (congestion), throughput against the path's capacity.
+
+The rules, per interval, in order (thresholds: :class:`LimitParams`):
+
+1. ``app`` when nothing was outstanding for half of it or more (idle: from an ACK that left no flight to the
+   next data sent or the next ACK that finds data out);
+2. ``unknown`` when no ACK arrived in it — unless data was sent in it: a flight sent before any ACK of it came
+   back is limited by what its ACKs find, the next interval's label;
+3. ``rwnd`` when the data outstanding before an ACK (in flight + SACKed) came within one MSS of the window the
+   previous ACK advertised (Linux stops at ``snd_una + snd_wnd``; T-RAT and Siekkinen et al. test the same);
+4. ``cwnd`` when it holds a loss (two duplicate ACKs or more: T-RAT's congestion); a congestion *epoch* opens,
+   its level half the peak flight of the round trip before the loss (the deepest standard cut, Reno's β);
+5. ``cwnd`` while the epoch lasts: after a loss the congestion control sets the flight and then grows it
+   (T-RAT's transport limit), so the epoch ends when the peak flight falls below its level (the highest peak
+   since, less ``max(2 MSS, 25 %)``), when the first round trip after the loss kept over 0.85 of the flight
+   before it (no cut: the window was not what held the flight), or when, eight round trips in or more, the
+   mean peak of the last four is not 1 MSS above the four before (no growth);
+6. ``app`` or ``sndbuf`` (as in rule 10) when the sender did not refill the window the ACKs opened: it sent less
+   than half the bytes acknowledged (a sender held by its window sends at every ACK);
+7. ``cwnd`` on a standing queue (Siekkinen et al.'s path at capacity): every RTT sample of the interval and of a
+   neighbour at least ``max(4 ms, 0.15 RTTmin)`` above RTTmin — the bottleneck full for two round trips, one
+   alone being a burst; an epoch opens at its peak flight;
+8. ``cwnd`` when the window opened: the peak flight at least 1.15 × the largest of the (up to) three intervals
+   before (not before the last loss or queue) + 1 MSS (slow start); or, after an idle time in this interval or
+   the one before, the flight grew within it by half its peak (sent − acknowledged) or reached an initial window
+   (RFC 6928's 10 segments) and 0.9 of the largest peak of the eight intervals before (an application's block
+   as large as the window the sender had);
+9. ``cwnd`` when the rate over the interval and its neighbours is at least 0.9 of the capacity the flow showed
+   (the median rate of its standing-queue intervals, three needed): a paced sender (BBR) keeping no queue;
+10. else ``sndbuf`` when no segment was below the MSS (Siekkinen et al.'s sign of an application with nothing
+    more to send), the flight swung by 40 % of its peak or more in the interval or a neighbour (``(peak before
+    an ACK − lowest after one) / peak``) and none of the three was idle (T-RAT's sender window: a flight held
+    below the receiver's window, without losses); else ``app``.
+
+``sndbuf`` from the wire: a Linux writer blocked on a full send buffer is woken only once a third of it is free
+(``sk_stream_write_space``), so the flight drains with the ACKs and refills in bursts of a third of the buffer
+— a swing of 0.48 to 0.9 on the testbed's runs — and never idles; an application writing at a steady rate below
+the window keeps its flight within 0.2–0.3 of its peak. An application writing blocks of a third of its flight
+or more, back to back at a rate below the window, looks the same and is called ``sndbuf``.
+
+Decided here, where the papers are silent: the interval is one robust RTT — the median of the last eight RTT
+samples, a sample over 1.8× that median set aside unless such samples last eight medians (after an idle time a
+receiver-side reconstruction times the first flights from the ACK before the idle: idle time + RTT) — at least
+5 ms; the samples set aside are not queue samples either, and an event whose smoothed RTT is over twice the
+median carries no flight (a receiver-side flight is the data arriving within one srtt, swollen with it); a
+receiver- or tap-side capture sees data that share of a round trip after it was sent, so segment times are
+moved back by ``vantage_position`` × RTT; the epoch, the two-interval queue and the growth tests are not the
+papers' (T-RAT classifies whole flows, Siekkinen et al. periods of many round trips); BBR's pacing counts as the
+network (its pacing rate is its model of the path). The labels cover the flow's first to last ACK.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import astuple, dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit
+
+if TYPE_CHECKING:
+    from ackreplay.estimators.flow_batch import FlowBatch
+    from ackreplay.estimators.inputs import FlowInputs
+
+#: The labels, in code order (``FlowLimits.code`` indexes this).
+LABELS = ("cwnd", "rwnd", "app", "sndbuf", "unknown")
+CWND, RWND, APP, SNDBUF, UNKNOWN = range(5)
+
+
+@dataclass(frozen=True)
+class LimitParams:
+    """The thresholds of the rules (module docstring); the defaults are the ones checked against the kernel."""
+
+    idle_share: float = 0.5  # rule 1: share of the interval with nothing outstanding
+    rwnd_slack_mss: float = 1.0  # rule 3: outstanding within this many MSS of the advertised window
+    loss_dups: float = 2.0  # rule 4: duplicate ACKs that mark a loss
+    epoch_beta: float = 0.5  # rule 4: the epoch's level, a share of the peak flight before the loss
+    epoch_no_cut: float = 0.85  # rule 5: the first round trip after it above this share of it: no cut
+    epoch_tol_mss: float = 2.0  # rule 5: slack below the epoch's level, MSS ...
+    epoch_tol_rel: float = 0.25  # ... or this share of it, whichever is larger
+    epoch_stall: float = 4.0  # rule 5: the epoch ends when the mean peak of its last this many intervals ...
+    epoch_growth_mss: float = 1.0  # ... is not this many MSS above the mean of the as many before
+    refill: float = 0.5  # rule 6: sent below this share of the bytes acknowledged
+    queue_abs_s: float = 0.004  # rule 7: standing queue above RTTmin, s ...
+    queue_rel: float = 0.15  # ... or this share of RTTmin, whichever is larger
+    growth_rel: float = 1.15  # rule 8: peak flight growth, relative ...
+    growth_mss: float = 1.0  # ... plus this many MSS; or, after an idle time, the flight grew within it by
+    growth_within: float = 0.5  # this share of its peak (sent − acknowledged: a window reopened by a restart),
+    restart_share: float = 0.9  # or reached this share of the largest peak of the 8 intervals before
+    restart_mss: float = 10.0  # (and at least an initial window, RFC 6928's 10 segments)
+    rate_frac: float = 0.9  # rule 9: share of the flow's capacity
+    swing: float = 0.4  # rule 10: flight swing of a send-buffer limited sender
+    min_interval_s: float = 0.005  # the shortest interval (LAN flows)
+    rtt_outlier: float = 1.8  # an RTT sample over this many robust RTTs is set aside ...
+    rtt_persist: float = 8.0  # ... unless such samples last this many robust RTTs ...
+    srtt_flight: float = 2.0  # ... and an event whose srtt is over this many carries no flight
+
+    def array(self) -> np.ndarray:
+        return np.array(astuple(self), np.float64)
+
+
+# indices into LimitParams.array(), by field name (numba reads them as constants)
+_AT = {name: i for i, name in enumerate(LimitParams.__dataclass_fields__)}
+_IDLE, _RWND_SLACK, _LOSS_DUPS = _AT["idle_share"], _AT["rwnd_slack_mss"], _AT["loss_dups"]
+_BETA, _NO_CUT = _AT["epoch_beta"], _AT["epoch_no_cut"]
+_EPOCH_TOL, _EPOCH_REL = _AT["epoch_tol_mss"], _AT["epoch_tol_rel"]
+_EPOCH_STALL, _EPOCH_GROWTH, _REFILL = _AT["epoch_stall"], _AT["epoch_growth_mss"], _AT["refill"]
+_Q_ABS, _Q_REL, _GROWTH_REL, _GROWTH_MSS = _AT["queue_abs_s"], _AT["queue_rel"], _AT["growth_rel"], _AT["growth_mss"]
+_GROWTH_WITHIN, _RESTART, _RESTART_MSS = _AT["growth_within"], _AT["restart_share"], _AT["restart_mss"]
+_RATE_FRAC, _SWING, _MIN_LEN = _AT["rate_frac"], _AT["swing"], _AT["min_interval_s"]
+_OUTLIER, _PERSIST, _SRTT_FLIGHT = _AT["rtt_outlier"], _AT["rtt_persist"], _AT["srtt_flight"]
+#: Feature columns per interval (the kernels' ``feat``).
+(_F_EVENTS, _F_ACKED, _F_PEAK, _F_LOW, _F_ROOM, _F_RTT, _F_DUPS, _F_SENT, _F_SMALL, _F_IDLE) = range(10)
+_N_FEATURES = 10
+#: RTT samples the robust RTT is the median of.
+_RTT_WINDOW = 8
+
+
+@dataclass(frozen=True)
+class FlowLimits:
+    """What limited one flow: per interval (``start``/``end`` on the flow's time axis, s since its first
+    packet; ``code`` indexes :data:`LABELS`) and each label's share of the flow's time (summing to 1)."""
+
+    start: np.ndarray  # float64 s
+    end: np.ndarray  # float64 s
+    code: np.ndarray  # int8
+    shares: dict[str, float] = field(default_factory=dict)
+
+    def labels(self) -> list[str]:
+        """The label of every interval."""
+        return [LABELS[c] for c in self.code]
+
+    def label_at(self, t: np.ndarray) -> np.ndarray:
+        """The label codes at times ``t`` (s, the flow's axis); outside the intervals, ``UNKNOWN``."""
+        t = np.asarray(t, np.float64)
+        out = np.full(len(t), UNKNOWN, np.int8)
+        if not len(self.code):
+            return out
+        i = np.searchsorted(self.start, t, side="right") - 1
+        inside = (i >= 0) & (t <= self.end[np.clip(i, 0, None)])
+        out[inside] = self.code[i[inside]]
+        return out
+
+    def runs(self) -> list[tuple[float, float, str]]:
+        """Consecutive intervals of one label merged: (start, end, label) — the shaded bands of a graph."""
+        if not len(self.code):
+            return []
+        cut = np.flatnonzero(np.diff(self.code)) + 1
+        firsts = np.concatenate(([0], cut))
+        lasts = np.concatenate((cut - 1, [len(self.code) - 1]))
+        return [(float(self.start[a]), float(self.end[b]), LABELS[self.code[a]])
+                for a, b in zip(firsts, lasts, strict=True)]
+
+
+def shares_of(start: np.ndarray, end: np.ndarray, code: np.ndarray) -> dict[str, float]:
+    """Each label's share of the total length of the intervals (every label present; ``unknown`` = 1 when the
+    intervals have no length)."""
+    length = end - start
+    total = float(length.sum())
+    if not total > 0:
+        return {name: float(i == UNKNOWN) for i, name in enumerate(LABELS)}
+    sums = np.bincount(code.astype(np.int64), weights=length, minlength=len(LABELS))
+    return {name: float(sums[i] / total) for i, name in enumerate(LABELS)}
+
+
+# ---- compiled kernels (one flow each)
+
+
+@njit(cache=True, nogil=True)
+def _median(buf: np.ndarray, n: int) -> float:
+    s = np.sort(buf[:n])
+    h = n // 2
+    return float(s[h]) if n % 2 else 0.5 * (s[h - 1] + s[h])
+
+
+@njit(cache=True, nogil=True)
+def robust_rtt_into(t: np.ndarray, rtt: np.ndarray, seed: float, outlier: float, persist: float, out: np.ndarray,
+                    kept: np.ndarray) -> None:
+    """Per event, the median of the last ``_RTT_WINDOW`` accepted RTT samples (``seed`` before the first), and
+    the samples kept (``kept``: the sample, NaN when none or set aside). A sample over ``outlier`` × the median
+    is set aside — after an idle period a receiver-side reconstruction times the first flights from the ACK
+    before the idle — unless such samples go on for more than ``persist`` medians (a real change of the path),
+    when the latest of them become the window."""
+    w = _RTT_WINDOW
+    buf = np.empty(w)
+    rej = np.empty(w)
+    nbuf = 0
+    pos = 0
+    nrej = 0
+    t_rej = 0.0
+    med = seed
+    for i in range(len(t)):
+        r = rtt[i]
+        kept[i] = np.nan
+        if r > 0.0:
+            if nbuf > 0 and r > outlier * med:
+                if nrej == 0:
+                    t_rej = t[i]
+                rej[nrej % w] = r
+                nrej += 1
+                if t[i] - t_rej > persist * med:
+                    keep = min(nrej, w)
+                    for j in range(keep):
+                        buf[j] = rej[(nrej - keep + j) % w]
+                    nbuf = keep
+                    pos = keep % w
+                    nrej = 0
+                    med = _median(buf, nbuf)
+            else:
+                nrej = 0
+                kept[i] = r
+                buf[pos] = r
+                pos = (pos + 1) % w
+                nbuf = min(nbuf + 1, w)
+                med = _median(buf, nbuf)
+        out[i] = med
+
+
+@njit(cache=True, nogil=True)
+def _walk_grid(t: np.ndarray, rref: np.ndarray, min_len: float, out: np.ndarray, fill: bool) -> int:
+    n = len(t)
+    b = t[0]
+    end = t[n - 1]
+    i = 0
+    k = 0
+    if fill:
+        out[0] = b
+    while b < end:
+        while i + 1 < n and t[i + 1] <= b:
+            i += 1
+        step = rref[i]
+        if not step > min_len:  # (NaN too)
+            step = min_len
+        b = end if b + step > end - 1e-9 else b + step  # (no sliver at the end)
+        k += 1
+        if fill:
+            out[k] = b
+    return k
+
+
+@njit(cache=True, nogil=True)
+def grid_bounds(t: np.ndarray, rref: np.ndarray, min_len: float) -> np.ndarray:
+    """Interval bounds from the first to the last event, each interval the robust RTT at its start (at least
+    ``min_len``; the last one cut at the last event)."""
+    if len(t) == 0:
+        return np.empty(0)
+    k = _walk_grid(t, rref, min_len, np.empty(0), False)
+    out = np.empty(k + 1)
+    _walk_grid(t, rref, min_len, out, True)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _event_range(b: np.ndarray, t: np.ndarray, k: int, lo: int) -> int:
+    """The end of interval ``k``'s events, which start at ``lo`` (the last interval keeps the last event)."""
+    hi = lo
+    last = k == len(b) - 2
+    while hi < len(t) and (t[hi] < b[k + 1] or last):
+        hi += 1
+    return hi
+
+
+@njit(cache=True, nogil=True)
+def ack_features_into(b: np.ndarray, t: np.ndarray, before: np.ndarray, flight: np.ndarray, acked: np.ndarray,
+                      outst: np.ndarray, rwnd_prev: np.ndarray, dup: np.ndarray, rtt: np.ndarray,
+                      feat: np.ndarray) -> None:
+    """Per interval, from its ACK events (``feat`` rows, columns ``_F_*``): events, bytes acknowledged, peak flight
+    before an ACK, lowest flight after one, the least room left in the advertised window, the smallest RTT
+    sample, duplicate ACKs. Flights that are NaN (not known) are skipped."""
+    lo = 0
+    for k in range(len(b) - 1):
+        hi = _event_range(b, t, k, lo)
+        n_ack = 0.0
+        fpeak = np.nan
+        fmin = np.nan
+        room = np.inf
+        qmin = np.inf
+        dups = 0.0
+        for i in range(lo, hi):
+            n_ack += acked[i]
+            f = flight[i]
+            if f == f:
+                if not fpeak >= before[i]:
+                    fpeak = before[i]
+                if not fmin <= f:
+                    fmin = f
+            w = rwnd_prev[i]
+            if w >= 0.0 and outst[i] == outst[i]:
+                room = min(room, w - outst[i])
+            if rtt[i] > 0.0:
+                qmin = min(qmin, rtt[i])
+            if dup[i]:
+                dups += 1.0
+        feat[k, _F_EVENTS] = hi - lo
+        feat[k, _F_ACKED] = n_ack
+        feat[k, _F_PEAK] = fpeak
+        feat[k, _F_LOW] = fmin
+        feat[k, _F_ROOM] = room
+        feat[k, _F_RTT] = qmin if qmin < np.inf else np.nan
+        feat[k, _F_DUPS] = dups
+        lo = hi
+
+
+@njit(cache=True, nogil=True)
+def seg_features_into(b: np.ndarray, seg_t: np.ndarray, seg_len: np.ndarray, mss: int, feat: np.ndarray) -> None:
+    """Per interval, from the data segments (times as sent, sorted): bytes sent, segments below the MSS."""
+    s = 0
+    ns = len(seg_t)
+    while s < ns and seg_t[s] < b[0]:
+        s += 1
+    for k in range(len(b) - 1):
+        sent = 0.0
+        small = 0.0
+        last = k == len(b) - 2
+        while s < ns and (seg_t[s] < b[k + 1] or (last and seg_t[s] <= b[k + 1])):
+            sent += seg_len[s]
+            if 1 < seg_len[s] < mss:
+                small += 1.0
+            s += 1
+        feat[k, _F_SENT] = sent
+        feat[k, _F_SMALL] = small
+
+
+@njit(cache=True, nogil=True)
+def idle_into(b: np.ndarray, t: np.ndarray, flight: np.ndarray, seg_t: np.ndarray, feat: np.ndarray) -> None:
+    """Per interval, the seconds with nothing outstanding: from an ACK that left no flight to the next data
+    segment sent or the next ACK that finds data out, whichever comes first."""
+    n = len(t)
+    nxt = np.full(n, np.inf)  # the time of the next event with data out
+    after = np.inf
+    for j in range(n - 1, -1, -1):
+        nxt[j] = after
+        if flight[j] > 0.0:
+            after = t[j]
+    s = 0
+    k = 0
+    nk = len(b) - 1
+    cur_end = -np.inf
+    for j in range(n):
+        if flight[j] != 0.0:
+            continue
+        while s < len(seg_t) and seg_t[s] <= t[j]:
+            s += 1
+        z = min(seg_t[s] if s < len(seg_t) else np.inf, nxt[j], b[nk])
+        a = max(t[j], cur_end)
+        if not z > a:
+            continue
+        cur_end = z
+        while k < nk and b[k + 1] <= a:
+            k += 1
+        kk = k
+        while kk < nk and b[kk] < z:
+            feat[kk, _F_IDLE] += min(z, b[kk + 1]) - max(a, b[kk])
+            kk += 1
+
+
+
+@njit(cache=True, nogil=True)
+def _grew(peak: np.ndarray, k: int, since: int, rel: float, plus: float) -> bool:
+    """Rule 8: the peak flight at least ``rel`` × the largest of the (up to) three intervals before (not before
+    ``since``) + ``plus``."""
+    lo = max(since, k - 3)
+    if k <= lo:
+        return False
+    before = peak[lo]
+    for j in range(lo + 1, k):
+        before = max(before, peak[j])
+    return peak[k] >= before * rel + plus
+
+
+@njit(cache=True, nogil=True)
+def _stalled(peak: np.ndarray, k: int, since: int, m: int, growth: float) -> bool:
+    """Rule 5: ``2m`` intervals or more into the epoch, the mean peak of the last ``m`` is not ``growth`` above the
+    mean of the ``m`` before (a congestion window without a loss grows: Reno by 1 MSS a round trip)."""
+    if k - since + 1 < 2 * m:
+        return False
+    recent = 0.0
+    before = 0.0
+    for j in range(m):
+        recent += peak[k - j]
+        before += peak[k - m - j]
+    return recent < before + growth * m
+
+
+@njit(cache=True, nogil=True)
+def _rising(peak: np.ndarray, k: int, m: int, growth: float) -> bool:
+    """Rule 8, T-RAT's transport limit: the mean peak of the last ``m`` intervals at least ``growth`` above the
+    mean of the ``m`` before, and each of the last ``m`` above the one before by half of it (a window growing
+    steadily, as Reno's by a segment a round trip)."""
+    if k + 1 < 2 * m or _stalled(peak, k, k - 2 * m + 1, m, growth):
+        return False
+    steady = True
+    for j in range(k - m + 1, k + 1):
+        steady = steady and peak[j] >= peak[j - 1] + 0.5 * growth
+    return steady
+
+
+@njit(cache=True, nogil=True)
+def label_into(events: np.ndarray, idle: np.ndarray, at_rwnd: np.ndarray, loss: np.ndarray, queue: np.ndarray,
+               no_refill: np.ndarray, peak: np.ndarray, restart: np.ndarray, rate3: np.ndarray, cref: float,
+               swing3: np.ndarray, idle3: np.ndarray, small: np.ndarray, p: np.ndarray, code: np.ndarray) -> None:
+    """The rules of the module docstring, interval by interval (``peak`` in MSS, 0 where unknown; ``idle`` a
+    share of the interval; ``idle3``/``swing3`` the largest of the interval and its neighbours)."""
+    epoch = False
+    level = 0.0
+    cut_from = np.inf  # the peak flight before the epoch's loss
+    since = 0
+    for k in range(len(code)):
+        buffer_like = small[k] == 0 and swing3[k] >= p[_SWING] and idle3[k] == 0.0
+        if idle[k] >= p[_IDLE]:
+            code[k] = APP
+            epoch = False
+        elif events[k] == 0:
+            code[k] = UNKNOWN
+        elif at_rwnd[k]:
+            code[k] = RWND
+            epoch = False
+        elif loss[k]:
+            if k == 0 or not loss[k - 1]:
+                cut_from = peak[k - 1] if k > 0 else 0.0
+                level = p[_BETA] * cut_from
+            code[k] = CWND
+            epoch = True
+            since = k + 1
+        elif (epoch and peak[k] >= level - max(p[_EPOCH_TOL], p[_EPOCH_REL] * level)
+              and not (k == since and peak[k] > p[_NO_CUT] * cut_from)
+              and not _stalled(peak, k, since, int(p[_EPOCH_STALL]), p[_EPOCH_GROWTH])):
+            code[k] = CWND
+            level = max(level, peak[k])
+        elif no_refill[k]:
+            code[k] = SNDBUF if buffer_like else APP
+            epoch = False
+        elif queue[k]:
+            level = max(level if epoch else 0.0, peak[k])
+            cut_from = np.inf
+            code[k] = CWND
+            epoch = True
+            since = k + 1
+        elif (restart[k] or _grew(peak, k, since, p[_GROWTH_REL], p[_GROWTH_MSS])
+              or _rising(peak, k, int(p[_EPOCH_STALL]), p[_EPOCH_GROWTH]) or rate3[k] >= p[_RATE_FRAC] * cref):
+            code[k] = CWND  # (a NaN cref compares false)
+            epoch = False
+        else:
+            code[k] = SNDBUF if buffer_like else APP
+            epoch = False
+
+
+# ---- one flow, a batch
+
+
+DEFAULT_PARAMS = LimitParams()
+
+
+def _per_event(col: np.ndarray | None, row_event: np.ndarray, n: int, fill: float) -> np.ndarray:
+    """A per-ACK-row column as per-event values (each event's last row); NaN and negative values are unknown
+    (``fill``). A column already one value per event (as many as the events, the rows merged) is taken as is."""
+    if col is None:
+        return np.full(n, fill)
+    col = np.asarray(col, np.float64)
+    if len(col) != len(row_event):
+        if len(col) != n:
+            raise ValueError(f"a per-row column has {len(col)} values for {len(row_event)} ACK rows")
+        out = col.copy()
+    else:
+        last = np.flatnonzero(np.diff(row_event)) if len(row_event) else np.empty(0, np.int64)
+        out = col[np.append(last, len(row_event) - 1)] if len(row_event) else np.empty(0)
+    out[~(out >= 0.0)] = fill
+    return out
+
+
+def _first_finite(*cols: np.ndarray) -> float:
+    for col in cols:
+        ok = np.flatnonzero(col > 0.0)
+        if len(ok):
+            return float(col[ok[0]])
+    return math.nan
+
+
+def _neighbours_max(x: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    out[1:] = np.maximum(out[1:], x[:-1])
+    out[:-1] = np.maximum(out[:-1], x[1:])
+    return out
+
+
+def _neighbours_mean(x: np.ndarray) -> np.ndarray:
+    ones = np.ones(len(x))
+    return np.convolve(x, np.ones(3), "same") / np.convolve(ones, np.ones(3), "same")
+
+
+def _empty(t: np.ndarray) -> FlowLimits:
+    """A flow with nothing to label: one ``unknown`` interval over its ACKs (none without two)."""
+    if len(t) < 2:
+        e = np.empty(0)
+        return FlowLimits(e, e.copy(), np.empty(0, np.int8), shares_of(e, e, np.empty(0, np.int8)))
+    start, end, code = np.array([t[0]]), np.array([t[-1]]), np.array([UNKNOWN], np.int8)
+    return FlowLimits(start, end, code, shares_of(start, end, code))
+
+
+@dataclass
+class _Flow:
+    """One flow's per-event columns as the kernels read them."""
+
+    t: np.ndarray
+    flight: np.ndarray  # float64 bytes after each ACK, NaN where not known
+    before: np.ndarray  # float64 bytes in flight just before each ACK (NaN where not known)
+    acked: np.ndarray  # float64 bytes
+    outstanding: np.ndarray  # float64 bytes unacknowledged before the ACK (flight before it + SACKed; NaN unknown)
+    rwnd_prev: np.ndarray  # float64 bytes: the window the previous ACK advertised (−1 unknown)
+    rref: np.ndarray  # float64 s: the robust RTT
+    rtt: np.ndarray  # float64 s: the RTT samples it kept (NaN: none, or set aside)
+    seg_t: np.ndarray  # float64 s: data segments as sent (sorted)
+    seg_len: np.ndarray  # float64 bytes
+    rttmin: float  # s, the flow's smallest RTT (NaN: none)
+
+
+def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarray | None, position: float,
+                  p: np.ndarray) -> _Flow:
+    t = inputs.t
+    n = len(t)
+    rref = np.empty(n)
+    rtt = np.empty(n)
+    robust_rtt_into(t, inputs.rtt_any, _first_finite(inputs.srtt, inputs.rttmin), p[_OUTLIER], p[_PERSIST], rref,
+                    rtt)
+    flight = inputs.flight.astype(np.float64)
+    flight[inputs.srtt > p[_SRTT_FLIGHT] * rref] = np.nan  # a receiver-side flight swollen with a bogus srtt
+    acked = inputs.acked.astype(np.float64)
+    sack = _per_event(sacked, inputs.row_event, n, 0.0)
+    # in flight before an ACK: after it + what it took out, less what it acknowledged that was SACKed already
+    # (not in flight: a recovery's last ACK acknowledges the whole SACKed range)
+    before = flight + np.maximum(acked - np.maximum(np.concatenate(([0.0], sack[:-1])) - sack, 0.0), 0.0)
+    rw = _per_event(rwnd, inputs.row_event, n, -1.0)
+    rwnd_prev = np.concatenate((rw[:1], rw[:-1]))
+    outstanding = before + np.concatenate(([0.0], sack[:-1]))
+    seg_t = np.asarray(inputs.seg_t, np.float64)
+    seg_len = np.asarray(inputs.seg_len, np.float64)
+    if position and len(seg_t):  # data seen on its way: moved back to when it was sent
+        at = np.clip(np.searchsorted(t, seg_t, side="right") - 1, 0, max(n - 1, 0))
+        seg_t = seg_t - position * np.nan_to_num(rref[at])
+        order = np.argsort(seg_t, kind="stable")
+        seg_t, seg_len = seg_t[order], seg_len[order]
+    mins = [float(np.nanmin(c)) for c in (inputs.rttmin, inputs.rtt_any) if np.isfinite(c).any()]
+    return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len,
+                 min(mins) if mins else math.nan)
+
+
+def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray) -> np.ndarray:
+    feat = np.zeros((len(b) - 1, _N_FEATURES))
+    ack_features_into(b, f.t, f.before, f.flight, f.acked, f.outstanding, f.rwnd_prev, inputs.dup, f.rtt, feat)
+    seg_features_into(b, f.seg_t, f.seg_len, inputs.mss, feat)
+    idle_into(b, f.t, f.flight, f.seg_t, feat)
+    return feat
+
+
+def _restarted(feat: np.ndarray, idle: np.ndarray, mss: int, p: np.ndarray) -> np.ndarray:
+    """Rule 8, after an idle time (in the interval or the one before): the flight grew within the interval by
+    half its peak (sent − acknowledged), or reached an initial window and 0.9 of the largest peak of the eight
+    intervals before (the window the sender had: an application block as large as it)."""
+    peak = np.nan_to_num(feat[:, _F_PEAK])
+    after_idle = np.maximum(idle, np.concatenate(([0.0], idle[:-1]))) > 0
+    grew = feat[:, _F_SENT] - feat[:, _F_ACKED] >= np.maximum(p[_GROWTH_WITHIN] * peak, 2 * mss)
+    window = np.zeros(len(peak))
+    for j in range(1, 9):  # the largest peak of the 8 intervals before
+        window[j:] = np.maximum(window[j:], peak[:-j])
+    at_window = (peak >= p[_RESTART_MSS] * mss) & (peak >= p[_RESTART] * window)
+    return after_idle & (grew | at_window)
+
+
+def _decide(feat: np.ndarray, b: np.ndarray, mss: int, rttmin: float, p: np.ndarray) -> np.ndarray:
+    """The per-interval tests of the module docstring, then :func:`label_into`."""
+    length = np.diff(b)
+    pos = length > 0
+    safe = np.where(pos, length, 1.0)
+    idle = np.where(pos, feat[:, _F_IDLE] / safe, 0.0)
+    q = np.nan_to_num(feat[:, _F_RTT] - rttmin, nan=-1.0)
+    q_thr = max(p[_Q_ABS], p[_Q_REL] * rttmin) if rttmin == rttmin else np.inf
+    around = np.maximum(np.concatenate(([-1.0], q[:-1])), np.concatenate((q[1:], [-1.0])))
+    queue = (q >= q_thr) & (around >= q_thr)
+    rate = np.where(pos, feat[:, _F_ACKED] * 8.0 / safe, 0.0)
+    cref = float(np.median(rate[queue])) if queue.sum() >= 3 else math.nan
+    peak = feat[:, _F_PEAK]
+    swing = np.nan_to_num(np.where(peak > 0, (peak - feat[:, _F_LOW]) / np.where(peak > 0, peak, 1.0), 0.0))
+    acked = feat[:, _F_ACKED]
+    code = np.empty(len(length), np.int8)
+    label_into(feat[:, _F_EVENTS], idle, feat[:, _F_ROOM] < p[_RWND_SLACK] * mss, feat[:, _F_DUPS] >= p[_LOSS_DUPS],
+               queue, (acked >= 2 * mss) & (feat[:, _F_SENT] < p[_REFILL] * acked), np.nan_to_num(peak / mss),
+               _restarted(feat, idle, mss, p),
+               _neighbours_mean(rate), cref, _neighbours_max(swing), _neighbours_max(idle), feat[:, _F_SMALL], p,
+               code)
+    # a flight sent before any ACK of it came back: limited by what its ACKs find (the next interval's label)
+    for k in np.flatnonzero((code[:-1] == UNKNOWN) & (feat[:-1, _F_SENT] > 0))[::-1]:
+        code[k] = code[k + 1]
+    return code
+
+
+def flow_limits(inputs: FlowInputs, rwnd: np.ndarray | None = None, sacked: np.ndarray | None = None,
+                vantage_position: float | None = 0.0, params: LimitParams = DEFAULT_PARAMS) -> FlowLimits:
+    """What limited one flow's sender, round trip by round trip (module docstring).
+
+    ``rwnd`` and ``sacked``: the ingest ACK table's columns of the flow (bytes per ACK row, as many as
+    ``inputs.row_event``; null/NaN/negative = unknown); without ``rwnd`` no interval is ``rwnd``, without
+    ``sacked`` the outstanding data is the flight plus the bytes acknowledged. ``vantage_position``: where the
+    capture was taken (``FlowSummary.vantage_position``: 0 at the sender, 1 at the receiver; None = 0).
+    ``params``: the rules' thresholds (the defaults are the ones checked against the kernel).
+    """
+    t = inputs.t
+    if len(t) < 2 or not t[-1] > t[0]:
+        return _empty(t)
+    p = params.array()
+    f = _flow_columns(inputs, rwnd, sacked, float(vantage_position or 0.0), p)
+    if not np.isfinite(f.rref).any():  # no RTT: no round trips to cut the flow into
+        return _empty(t)
+    b = grid_bounds(t, f.rref, p[_MIN_LEN])
+    code = _decide(_features(f, inputs, b), b, inputs.mss, f.rttmin, p)
+    start, end = b[:-1].copy(), b[1:].copy()
+    return FlowLimits(start, end, code, shares_of(start, end, code))
+
+
+def batch_limits(batch: FlowBatch, rwnd: np.ndarray | None = None, sacked: np.ndarray | None = None,
+                 vantage_position: np.ndarray | None = None, params: LimitParams = DEFAULT_PARAMS
+                 ) -> list[FlowLimits]:
+    """:func:`flow_limits` of every flow of a batch, in batch order. ``rwnd``/``sacked``: per ACK row of the
+    whole batch (the rows the batch was built from, ``batch.row_offsets``); ``vantage_position``: one per flow
+    (NaN or None = 0)."""
+    out = []
+    for i in range(len(batch)):
+        lo, hi = int(batch.row_offsets[i]), int(batch.row_offsets[i + 1])
+        pos = 0.0 if vantage_position is None else float(np.nan_to_num(vantage_position[i]))
+        out.append(flow_limits(batch.flow(i), None if rwnd is None else rwnd[lo:hi],
+                               None if sacked is None else sacked[lo:hi], pos, params))
+    return out

@@ -1,0 +1,256 @@
+"""``scoring.limits``: what limited the sender, checked against the sender kernel's own accounting on testbed runs
+(``tests/data/limits``, README there) and on hand-made flows, one per label."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ackreplay.estimators.flow_batch import FlowBatch
+from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.scoring.limits import (
+    APP,
+    CWND,
+    LABELS,
+    RWND,
+    SNDBUF,
+    UNKNOWN,
+    FlowLimits,
+    batch_limits,
+    flow_limits,
+    grid_bounds,
+    robust_rtt_into,
+    shares_of,
+)
+from tests.conftest import ROOT
+from tests.scoring.kernel_states import agreement, kernel_labels, runs
+
+DATA = ROOT / "tests" / "data" / "limits"
+RUNS = runs(DATA)
+
+
+# ---- against the kernel
+
+
+def test_the_runs_are_there():
+    """Every kind of run is kept, with both vantages for several (README's table)."""
+    names = {p.name for p, _ in RUNS}
+    assert len(RUNS) >= 12
+    for kind in ("bulk", "rwnd", "sndbuf", "app", "pysend"):
+        assert any(kind in n for n in names), kind
+    for cc in ("cubic", "reno", "bbr"):
+        assert any(n.startswith(cc) for n in names), cc
+    assert sum(side == "rcv" for _, side in RUNS) >= 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("prefix", "side"), RUNS, ids=[f"{p.name}-{s}" for p, s in RUNS])
+def test_limits_agree_with_the_kernel(prefix: Path, side: str):
+    """Each label's share within 10 points of the kernel's share of samples, and the interval's label the
+    kernel's (the most common state of its samples) for at least 90 % of the time."""
+    a = agreement(prefix, side)
+    assert a.worst_points <= 10.0, a.line()
+    assert a.interval_share >= 0.90, a.line()
+    assert abs(sum(a.shares.values()) - 1.0) < 1e-9
+
+
+def test_kernel_states_as_labels():
+    """idle → app; pacing → cwnd when the data in hand fills the window, else the next non-pacing state."""
+    def rec(state, infl=10, notsent=0, cwnd=20):
+        return {"instant_state": state, "in_flight": infl, "notsent": notsent, "cwnd": cwnd, "mss": 1000}
+
+    recs = [rec("cwnd"), rec("pacing", infl=15, notsent=8000), rec("pacing", infl=10, notsent=3000),
+            rec("pacing", infl=5, notsent=2000), rec("sndbuf"), rec("idle"), rec("pacing", notsent=2000)]
+    assert kernel_labels(recs) == ["cwnd", "cwnd", "sndbuf", "sndbuf", "sndbuf", "app", "cwnd"]
+
+
+# ---- hand-made flows
+
+MSS = 1000
+RTT = 0.05
+
+
+def flow(t, flight, acked=None, rtt=None, seg_t=None, seg_len=None, dup=None) -> FlowInputs:
+    """A flow from per-ACK arrays (``rtt`` NaN = no sample; srtt/rttmin follow as ingest's would)."""
+    t = np.asarray(t, float)
+    n = len(t)
+    acked = np.full(n, MSS) if acked is None else np.asarray(acked)
+    rtt = np.full(n, RTT) if rtt is None else np.asarray(rtt, float)
+    srtt, rmin = np.full(n, np.nan), np.full(n, np.nan)
+    s = m = np.nan
+    for i, r in enumerate(rtt):
+        if r > 0:
+            s = r if np.isnan(s) else 0.875 * s + 0.125 * r
+            m = r if np.isnan(m) else min(m, r)
+        srtt[i], rmin[i] = s, m
+    inp = FlowInputs.from_arrays(t, acked, mss=MSS, srtt=srtt, rttmin=rmin, rtt=rtt, flight=flight, acked=acked)
+    seg_t = t + 1e-5 if seg_t is None else np.asarray(seg_t, float)  # (by default one segment sent at each ACK)
+    seg_len = np.full(len(seg_t), MSS) if seg_len is None else np.asarray(seg_len)
+    return dataclasses.replace(inp, seg_t=seg_t, seg_len=np.asarray(seg_len, np.int64),
+                               dup=np.zeros(n, bool) if dup is None else np.asarray(dup, bool))
+
+
+def clocked(seconds: float, window: int, per_rtt: int | None = None) -> np.ndarray:
+    """ACK times of a window-limited flow: ``per_rtt`` ACKs a round trip (the window's) for ``seconds``."""
+    k = per_rtt or window
+    return np.arange(0.0, seconds, RTT / k)
+
+
+def share(lim: FlowLimits, label: int) -> float:
+    return lim.shares[LABELS[label]]
+
+
+def test_cwnd_on_a_standing_queue():
+    """A window of 20 segments refilled at every ACK, every RTT sample 30 ms over the first: the network."""
+    t = clocked(3.0, 20)
+    rtt = np.where(t < 2 * RTT, RTT, RTT + 0.03)
+    lim = flow_limits(flow(t, np.full(len(t), 19 * MSS), rtt=rtt))
+    assert share(lim, CWND) > 0.95, lim.shares
+
+
+def test_cwnd_on_losses():
+    """A Reno sawtooth on an empty path (no queue): the window grows by a segment a round trip from 10 to 20, a
+    loss (duplicate ACKs) halves it. Congestion (T-RAT), between the losses too — while a flight held flat at
+    an empty path, without losses, is the application's."""
+    t = clocked(4.0, 20)
+    rtts = np.floor(t / RTT).astype(int)
+    window = 10 + rtts % 11  # 10, 11, …, 20, 10, …
+    dup = (rtts % 11 == 10) & (np.arange(len(t)) % 20 < 4)
+    sawtooth = flow_limits(flow(t, (window - 1) * MSS, dup=dup))
+    assert share(sawtooth, CWND) > 0.9, sawtooth.shares
+    flat = flow_limits(flow(t, np.full(len(t), 19 * MSS)))
+    assert share(flat, CWND) < 0.1, flat.shares
+
+
+def test_rwnd_at_the_advertised_window():
+    """19 segments in flight after each ACK of 1: 20 outstanding before it, the window the receiver advertises."""
+    t = clocked(3.0, 20)
+    inp = flow(t, np.full(len(t), 19 * MSS))
+    lim = flow_limits(inp, rwnd=np.full(len(t), 20 * MSS))
+    assert share(lim, RWND) > 0.95, lim.shares
+    assert share(flow_limits(inp, rwnd=np.full(len(t), 40 * MSS)), RWND) == 0.0  # room: not the receiver
+    assert share(flow_limits(inp), RWND) == 0.0  # no window known
+
+
+def test_app_when_idle():
+    """Bursts of one round trip, then a second with nothing outstanding: the idle seconds are the application's."""
+    busy = [clocked(RTT, 10) + start for start in (0.0, 1.05, 2.1)]
+    t = np.concatenate(busy)
+    f = np.concatenate([np.r_[np.full(len(b) - 1, 5 * MSS), 0] for b in busy])
+    lim = flow_limits(flow(t, f, seg_t=t[f > 0] + 1e-5))
+    assert share(lim, APP) > 0.85, lim.shares
+    idle = lim.label_at(np.array([0.5, 1.5]))
+    assert list(idle) == [APP, APP]
+
+
+def test_app_below_the_window():
+    """A steady trickle: segments below the MSS, flight at 3 segments, no queue, no loss."""
+    t = clocked(3.0, 3)
+    lim = flow_limits(flow(t, np.full(len(t), 2 * MSS), seg_len=np.full(len(t), 600)))
+    assert share(lim, APP) > 0.95, lim.shares
+
+
+def test_sndbuf_drains_and_refills():
+    """A flight that drains with the ACKs to a third of its peak without sending, then refills in one burst,
+    never idle, in full segments (a writer woken when a third of its buffer is free): the send buffer."""
+    t_ack, flights, seg_t = [], [], []
+    now = 0.0
+    for _ in range(30):  # a cycle of 30 segments: burst, then 2 round trips of ACKs
+        seg_t += [now + 1e-5 * i for i in range(20)]
+        for k in range(20):
+            now += 2 * RTT / 20
+            t_ack.append(now)
+            flights.append(30 - k - 1)
+    lim = flow_limits(flow(t_ack, np.array(flights) * MSS, seg_t=seg_t))
+    assert share(lim, SNDBUF) > 0.8, lim.shares
+    # the same flight sent evenly (a segment at each ACK): not the buffer
+    even = flow_limits(flow(t_ack, np.full(len(t_ack), 20 * MSS)))
+    assert share(even, SNDBUF) < 0.1
+
+
+def test_unknown_without_rtt_and_without_acks():
+    t = clocked(1.0, 10)
+    lim = flow_limits(flow(t, np.full(len(t), 5 * MSS), rtt=np.full(len(t), np.nan)))
+    assert lim.shares == {"cwnd": 0.0, "rwnd": 0.0, "app": 0.0, "sndbuf": 0.0, "unknown": 1.0}
+    assert flow_limits(flow([0.0], [0])).shares["unknown"] == 1.0  # one ACK: no time to share
+
+
+# ---- the series and the API
+
+
+def test_series_cover_the_flow_and_shares_sum_to_one():
+    t = clocked(2.0, 20)
+    lim = flow_limits(flow(t, np.full(len(t), 19 * MSS), rtt=np.where(t < 0.2, RTT, RTT + 0.02)))
+    assert lim.start[0] == t[0] and lim.end[-1] == t[-1]
+    assert np.all(lim.start[1:] == lim.end[:-1])
+    assert np.allclose((lim.end - lim.start)[:-1], RTT, atol=0.025)  # one round trip each (the last cut)
+    assert abs(sum(lim.shares.values()) - 1.0) < 1e-12
+    runs_ = lim.runs()
+    assert runs_[0][0] == t[0] and runs_[-1][1] == t[-1]
+    assert all(a[2] != b[2] for a, b in itertools.pairwise(runs_))
+    assert lim.labels()[0] in LABELS
+
+
+def test_shares_of():
+    s = shares_of(np.array([0.0, 1.0, 3.0]), np.array([1.0, 3.0, 4.0]), np.array([CWND, APP, CWND], np.int8))
+    assert s == {"cwnd": 0.5, "rwnd": 0.0, "app": 0.5, "sndbuf": 0.0, "unknown": 0.0}
+
+
+def test_robust_rtt_sets_an_idle_restarts_echo_aside():
+    """Samples of idle time + RTT (a receiver-side reconstruction's first flight after an idle) are set aside;
+    a change that lasts is followed."""
+    t = np.arange(100) * 0.01
+    r = np.full(100, 0.05)
+    r[10:14] = 0.5  # an echo of the ACK before an idle period
+    r[25:] = 0.12  # the path's RTT, doubled and more, for good (accepted once it has lasted 8 medians)
+    out, kept = np.empty(100), np.empty(100)
+    robust_rtt_into(t, r, np.nan, 1.8, 8.0, out, kept)
+    assert np.all(out[10:14] == 0.05) and np.all(np.isnan(kept[10:14]))
+    assert out[60] == 0.05 and out[-1] == pytest.approx(0.12)
+
+
+def test_grid_bounds():
+    t = np.linspace(0, 1, 101)
+    b = grid_bounds(t, np.full(101, 0.1), 0.005)
+    assert b[0] == 0.0 and b[-1] == 1.0 and np.allclose(np.diff(b), 0.1)
+    assert len(grid_bounds(t, np.full(101, 1e-9), 0.005)) == 201  # the shortest interval: 5 ms
+
+
+def test_batch_is_per_flow():
+    """``batch_limits`` gives each flow of a batch what ``flow_limits`` gives it alone."""
+    t1, t2 = clocked(1.0, 20), clocked(1.5, 4)
+    acks = {"t_ns": (np.r_[t1, t2] * 1e9).astype(np.int64), "t": np.r_[t1, t2], "t_rel": np.r_[t1, t2],
+            "d": np.full(len(t1) + len(t2), MSS), "acked": np.full(len(t1) + len(t2), MSS),
+            "dup": np.zeros(len(t1) + len(t2), bool),
+            "rtt": np.r_[np.where(t1 < 0.1, RTT, RTT + 0.03), np.full(len(t2), RTT)],
+            "srtt": np.full(len(t1) + len(t2), RTT), "rttmin": np.full(len(t1) + len(t2), RTT),
+            "flight": np.r_[np.full(len(t1), 19 * MSS), np.full(len(t2), 3 * MSS)],
+            "tsval": np.full(len(t1) + len(t2), -1)}
+    rwnd = np.r_[np.full(len(t1), 100 * MSS), np.full(len(t2), 4 * MSS)]
+    batch = FlowBatch.build(acks, np.array([0, len(t1), len(t1) + len(t2)]), None, None, [MSS, MSS], [7, 9])
+    got = batch_limits(batch, rwnd=rwnd)
+    for i, lim in enumerate(got):
+        lo, hi = batch.row_offsets[i], batch.row_offsets[i + 1]
+        alone = flow_limits(batch.flow(i), rwnd=rwnd[lo:hi])
+        assert np.array_equal(lim.code, alone.code) and lim.shares == alone.shares
+    assert got[1].shares["rwnd"] > 0.9 and got[0].shares["rwnd"] == 0.0
+
+
+def test_rows_and_events():
+    """Per-row columns of a flow whose rows merge into events take each event's last row."""
+    t = np.repeat(clocked(1.0, 10), 2)
+    n = len(t)
+    acks = {"t_ns": (t * 1e9).astype(np.int64), "t": t, "t_rel": t, "d": np.full(n, MSS), "acked": np.full(n, MSS),
+            "dup": np.zeros(n, bool), "rtt": np.full(n, RTT), "srtt": np.full(n, RTT), "rttmin": np.full(n, RTT),
+            "flight": np.full(n, 8 * MSS), "tsval": np.full(n, -1)}
+    inp = FlowBatch.build(acks, np.array([0, n]), None, None, [MSS], [0]).flow(0)
+    assert len(inp) == n // 2
+    rwnd = np.tile([50 * MSS, 10 * MSS], n // 2)  # each event's last row: 10 segments, flight + acked = 10
+    assert flow_limits(inp, rwnd=rwnd).shares["rwnd"] > 0.9
+    with pytest.raises(ValueError, match="ACK rows"):
+        flow_limits(inp, rwnd=np.zeros(3))
+    assert LABELS.index("unknown") == UNKNOWN

@@ -1,0 +1,34 @@
+"""Names in ``scoring/limits.py`` that nothing in the package calls yet, and why they stay (vulture reads this
+module as a use of each): the limitation analysis of issue #34 is the API its outputs (the JSON/CSV ``limits``,
+the API, the graphs' bands, the tables) call, wired in a later change; until then the tests call it."""
+# ruff: noqa: B018  (each bare name below is the use vulture counts)
+
+from ackreplay.scoring.limits import FlowLimits, LimitParams, batch_limits
+
+batch_limits  # the batch form the replay of a capture will call (one FlowLimits per flow of a FlowBatch)
+FlowLimits.shares  # each label's share of the flow's time: the per-flow ``limits`` of the outputs
+FlowLimits.label_at  # the label at given times: scoring only over ``cwnd`` intervals, the graphs' bands
+# The thresholds: read by field order (``LimitParams.array``, the compiled rules' parameters), never by name.
+LimitParams.idle_share
+LimitParams.rwnd_slack_mss
+LimitParams.loss_dups
+LimitParams.epoch_beta
+LimitParams.epoch_no_cut
+LimitParams.epoch_tol_mss
+LimitParams.epoch_tol_rel
+LimitParams.epoch_stall
+LimitParams.epoch_growth_mss
+LimitParams.refill
+LimitParams.queue_abs_s
+LimitParams.queue_rel
+LimitParams.growth_rel
+LimitParams.growth_mss
+LimitParams.growth_within
+LimitParams.restart_share
+LimitParams.restart_mss
+LimitParams.rate_frac
+LimitParams.swing
+LimitParams.min_interval_s
+LimitParams.rtt_outlier
+LimitParams.rtt_persist
+LimitParams.srtt_flight
