@@ -158,6 +158,7 @@ class GraphOut(BaseModel):
 
     flow_id: int = Field(examples=[2])
     mss: int = Field(examples=[1448])
+    replayed: bool = Field(True, description="false: the capture's panels alone (no rates, no estimators' marks)")
     t_span: list[float] = Field(description="the whole flow: first and last packet (s)", examples=[[0.0, 20.2]])
     window: list[float] = Field(description="the window drawn, [t0, t1] (s)", examples=[[0.0, 20.2]])
     px: int = Field(description="pixel columns: every series keeps ≤ 4 points per column (first, min, max, last)",

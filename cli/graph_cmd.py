@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ackreplay.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded
+from ackreplay.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label
 from ackreplay.cli.plugin_options import PluginOption, load_plugin_files
@@ -18,7 +18,8 @@ def graph(
     file: Annotated[Path, typer.Argument(help="Capture file (pcap, pcapng, optionally gzipped); - reads standard "
                                               "input.")],
     flow: Annotated[list[int] | None, typer.Option("--flow", help="The flow to draw (repeat for several; default: "
-                    "the replayed flow with the most bytes).")] = None,
+                    "the replayed flow with the most bytes, else the flow with the most bytes). A flow that was not "
+                    "replayed is drawn from the capture alone, without the estimators.")] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="The file to write: .png, .svg or .pdf "
                       "(default: <capture>-flow<ID>.png). With several flows, -flow<ID> is added to each name.")]
     = None,
@@ -35,9 +36,8 @@ def graph(
     plugin: PluginOption = None,
 ) -> None:
     """Draw a flow's congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
-    estimates against the achieved rate, RTT) to a PNG, SVG or PDF file."""
-    import polars as pl
-
+    estimates against the achieved rate, RTT) to a PNG, SVG or PDF file. Any flow with data is drawn, as
+    tcptrace and Wireshark draw it: one that was not replayed without the estimators and the rate panel."""
     from ackreplay.cli.score_cmd import flow_filter, score_input
     from ackreplay.core.capture_scoring import build_estimators
     from ackreplay.estimators import EstimatorError
@@ -58,22 +58,7 @@ def graph(
     sc = score_input(file, ests, allow_vantage=allow_vantage, memory_budget=memory_budget << 20,
                      select=flow_filter(flow, None, None, filter_expr))
     replayed = {fr.flow_id: fr for fr in sc.replay.flows}
-    if flow:
-        missing = [f for f in flow if f not in replayed]
-        if missing:
-            known = sc.ingest.flows.by_id()
-            why = [f"flow {f}: " + (f"not replayed ({sc.replay.skipped[f]})" if f in sc.replay.skipped
-                                    else "no such flow" if f not in known else "not replayed") for f in missing]
-            fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: {'; '.join(why)} (`ackreplay flows {name}` lists "
-                 "them)")
-        ids = list(flow)
-    elif replayed:
-        by_bytes = sc.ingest.flows.frame.filter(pl.col("flow_id").is_in(list(replayed))).sort("bytes", descending=True,
-                                                                                              maintain_order=True)
-        ids = [int(by_bytes["flow_id"][0])]
-    else:
-        fail(EXIT_NOT_FOUND, "no_replayed_flow", f"{name}: no flow was replayed ("
-             + "; ".join(f"flow {k}: {v}" for k, v in sc.replay.skipped.items()) + ")")
+    ids = _chosen(sc, flow, replayed, name)
     stem = Path(Path(name).name.split(".")[0])
     shown = {e.name for e in ests} if chosen else {e.name for e in ests if e.name != "newreno"}
     for fid in ids:
@@ -84,11 +69,39 @@ def graph(
         else:
             target = output
         summary = sc.ingest.flows.by_id()[fid]
-        data = source_for(sc.ingest, replayed[fid], fid).window(t0, t1, px=int(width * 150))
+        fr = replayed.get(fid)
+        data = source_for(sc.ingest, fr, fid).window(t0, t1, px=int(width * 150))
         title = f"{Path(name).name} flow {fid}: {summary.sender} → {summary.receiver}"
+        if fr is None:  # what the capture shows is drawn all the same; the estimators need the replay
+            why = sc.replay.skipped.get(fid, "not replayed")
+            warn(f"flow {fid} was not replayed ({why}): drawn from the capture alone (time–sequence, flight, "
+                 "RTT), without the estimators")
+            title += " (not replayed)"
 
         def write(data: dict = data, target: Path = target, title: str = title) -> None:
             render(data, target, title=title, log=log, shown=shown, width_in=width)
 
         guarded(write)
         print(f"wrote {target}")
+
+
+def _chosen(sc: Any, flow: list[int] | None, replayed: dict[int, Any], name: str) -> list[int]:
+    """The flows to draw: each ``--flow`` (exit 4 naming those the capture does not have), else the replayed
+    flow with the most bytes, else — nothing replayed — the flow with the most bytes, one that keeps ingest's
+    invariants first (an invalid flow's bytes are not what it carried); exit 4 when the capture has no flow."""
+    import polars as pl
+
+    known = sc.ingest.flows.by_id()
+    if flow:
+        missing = [f for f in flow if f not in known]
+        if missing:
+            fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: {'; '.join(f'flow {f}: no such flow' for f in missing)}"
+                 f" (`ackreplay flows {name}` lists them)")
+        return list(flow)
+    frame = sc.ingest.flows.frame
+    if not frame.height:
+        fail(EXIT_NOT_FOUND, "no_flow", f"{name}: no TCP connection carried data: there is no flow to draw")
+    if replayed:
+        frame = frame.filter(pl.col("flow_id").is_in(list(replayed)))
+    by_bytes = frame.sort([pl.col("invalid") != "", pl.col("bytes")], descending=[False, True], maintain_order=True)
+    return [int(by_bytes["flow_id"][0])]

@@ -189,12 +189,19 @@ def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Trut
     return ScoredCapture(path, cap, rep, truth, source)
 
 
+def summary_document(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """A flow's summary fields (``FlowSummary.to_dict``) as its document in ``ackreplay score``'s and the service's
+    JSON: all of them, but ``invalid`` only on a flow that breaks an invariant (its reasons also make the flow's
+    ``skipped_reason``), so that a valid flow's document has the fields it always had."""
+    return {k: v for k, v in summary.items() if k != "invalid" or v}
+
+
 def capture_document(sc: ScoredCapture) -> dict[str, Any]:
     """The JSON document of one scored capture (the ``captures[]`` element of ``ackreplay score``)."""
     replayed = {f.flow_id: f for f in sc.replay.flows}
     flows = []
     for s in sc.ingest.flows:
-        doc: dict[str, Any] = s.to_dict()  # (flow_id is its first field)
+        doc = summary_document(s.to_dict())  # (flow_id is its first field)
         fr = replayed.get(s.flow_id)
         doc["replayed"] = fr is not None
         doc["skipped_reason"] = sc.replay.skipped.get(s.flow_id)

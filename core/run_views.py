@@ -15,6 +15,7 @@ import polars as pl
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ackreplay.core.capture_scoring import summary_document
 from ackreplay.core.config import get_settings
 from ackreplay.core.errors import NotFound, ServiceError
 from ackreplay.core.orm import (
@@ -100,7 +101,7 @@ def document(session: Session, run: Run) -> dict[str, Any]:
         flows = []
         for f in flow_rows(session, cap.id):
             doc: dict[str, Any] = {"flow_id": f.flow_id}
-            doc.update({k: v for k, v in f.summary.items() if k != "flow_id"})
+            doc.update({k: v for k, v in summary_document(f.summary).items() if k != "flow_id"})
             doc["replayed"] = f.flow_id in results
             doc["skipped_reason"] = skipped.get(str(f.flow_id))
             doc["scores"] = {e["name"]: results[f.flow_id][e["name"]] for e in run.estimators} \

@@ -1,4 +1,4 @@
-"""The congestion graph of one replayed flow: four panels on one time axis, as plain (JSON-able) data.
+"""The congestion graph of one flow: four panels on one time axis, as plain (JSON-able) data.
 
 Modelled on tcptrace's time–sequence graph (Stevens) and qvis's congestion graph (Marx et al., "Debugging
 QUIC and HTTP/3 with qlog and qvis", ANRW 2020), with ackreplay's replay laid over the flow:
@@ -14,6 +14,11 @@ QUIC and HTTP/3 with qlog and qvis", ANRW 2020), with ackreplay's replay laid ov
 * ``queue`` — the bottleneck queue the RTT samples imply, ``(RTT − RTTmin)·C`` in bytes with C the path's
   capacity (§9), and the path's inferred buffer (None without a capacity);
 * ``episodes`` — loss episodes by kind, for shading; episodes closer than one pixel column are merged.
+
+A flow that was not replayed is drawn too, as tcptrace and Wireshark draw any connection: its time–sequence,
+flight and RTT panels and its loss episodes are what the capture shows; only the replay's parts — the rates, the
+estimators' cwnd and ssthresh, the ideal, the queue (the path's capacity comes from replay) — are empty
+(``replayed`` false).
 
 Every series is thinned per pixel column by :func:`graphs.downsample.m4_indices` (minima and maxima kept,
 full resolution once the window holds ≤ 4 points per column), so a 10 M-ACK flow costs the same to draw as a
@@ -81,21 +86,28 @@ class CongestionSource:
     capacity_bps: float | None = None
     t_span: tuple[float, float] = field(default=(0.0, 0.0))
     buffer_bytes: float | None = None  # the path's inferred buffer (§9), drawn on the queue panel
+    replayed: bool = True  # False: the capture's panels alone (no rates, no estimators' marks)
 
     @classmethod
     def build(cls, flow_id: int, mss: int, acks: pl.DataFrame, segments: pl.DataFrame, episodes: pl.DataFrame,
-              series: pl.DataFrame, decisions: pl.DataFrame, capacity_bps: float | None = None,
+              series: pl.DataFrame | None, decisions: pl.DataFrame | None, capacity_bps: float | None = None,
               buffer_bytes: float | None = None) -> CongestionSource:
         """From a flow's ingest tables (``acks``, ``segments``, ``episodes``), its replayed ``series`` (``t_rel``,
         ``achieved_bps``, ``truth_bps``, ``<estimator>_bps``) and ``decisions`` (``replay.engine``), with the
-        path's capacity and buffer (§9) when known."""
+        path's capacity and buffer (§9) when known; ``series`` None for a flow that was not replayed (the
+        capture's panels alone)."""
+        replayed = series is not None
+        if series is None:
+            series = pl.DataFrame({"t_rel": []}, schema={"t_rel": pl.Float64})
+        if decisions is None:
+            decisions = pl.DataFrame()
         ack = _col(acks, "ack", np.int64, 0)
         rwnd = _col(acks, "rwnd", np.float64)
         seg_kind = segments["kind"].cast(pl.String).to_numpy() if "kind" in segments.columns else np.array([])
         keep = (seg_kind == "new") | (seg_kind == "retransmission")
         seg = segments.filter(pl.Series(keep)) if segments.height else segments
         series = series.sort("t_rel")
-        rates = {"achieved": _col(series, "achieved_bps")}
+        rates = {"achieved": _col(series, "achieved_bps")} if replayed else {}
         if "truth_bps" in series.columns:
             rates["truth"] = _col(series, "truth_bps")
         for c in series.columns:
@@ -119,7 +131,7 @@ class CongestionSource:
             else np.zeros(0, np.bool_),
             rate_t=_col(series, "t_rel"), rates=rates, decisions=decisions,
             capacity_bps=capacity_bps if capacity_bps is not None and math.isfinite(capacity_bps) else None,
-            t_span=span, buffer_bytes=buffer_bytes,
+            t_span=span, buffer_bytes=buffer_bytes, replayed=replayed,
         )
 
     @property
@@ -170,13 +182,16 @@ class CongestionSource:
             queue = {"queue": line(self.ack_t, (self.rtt - known.min()) * self.capacity_bps / 8.0, 0),
                      "buffer_bytes": self.buffer_bytes}
         return {
-            "flow_id": self.flow_id, "mss": self.mss, "t_span": list(self.t_span), "window": [t0, t1], "px": px,
+            "flow_id": self.flow_id, "mss": self.mss, "replayed": self.replayed, "t_span": list(self.t_span),
+            "window": [t0, t1], "px": px,
             "full_resolution": full, "points": points,
             "sequence": sequence, "flight": flight, "rates": rates, "clipped": clipped, "y_top": y_top,
             "capacity_bps": self.capacity_bps, "rtt": rtt, "queue": queue, "episodes": self._episodes(t0, t1, px),
         }
 
     def _rates(self, line: Any, t0: float, t1: float) -> tuple[dict[str, Any], dict[str, Any], float | None]:
+        if not self.rates:  # not replayed: no rate to draw
+            return {}, {}, None
         t = self.rate_t
         inside = (t >= t0) & (t <= t1)
         achieved = self.rates["achieved"][inside]
@@ -243,8 +258,11 @@ class CongestionSource:
 
 def source_for(ingest: Any, replay: Any, flow_id: int) -> CongestionSource:
     """The graph's source for one flow of an ingested (``ingest.CaptureIngest``) and replayed
-    (``replay.engine.FlowReplay``) capture, as the CLI holds them in memory."""
+    (``replay.engine.FlowReplay``; None when the flow was not replayed) capture, as the CLI holds them in
+    memory."""
     fd = ingest.flow(flow_id)
+    if replay is None:
+        return CongestionSource.build(flow_id, fd.summary.mss, fd.acks, fd.segments, fd.episodes, None, None)
     return CongestionSource.build(flow_id, fd.summary.mss, fd.acks, fd.segments, fd.episodes, replay.series,
                                   replay.decisions, (replay.diagnostics or {}).get("dispersion_capacity_bps"),
                                   (replay.path or {}).get("buffer_bytes"))

@@ -1,9 +1,11 @@
 """The congestion graph as a PNG or SVG file (matplotlib, no browser): the same panels and colours as the
 dashboard's ``congestion.js`` — four, and a fifth (the queue the RTT implies, with the inferred buffer) when
-the path's capacity is known — drawn from :meth:`graphs.congestion.CongestionSource.window`."""
+the path's capacity is known; three (time–sequence, flight, RTT) for a flow that was not replayed — drawn from
+:meth:`graphs.congestion.CongestionSource.window`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,15 +36,21 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
                   [n for n in names if shown is None or n in shown],
                   {n for n in names if any(v is not None for v in data["rates"][n]["y"])})  # has an estimate here
     queue = data.get("queue")
-    ratios = [1.4, 1, 1, 0.8] + ([0.7] if queue else [])
-    fig, axes = plt.subplots(len(ratios), 1, sharex=True, figsize=(width_in, width_in * (0.85 + 0.15 * bool(queue))),
-                             gridspec_kw={"height_ratios": ratios}, constrained_layout=True)
-    _sequence(axes[0], data["sequence"])
-    _flight(axes[1], data["flight"], lines)
-    _rates(axes[2], data, lines, log)
-    _rtt(axes[3], data["rtt"])
+    # (panel, its height ratio): a flow that was not replayed has no rate panel — what the capture shows alone
+    panels: list[tuple[Callable[[Any], None], float]] = [
+        (lambda ax: _sequence(ax, data["sequence"]), 1.4), (lambda ax: _flight(ax, data["flight"], lines), 1.0)]
+    if data.get("replayed", True):
+        panels.append((lambda ax: _rates(ax, data, lines, log), 1.0))
+    panels.append((lambda ax: _rtt(ax, data["rtt"]), 0.8))
     if queue:
-        _queue(axes[4], queue)
+        panels.append((lambda ax: _queue(ax, queue), 0.7))
+    ratios = [r for _, r in panels]
+    # the four panels 0.85 of the width high, 1.0 with the queue's; fewer panels, proportionally less
+    height = width_in * (0.85 + 0.15 * bool(queue)) * sum(ratios) / (4.2 + 0.7 * bool(queue))
+    fig, axes = plt.subplots(len(ratios), 1, sharex=True, figsize=(width_in, height),
+                             gridspec_kw={"height_ratios": ratios}, constrained_layout=True)
+    for (draw, _), ax in zip(panels, axes, strict=True):
+        draw(ax)
     last = axes[-1]
     last.set_xlabel("time since the flow's first packet (s)")
     last.set_xlim(*data["window"])

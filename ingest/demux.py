@@ -1,9 +1,18 @@
 """Packets → TCP connections, keyed by the ordered endpoint pair and split on port reuse.
 
 A connection is identified by its two endpoints put in a canonical order (so both directions meet in
-one key — a full comparison, not an XOR of the fields, which collides). A SYN (without ACK) whose
-initial sequence number differs from the SYN that opened the current connection on that key — or any
-SYN on a key that has carried packets without one — starts a new connection: port reuse.
+one key — a full comparison, not an XOR of the fields, which collides). A SYN (without ACK) starts a new
+connection on that key (port reuse) when
+
+* its initial sequence number differs from that of the SYN that opened the current connection, or the
+  current connection carried packets without a SYN (tshark's rule: ``tcp.analysis.reused_ports``);
+* or, with the same ISN, the current connection is over: an RST was seen, or a FIN from each side (Zeek's
+  rule: a SYN on a closed connection is a reuse whatever its ISN), or it has been idle for
+  ``IDLE_NEW_CONNECTION_NS``. A client whose SYN met a challenge ACK (RFC 5961 §4: the server still held an
+  older connection on the same ports) answers it with an RST and sends its SYN again, with the same ISN:
+  that SYN opens the connection the server then accepts, and the challenge ACK — an acknowledgement from the
+  older connection's sequence space — stays with the attempt it answered instead of being read as an
+  acknowledgement of gigabytes of this one's data.
 
 The per-packet assignment is one compiled loop over a decoded batch (``fastpath.demux_rows``): a call
 per packet would cost more than the work (numba counts references of every array argument).
@@ -26,6 +35,14 @@ from numba import njit
 #: 0 / 1. They size the analysis outputs (``ingest.analyze``) without a pass over the packets.
 CS_PACKETS, CS_SEGMENTS, CS_PAYLOAD0, CS_PAYLOAD1, CS_ACKS0, CS_ACKS1 = range(6)
 CS_NCOL = 6
+
+#: ``Demux.slot_closed`` bits: the current connection of an endpoint pair saw an RST; a FIN from side 0 of the
+#: pair (``CLOSED_FIN0 << side`` for either side).
+CLOSED_RST, CLOSED_FIN0 = 1, 2
+#: A SYN with the connection's own ISN after this long without a packet opens a new connection: Zeek's
+#: ``tcp_inactivity_timeout`` (5 min), after which it expires a connection. A retransmitted SYN never comes that
+#: late: Linux retries a SYN 6 times, the last 63 s after the first, and gives up at 127 s (Windows after 21 s).
+IDLE_NEW_CONNECTION_NS = 300 * 1_000_000_000
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -62,6 +79,8 @@ class Demux:
         self.slot_conn = np.zeros(capacity, np.int64)
         self.slot_isn = np.zeros(capacity, np.int64)
         self.slot_syn = np.zeros(capacity, np.int8)
+        self.slot_closed = np.zeros(capacity, np.int8)  # CLOSED_* bits of the slot's current connection
+        self.slot_last = np.zeros(capacity, np.int64)  # its latest packet's time (ns)
         self.conn_slot = np.zeros(capacity, np.int64)
         self.conn_src_side = np.zeros(capacity, np.int8)
         self.conn_stats = np.zeros((capacity, CS_NCOL), np.int64)
@@ -81,6 +100,8 @@ class Demux:
         self.slot_conn = bigger(self.slot_conn)
         self.slot_isn = bigger(self.slot_isn)
         self.slot_syn = bigger(self.slot_syn)
+        self.slot_closed = bigger(self.slot_closed)
+        self.slot_last = bigger(self.slot_last)
         self.conn_slot = bigger(self.conn_slot)
         self.conn_src_side = bigger(self.conn_src_side)
         self.conn_stats = bigger(self.conn_stats)
@@ -91,8 +112,8 @@ class Demux:
 
     def tables(self) -> tuple:
         """The state the compiled code updates, in ``fastpath.demux_rows``'s argument order."""
-        return (self.ht_keys, self.ht_vals, self.slot_key, self.slot_conn, self.slot_isn, self.slot_syn, self.counts,
-                self.conn_slot, self.conn_src_side, self.conn_stats)
+        return (self.ht_keys, self.ht_vals, self.slot_key, self.slot_conn, self.slot_isn, self.slot_syn,
+                self.slot_closed, self.slot_last, self.counts, self.conn_slot, self.conn_src_side, self.conn_stats)
 
     def stats(self, c_lo: int = 0, c_hi: int | None = None) -> np.ndarray:
         """``conn_stats`` of connections ``c_lo..c_hi-1`` (default: all)."""

@@ -42,11 +42,21 @@ from ackreplay.ingest.decode import (
     C_TSVAL,
     C_WIN,
     C_WSCALE,
+    FIN,
     RST,
     SYN,
     decode_one,
 )
-from ackreplay.ingest.demux import CS_ACKS0, CS_PACKETS, CS_PAYLOAD0, CS_SEGMENTS, mix_key
+from ackreplay.ingest.demux import (
+    CLOSED_FIN0,
+    CLOSED_RST,
+    CS_ACKS0,
+    CS_PACKETS,
+    CS_PAYLOAD0,
+    CS_SEGMENTS,
+    IDLE_NEW_CONNECTION_NS,
+    mix_key,
+)
 
 #: (name, dtype) of the compact per-packet columns (``PacketStore.cols`` holds them in this order).
 PACKET_COLUMNS = (
@@ -225,20 +235,34 @@ def _find_slot(scratch: np.ndarray, t: int, ht_keys: np.ndarray, ht_vals: np.nda
 
 @njit(cache=True, nogil=True, inline="always")
 def _count(conn_stats: np.ndarray, c: int, d: int, flags: int, plen: int) -> None:
-    """A packet of connection ``c``, direction ``d``, into its ``demux.CS_*`` counts."""
+    """A packet of connection ``c``, direction ``d``, into its ``demux.CS_*`` counts. A SYN's or an RST's payload
+    is not data (``tcpflow`` analyses neither as a data segment: an RST's is a diagnostic text, RFC 9293 §3.5.3)."""
     conn_stats[c, CS_PACKETS] += 1
-    if plen > 0 and (flags & SYN) == 0:
+    if plen > 0 and (flags & (SYN | RST)) == 0:
         conn_stats[c, CS_SEGMENTS] += 1
         conn_stats[c, CS_PAYLOAD0 + d] = 1
     if (flags & ACK) != 0 and (flags & (SYN | RST)) == 0:
         conn_stats[c, CS_ACKS0 + d] += 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _reopens(seq: int | np.int64, ts: int, slot: int, slot_isn: np.ndarray, slot_syn: np.ndarray,
+             slot_closed: np.ndarray, slot_last: np.ndarray) -> bool:
+    """Whether a SYN (without ACK) of sequence number ``seq`` at ``ts`` starts a new connection on ``slot``'s
+    endpoint pair (``ingest.demux``): no SYN opened the current one, its ISN differs, or — the same ISN — the
+    current one is over: reset, closed by both sides, or idle for ``IDLE_NEW_CONNECTION_NS``."""
+    if slot_syn[slot] == 0 or slot_isn[slot] != seq:
+        return True
+    closed = slot_closed[slot]
+    return ((closed & CLOSED_RST) != 0 or (closed & 3 * CLOSED_FIN0) == 3 * CLOSED_FIN0
+            or ts - slot_last[slot] >= IDLE_NEW_CONNECTION_NS)
+
+
 @kernel
 def demux_rows(
-    lo: int, hi: int, t0: int, scratch: np.ndarray, o_flags: np.ndarray, o_seq: np.ndarray,
+    lo: int, hi: int, t0: int, scratch: np.ndarray, o_ts: np.ndarray, o_flags: np.ndarray, o_seq: np.ndarray,
     ht_keys: np.ndarray, ht_vals: np.ndarray, slot_key: np.ndarray, slot_conn: np.ndarray,
-    slot_isn: np.ndarray, slot_syn: np.ndarray,
+    slot_isn: np.ndarray, slot_syn: np.ndarray, slot_closed: np.ndarray, slot_last: np.ndarray,
     counts: np.ndarray, conn_slot: np.ndarray, conn_src_side: np.ndarray, conn_stats: np.ndarray,
     o_plen: np.ndarray, o_conn: np.ndarray, o_dir: np.ndarray,
 ) -> int:
@@ -255,6 +279,7 @@ def demux_rows(
         idx, slot = _find_slot(scratch, t, ht_keys, ht_vals, slot_key)
         flags = o_flags[m]
         seq = np.int64(o_seq[m])
+        ts = o_ts[m]
         is_syn = (flags & SYN) != 0 and (flags & ACK) == 0
         new_conn = False
         n_slots = counts[0]
@@ -268,9 +293,8 @@ def demux_rows(
             ht_vals[idx] = slot
             for j in range(6):  # (T_A_HI .. T_B_P)
                 slot_key[slot, j] = scratch[t, T_A_HI + j]
-            slot_syn[slot] = 0
             new_conn = True
-        elif is_syn and (slot_syn[slot] == 0 or slot_isn[slot] != seq):
+        elif is_syn and _reopens(seq, ts, slot, slot_isn, slot_syn, slot_closed, slot_last):
             if n_conns >= len(conn_slot):
                 return m
             new_conn = True
@@ -281,11 +305,18 @@ def demux_rows(
             conn_slot[c] = slot
             conn_src_side[c] = side
             slot_syn[slot] = 0
+            slot_closed[slot] = 0
         c = slot_conn[slot]
         if is_syn and slot_syn[slot] == 0:
             slot_syn[slot] = 1
             slot_isn[slot] = seq
             conn_src_side[c] = side
+        if (flags & RST) != 0:
+            slot_closed[slot] |= CLOSED_RST
+        elif (flags & FIN) != 0:
+            slot_closed[slot] |= CLOSED_FIN0 << side
+        if ts > slot_last[slot] or new_conn:
+            slot_last[slot] = ts
         d = 0 if side == conn_src_side[c] else 1
         o_conn[m] = c
         o_dir[m] = d

@@ -16,6 +16,7 @@ import polars as pl
 
 from ackreplay.ingest import tcpflow as tf
 from ackreplay.ingest.demux import Demux
+from ackreplay.ingest.invariants import FlowFigures, violations
 from ackreplay.ingest.model import SUMMARY_SCHEMA, FlowSummaries, FlowSummary
 from ackreplay.ingest.vantage import classify_vantages, run_sums
 
@@ -132,6 +133,7 @@ def flow_summaries(base: int, F_i: np.ndarray, F_f: np.ndarray, rtt: np.ndarray,
         "window_scaling": F[:, tf.FI_WS] != 0, "syn_seen": F[:, tf.FI_SYN] != tf.NOT_SEEN,
         "options_truncated_packets": F[:, tf.FI_OPT_TRUNC],
         "vantage": verdicts, "vantage_evidence": evidence, "vantage_position": positions,
+        "invalid": violations(FlowFigures.of(F, acked, duration, goodput)),
     }
     for f in fields(FlowSummary):  # the reconstruction's fields, as a flow not rebuilt has them
         if f.name not in made:

@@ -94,6 +94,9 @@ class FlowSummary:
     reconstruction_evidence: str = ""
     confidence: str | None = None  # "medium" | "low" for a reconstructed flow
     confidence_note: str = ""  # what the vantage cannot see
+    #: The invariants the flow's figures break, in words (``ingest.invariants``): "" when it keeps them all. A flow
+    #: that breaks one (its numbers come partly from another sequence space) is not replayed.
+    invalid: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         # every field is a scalar held in a slot: object.__getstate__ gives them as (None, {field: value}) in

@@ -12,7 +12,16 @@ Decisions this module makes where the reference leaves room (documented here and
   the first row and carries the SYN-ACK→ACK RTT sample (Linux ``tcp_synack_rtt_meas``).
 * The TSecr RTT fallback is taken only on ACKs that advance the cumulative ACK (RFC 7323 §4: a
   duplicate ACK echoes an older TSval and would inflate the sample).
-* The FIN's sequence byte is not data: ``acked`` stops at the FIN.
+* The FIN's sequence byte is not data: ``acked`` stops at the FIN. An RST is never data either: its payload (a
+  diagnostic text, RFC 9293 §3.5.3) is not a segment, and its sequence number — which may come from another
+  connection's sequence space, e.g. the answer to a challenge ACK — neither moves the highest sequence sent nor the
+  reference that 32-bit sequence numbers are unwrapped against.
+* What the highest sequence sent rests on is kept for the flow's invariants (``ingest.invariants``): the payload
+  of the data segments seen, and each hole — a rise of the highest sequence that no segment seen covers (a data
+  segment starting above it, an ACK above it): bytes the capture missed. A hole is proven up to what the receiver's
+  window let the sender have sent meanwhile (its largest window so far, once per RTTmin since the highest sequence
+  last rose; one window before the first RTT sample); a larger one is a sequence jump, whose bytes no
+  retransmission may be counted in.
 * A segment of at most one byte that lies below the cumulative ACK (keepalive) or is sent while the
   receiver advertises a zero window (zero-window probe) is not a retransmission.
 * A segment that overlaps the highest sequence sent is a retransmission of its old part; its new
@@ -65,13 +74,21 @@ EP_FAST_RETRANSMIT, EP_TIMEOUT = 0, 1
 (FI_CONN, FI_DIR, FI_NACKS, FI_NDUP, FI_NRETX, FI_NEPS, FI_NFR, FI_NTO, FI_NKEEP, FI_NZWP, FI_NSEGS,
  FI_FIRST_DATA, FI_LAST_ACK, FI_BYTES_ACKED, FI_BYTES_SENT, FI_SYN, FI_SYNACK, FI_HSACK, FI_SYN_COUNT,
  FI_SENDER_CLIENT, FI_MSS, FI_MSS_SRC, FI_SACK, FI_TS, FI_WS, FI_FIRST_PKT, FI_LAST_PKT, FI_NPKTS,
- FI_ACK_LO, FI_SEG_LO, FI_NDSACK, FI_OPT_TRUNC, FI_SYN_MSS_S, FI_SYN_MSS_R, FI_RCV_WSHIFT) = range(35)
-FI_NCOL = 35  # FI_RCV_WSHIFT: the receiver's window scale shift (0 without scaling, -1 unknown: no SYNs)
+ FI_ACK_LO, FI_SEG_LO, FI_NDSACK, FI_OPT_TRUNC, FI_SYN_MSS_S, FI_SYN_MSS_R, FI_RCV_WSHIFT, FI_SEEN, FI_PROVEN,
+ FI_JUMP, FI_JUMP_RETX, FI_EARLY, FI_WMAX) = range(41)
+FI_NCOL = 41  # FI_RCV_WSHIFT: the receiver's window scale shift (0 without scaling, -1 unknown: no SYNs)
+# FI_SEEN: payload bytes of the data segments seen (each sequence byte once); FI_PROVEN: bytes of the holes proven
+# (module docstring); FI_JUMP: the largest sequence jump (a hole beyond proof; 0 none); FI_JUMP_RETX: retransmissions
+# starting in a sequence jump; FI_EARLY: bytes acknowledged below the first data segment seen (no SYN: sent before
+# the capture began); FI_WMAX: the receiver's largest window, in bytes (0: no ACK)
 FF_SRTT, FF_RTTMIN, FF_RTT_HS = range(3)
 FF_NCOL = 3
 MSS_SYN, MSS_SYN_TS, MSS_PAYLOAD, MSS_PAYLOAD_TSO, MSS_DEFAULT = 1, 2, 3, 4, 5
 
 SB_CAP = 64  # initial scoreboard capacity (it grows)
+#: The shift a receiver's window field is scaled by when the handshake was not captured: the largest RFC 7323
+#: allows, so that no real window is under-estimated.
+MAX_WSHIFT = 14
 #: A time (or value) the capture did not show: far below any real one.
 NOT_SEEN = -(1 << 62)
 _BIG = 1 << 62
@@ -173,8 +190,10 @@ PS_NCOL = 21
     M_RCV_WIN_ZERO, M_DUP_SINCE_ADV, M_LAST_ACK_T, M_LAST_ADV_T, M_N_ROWS, M_N_DUP, M_N_RETX, M_N_KEEP, M_N_ZWP, M_N_FR,
     M_N_TO, M_N_DSACK, M_SYN_T, M_SYNACK_T, M_HSACK_T, M_SYN_COUNT, M_SYNACK_COUNT, M_SENDER_CLIENT, M_FIRST_DATA_T,
     M_LAST_ACK_ROW_T, M_EP_OPEN, M_EP_ROW, M_LAST_EP_ROW, M_ACK_LO, M_SEG_LO, M_EP_LO, M_N_SEGS, M_FIRST_ACK,
-    M_FIRST_SEQ) = range(49)
-M_NCOL = 49
+    M_FIRST_SEQ, M_MAX_T, M_WMAX, M_SEEN, M_PROVEN, M_JUMP, M_JUMP_LO, M_JUMP_HI, M_JUMP_RETX) = range(57)
+M_NCOL = 57
+# (M_MAX_T: when the highest sequence last rose; M_WMAX: the receiver's largest window in bytes; M_SEEN, M_PROVEN,
+# M_JUMP, M_JUMP_RETX: FI_SEEN, …; M_JUMP_LO/HI: the latest sequence jump's range)
 # main-pass state, float64:
 (MF_SRTT, MF_RTTMIN, MF_RTT_HS) = range(3)
 MF_NCOL = 3
@@ -348,12 +367,12 @@ def flow_prepass(lo: int, hi: int, d: int, order: np.ndarray, cols: FlowColumns,
         elif cols.dir[p] == d:
             if (f & P_HAS_TS) != 0:
                 P[PS_TS_SEEN] = 1
-            if cols.plen[p] > 0:
+            if cols.plen[p] > 0 and (f & RST) == 0:  # an RST's payload is not data
                 _prepass_payload(np.int64(cols.plen[p]), np.int64(cols.seq[p]), work.scratch, P)
         else:
             if k >= 0 and cols.opt_tab[k, O_NSACK] > 0:
                 P[PS_SACK_SEEN] = 1
-            if P[PS_REF_FOUND] == 0 and (f & ACK) != 0:
+            if P[PS_REF_FOUND] == 0 and (f & (ACK | RST)) == ACK:
                 P[PS_REF_FOUND] = 1
                 P[PS_REF_RAW] = np.int64(cols.ack[p])
 
@@ -400,6 +419,7 @@ def flow_start(st: FlowState, work: WorkArrays, rows: np.ndarray) -> bool:
         M[j] = NOT_SEEN
     M[M_EP_ROW] = -1
     M[M_LAST_EP_ROW] = -1
+    M[M_MAX_T] = P[PS_FIRST_PKT]
     M[M_ACK_LO] = rows[NEXT_ACK]
     M[M_SEG_LO] = rows[NEXT_SEG]
     M[M_EP_LO] = rows[NEXT_EP]
@@ -521,17 +541,46 @@ def _retransmission(s: int, L: int, t: int, flow: int, work: WorkArrays, sb: Sco
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _new_data(s: int, L: int, t: int, work: WorkArrays, M: np.ndarray) -> None:
+def _rise(top: int, t: int, covered: int, st: FlowState) -> None:
+    """The highest sequence sent rises to ``top`` at ``t``, its last ``covered`` bytes carried by a data segment
+    seen; the rest of the rise is a hole (bytes the capture missed): proven up to what the receiver's window let
+    the sender send since the highest sequence last rose (its largest window so far, once per RTTmin; one window
+    before the first RTT sample), a sequence jump beyond (module docstring)."""
+    M = st.M
+    old = M[M_SND_MAX]
+    hole = top - old - covered
+    M[M_SEEN] += covered
+    if hole > 0:
+        wmax = M[M_WMAX]
+        if wmax <= 0:  # no ACK yet: the largest window the receiver could advertise
+            wmax = np.int64(65535) << (M[M_RWND_SHIFT] if M[M_RWND_SHIFT] >= 0 else MAX_WSHIFT)
+        rtt = st.MF[MF_RTTMIN]
+        allowed = wmax * (1.0 + (t - M[M_MAX_T]) / 1e9 / rtt if rtt > 0 else 1.0)
+        if hole <= allowed:
+            M[M_PROVEN] += hole
+        else:
+            M[M_PROVEN] += np.int64(allowed)
+            M[M_JUMP] = max(M[M_JUMP], hole)
+            M[M_JUMP_LO] = old
+            M[M_JUMP_HI] = old + hole
+    M[M_SND_MAX] = top
+    M[M_MAX_T] = t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _new_data(s: int, L: int, t: int, work: WorkArrays, st: FlowState) -> None:
     """The part of ``[s, s + L)`` above the highest sequence sent, sent at ``t``: a segment of ``work``."""
+    M = st.M
     nseg = M[M_NSEG]
-    work.seg_s[nseg] = max(s, M[M_SND_MAX])
+    start = max(s, M[M_SND_MAX])
+    work.seg_s[nseg] = start
     work.seg_e[nseg] = s + L
     work.seg_t0[nseg] = t
     work.seg_t1[nseg] = t
     work.seg_rx[nseg] = 0
     work.seg_ep[nseg] = -1
     M[M_NSEG] = nseg + 1
-    M[M_SND_MAX] = s + L
+    _rise(s + L, t, s + L - start, st)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -562,14 +611,17 @@ def _data_segment(p: int, s: int, L: int, flow: int, cols: FlowColumns, work: Wo
     if M[M_MAX_KNOWN] == 0:
         M[M_SND_MAX] = s
         M[M_MAX_KNOWN] = 1
+        M[M_MAX_T] = t
     if M[M_FIRST_DATA_T] == NOT_SEEN:
         M[M_FIRST_DATA_T] = t
     kind = _segment_kind(s, L, M)
     if kind == SEG_RETX:
+        if M[M_JUMP_LO] <= s < M[M_JUMP_HI]:  # it resends bytes only a sequence jump claims were sent
+            M[M_JUMP_RETX] += 1
         _retransmission(s, L, t, flow, work, sb, out.E_i, rows, st)
     if kind <= SEG_RETX and s + L > M[M_SND_MAX]:  # new data (or the part above a retransmission);
         # a probe's byte is sent again as data when the window opens: not new data yet
-        _new_data(s, L, t, work, M)
+        _new_data(s, L, t, work, st)
     has_ts = (f & P_HAS_TS) != 0
     if has_ts:
         _sent_tsval(np.int64(cols.tsval[p]), t, work, M)
@@ -594,10 +646,12 @@ def _data_segment(p: int, s: int, L: int, flow: int, cols: FlowColumns, work: Wo
 def _from_sender(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Scoreboard, out: FlowTables,
                  rows: np.ndarray, st: FlowState) -> None:
     """Packet ``p``, from the data sender: a SYN or SYN-ACK (the handshake's times), else a segment — data
-    (:func:`_data_segment`) or not; a FIN's sequence number ends the data."""
+    (:func:`_data_segment`) or not; a FIN's sequence number ends the data. An RST is none of these."""
     M = st.M
     t = cols.ts[p]
     f = cols.flags[p]
+    if (f & RST) != 0:  # never data, and its sequence number may be another connection's
+        return
     if (f & SYN) != 0:
         if (f & ACK) == 0:
             M[M_SENDER_CLIENT] = 1
@@ -789,9 +843,11 @@ def _rtt_sample(rtt: float, MF: np.ndarray) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _ack_number(raw: int, M: np.ndarray) -> tuple[int, int]:
-    """An ACK's acknowledgement number ``raw`` unwrapped (the reference moves to it), and as an ACK of data: below
-    the FIN's sequence byte. The first ACK seen starts the cumulative ACK; none is above the highest sent."""
+def _ack_number(raw: int, t: int, st: FlowState) -> tuple[int, int]:
+    """An ACK's acknowledgement number ``raw`` at ``t`` unwrapped (the reference moves to it), and as an ACK of
+    data: below the FIN's sequence byte. The first ACK seen starts the cumulative ACK; none is above the highest
+    sent (an ACK above it proves a hole: :func:`_rise`)."""
+    M = st.M
     a_full = unwrap(raw, M[M_S_REF_RAW], M[M_S_REF_VAL])
     M[M_S_REF_RAW] = raw
     M[M_S_REF_VAL] = a_full
@@ -799,9 +855,12 @@ def _ack_number(raw: int, M: np.ndarray) -> tuple[int, int]:
     if M[M_UNA_KNOWN] == 0:
         M[M_SND_UNA] = a
         M[M_UNA_KNOWN] = 1
-    if M[M_MAX_KNOWN] == 0 or M[M_SND_MAX] < a:
+    if M[M_MAX_KNOWN] == 0:
         M[M_SND_MAX] = a
         M[M_MAX_KNOWN] = 1
+        M[M_MAX_T] = t
+    elif M[M_SND_MAX] < a:
+        _rise(a, t, 0, st)
     return a_full, a
 
 
@@ -814,7 +873,11 @@ def _ack(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Scoreboard,
     t = cols.ts[p]
     f = cols.flags[p]
     a_raw = np.int64(cols.ack[p])
-    a_full, a = _ack_number(a_raw, M)
+    rwnd_shift = M[M_RWND_SHIFT]
+    # the window this ACK advertises, in bytes (the largest shift when the handshake's is unknown): the bound on
+    # a hole it proves
+    M[M_WMAX] = max(M[M_WMAX], np.int64(cols.win[p]) << (rwnd_shift if rwnd_shift >= 0 else MAX_WSHIFT))
+    a_full, a = _ack_number(a_raw, t, st)
     rtt = _handshake_ack_rtt(t, cols.plen[p] == 0, M)
     acked, dup, dlv = _delivered(p, a, cols, M)
     # a hole the receiver reported before this ACK: its bytes were (or will be) sent again
@@ -835,7 +898,6 @@ def _ack(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Scoreboard,
     M[M_LAST_ACK_T] = t
     M[M_LAST_ACK_ROW_T] = t
     has_ts = (f & P_HAS_TS) != 0
-    rwnd_shift = M[M_RWND_SHIFT]
     na = rows[NEXT_ACK]
     A_i, A_f = out.A_i, out.A_f
     A_i[AI_FLOW, na] = flow
@@ -956,6 +1018,13 @@ def flow_finish(flow: int, d: int, rows: np.ndarray, st: FlowState, F_i: np.ndar
     F_i[flow, FI_SYN_MSS_S] = P[PS_SYN_MSS_S]
     F_i[flow, FI_SYN_MSS_R] = P[PS_SYN_MSS_R]
     F_i[flow, FI_RCV_WSHIFT] = (min(P[PS_WS_SHIFT_R], 14) if syn_ws else 0) if syn_seen else -1
+    F_i[flow, FI_SEEN] = M[M_SEEN]
+    F_i[flow, FI_PROVEN] = M[M_PROVEN]
+    F_i[flow, FI_JUMP] = M[M_JUMP]
+    F_i[flow, FI_JUMP_RETX] = M[M_JUMP_RETX]
+    early = M[M_FIRST_SEQ] - M[M_FIRST_ACK] if not syn_seen and M[M_N_ROWS] > 0 and M[M_N_SEGS] > 0 else 0
+    F_i[flow, FI_EARLY] = max(early, 0)
+    F_i[flow, FI_WMAX] = M[M_WMAX]
     F_f[flow, FF_SRTT] = MF[MF_SRTT] if MF[MF_SRTT] > 0 else np.nan
     F_f[flow, FF_RTTMIN] = MF[MF_RTTMIN] if MF[MF_RTTMIN] > 0 else np.nan
     F_f[flow, FF_RTT_HS] = MF[MF_RTT_HS] if MF[MF_RTT_HS] > 0 else np.nan

@@ -134,9 +134,11 @@ def is_bulk(size: Any, truth: Truth | None) -> Any:
 
 
 def bulk_flows(summaries: Sequence[Any], truth: Truth | None) -> pl.DataFrame:
-    """The bulk flows (:func:`is_bulk`) of ``summaries``, in order: their ``flow_id`` and ``goodput_bps``."""
-    f = summary_frame(summaries, ("flow_id", "bytes", "goodput_bps"))
-    return f.filter(is_bulk(pl.col("bytes"), truth)).select("flow_id", "goodput_bps")
+    """The bulk flows (:func:`is_bulk`) of ``summaries``, in order: their ``flow_id`` and ``goodput_bps``. A flow
+    that breaks ingest's invariants is none: its bytes are not the data it carried."""
+    f = summary_frame(summaries, ("flow_id", "bytes", "goodput_bps", "invalid"), {"invalid": ""})
+    valid = pl.col("invalid").cast(pl.String).fill_null("") == ""
+    return f.filter(is_bulk(pl.col("bytes"), truth) & valid).select("flow_id", "goodput_bps")
 
 
 def bulk_flow_ids(summaries: Sequence[Any], truth: Truth | None) -> list[int]:

@@ -428,17 +428,20 @@ def _vantage_evidence(diagnostics: dict[str, Any], vantage: str,
 
 
 NOT_SELECTED = "not selected (--flow/--host/--port)"
+#: The start of the reason a flow that breaks ingest's invariants is not replayed, before the invariants it breaks.
+INVALID = "invalid: "
 
 
 def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
          only: set[int] | None = None) -> tuple[list[int], dict[int, str]]:
     """Which flows are replayed (§1.0, §7), and why the others are not: captured at the sender, or soundly
     reconstructed from another vantage (a receiver-side flow with RTT samples rebuilt); ``allow_vantage``
-    adds the rest. ``summaries``: ingest FlowSummary-likes, or ingest's columnar ``FlowSummaries`` (decided a
-    column at a time)."""
+    adds the rest. Never a flow that breaks ingest's invariants (``ingest.invariants``: its figures rest on
+    sequence numbers from another connection). ``summaries``: ingest FlowSummary-likes, or ingest's columnar
+    ``FlowSummaries`` (decided a column at a time)."""
     f = summary_frame(summaries, ("flow_id", "vantage", "acks", "reconstruction", "reconstruction_sound",
-                                  "reconstruction_evidence"),
-                      {"reconstruction_sound": False, "reconstruction_evidence": ""})
+                                  "reconstruction_evidence", "invalid"),
+                      {"reconstruction_sound": False, "reconstruction_evidence": "", "invalid": ""})
     rebuilt = pl.col("reconstruction").is_not_null()
     sound = rebuilt & pl.col("reconstruction_sound").cast(pl.Boolean).fill_null(False)
     evidence = pl.col("reconstruction_evidence").cast(pl.String)
@@ -448,7 +451,9 @@ def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
         f = f.with_columns(pl.Series("_selected", np.isin(f["flow_id"].cast(pl.Int64).to_numpy(),
                                                           np.fromiter(only, np.int64, len(only)))))
     selected = pl.lit(True) if only is None else pl.col("_selected")
+    invalid = pl.col("invalid").cast(pl.String).fill_null("")
     reason = (pl.when(~selected).then(pl.lit(NOT_SELECTED))
+              .when(invalid != "").then(pl.concat_str(pl.lit(INVALID), invalid))
               .when((pl.col("vantage").cast(pl.String) != "sender") & ~sound & (not allow_vantage))
               .then(pl.concat_str(pl.lit("vantage "), pl.col("vantage").cast(pl.String), pl.lit(": "), why,
                                   pl.lit(" (--allow-vantage replays it anyway)")))

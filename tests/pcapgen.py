@@ -206,6 +206,14 @@ class Conv:
         h = tcp_header(R_PORT, S_PORT, self.irs + rel_seq, self.isn + 1 + rel_ack, flags, win, opts)
         self._add(t_ms, ipv4(R_IP, S_IP, h + b"\xbb" * length))
 
+    def raw(self, t_ms: float, from_sender: bool, seq: int, ack: int, flags: int, *, length: int = 0,
+            opts: bytes = b"", win: int = 65535) -> None:
+        """A segment with absolute sequence and acknowledgement numbers (not relative to ``isn``/``irs``):
+        another connection's numbers on the same ports, an RST's, a handshake of one's own."""
+        src, dst = ((S_IP, S_PORT), (R_IP, R_PORT)) if from_sender else ((R_IP, R_PORT), (S_IP, S_PORT))
+        h = tcp_header(src[1], dst[1], seq, ack, flags, win, opts)
+        self._add(t_ms, ipv4(src[0], dst[0], h + (b"\xaa" if from_sender else b"\xbb") * length))
+
     def handshake(self, t_ms: float, rtt_ms: float, *, mss: int = 1460, ts: bool = False,
                   sack: bool = True) -> None:
         o = opt_mss(mss) + (opt_sackok() if sack else b"") + (opt_ts(1, 0) if ts else b"")

@@ -222,6 +222,23 @@ def test_graph_writes_png_svg_and_pdf_and_names_bad_requests(tmp_path):
     assert code == 0 and "queue (bytes)" in svg and "inferred buffer" in svg and "capacity (packet pairs)" in svg
 
 
+def test_graph_draws_a_flow_that_was_not_replayed_from_the_capture_alone(tmp_path):
+    """Every flow of this capture is refused for replay (5 RTO retransmissions, no ACK, no handshake to place the
+    capture point by): tcptrace and Wireshark
+    draw its time–sequence graph all the same, and so does ``graph`` — without the rate panel and the estimators,
+    saying why; a flow the capture does not have still exits 4."""
+    retx = SHARED / "public" / "gh-chrissanders-packets__tcp_retransmissions.pcapng"
+    code, out, err = run("graph", retx, "-o", tmp_path / "r.svg")
+    assert code == 0 and "wrote" in out
+    assert "flow 0 was not replayed (vantage unknown: " in err and "): drawn from the capture alone" in err
+    svg = (tmp_path / "r.svg").read_text()
+    assert "retransmitted" in svg and "RTT (ms)" in svg and "Mbit/s" not in svg and "(not replayed)" in svg
+    code, _, err = run("graph", retx, "--flow", "0", "-o", tmp_path / "f.png")
+    assert code == 0 and (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, _, err = run("graph", retx, "--flow", "3", "-o", tmp_path / "none.png")
+    assert code == 4 and "flow 3: no such flow" in err and not (tmp_path / "none.png").exists()
+
+
 def _cli_env(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": str(columns)}
     return subprocess.run([sys.executable, "-m", "ackreplay.cli.main", *map(str, args)], capture_output=True, text=True,

@@ -150,3 +150,21 @@ def test_the_service_cache_of_graph_sources_is_bounded_by_bytes(sample_graph):
     tiny = _GraphCache(max_bytes=1)
     tiny.get(("r", "c", 0), lambda: src)
     assert len(tiny.items) == 1  # the newest is kept whatever its size
+
+
+def test_a_flow_not_replayed_has_the_captures_panels_without_the_replays(sample_graph, tmp_path):
+    """tcptrace and Wireshark draw any connection's time–sequence graph: so does ackreplay, for a flow that was not
+    replayed — its sequence, flight and RTT panels and loss episodes as the replayed flow's, nothing of replay."""
+    from ackreplay.graphs.static import render
+
+    replayed_src, (sc, _) = sample_graph
+    bare = source_for(sc.ingest, None, 2)
+    g, full = bare.window(), replayed_src.window()
+    json.dumps(g, allow_nan=False)
+    assert not g["replayed"] and full["replayed"]
+    for part in ("sequence", "rtt", "episodes", "t_span"):
+        assert g[part] == full[part]
+    assert g["flight"]["flight"] == full["flight"]["flight"] and g["flight"]["estimators"] == {}
+    assert (g["rates"], g["clipped"], g["y_top"], g["queue"]) == ({}, {}, None, None)
+    svg = render(g, tmp_path / "bare.svg").read_text()
+    assert "sequence (bytes)" in svg and "RTT (ms)" in svg and "Mbit/s" not in svg

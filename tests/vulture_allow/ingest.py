@@ -31,6 +31,7 @@ def read_by_reflection(stats: CaptureStats, flow: FlowSummary) -> None:
     flow.options_truncated_packets  # read by to_dict / the summary columns
     flow.vantage_evidence  # read by to_dict / the summary columns
     flow.reconstruction_sound  # read by to_dict / the summary columns (set by capture.reconstruct_flows)
+    flow.invalid  # read by to_dict / the summary columns (replay.engine.plan reads its column)
 
 
 # the decoded matrix's record columns (``decode.COLUMNS``): the record-at-a-time decode of the tests fills them
