@@ -457,6 +457,10 @@ REASONS = {
     "tcptrace-rst": "tcptrace starts a new connection at a SYN or SYN-ACK that follows a RST; tshark and ackreplay "
                     "keep one: the SYN sent again has the same ISN (rtsp), the SYN-ACK acknowledges the SYN's ISN + 1 "
                     "after an injected RST (rst-inject-rae)",
+    "rst-same-isn": "after a RST the client sends its SYN again with the same ISN: ackreplay starts a new connection "
+                    "there (the RST closed the old one; merged, a challenge ACK's far acknowledgement would make a "
+                    "phantom flow), tshark keeps one stream; the invariants' bounds then use tshark's longer span "
+                    "(from the first SYN) against ackreplay's bytes of the second connection alone",
     "tcptrace-unreadable": "tcptrace reads no packet of this file (link types 228, 239, 276, PPPoE, or pcapng "
                            "interfaces of different snaplens, which libpcap refuses): compared with tshark only",
     "tcptrace-qinq": "tcptrace does not decode 802.1ad double-tagged frames: it misses the copy of the connection on "
@@ -561,6 +565,12 @@ EXPLAINED: dict[str, dict[Finding, tuple[str, str]]] = {
     'gh-ndpi__rtsp.pcap.gz': {
         ('10.1.1.10:52478<>10.2.2.2:8554', 'connections', 'tcptrace'):
             ('ackreplay 1 connection(s) with data, tcptrace 1', 'tcptrace-rst'),
+        ('*', 'connections', 'tshark'):
+            ('ackreplay 8 connections, tshark 7', 'rst-same-isn'),
+        ('10.1.1.10:52478>10.2.2.2:8554#0', 'goodput_bound', ''):
+            ('goodput 129 bit/s > 127 (940 B in 59.023975 s)', 'rst-same-isn'),
+        ('10.2.2.2:8554>10.1.1.10:52478#0', 'goodput_bound', ''):
+            ('goodput 258 bit/s > 255 (1885 B in 59.023975 s)', 'rst-same-isn'),
     },
     'gh-ndpi__tls-appdata.pcap': {
         ('192.168.2.100:58976<>52.223.198.7:443', 'connections', 'tcptrace'):
