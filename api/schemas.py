@@ -129,12 +129,12 @@ class DiagnosticsOut(BaseModel):
 class PathOut(BaseModel):
     """The path a flow crossed (ESTIMATORS.md §9; docs/estimators.md "The path")."""
 
-    path: dict[str, Any] | None = Field(None, description="capacity_bps, base_rtt_s, buffer_bytes, buffer_over_bdp, "
-                                        "random_loss_rate, confidence, evidence (one sentence per figure; a null "
-                                        "figure's says why)", examples=[{"capacity_bps": 1.0e7, "base_rtt_s": 0.0405,
-                                                                         "buffer_bytes": 50786, "buffer_over_bdp": 0.99,
-                                                                         "random_loss_rate": 0.0,
-                                                                         "confidence": "high", "evidence": {}}])
+    path: dict[str, Any] | None = Field(
+        None, description="capacity_bps, capacity_hop, capture_link_bps, base_rtt_s, buffer_bytes, buffer_over_bdp, "
+        "random_loss_rate, confidence, evidence (one sentence per figure; a null figure's says why)",
+        examples=[{"capacity_bps": 1.0e7, "capacity_hop": "bottleneck", "capture_link_bps": None, "base_rtt_s": 0.0405,
+                   "buffer_bytes": 50786, "buffer_over_bdp": 0.99, "random_loss_rate": 0.0, "confidence": "high",
+                   "evidence": {}}])
     path_models: dict[str, Any] | None = Field(None, description="seed004 (per rule: decrease, busy_link, "
                                                "utilisation), seed002 and seed002_floor_half (shares of C)")
     path_group: dict[str, Any] | None = Field(None, description="the flows sharing the bottleneck and their pooled "

@@ -50,6 +50,9 @@ class PathParts:
     deep_queue_s = _Field()  # the DEEP_QUANTILE queueing delay over the flow (NaN = none)
     top_queue_s = _Field()  # the TOP_QUANTILE one: what the buffer capped (NaN = none)
     data_segments = _Field()
+    rtt_bound_s = _Field()  # the smallest round trip the flows' summaries timed (NaN = none)
+    handshake_s = _Field()  # the handshake's capture point→receiver→capture point time (NaN = none)
+    flight_bytes = _Field()  # the most payload in flight at once (NaN = not seen)
 
     def __init__(self, batch: PathBatch, row: int) -> None:
         self.batch = batch
@@ -110,7 +113,8 @@ class PathParts:
                 "hist_counts": self.hist_counts.tolist(), "loss_queue_s": self.loss_queue_s,
                 "loss_retx": self.loss_retx, "confidence_cap": self.confidence_cap, "span": self.span,
                 **{k: getattr(self, k) for k in ("pairs", "adr_bps", "wire_mss", "mss", "rtt_samples", "rtt_min_s",
-                                                 "deep_queue_s", "top_queue_s", "data_segments")}}
+                                                 "deep_queue_s", "top_queue_s", "data_segments", "rtt_bound_s",
+                                                 "handshake_s", "flight_bytes")}}
 
     def __repr__(self) -> str:
         return f"PathParts({self.as_dict()})"
@@ -144,6 +148,13 @@ class PathBatch(Sequence[PathParts]):
     confidence: np.ndarray  # int8: index in GRADES, −1 = none
     span_start: np.ndarray  # float64, epoch s
     span_end: np.ndarray
+    #: Upper bound on the base RTT: the smallest round trip the flows' summaries timed (NaN = none).
+    rtt_bound_s: np.ndarray  # float64
+    #: The handshake's capture point→receiver→capture point time, a part of every round trip (NaN = none).
+    handshake_s: np.ndarray  # float64
+    #: The most bytes (payload) the flows had in flight at once as the capture point saw it (NaN = not seen:
+    #: the receiver side sees data only as it arrives). A group's is the sum of its flows' (an upper bound).
+    flight_bytes: np.ndarray  # float64
     _modes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
 
     #: The ragged fields: offsets, and the columns they cut.
@@ -239,15 +250,21 @@ class PathBatch(Sequence[PathParts]):
             off, self.source, self.hist_offsets, self.hist_bins, self.hist_counts, self.pairs, self.adr_bps,
             self.wire_mss, self.mss, self.rtt_samples, self.rtt_min_s, self.deep_queue_s, self.top_queue_s,
             self.data_segments, self.confidence, self.span_start, self.span_end)
+        first = off[:-1]
+        # the bounds pool as bounds do: the smallest round trip any flow timed, the longest part any handshake
+        # proves, and the flights added (the flows' queues add up at the link they share)
         return PathBatch(self.flow_ids, self.flow_offsets[off], source, hist_offsets, hist_bins, hist_counts, pairs,
                          adr, wire, mss, rtt_samples, rtt_min, deep, top, self.loss_offsets[off], self.loss_queue_s,
-                         self.loss_retx, data_segments, confidence, start, end)
+                         self.loss_retx, data_segments, confidence, start, end,
+                         np.fmin.reduceat(self.rtt_bound_s, first) if len(first) else np.empty(0),
+                         np.fmax.reduceat(self.handshake_s, first) if len(first) else np.empty(0),
+                         np.add.reduceat(self.flight_bytes, first) if len(first) else np.empty(0))
 
 
 def _empty_batch() -> PathBatch:
     f, i, o = np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64)
     return PathBatch(i, o, np.empty(0, np.int8), o, i, i, i, f, i, i, i, f, f, f, o, f, i, i, np.empty(0, np.int8),
-                     f, f)
+                     f, f, f, f, f)
 
 
 def _ragged_take(offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -54,6 +54,7 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
     deep = np.full(n, np.nan)
     top = np.full(n, np.nan)
     loss_off = np.zeros(n + 1, np.int64)
+    flight = np.full(n, np.nan)
     for i in range(n):
         loss_off[i + 1] = loss_off[i] + e_hi[i] - e_lo[i]
     loss_q = np.empty(loss_off[n])
@@ -78,6 +79,8 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
                               mss[i], overhead[i], scratch)
         w += m
         rate_off[i + 1] = w
+        if not receiver[i]:
+            flight[i] = _max_flight(at[a0:a1], ack[a0:a1], st[s0:s1], seq[s0:s1], ln[s0:s1])
         nv, least, d, t = _rtt_figures(at[a0:a1], rtt[a0:a1], rtt_t, rtt_v, heap)
         samples[i] = nv
         if nv:
@@ -87,7 +90,28 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
         _loss_queues(at[a0:a1], srtt[a0:a1], rtt_t[:nv], rtt_v[:nv], least, ep_start[e_lo[i]:e_hi[i]],
                      ep_retx[e_lo[i]:e_hi[i]], loss_q[loss_off[i]:loss_off[i + 1]],
                      loss_retx[loss_off[i]:loss_off[i + 1]])
-    return rates[:w], rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx
+    return rates[:w], rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, flight
+
+
+@njit(cache=True, nogil=True)
+def _max_flight(at: np.ndarray, ack: np.ndarray, st: np.ndarray, seq: np.ndarray, ln: np.ndarray) -> float:
+    """The most payload bytes one flow had in flight as the capture point saw it: at each ACK, the highest
+    sequence sent by then less the highest acknowledged (NaN without data or ACKs). A segment reordered in the
+    capture only delays when its end counts."""
+    if not len(at) or not len(st):
+        return np.nan
+    most = 0.0
+    sent = -1.0
+    acked = -1.0
+    j = 0
+    for k in range(len(at)):
+        while j < len(st) and st[j] <= at[k]:
+            sent = max(sent, float(seq[j] + ln[j]))
+            j += 1
+        acked = max(acked, float(ack[k]))
+        if sent >= 0.0:
+            most = max(most, sent - acked)
+    return most
 
 
 @njit(cache=True, nogil=True)
@@ -249,7 +273,7 @@ def _parts_batch(ids: np.ndarray, links: Links | Sequence[LinkInfo], acks: Mappi
     wire = mss + links.overhead
     # a flow's pairs: at most one per ACK event but the first (sender side), per segment but the first (receiver)
     room = int(np.maximum(np.where(receiver, s_hi - s_lo, a_hi - a_lo) - 1, 0).sum())
-    rates, rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx = _evidence(
+    rates, rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, flight = _evidence(
         _frozen(a_lo, np.int64), _frozen(a_hi, np.int64), _frozen(s_lo, np.int64), _frozen(s_hi, np.int64),
         _frozen(e_lo, np.int64), _frozen(e_hi, np.int64), _frozen(receiver, np.bool_), _frozen(mss, np.int64),
         _frozen(links.overhead, np.int64), _frozen(acks["t_rel"], np.float64), _frozen(acks["ack"], np.int64),
@@ -263,5 +287,6 @@ def _parts_batch(ids: np.ndarray, links: Links | Sequence[LinkInfo], acks: Mappi
                      bins, counts, np.diff(rate_off), links.delivery_rate_bps * wire / mss, wire, mss, samples,
                      rtt_min, deep, top, loss_off, loss_q, loss_retx, np.asarray(links.data_segments, np.int64),
                      np.array([GRADE_RANK[c] if c else -1 for c in links.confidence], np.int8),
-                     np.asarray(links.span_start, np.float64), np.asarray(links.span_end, np.float64))
+                     np.asarray(links.span_start, np.float64), np.asarray(links.span_end, np.float64),
+                     np.asarray(links.rttmin_s, np.float64), np.asarray(links.handshake_rtt_s, np.float64), flight)
 

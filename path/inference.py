@@ -15,16 +15,18 @@ from typing import Any
 
 import numpy as np
 
+from ackreplay.path.bounds import capture_link_rates, physical_bounds, say_bounds, unsure_random
 from ackreplay.path.dispersion import ADR_SHARE, MIN_MODE_PAIRS, MODE_REL
 from ackreplay.path.evidence import GRADES, PathBatch, PathParts
 from ackreplay.path.figures import FULL_QUEUE_SHARE, row_figures
 
-PATH_KEYS = ("capacity_bps", "base_rtt_s", "buffer_bytes", "buffer_over_bdp", "random_loss_rate", "confidence",
-             "evidence")
+PATH_KEYS = ("capacity_bps", "capacity_hop", "capture_link_bps", "base_rtt_s", "buffer_bytes", "buffer_over_bdp",
+             "random_loss_rate", "confidence", "evidence")
 _HOW = ("data segments seen after the bottleneck", "ACK spacing of data queued back to back at the bottleneck",
         "the pooled data and ACK pairs")
 #: The evidence columns judged on a group's pooling where the row has one (the rest are the row's own).
-_JUDGED = ("pairs", "adr_bps", "wire_mss", "mss", "rtt_samples", "rtt_min_s")
+_JUDGED = ("pairs", "adr_bps", "wire_mss", "mss", "rtt_samples", "rtt_min_s", "source", "rtt_bound_s", "handshake_s",
+           "top_queue_s", "flight_bytes")
 
 
 def infer(parts: PathParts, shared: PathParts | None = None) -> dict[str, Any]:
@@ -53,10 +55,14 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
 
     grouped, gi, j = _judged(parts, shared, group, own, whole)
     l_lo, l_hi = parts.loss_offsets[own], parts.loss_offsets[own + 1]
+    link_rate = capture_link_rates(j["at_bin"], j["in_mode"], j["source"], j["adr_bps"])
     (capacity, ser, base, deep, queued, full, delay, buffer, over, lost, rnd, grade) = row_figures(
-        j["at_bin"], j["in_mode"], j["above"], j["wire_mss"], j["rtt_min_s"], j["rtt_samples"],
+        np.where(np.isnan(link_rate), j["at_bin"], -1), j["in_mode"], j["above"], j["wire_mss"], j["rtt_min_s"],
+        j["rtt_samples"],
         mine(parts.rtt_min_s), mine(parts.wire_mss), mine(parts.deep_queue_s), mine(parts.top_queue_s),
         mine(parts.data_segments), mine(parts.confidence), l_lo, l_hi, parts.loss_queue_s, parts.loss_retx)
+    bounds = physical_bounds(capacity, base, buffer, over, grade, j)
+    random_why = unsure_random(rnd, l_hi - l_lo, full, grouped | (_flow_count(parts, own) > 1))
     how = _how(parts, own)
     if len(gi):
         assert shared is not None
@@ -76,10 +82,12 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
         buf, ev_buf = _buffer(buf, cap, n, nfull, deep_s, queued_s, delay_s)
         over_s, ev_over = _over_bdp(over_s, buf, base_s, cap)
         rnd_r, ev_rnd = _random_loss(rnd_r, segs, n, nfull, lost_n, cap)
-        out.append({"capacity_bps": cap, "base_rtt_s": base_s, "buffer_bytes": buf, "buffer_over_bdp": over_s,
+        out.append({"capacity_bps": cap, "capacity_hop": "bottleneck" if cap is not None else None,
+                    "capture_link_bps": None, "base_rtt_s": base_s, "buffer_bytes": buf, "buffer_over_bdp": over_s,
                     "random_loss_rate": rnd_r, "confidence": GRADES[grade_c],
                     "evidence": {"capacity_bps": ev_cap, "base_rtt_s": ev_base, "buffer_bytes": ev_buf,
                                  "buffer_over_bdp": ev_over, "random_loss_rate": ev_rnd}})
+    say_bounds(out, link_rate, bounds, j, random_why)
     return out
 
 

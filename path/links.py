@@ -9,6 +9,7 @@ payload's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +36,12 @@ class LinkInfo:
     data_segments: int
     confidence: str | None = None  # a reconstructed flow's own confidence (§7), which caps the path's
     span: tuple[float, float] = (0.0, 0.0)  # the flow's first and last packet, epoch s
+    #: The smallest round trip the flow's summary timed (its RTT samples and, at the client, the handshake's
+    #: SYN→SYN-ACK): an upper bound on the base RTT.
+    rttmin_s: float | None = None
+    #: SYN→SYN-ACK at the capture point (taken when the sender is the client): the capture point→receiver→
+    #: capture point part of the round trip, which every full round trip crosses.
+    handshake_rtt_s: float | None = None
 
     @staticmethod
     def of(summary: Any) -> LinkInfo:
@@ -43,7 +50,8 @@ class LinkInfo:
         return LinkInfo(str(get("vantage") or "sender"), int(get("mss") or 0),
                         _overhead(get("sender"), get("timestamps")), float(get("delivery_rate_bps") or 0.0),
                         int(get("data_segments") or 0), get("confidence"),
-                        (float(get("start_t") or 0.0), float(get("end_t") or 0.0)))
+                        (float(get("start_t") or 0.0), float(get("end_t") or 0.0)), _time(get("rttmin_s")),
+                        _time(get("handshake_rtt_s")))
 
 
 def _overhead(sender: str | None, timestamps: Any) -> int:
@@ -64,6 +72,8 @@ class Links:
     confidence: list[str | None]
     span_start: np.ndarray  # float64, epoch s
     span_end: np.ndarray
+    rttmin_s: np.ndarray  # float64, NaN = none
+    handshake_rtt_s: np.ndarray  # float64, NaN = none
 
     def __len__(self) -> int:
         return len(self.vantage)
@@ -81,19 +91,22 @@ class Links:
         overhead = [_overhead(s, ts) for s, ts in zip(col("sender"), col("timestamps"), strict=True)]
         return Links([str(v or "sender") for v in col("vantage")], _ints(col("mss")), np.array(overhead, np.int64),
                      _floats(col("delivery_rate_bps")), _ints(col("data_segments")), col("confidence"),
-                     _floats(col("start_t")), _floats(col("end_t")))
+                     _floats(col("start_t")), _floats(col("end_t")), _nans(col("rttmin_s")),
+                     _nans(col("handshake_rtt_s")))
 
     @staticmethod
     def from_infos(links: Sequence[LinkInfo]) -> Links:
         return Links([li.vantage for li in links], _ints([li.mss for li in links]),
                      _ints([li.overhead for li in links]), _floats([li.delivery_rate_bps for li in links]),
                      _ints([li.data_segments for li in links]), [li.confidence for li in links],
-                     _floats([li.span[0] for li in links]), _floats([li.span[1] for li in links]))
+                     _floats([li.span[0] for li in links]), _floats([li.span[1] for li in links]),
+                     _nans([li.rttmin_s for li in links]), _nans([li.handshake_rtt_s for li in links]))
 
     def info(self, i: int) -> LinkInfo:
         return LinkInfo(self.vantage[i], int(self.mss[i]), int(self.overhead[i]), float(self.delivery_rate_bps[i]),
                         int(self.data_segments[i]), self.confidence[i],
-                        (float(self.span_start[i]), float(self.span_end[i])))
+                        (float(self.span_start[i]), float(self.span_end[i])), _time(self.rttmin_s[i]),
+                        _time(self.handshake_rtt_s[i]))
 
 
 def _ints(values: Sequence[Any]) -> np.ndarray:
@@ -102,3 +115,13 @@ def _ints(values: Sequence[Any]) -> np.ndarray:
 
 def _floats(values: Sequence[Any]) -> np.ndarray:
     return np.array([float(v or 0.0) for v in values], np.float64)
+
+
+def _time(value: Any) -> float | None:
+    """A time, or None for none (a null or NaN, or no positive time: a summary's 0 is no measurement)."""
+    return float(value) if value is not None and float(value) > 0.0 else None
+
+
+def _nans(values: Sequence[Any]) -> np.ndarray:
+    """Times as a column, NaN for none."""
+    return np.array([math.nan if (t := _time(v)) is None else t for v in values], np.float64)

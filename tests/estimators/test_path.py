@@ -100,9 +100,9 @@ def test_the_path_meets_the_targets_on_captures_with_truth(capture, meta, tmp_pa
     judged = [(g["path"], g["flows"]) for g in groups] or [(p, [fid]) for fid, p in flows]
     rates = dict(flows_rates(capture, tmp_path))
     for p, members in judged:
-        assert set(p) == {"capacity_bps", "base_rtt_s", "buffer_bytes", "buffer_over_bdp", "random_loss_rate",
-                          "confidence", "evidence"}
-        assert set(p["evidence"]) == set(p) - {"confidence", "evidence"}
+        assert set(p) == {"capacity_bps", "capacity_hop", "capture_link_bps", "base_rtt_s", "buffer_bytes",
+                          "buffer_over_bdp", "random_loss_rate", "confidence", "evidence"}
+        assert set(p["evidence"]) == set(p) - {"confidence", "evidence", "capacity_hop", "capture_link_bps"}
         lo, hi = truth["base_rtt_s"]
         assert 0.97 * lo <= p["base_rtt_s"] <= 1.03 * hi, p["evidence"]["base_rtt_s"]
         if p["capacity_bps"] is None:
@@ -222,7 +222,7 @@ def test_the_path_of_the_ns3_runs(capture):
     no random loss), sender side: capacity within 10 %, base RTT within 3 % of the 60 ms of propagation,
     buffer/BDP within 25 % of the buffer that held packets — the FifoQueueDisc's ``buffer_packets`` and the
     one packet of the PointToPoint device queue below it, in 1500-byte packets over a 50-packet BDP — and no
-    random loss claimed beyond a stray 0.1 %."""
+    random loss claimed beyond a stray 0.1 % (none, when one or two losses fell off the overflow level)."""
     meta = json.loads(capture.with_name(capture.name.replace(".pcap.gz", ".ns3.json")).read_text())
     cap = ingest_capture(capture)
     rep = replay_capture(cap, [E.create("newreno")], keep_series=False)
@@ -235,4 +235,6 @@ def test_the_path_of_the_ns3_runs(capture):
     assert abs(path["capacity_bps"] / rate - 1) <= 0.10, path["evidence"]
     assert abs(path["base_rtt_s"] / (meta["rtt_ms"] / 1000) - 1) <= 0.03, path["evidence"]
     assert abs(path["buffer_over_bdp"] / held - 1) <= 0.25, (path["buffer_over_bdp"], held, path["evidence"])
-    assert path["random_loss_rate"] is not None and path["random_loss_rate"] < 0.001
+    # (or none claimed: a loss or two off the overflow level cannot be told from an overflow)
+    assert ((path["random_loss_rate"] is not None and path["random_loss_rate"] < 0.001)
+            or path["evidence"]["random_loss_rate"].startswith("null: fewer than")), path["evidence"]
