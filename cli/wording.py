@@ -17,7 +17,10 @@ def path_line(path: Mapping[str, Any]) -> str:
     cap = path.get("capacity_bps")
     rtt = path.get("base_rtt_s")
     loss = path.get("random_loss_rate")
-    return (f"capacity {num(None if cap is None else cap / 1e6, '.2f')} Mbit/s, base RTT "
+    link = path.get("capture_link_bps")
+    # a capacity measured beside the capture point is no path's: said as what it is
+    beside = "" if link is None else f" (the capture link's {link / 1e6:.2f})"
+    return (f"capacity {num(None if cap is None else cap / 1e6, '.2f')}{beside} Mbit/s, base RTT "
             f"{num(None if rtt is None else rtt * 1e3, '.1f')} ms, buffer {num(path.get('buffer_bytes'), '.0f')} B "
             f"({num(path.get('buffer_over_bdp'), '.2f')}×BDP), random loss "
             f"{num(None if loss is None else 100 * loss, '.2f')} %, confidence {path.get('confidence')}")
