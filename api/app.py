@@ -37,7 +37,13 @@ database_unavailable` means the database is unreachable (retry after `Retry-Afte
 request collided with a concurrent one.
 
 **Runs always end**: `succeeded`, or `failed` with the reason per capture; a capture without TCP is a run of 0
-flows; `waiting` says when lost work is being dispatched again."""
+flows; `waiting` says when lost work is being dispatched again.
+
+**Answers stay bounded however large a run**: `GET /runs/{id}` and `GET /batches/{id}` list a page of captures
+(`offset`, `limit`, `next`), skipped flows are summarised with counts (all of them: `…/captures/{c}/skipped`), and
+`GET /runs/{id}/document` is streamed. **Quotas** count an owner's captures and the results its runs derive from
+them (`GET /quota`). Headers or a body that arrive too slowly get `408 request_timeout` and lose their
+connection."""
 
 
 def create_app() -> FastAPI:

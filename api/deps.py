@@ -12,6 +12,7 @@ from ackreplay.core.config import Settings, get_settings
 from ackreplay.core.db import API_SESSIONS, session_scope
 from ackreplay.core.orm import Owner
 from ackreplay.core.owners import authenticate, token_from_header
+from ackreplay.core.run_views import MAX_PAGE
 from ackreplay.core.storage import Store, get_store
 
 
@@ -38,9 +39,16 @@ def get_owner(session: SessionDep, settings: SettingsDep,
 
 
 OwnerDep = Annotated[Owner, Depends(get_owner)]
+#: A page of a run's or a batch's captures (``core.run_views.STATUS_PAGE`` by default).
+PageLimit = Annotated[int, Query(ge=1, le=MAX_PAGE, description="items per page", examples=[100])]
 
 #: The rankings' switch: also rank scores labelled not reproducible from their flow's vantage.
 INCLUDE_NOT_REPRODUCIBLE = Annotated[bool, Query(description="also rank estimators on flows whose vantage cannot "
                                                  "reproduce them (BE and CRB off the sender: they depend on the "
                                                  "ACKs' timing at the sender); left out by default",
                                                  examples=[False])]
+
+
+def next_page(path: str, offset: int, limit: int, total: int) -> str | None:
+    """The URL of the page after ``[offset, offset + limit)`` of ``total`` items, None after the last."""
+    return f"{path}?offset={offset + limit}&limit={limit}" if offset + limit < total else None

@@ -19,16 +19,17 @@ log = logging.getLogger("ackreplay.api")
 
 #: Every error code with its HTTP status (docs/service.md lists them with their meaning).
 CODES: dict[str, int] = {
-    "empty_upload": 400, "invalid_host": 400,
+    "empty_upload": 400, "invalid_host": 400, "malformed_request": 400,
     "token_required": 401, "invalid_token": 401,
     "cross_origin": 403,
     "not_found": 404, "capture_not_found": 404, "flow_not_found": 404, "run_not_found": 404,
     "results_not_found": 404, "batch_not_found": 404,
-    "method_not_allowed": 405, "conflict": 409,
+    "method_not_allowed": 405, "request_timeout": 408, "conflict": 409,
     "upload_too_large": 413, "request_too_large": 413, "quota_exceeded": 413, "archive_too_large": 413,
     "unsupported_media_type": 415,
     "invalid_request": 422, "invalid_truth": 422, "invalid_archive": 422, "no_captures": 422, "invalid_sort": 422,
     "unknown_estimator": 422, "unknown_parameter": 422, "parameter_out_of_range": 422, "invalid_parameter": 422,
+    "too_many_variants": 422, "duplicate_estimator": 422,
     "internal_error": 500, "database_unavailable": 503,
 }
 #: Codes any authenticated route may answer with.
@@ -36,6 +37,7 @@ COMMON = ("token_required", "invalid_token", "invalid_request", "conflict", "int
           "database_unavailable")
 STATUS_TEXT = {400: "Bad request", 401: "No or unknown API token", 403: "Refused (a cross-site write)",
                404: "Not found (or another owner's)", 405: "Method not allowed",
+               408: "The request body stopped arriving (the connection is closed)",
                409: "Conflict with a concurrent request (try again)", 413: "Too large", 415: "Not a capture",
                422: "Invalid input", 500: "Unexpected error (logged)", 503: "Database unreachable (Retry-After)"}
 
@@ -81,6 +83,14 @@ def database_error(exc: DBAPIError) -> ErrorAnswer:
     return ErrorAnswer(500, "internal_error", "an unexpected database error occurred; it has been logged", {})
 
 
+def unparsed_body(exc: HTTPException) -> str:
+    """Why FastAPI could not parse a request body (it answers a bare 400 and keeps the cause)."""
+    if isinstance(exc.__cause__, RecursionError):
+        return "the JSON body is nested too deeply"
+    cause = f": {exc.__cause__}" if exc.__cause__ is not None and str(exc.__cause__) else ""
+    return f"the request body could not be parsed{cause}"[:500]
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service(_: Request, exc: ServiceError) -> JSONResponse:
@@ -93,7 +103,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, exc: HTTPException) -> JSONResponse:
-        code = getattr(exc, "code", None) or {400: "invalid_request", 404: "not_found", 405: "method_not_allowed",
+        if exc.status_code == 400 and getattr(exc, "code", None) is None:  # a body FastAPI could not parse
+            return JSONResponse(body("invalid_request", unparsed_body(exc)), status_code=422)
+        code = getattr(exc, "code", None) or {404: "not_found", 405: "method_not_allowed",
                                               413: "upload_too_large"}.get(exc.status_code, "http_error")
         return JSONResponse(body(code, exc.detail), status_code=exc.status_code, headers=exc.headers)
 

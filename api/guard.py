@@ -7,7 +7,12 @@
   (``403 cross_origin``), and on a loopback server an unknown ``Host`` (DNS rebinding) too (``400 invalid_host``);
 - uploads (``POST /api/v1/captures`` and ``/api/v1/batches``): the token, the announced ``Content-Length``
   and the owner's quota are checked before the body is read, and a body without a length is counted while
-  it streams and cut at the limit (``413``); any other body may hold at most 1 MiB (``413 request_too_large``).
+  it streams and cut at the upload limit or at what is left of the quota, whichever is smaller (``413``);
+  any other body may hold at most 1 MiB (``413 request_too_large``);
+- a body that is late is answered ``408 request_timeout``: an upload that sends no byte for
+  ``body_timeout_seconds``, any other body (a JSON document) not all there within that time.
+  A request refused while its body streams is answered with ``Connection: close``: the server reads no more
+  of it, and a client that keeps a connection open by trickling bytes loses it.
 """
 
 from __future__ import annotations
@@ -44,11 +49,12 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
 MAX_JSON = 1 << 20
 
 
-class BodyTooLarge(HTTPException):
-    """Raised from the body stream past the limit; FastAPI re-raises it to its handler (``api.errors``)."""
+class BodyRefused(HTTPException):
+    """Raised from the body stream past its limit or its timeout; FastAPI re-raises it to its handler
+    (``api.errors``), and the guard answers with it whatever the app made of the cut body."""
 
-    def __init__(self, code: str, detail: str) -> None:
-        super().__init__(413, detail)
+    def __init__(self, status: int, code: str, detail: str) -> None:
+        super().__init__(status, detail, headers={"Connection": "close"})
         self.code = code
 
 
@@ -68,13 +74,18 @@ class Refusal(NamedTuple):
     status: int
     code: str
     detail: object
+    headers: dict[str, str] | None = None
 
 
 class BodyLimit(NamedTuple):
-    """The largest body a route takes, and the error code past it."""
+    """The largest body a route takes, the error code past it and what the limit is (for the message)."""
 
     limit: int
     code: str
+    what: str = "the limit"
+    #: An upload may take as long as it keeps sending (a byte per ``body_timeout_seconds``); any other body
+    #: (at most 1 MiB) must arrive whole within that time, so that trickling it holds no connection either.
+    upload: bool = False
 
 
 class Guard:
@@ -86,14 +97,14 @@ class Guard:
             await self.app(scope, receive, send)
             return
         started = False
-        meter = _Meter(receive, *self.body_limit(scope))
+        meter = _Meter(receive, self.body_limit(scope), get_settings().body_timeout_seconds)
 
         async def send_secured(message: Message) -> None:
             nonlocal started
             if meter.tripped is not None:  # whatever the app made of the cut body
                 if message["type"] == "http.response.start" and not started:
                     started = True
-                    await refuse(413, meter.tripped.code, meter.tripped.detail)
+                    await refuse(meter.tripped)
                 return
             if message["type"] == "http.response.start":
                 started = True
@@ -103,26 +114,31 @@ class Guard:
                     (k.lower().encode(), v.encode()) for k, v in HEADERS.items() if k.lower().encode() not in present]
             await send(message)
 
-        async def refuse(status: int, code: str, detail: object, headers: dict[str, str] | None = None) -> None:
-            for message in error_message(status, code, detail, headers):
+        async def refuse(refusal: Refusal | BodyRefused) -> None:
+            answer = refusal if isinstance(refusal, Refusal) else Refusal(
+                refusal.status_code, refusal.code, refusal.detail, dict(refusal.headers or {}))
+            for message in error_message(*answer):
                 await send(message)
 
         try:
-            refusal = await self.check(scope)
+            refusal = await self.check(scope, meter)
             if refusal is not None:
-                await refuse(*refusal)
+                if _has_body(scope):  # (left unread: the connection goes with the answer)
+                    refusal = refusal._replace(headers={**(refusal.headers or {}), "Connection": "close"})
+                await refuse(refusal)
                 return
             await self.app(scope, meter.receive, send_secured)
-        except BodyTooLarge as exc:
+        except BodyRefused as exc:
             if not started:
-                await refuse(413, exc.code, exc.detail)
+                await refuse(exc)
         except Exception:
             log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             if not started:
-                await refuse(500, "internal_error", "an unexpected error occurred; it has been logged")
+                await refuse(Refusal(500, "internal_error", "an unexpected error occurred; it has been logged"))
 
-    async def check(self, scope: Scope) -> Refusal | None:
-        """A refusal of the request before the app sees it, or None."""
+    async def check(self, scope: Scope, meter: _Meter) -> Refusal | None:
+        """A refusal of the request before the app sees it, or None (an upload's body limit may be lowered to
+        what is left of its owner's quota)."""
         path: str = scope.get("path", "")
         query: bytes = scope.get("query_string", b"")
         if "\x00" in path or b"\x00" in query or b"%00" in query.lower():
@@ -137,7 +153,11 @@ class Guard:
             if scope.get("method") in UNSAFE and _cross_site(headers):
                 return Refusal(403, "cross_origin", "a write from another site without a token is refused")
         if scope.get("method") == "POST" and path in ("/api/v1/captures", "/api/v1/batches"):
-            return await anyio.to_thread.run_sync(_admit_upload, token, headers, path, settings)
+            admitted = await anyio.to_thread.run_sync(_admit_upload, token, headers, path, settings)
+            if isinstance(admitted, BodyLimit):
+                meter.body = admitted
+                return None
+            return admitted
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > MAX_JSON:
             return Refusal(413, "request_too_large", f"the request body exceeds the limit of {MAX_JSON} bytes")
@@ -148,31 +168,55 @@ class Guard:
         """The largest body the route takes: an upload's or a batch's, else a JSON document's."""
         settings = get_settings()
         if scope.get("method") == "POST" and scope.get("path") == "/api/v1/captures":
-            return BodyLimit(settings.max_upload_bytes + FRAMING, "upload_too_large")
+            return BodyLimit(settings.max_upload_bytes + FRAMING, "upload_too_large", upload=True)
         if scope.get("method") == "POST" and scope.get("path") == "/api/v1/batches":
-            return BodyLimit(settings.max_batch_bytes + FRAMING, "upload_too_large")
+            return BodyLimit(settings.max_batch_bytes + FRAMING, "upload_too_large", upload=True)
         return BodyLimit(MAX_JSON, "request_too_large")
 
 
 class _Meter:
-    """The request body counted while it streams; past ``limit`` bytes reading it raises (the app fails
-    however it fails, and its answer is replaced by ``413 code``)."""
+    """The request body counted while it streams; past its limit, or late (no byte for ``timeout`` seconds
+    of an upload, not all of any other body within them), reading it raises (the app fails however it
+    fails, and its answer is replaced by the error)."""
 
-    def __init__(self, receive: Receive, limit: int, code: str) -> None:
-        self.inner, self.limit, self.code = receive, limit, code
+    def __init__(self, receive: Receive, body: BodyLimit, timeout: float) -> None:
+        self.inner, self.body, self.timeout = receive, body, timeout
         self.seen = 0
-        self.tripped: BodyTooLarge | None = None
+        self.complete = False
+        self.deadline: float | None = None
+        self.tripped: BodyRefused | None = None
 
     async def receive(self) -> Message:
         if self.tripped is not None:
             raise self.tripped
-        message = await self.inner()
+        if self.complete:  # (afterwards the app only waits for the client to disconnect: no timeout)
+            return await self.inner()
+        if self.deadline is None and not self.body.upload:
+            self.deadline = anyio.current_time() + self.timeout
+        wait = self.timeout if self.deadline is None else self.deadline - anyio.current_time()
+        try:
+            with anyio.fail_after(max(wait, 0.0)):
+                message = await self.inner()
+        except TimeoutError:
+            late = "no byte of the upload arrived for" if self.body.upload else "the request body did not arrive within"
+            self.tripped = BodyRefused(408, "request_timeout", f"{late} {self.timeout:g} s; the connection is closed")
+            raise self.tripped from None
         if message["type"] == "http.request":
             self.seen += len(message.get("body", b""))
-            if self.seen > self.limit:
-                self.tripped = BodyTooLarge(self.code, f"the request body exceeds the limit of {self.limit} bytes")
+            self.complete = not message.get("more_body", False)
+            if self.seen > self.body.limit:
+                self.tripped = BodyRefused(413, self.body.code, f"the request body exceeds {self.body.what} "
+                                                                f"({self.body.limit} bytes)")
                 raise self.tripped
+        else:
+            self.complete = True
         return message
+
+
+def _has_body(scope: Scope) -> bool:
+    """Whether the request announces a body (a length above 0, or chunks)."""
+    headers = dict(scope.get("headers", []))
+    return headers.get(b"content-length", b"0") not in (b"", b"0") or b"transfer-encoding" in headers
 
 
 def _host_allowed(host: str, settings: Settings) -> bool:
@@ -199,8 +243,11 @@ def _cross_site(headers: dict[str, str]) -> bool:
 
 
 def _admit_upload(token: str | None, headers: dict[str, str], path: str,
-                  settings: Settings) -> Refusal | None:
-    """The token, the announced length and the owner's quota of an upload, before its body is read."""
+                  settings: Settings) -> Refusal | BodyLimit:
+    """The token, the announced length and the owner's quota of an upload, before its body is read; admitted,
+    the most its body may hold: the upload limit, or what is left of the quota when that is less (a batch's
+    too: its captures are stored decompressed, so a body past what is left fits only when members are
+    refused or stored already)."""
     length = headers.get("content-length")
     announced = int(length) if length and length.isdigit() else None
     limit = settings.max_upload_bytes if path.endswith("captures") else settings.max_batch_bytes
@@ -210,10 +257,9 @@ def _admit_upload(token: str | None, headers: dict[str, str], path: str,
             if announced is not None and announced > limit + FRAMING:
                 return Refusal(413, "upload_too_large",
                                f"the request announces {announced} bytes; the limit is {limit}")
-            single = path.endswith("captures")  # (a batch's archives hold more or less than they store)
-            usage = quotas.usage(session, owner) if single and quotas.limit_of(owner) is not None else None
-            if usage is not None and announced is not None and usage.remaining_bytes is not None \
-                    and announced > usage.remaining_bytes + FRAMING:
+            usage = quotas.usage(session, owner) if quotas.limit_of(owner) is not None else None
+            left = usage.remaining_bytes if usage is not None else None
+            if usage is not None and left is not None and announced is not None and announced > left + FRAMING:
                 exc = quotas.exceeded(owner, usage, str(announced))
                 return Refusal(exc.status, exc.code, exc.detail)
     except ServiceError as exc:
@@ -221,4 +267,7 @@ def _admit_upload(token: str | None, headers: dict[str, str], path: str,
     except DBAPIError as exc:
         answer = database_error(exc)
         return Refusal(answer.status, answer.code, answer.detail)
-    return None
+    if left is not None and left < limit:
+        return BodyLimit(left + FRAMING, "quota_exceeded", f"what is left of the storage quota of owner {owner.name!r}",
+                         upload=True)
+    return BodyLimit(limit + FRAMING, "upload_too_large", upload=True)

@@ -7,11 +7,12 @@ field reaches clients without a schema change.
 
 from __future__ import annotations
 
-import math
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from ackreplay.core import bounds
 
 #: A time in UTC with its offset (RFC 3339). SQLite hands timestamps back without their zone (found by the
 #: schema fuzz test: "2026-11-23T08:55:38" is no `date-time`); they were stored in UTC.
@@ -187,20 +188,14 @@ def _no_nul(value: str) -> str:
     return value
 
 
-def _finite(value: Any) -> Any:
-    """Every number in a JSON value finite (JSON has no NaN or infinity; the database refuses them)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("numbers must be finite")
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _no_nul(str(k))
-            _finite(v)
-    elif isinstance(value, list):
-        for v in value:
-            _finite(v)
-    elif isinstance(value, str):
-        _no_nul(value)
-    return value
+def _parameters(value: dict[str, Any]) -> dict[str, Any]:
+    """Estimator parameters: finite numbers (JSON has no NaN or infinity; the database refuses them), no NUL,
+    at most ``MAX_PARAMETER_VALUES`` values nested at most ``bounds.MAX_DEPTH`` deep (walked without
+    recursion: a deeply nested value must be a 422, not a stack overflow)."""
+    try:
+        return bounds.check(value, max_nodes=MAX_PARAMETER_VALUES)
+    except bounds.JsonOutOfBounds as exc:
+        raise ValueError(str(exc)) from None
 
 
 def _unique(values: list[str]) -> list[str]:
@@ -218,14 +213,16 @@ MAX_OFFSET = (1 << 63) - 1
 MAX_TAGS, MAX_TAG = 100, 100
 MAX_TRUTH = 1 << 20
 MAX_RUN_CAPTURES = 1000
+#: Values in one estimator's parameters: 100 parameters, each a value or a sweep's list of values.
+MAX_PARAMETER_VALUES = 10_000
 Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 Text = Annotated[str, AfterValidator(_no_nul)]
-Finite = Annotated[dict[str, Any], AfterValidator(_finite)]
+Parameters = Annotated[dict[str, Any], AfterValidator(_parameters)]
 
 
 class EstimatorSpec(BaseModel):
     name: Annotated[Text, StringConstraints(min_length=1, max_length=40)] = Field(examples=["abse"])
-    parameters: Finite = Field(
+    parameters: Parameters = Field(
         default_factory=dict, max_length=100, examples=[{"N": 12}, {"tau": [0.25, 0.5, 1, 2]}, {"tau": "0.1:2:0.1"}],
         description="parameter values; a list, a comma-separated string or START:STOP:STEP sweeps the parameter: "
                     "one variant per value, named e.g. re[tau=0.5] (at most 64)")
@@ -269,8 +266,12 @@ class RunCaptureStatus(BaseModel):
     status: str = Field(description="queued | replaying | succeeded | failed", examples=["succeeded"])
     error_code: str | None = Field(None, examples=[None])
     error: str | None = Field(None, examples=[None])
-    skipped_flows: dict[str, str] = Field(description="flow id → why it was not replayed",
-                                          examples=[{"1": "vantage receiver"}])
+    skipped_flows: dict[str, str] = Field(description="flow id → why it was not replayed: the first 100 by flow id "
+                                          "(all of them: `GET /runs/{id}/captures/{capture_id}/skipped`)",
+                                          examples=[{"1": "vantage receiver: no reconstruction"}])
+    skipped_total: int = Field(0, description="how many flows were not replayed", examples=[1])
+    skipped_counts: dict[str, int] = Field(default_factory=dict, description="per kind of reason (the reason up to "
+                                           "its first colon), how many flows", examples=[{"vantage receiver": 1}])
 
 
 class RunStatusOut(BaseModel):
@@ -285,10 +286,30 @@ class RunStatusOut(BaseModel):
     error: str | None = Field(None, examples=[None])
     progress: Progress
     timings_s: Timings
-    captures: list[RunCaptureStatus]
+    captures: list[RunCaptureStatus] = Field(description="one page of the run's captures (`offset`, `limit`)")
+    captures_total: int = Field(0, description="how many captures the run has", examples=[1])
+    offset: int = Field(0, examples=[0])
+    limit: int = Field(100, examples=[100])
+    next: str | None = Field(None, description="the next page of captures, when there is one",
+                             examples=[None])
     waiting: str | None = Field(None, description="an unfinished run whose work was lost (its worker died, its "
                                 "broker message vanished) and is dispatched again says so here",
                                 examples=["1 task: its worker stopped (no heartbeat); dispatched again"])
+
+
+class SkippedFlow(BaseModel):
+    flow_id: int = Field(examples=[1])
+    reason: str = Field(examples=["vantage receiver: no reconstruction"])
+
+
+class SkippedPage(BaseModel):
+    """A page of the flows one capture of a run did not replay, by flow id."""
+
+    items: list[SkippedFlow]
+    total: int = Field(examples=[1])
+    limit: int = Field(examples=[1000])
+    offset: int = Field(examples=[0])
+    next: str | None = Field(None, examples=[None])
 
 
 class RunSummaryOut(BaseModel):
@@ -438,15 +459,26 @@ class BatchCreated(BaseModel):
     batch_id: str = Field(examples=[BATCH_ID])
     run_id: str | None = Field(examples=[RUN_ID])
     url: str = Field(examples=[f"/api/v1/batches/{BATCH_ID}"])
-    captures: list[str] = Field(examples=[[CAPTURE_ID]])
-    rejected: list[Rejected]
+    captures: list[str] = Field(description="the first 100 captures (all of them: `GET /batches/{id}`)",
+                                examples=[[CAPTURE_ID]])
+    captures_total: int = Field(0, examples=[1])
+    rejected: list[Rejected] = Field(description="the first 100 members that are not captures")
+    rejected_total: int = Field(0, examples=[0])
 
 
 class BatchOut(BaseModel):
+    """A batch, with one page (`offset`, `limit`) of its captures, of its rejected members and of its run's
+    captures."""
+
     id: str = Field(examples=[BATCH_ID])
     name: str = Field(examples=["lab-sweep.zip"])
     captures: list[str] = Field(examples=[[CAPTURE_ID]])
+    captures_total: int = Field(0, examples=[1])
     rejected: list[Rejected]
+    rejected_total: int = Field(0, examples=[0])
+    offset: int = Field(0, examples=[0])
+    limit: int = Field(100, examples=[100])
+    next: str | None = Field(None, description="the next page, when there is one", examples=[None])
     run: RunStatusOut | None
 
 
@@ -484,10 +516,13 @@ class ReadyOut(BaseModel):
 
 
 class QuotaOut(BaseModel):
-    """The caller's storage: bytes of stored captures against its quota."""
+    """The caller's storage against its quota: its captures and the results its runs derived from them."""
 
     owner: str = Field(examples=["alice"])
-    used_bytes: int = Field(examples=[894468])
+    used_bytes: int = Field(description="capture_bytes + derived_bytes", examples=[1_094_468])
+    capture_bytes: int = Field(description="the stored captures (as uploaded)", examples=[894468])
+    derived_bytes: int = Field(description="the runs' series, results, decisions and diagnostics",
+                               examples=[200_000])
     captures: int = Field(examples=[1])
     limit_bytes: int | None = Field(description="null: unlimited", examples=[10_737_418_240])
-    remaining_bytes: int | None = Field(description="null: unlimited", examples=[10_736_523_772])
+    remaining_bytes: int | None = Field(description="null: unlimited", examples=[10_736_323_772])

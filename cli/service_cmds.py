@@ -38,6 +38,7 @@ def serve(
 
     import uvicorn
 
+    from ackreplay.api.http_protocol import TimedH11Protocol
     from ackreplay.core.config import get_settings
     from ackreplay.core.db import session_scope
     from ackreplay.core.migrate import upgrade
@@ -67,11 +68,12 @@ def serve(
             print(f"re-queued {n} unfinished tasks")
     mode = "embedded (in-process worker)" if settings.embedded_worker else "Celery workers via Redis"
     print(f"ackreplay API on http://{host}:{port}/api/v1 — {mode}; docs at /api/v1/docs")
-    # Idle keep-alive connections stay open 75 s (uvicorn's default is 5 s): clients and proxies that pool
-    # connections (httpx, browsers, load balancers idle out at 60 s) otherwise race the server's close and
-    # see a reset on a request sent as the connection closes (the soak counted 18 such errors at 5 s).
+    # Idle keep-alive connections stay open 75 s by default (uvicorn's default is 5 s): clients and proxies
+    # that pool connections (httpx, browsers, load balancers idle out at 60 s) otherwise race the server's
+    # close and see a reset on a request sent as the connection closes (the soak counted 18 such errors at
+    # 5 s). The protocol adds the header timeout uvicorn lacks (api.http_protocol).
     uvicorn.run("ackreplay.api.app:create_app", factory=True, host=host, port=port, log_level="warning",
-                workers=workers, timeout_keep_alive=75)
+                workers=workers, timeout_keep_alive=settings.keep_alive_seconds, http=TimedH11Protocol)
 
 
 def worker(
@@ -202,7 +204,7 @@ def quota_set(
 
 @quota_app.command("show")
 def quota_show(name: Annotated[str, typer.Argument(help="Owner name.")]) -> None:
-    """An owner's storage: bytes of stored captures against its quota."""
+    """An owner's storage: bytes of stored captures and their results against its quota."""
     from sqlalchemy import select
 
     from ackreplay.core import quotas
@@ -218,4 +220,5 @@ def quota_show(name: Annotated[str, typer.Argument(help="Owner name.")]) -> None
             raise typer.Exit(4)
         u = quotas.usage(session, owner)
     limit = "unlimited" if u.limit_bytes is None else f"{u.limit_bytes} bytes"
-    print(f"{name}: {u.used_bytes} bytes in {u.captures} captures; quota {limit}")
+    print(f"{name}: {u.used_bytes} bytes ({u.capture_bytes} in {u.captures} captures, {u.derived_bytes} in their "
+          f"results); quota {limit}")

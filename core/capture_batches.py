@@ -21,7 +21,7 @@ from ackreplay.core.owners import owned
 from ackreplay.core.quotas import QuotaExceeded
 from ackreplay.core.run_tasks import estimator_spec, start_run
 from ackreplay.core.run_views import leaderboard
-from ackreplay.core.storage import Store
+from ackreplay.core.storage import Readable, Store
 
 MAX_MEMBERS = 10_000
 
@@ -62,7 +62,7 @@ def _is_tar(head: bytes) -> bool:
     return len(head) >= 262 and head[257:262] == b"ustar"
 
 
-def expand(src: IO[bytes], name: str, *, max_bytes: int) -> Iterator[tuple[str, IO[bytes]]]:
+def expand(src: IO[bytes], name: str, *, max_bytes: int) -> Iterator[tuple[str, Readable]]:
     """The captures inside an upload: the upload itself, or the files of a zip/tar(.gz) archive, whose
     members together may decompress to at most ``max_bytes`` (:class:`BatchRejected` beyond)."""
     head = src.read(1024)
@@ -80,7 +80,7 @@ def expand(src: IO[bytes], name: str, *, max_bytes: int) -> Iterator[tuple[str, 
             for info in members:
                 try:
                     with zf.open(info) as zmember:
-                        yield info.filename, _Metered(zmember, budget)  # type: ignore[misc]
+                        yield info.filename, _Metered(zmember, budget)
                 except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
                     raise ServiceError(f"{name}: broken zip member {info.filename} ({exc})",
                                        code="invalid_archive", status=422) from exc
@@ -103,7 +103,7 @@ def expand(src: IO[bytes], name: str, *, max_bytes: int) -> Iterator[tuple[str, 
                         raise BatchRejected(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large")
                     fh = tf.extractfile(entry)
                     if fh is not None:
-                        yield entry.name, _Metered(fh, budget)  # type: ignore[misc]
+                        yield entry.name, _Metered(fh, budget)
         except tarfile.TarError as exc:
             raise ServiceError(f"{name}: broken tar archive ({exc})", code="invalid_archive", status=422) from exc
         return

@@ -8,7 +8,7 @@ import gzip
 import zlib
 from dataclasses import dataclass
 from functools import partial
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -19,7 +19,7 @@ from ackreplay.core.db import after_commit, on_rollback
 from ackreplay.core.errors import NotFound, ServiceError
 from ackreplay.core.orm import Capture, Flow, Owner, RunCapture, new_id
 from ackreplay.core.owners import owned
-from ackreplay.core.storage import Store, TooLarge
+from ackreplay.core.storage import Readable, Store, TooLarge
 from ackreplay.estimators import EstimatorError
 from ackreplay.scoring.truth import Truth
 
@@ -59,7 +59,7 @@ class Upload:
     created: bool
 
 
-def create_from_stream(session: Session, store: Store, owner: Owner, src: IO[bytes], *, name: str,
+def create_from_stream(session: Session, store: Store, owner: Owner, src: Readable, *, name: str,
                        tags: list[str], truth: dict[str, Any] | None, limit: int,
                        batch_id: str | None = None) -> Upload:
     """Store an upload; the same bytes uploaded again by the same owner return the existing capture.
@@ -68,32 +68,86 @@ def create_from_stream(session: Session, store: Store, owner: Owner, src: IO[byt
     the stream may not grow past what is left, and the total is checked again under the owner's lock).
     The bytes stay in the store only if the capture's row is committed: every failure, here or later in
     the caller's transaction, removes them (``core.db.on_rollback``)."""
+    head, complete = _peek(src)
+    undecided_gzip = _check_head(head, complete)
     tmp = f"uploads/{new_id()}"
     before = quotas.usage(session, owner) if quotas.limit_of(owner) is not None else None
     left = before.remaining_bytes if before is not None else None
     try:
-        size, sha, head = store.write_stream(tmp, src, limit=limit if left is None else min(limit, left))
+        size, sha, head = store.write_stream(tmp, Prefixed(head, src),
+                                             limit=limit if left is None else min(limit, left))
     except TooLarge as exc:
         if before is not None and left is not None and left < limit:
             raise quotas.exceeded(owner, before, f"more than {left}") from exc
         raise ServiceError(str(exc), code="upload_too_large", status=413) from exc
     try:
+        if undecided_gzip:
+            _check_gzip(store, tmp)
         return _keep(session, store, owner, tmp, size, sha, head, name=name, tags=tags, truth=truth,
                      batch_id=batch_id)
     finally:
         store.delete(tmp)  # moved to its capture's key, or refused
 
 
-def _keep(session: Session, store: Store, owner: Owner, tmp: str, size: int, sha: str, head: bytes, *,
-          name: str, tags: list[str], truth: dict[str, Any] | None, batch_id: str | None) -> Upload:
-    if size == 0:
+#: How much of an upload is read before anything is stored: its magic bytes, and for a gzip enough of its
+#: stream to decompress the magic bytes it holds. A member of an archive that is not a capture is refused
+#: after this much, not after it has been decompressed and written out in full.
+PEEK = 64 << 10
+
+
+class Prefixed:
+    """A stream whose first bytes were read already (to check them): those bytes, then the rest."""
+
+    def __init__(self, head: bytes, rest: Readable) -> None:
+        self.head, self.rest = head, rest
+
+    def read(self, n: int = -1, /) -> bytes:
+        if not self.head:
+            return self.rest.read(n)
+        if n < 0:
+            out, self.head = self.head + self.rest.read(), b""
+        else:
+            out, self.head = self.head[:n], self.head[n:]
+        return out
+
+
+def _peek(src: Readable) -> tuple[bytes, bool]:
+    """The first ``PEEK`` bytes of ``src``, and whether they are all of it."""
+    head = b""
+    while len(head) < PEEK:
+        chunk = src.read(PEEK - len(head))
+        if not chunk:
+            return head, True
+        head += chunk
+    return head, False
+
+
+def _check_head(head: bytes, complete: bool) -> bool:
+    """Refuse an upload by its first bytes: empty (400), not pcap, pcapng or gzip (415), a gzip that is
+    broken or holds something else (415). True when a gzip's content could not be told from these bytes
+    (checked again once stored)."""
+    if not head:
         raise ServiceError("the upload is empty (0 bytes)", code="empty_upload", status=400)
     kind = sniff(head)
     if kind is None:
         raise ServiceError(f"not a pcap, pcapng or gzip file (starts with {head[:4].hex()})",
                            code="unsupported_media_type", status=415)
-    if kind == "gzip":
-        _check_gzip(store, tmp)
+    if kind != "gzip":
+        return False
+    try:
+        inner = zlib.decompressobj(wbits=31).decompress(head, 4)
+    except zlib.error as exc:
+        raise ServiceError(f"a broken gzip file ({exc})", code="unsupported_media_type", status=415) from exc
+    if len(inner) < 4 and not complete:
+        return True
+    _check_gzip_magic(inner)
+    return False
+
+
+def _keep(session: Session, store: Store, owner: Owner, tmp: str, size: int, sha: str, head: bytes, *,
+          name: str, tags: list[str], truth: dict[str, Any] | None, batch_id: str | None) -> Upload:
+    kind = sniff(head)
+    assert kind is not None  # (_check_head refused the rest before anything was stored)
     existing = session.scalar(select(Capture).where(Capture.owner_id == owner.id, Capture.sha256 == sha))
     if existing is not None:
         return Upload(existing, False)
@@ -125,6 +179,10 @@ def _check_gzip(store: Store, key: str) -> None:
             head = inner.read(4)
     except (OSError, EOFError, zlib.error) as exc:
         raise ServiceError(f"a broken gzip file ({exc})", code="unsupported_media_type", status=415) from exc
+    _check_gzip_magic(head)
+
+
+def _check_gzip_magic(head: bytes) -> None:
     if MAGIC.get(head) is None:
         raise ServiceError(f"a gzip file that holds no pcap or pcapng (its content starts with {head.hex()})",
                            code="unsupported_media_type", status=415)

@@ -33,8 +33,9 @@ class Settings(BaseSettings):
                                 "temporary files and are analysed in connection groups, and replay runs no more "
                                 "estimators side by side than fit")
     quota_bytes: int | None = Field(
-        None, ge=0, description="default storage quota of an owner: total bytes of its stored captures (413 "
-                                "quota_exceeded beyond; none: unlimited); `ackreplay quota set` overrides it per owner")
+        None, ge=0, description="default storage quota of an owner: total bytes of its stored captures and of the "
+                                "results its runs derived from them (413 quota_exceeded beyond; none: unlimited); "
+                                "`ackreplay quota set` overrides it per owner")
     max_archive_bytes: int = Field(
         8 << 30, ge=1, description="total decompressed bytes of the members of one uploaded archive (checked while "
                                    "streaming; 413 archive_too_large beyond)")
@@ -52,6 +53,15 @@ class Settings(BaseSettings):
     allowed_hosts: list[str] = Field(
         default_factory=list, description="Host names a tokenless (open-mode) request may carry besides the "
                                           "loopback names (JSON list); checked when the server is bound to loopback")
+    header_timeout_seconds: float = Field(
+        20.0, gt=0, description="a connection must send a request's headers within this long of its first byte "
+                                "(or of connecting): else it is closed (`serve`)")
+    body_timeout_seconds: float = Field(
+        60.0, gt=0, description="an upload that sends no byte for this long, or any other request body (a JSON "
+                                "document) not all there within it, is answered 408 request_timeout and its "
+                                "connection closed")
+    keep_alive_seconds: int = Field(
+        75, ge=1, description="an idle keep-alive connection is closed after this long (`serve`)")
     bind_host: str | None = Field(None, description="the address `serve` listens on (set by `serve`)")
     public_metrics: bool = Field(False, description="serve /api/v1/metrics without a token")
 

@@ -38,7 +38,8 @@ class Owner(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     name: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
-    #: Storage quota (bytes of stored captures); None: the service's default (``ACKREPLAY_QUOTA_BYTES``).
+    #: Storage quota (bytes of stored captures and the results derived from them); None: the service's default
+    #: (``ACKREPLAY_QUOTA_BYTES``).
     quota_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
@@ -144,6 +145,10 @@ class Task(Base):
     redispatches: Mapped[int] = mapped_column(Integer, default=0)
     #: Why the task was dispatched again (its worker stopped, its broker message was lost), for the run status.
     note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: What a replay task stored, charged to its run's owner's quota (``core.quotas``): the bytes of its
+    #: series object, and of its result, decision and diagnostics rows. Gone with the task's run or capture.
+    series_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    row_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class Result(Base):

@@ -22,6 +22,7 @@ import numpy as np
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from ackreplay.core import quotas
 from ackreplay.core.capture_scoring import build_estimators, jsonable, path_models
 from ackreplay.core.config import get_settings
 from ackreplay.core.db import after_commit, get_engine, session_scope
@@ -63,10 +64,20 @@ log = logging.getLogger("ackreplay.pipeline")
 
 #: Results and decisions are keyed by the estimator's name in a String(40) column (core.orm).
 MAX_ESTIMATOR_NAME = 40
+#: A run's ``error`` names this many failed captures and counts the rest, and notes deleted captures up to
+#: about this many characters: a batch of thousands of broken captures must not make every status poll MB.
+ERRORS_NAMED = 20
+MAX_ERROR_TEXT = 10_000
 
 
 def estimator_spec(items: list[Any] | None) -> list[dict[str, Any]]:
     """Normalise a run's estimators (names or {name, parameters}) and validate them (EstimatorError → 422)."""
+    named = [item if isinstance(item, str) else item["name"] for item in items or []]
+    twice = sorted({n for n in named if named.count(n) > 1})
+    if twice:  # parameters are keyed by name: a second entry would silently replace the first one's
+        raise ServiceError(f"estimator {twice[0]!r} is given more than once: give each estimator once, with every "
+                           'value to sweep in its one entry (e.g. "parameters": {"tau": [0.25, 0.5]})',
+                           code="duplicate_estimator", status=422)
     names: list[str] = []
     params: dict[str, dict[str, Any]] = {}
     for item in items or []:
@@ -337,7 +348,7 @@ def replay_task(task_id: str) -> None:
                                                 table.flow_id.in_(task.flow_ids)))
         rep = _replay(session, store, cap, task.flow_ids, ests) if task.flow_ids else None
         series_key = f"series/{run.id}/{cap.id}/{task.chunk}.parquet"  # one table per task, column flow_id
-        _store_replay(session, store, run.id, cap.id, rep, ests, series_key)
+        task.series_bytes, task.row_bytes = _store_replay(session, store, run, cap.id, rep, ests, series_key)
         task.status = "done"
         task.seconds = time.perf_counter() - t0
         task.updated_at = now()
@@ -360,12 +371,14 @@ def _replay(session: Session, store: Store, cap: Capture, flow_ids: list[int], e
     return replay_capture(source, ests, truth=truth, only=set(flow_ids), deliveries=deliveries)
 
 
-def _store_replay(session: Session, store: Store, run_id: str, capture_id: str, rep: CaptureReplay | None,
-                  ests: list[Estimator], series_key: str) -> None:
+def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep: CaptureReplay | None,
+                  ests: list[Estimator], series_key: str) -> tuple[int, int]:
     """Each replayed flow's scores (a row per estimator), decisions and diagnostics — with its path (§9), as the
-    path explains the estimates too — to the database, their series to the store (one table)."""
+    path explains the estimates too — to the database, their series to the store (one table), once they fit
+    in the owner's quota (``core.quotas``: ``QuotaExceeded`` otherwise, before anything is written). The bytes
+    stored: the series object's and the rows'."""
     reps = rep.flows if rep is not None else []
-    ids = {"run_id": run_id, "capture_id": capture_id}
+    ids = {"run_id": run.id, "capture_id": capture_id}
     result_rows: list[dict[str, Any]] = []
     decision_rows: list[dict[str, Any]] = []
     for r in reps:
@@ -379,11 +392,24 @@ def _store_replay(session: Session, store: Store, run_id: str, capture_id: str, 
     diagnostic_rows = [{**ids, "flow_id": r.flow_id, "data": jsonable({
         **r.diagnostics, "path": r.path, "path_models": path_models(r.path, r.decision_rows) if r.path else None,
         "path_group": group_of.get(r.flow_id)})} for r in reps]
+    series = Store.parquet_bytes(series_table(reps)) if reps else b""
+    rows = _charged_row_bytes(result_rows, decision_rows, diagnostic_rows)
+    owner = session.get(Owner, run.owner_id)
+    if owner is not None:
+        quotas.check_locked(session, owner, len(series) + rows, " of results")
     if reps:
-        store.write_parquet(series_key, series_table(reps))
+        store.write_bytes(series_key, series)
     for table, values in ((Result, result_rows), (DecisionRow, decision_rows), (FlowDiagnostics, diagnostic_rows)):
         if values:
             session.execute(insert(table), values)
+    return len(series), rows
+
+
+def _charged_row_bytes(results: list[dict[str, Any]], decisions: list[dict[str, Any]],
+                      diagnostics: list[dict[str, Any]]) -> int:
+    """The bytes a replay task's rows are charged (``quotas.row_bytes`` of each row's JSON documents)."""
+    return (sum(quotas.row_bytes(r["scores"], r["parameters"], r["window"]) for r in results)
+            + sum(quotas.row_bytes(r["data"]) for r in decisions + diagnostics))
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -438,10 +464,13 @@ def _maybe_finish_run(session: Session, run_id: str) -> None:
     failed = [s for s in states if s == "failed"]
     run.status = "failed" if not states or len(failed) == len(states) else "succeeded"
     notes = [run.error] if run.error else []
-    if failed:
+    if failed:  # the first few by name (each capture's own error is in its status), and how many more
         errors = session.execute(select(RunCapture.capture_id, RunCapture.error).where(
-            RunCapture.run_id == run_id, RunCapture.status == "failed"))
+            RunCapture.run_id == run_id, RunCapture.status == "failed").order_by(RunCapture.capture_id)
+            .limit(ERRORS_NAMED))
         notes += [f"capture {cid}: {err}" for cid, err in errors]
+        if len(failed) > ERRORS_NAMED:
+            notes.append(f"and {len(failed) - ERRORS_NAMED} more failed captures")
     if not states and not notes:
         notes.append("every capture of the run was deleted")
     run.error = "; ".join(notes) or None
@@ -456,7 +485,8 @@ def capture_removed(session: Session, run_id: str, capture_id: str) -> None:
     if run is None or run.status in ("succeeded", "failed"):
         return
     note = f"capture {capture_id}: deleted before the run finished"
-    run.error = f"{run.error}; {note}" if run.error else note
+    if len(run.error or "") < MAX_ERROR_TEXT:  # (past it the run's status still lists what is left)
+        run.error = f"{run.error}; {note}" if run.error else note
     session.flush()
     _maybe_finish_run(session, run_id)
 

@@ -1,9 +1,9 @@
-"""Reading runs back: status and progress, scores, the comparison document (the same layout and numbers
-as ``ackreplay score --format json``), series with downsampling, decisions, and the leaderboard."""
+"""Reading runs back: status and progress (a page of captures at a time), skipped flows, scores, series with
+downsampling, decisions, and the leaderboard. The comparison document is ``core.run_document``'s."""
 
 from __future__ import annotations
 
-import json
+import heapq
 import math
 import threading
 import time
@@ -12,10 +12,9 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import polars as pl
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from ackreplay.core.capture_scoring import summary_document
 from ackreplay.core.config import get_settings
 from ackreplay.core.errors import NotFound, ServiceError
 from ackreplay.core.orm import (
@@ -43,23 +42,70 @@ def get_run(session: Session, owner: Owner, run_id: str) -> Run:
     return owned(session, owner, Run, run_id, "run")
 
 
-def status(session: Session, run: Run) -> dict[str, Any]:
-    tasks = list(session.scalars(select(Task).where(Task.run_id == run.id)))
-    rcs = list(session.scalars(select(RunCapture).where(RunCapture.run_id == run.id)))
-    done = sum(t.status in ("done", "failed") for t in tasks)
+#: A run's status lists its captures a page at a time (a batch may hold thousands), and of each capture the
+#: first skipped flows with counts by reason (a capture may skip 100 000 flows): one status stays within
+#: a few MB however large the run.
+STATUS_PAGE = 100
+MAX_PAGE = 1000
+SKIPPED_SHOWN = 100
+
+
+def status(session: Session, run: Run, *, offset: int = 0, limit: int = STATUS_PAGE) -> dict[str, Any]:
+    """The run's status, progress and timings, and one page of its captures (``offset``, ``limit``)."""
+    done, total = session.execute(select(func.count().filter(Task.status.in_(("done", "failed"))), func.count())
+                                  .where(Task.run_id == run.id)).one()
+    seconds = {kind: spent for kind, spent in session.execute(
+        select(Task.kind, func.coalesce(func.sum(Task.seconds), 0.0)).where(Task.run_id == run.id).group_by(Task.kind))}
+    unfinished = list(session.scalars(select(Task).where(Task.run_id == run.id,
+                                                         Task.status.in_(("queued", "started")))))
+    rcs = session.scalars(select(RunCapture).where(RunCapture.run_id == run.id)
+                          .order_by(RunCapture.queued_at, RunCapture.capture_id).offset(offset).limit(limit))
     return {
         "id": run.id, "status": run.status, "is_default": run.is_default, "estimators": run.estimators,
         "version": run.version, "created_at": run.created_at, "started_at": run.started_at,
         "finished_at": run.finished_at, "error": run.error,
-        "progress": {"tasks_done": done, "tasks_total": len(tasks)},
-        "timings_s": {
-            "ingest": sum(t.seconds or 0 for t in tasks if t.kind == "ingest"),
-            "replay": sum(t.seconds or 0 for t in tasks if t.kind == "replay"),
-        },
-        "captures": [{"capture_id": rc.capture_id, "status": rc.status, "error_code": rc.error_code,
-                      "error": rc.error, "skipped_flows": rc.skipped or {}} for rc in rcs],
-        "waiting": waiting(run, tasks),
+        "progress": {"tasks_done": int(done), "tasks_total": int(total)},
+        "timings_s": {"ingest": float(seconds.get("ingest") or 0.0), "replay": float(seconds.get("replay") or 0.0)},
+        "captures": [capture_status(rc) for rc in rcs], "captures_total": capture_count(session, run),
+        "offset": offset, "limit": limit,
+        "waiting": waiting(run, unfinished),
     }
+
+
+def capture_count(session: Session, run: Run) -> int:
+    return int(session.scalar(select(func.count()).select_from(RunCapture).where(RunCapture.run_id == run.id)) or 0)
+
+
+def capture_status(rc: RunCapture) -> dict[str, Any]:
+    """One capture in a run: its status and error, and its skipped flows summarised (the first
+    ``SKIPPED_SHOWN`` by flow id, how many in all, how many per kind of reason)."""
+    skipped: dict[str, str] = rc.skipped or {}
+    shown = heapq.nsmallest(SKIPPED_SHOWN, skipped, key=int)
+    return {"capture_id": rc.capture_id, "status": rc.status, "error_code": rc.error_code, "error": rc.error,
+            "skipped_flows": {k: skipped[k] for k in shown}, "skipped_total": len(skipped),
+            "skipped_counts": dict(Counter(reason_kind(r) for r in skipped.values()))}
+
+
+def reason_kind(reason: str) -> str:
+    """What kind of reason a flow was skipped for: the reason up to its first colon, which is where a
+    flow's own evidence starts ("vantage receiver: 12 RTT samples …" is a "vantage receiver")."""
+    return reason.split(":", 1)[0]
+
+
+class SkippedPage(NamedTuple):
+    """One page of the flows a capture of a run skipped (flow id, reason), and how many there are."""
+
+    items: list[dict[str, Any]]
+    total: int
+
+
+def skipped_flows(session: Session, run: Run, capture_id: str, *, offset: int, limit: int) -> SkippedPage:
+    rc = session.get(RunCapture, (run.id, capture_id))
+    if rc is None:
+        raise NotFound(f"run {run.id} has no capture {capture_id}", code="capture_not_found")
+    skipped: dict[str, str] = rc.skipped or {}
+    ids = sorted(skipped, key=int)[offset: offset + limit]
+    return SkippedPage([{"flow_id": int(k), "reason": skipped[k]} for k in ids], len(skipped))
 
 
 def waiting(run: Run, tasks: list[Task]) -> str | None:
@@ -82,45 +128,6 @@ def waiting(run: Run, tasks: list[Task]) -> str | None:
     if not reasons:
         return None
     return "; ".join(f"{n} task{'s' if n > 1 else ''}: {why}" for why, n in reasons.items())
-
-
-def document(session: Session, run: Run) -> dict[str, Any]:
-    """The run as ``ackreplay score --format json`` prints a scoring of the same captures."""
-    captures = []
-    for rc in session.scalars(select(RunCapture).where(RunCapture.run_id == run.id)):
-        cap = session.get(Capture, rc.capture_id)
-        assert cap is not None
-        results: dict[int, dict[str, Any]] = {}
-        windows: dict[int, list[float] | None] = {}
-        for r in session.scalars(select(Result).where(Result.run_id == run.id, Result.capture_id == cap.id)):
-            results.setdefault(r.flow_id, {})[r.estimator] = r.scores
-            windows[r.flow_id] = r.window
-        skipped = rc.skipped or {}
-        diagnostics = {d.flow_id: d.data for d in session.scalars(select(FlowDiagnostics).where(
-            FlowDiagnostics.run_id == run.id, FlowDiagnostics.capture_id == cap.id))}
-        flows = []
-        for f in flow_rows(session, cap.id):
-            doc: dict[str, Any] = {"flow_id": f.flow_id}
-            doc.update({k: v for k, v in summary_document(f.summary).items() if k != "flow_id"})
-            doc["replayed"] = f.flow_id in results
-            doc["skipped_reason"] = skipped.get(str(f.flow_id))
-            doc["scores"] = {e["name"]: results[f.flow_id][e["name"]] for e in run.estimators} \
-                if f.flow_id in results else {}
-            doc["score_window_rel_s"] = windows.get(f.flow_id)
-            # the path (§9) is stored with the diagnostics; the document keeps it beside them, as the CLI's does
-            diag = dict(diagnostics[f.flow_id]) if f.flow_id in diagnostics else None
-            doc["diagnostics"] = {k: v for k, v in diag.items() if k not in PATH_KEYS} if diag is not None else None
-            doc["path"] = diag.get("path") if diag is not None else None
-            doc["path_models"] = diag.get("path_models") if diag is not None else None
-            flows.append(doc)
-        groups = {json.dumps(d["path_group"], sort_keys=True): d["path_group"] for d in diagnostics.values()
-                  if d.get("path_group")}
-        captures.append({"capture_id": cap.id, "file": cap.name, "status": rc.status, "error": rc.error,
-                         "stats": cap.stats, "truth": cap.truth, "truth_source": "upload" if cap.truth else None,
-                         "flows": flows, "scores": rc.scores or {},
-                         "path_groups": sorted(groups.values(), key=lambda g: g["flows"][0])})
-    return {"ackreplay_version": run.version, "run_id": run.id,
-            "estimators": [{**e, "version": run.version} for e in run.estimators], "captures": captures}
 
 
 class ScorePage(NamedTuple):

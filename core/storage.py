@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import fsspec
 import polars as pl
@@ -19,6 +19,12 @@ import polars as pl
 from ackreplay.core.config import get_settings
 
 CHUNK = 1 << 20
+
+
+class Readable(Protocol):
+    """What an upload is read from: a file, an archive's member, a stream counted while it is read."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
 
 
 class Streamed(NamedTuple):
@@ -40,7 +46,7 @@ class Store:
     def path(self, key: str) -> str:
         return f"{self.root}/{key}"
 
-    def write_stream(self, key: str, src: IO[bytes], *, limit: int) -> Streamed:
+    def write_stream(self, key: str, src: Readable, *, limit: int) -> Streamed:
         """Copy ``src`` to ``key`` chunk by chunk while hashing.
 
         Raises :class:`TooLarge` past ``limit`` bytes (the partial object is removed).
@@ -89,11 +95,19 @@ class Store:
             yield target
 
     def write_parquet(self, key: str, frame: pl.DataFrame, *, row_group_size: int | None = None) -> None:
-        self.fs.makedirs(self.path(key).rsplit("/", 1)[0], exist_ok=True)
+        self.write_bytes(key, self.parquet_bytes(frame, row_group_size=row_group_size))
+
+    @staticmethod
+    def parquet_bytes(frame: pl.DataFrame, *, row_group_size: int | None = None) -> bytes:
+        """A table as the Parquet object :meth:`write_parquet` stores (its size is known before it is stored)."""
         buf = io.BytesIO()
         frame.write_parquet(buf, row_group_size=row_group_size)
+        return buf.getvalue()
+
+    def write_bytes(self, key: str, data: bytes) -> None:
+        self.fs.makedirs(self.path(key).rsplit("/", 1)[0], exist_ok=True)
         with self.fs.open(self.path(key), "wb") as out:
-            out.write(buf.getvalue())
+            out.write(data)
 
     def read_parquet(self, key: str, where: pl.Expr | None = None) -> pl.DataFrame:
         """Read a table, optionally only the rows matching ``where`` (row groups skipped by their

@@ -50,7 +50,14 @@ def _range(owner: str, raw: str) -> list[float]:
     if not all(math.isfinite(x) for x in (start, stop, step)) or step <= 0 or stop < start:
         raise EstimatorError("invalid_parameter", f"{owner}: {raw!r} is not a range (finite numbers, STEP > 0, "
                              "STOP ≥ START)")
-    count = math.floor((stop - start) / step + 1e-6) + 1
+    # Counted as a float before any integer is made of it: finite bounds and step may still name more
+    # values than a float holds (0:1e308:1e-308 is infinitely many), and the list is built only once the
+    # count is known to be small.
+    steps = (stop - start) / step
+    if not math.isfinite(steps) or steps > MAX_VARIANTS:
+        raise EstimatorError("too_many_variants", f"{owner}: {raw!r} names more than {MAX_VARIANTS} values (at "
+                             f"most {MAX_VARIANTS})")
+    count = math.floor(steps + 1e-6) + 1
     if count > MAX_VARIANTS:
         raise EstimatorError("too_many_variants", f"{owner}: {raw!r} names {count} values, at most {MAX_VARIANTS}")
     return [round(start + i * step, 12) for i in range(count)]

@@ -7,9 +7,17 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Path, Query, UploadFile
 from fastapi.responses import Response
 
-from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, SettingsDep, StoreDep
+from ackreplay.api.deps import (
+    INCLUDE_NOT_REPRODUCIBLE,
+    OwnerDep,
+    PageLimit,
+    SessionDep,
+    SettingsDep,
+    StoreDep,
+    next_page,
+)
 from ackreplay.api.errors import responses
-from ackreplay.api.routes.captures import NameField, TagsField, TruthField, tag_list, truth_field
+from ackreplay.api.routes.captures import NameField, Offset, TagsField, TruthField, tag_list, truth_field
 from ackreplay.api.schemas import BATCH_ID, ID_PATTERN, BatchCreated, BatchOut, ScoreboardOut
 from ackreplay.core import capture_batches as svc
 from ackreplay.core import run_views as results
@@ -21,11 +29,13 @@ BatchId = Annotated[str, Path(description="a batch's id", pattern=ID_PATTERN, ex
 
 @router.post("", status_code=202, response_model=BatchCreated,
              responses=responses("no_captures", "invalid_archive", "archive_too_large", "quota_exceeded",
-                                 "invalid_truth", "upload_too_large", "cross_origin"),
+                                 "invalid_truth", "upload_too_large", "cross_origin", "request_timeout"),
              summary="Score many captures together (files or archives)",
-             description="Members that are not captures are listed in `rejected`. An archive whose members "
-                         "decompress past `ACKREPLAY_MAX_ARCHIVE_BYTES`, or a batch past the owner's quota, is "
-                         "rejected whole (413) and nothing of it is kept.")
+             description="Members that are not captures are listed in `rejected` (refused by their first bytes, "
+                         "before they are decompressed in full). An archive whose members decompress past "
+                         "`ACKREPLAY_MAX_ARCHIVE_BYTES`, or a batch past the owner's quota (its body too), is "
+                         "rejected whole (413) and nothing of it is kept. The answer lists the first 100 captures "
+                         "and rejected members; `GET /batches/{id}` pages through all of them.")
 def create_batch(session: SessionDep, owner: OwnerDep, store: StoreDep, settings: SettingsDep,
                  files: Annotated[list[UploadFile], File(description="captures and/or .zip/.tar(.gz) archives")],
                  name: NameField = None, tags: TagsField = None, truth: TruthField = None) -> dict[str, Any]:
@@ -34,17 +44,26 @@ def create_batch(session: SessionDep, owner: OwnerDep, store: StoreDep, settings
     batch = svc.create(session, store, owner, [(f.filename or "upload", f.file) for f in files],
                        name=name or display_name(files[0].filename or "batch"), truth=truth_value, tags=tag_values,
                        limit=settings.max_upload_bytes, max_archive_bytes=settings.max_archive_bytes)
+    shown = results.STATUS_PAGE
     return {"batch_id": batch.id, "run_id": batch.run_id, "url": f"/api/v1/batches/{batch.id}",
-            "captures": batch.capture_ids, "rejected": batch.rejected}
+            "captures": batch.capture_ids[:shown], "captures_total": len(batch.capture_ids),
+            "rejected": batch.rejected[:shown], "rejected_total": len(batch.rejected)}
 
 
 @router.get("/{batch_id}", response_model=BatchOut, responses=responses("batch_not_found"),
-            summary="A batch: its captures and its run's progress")
-def get_batch(batch_id: BatchId, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
+            summary="A batch: its captures and its run's progress (a page at a time)",
+            description="`offset` and `limit` (100 by default) page through the batch's captures, its rejected "
+                        "members and its run's captures together; `next` is the following page's URL.")
+def get_batch(batch_id: BatchId, session: SessionDep, owner: OwnerDep, offset: Offset = 0,
+              limit: PageLimit = results.STATUS_PAGE) -> dict[str, Any]:
     batch = svc.get(session, owner, batch_id)
     run = results.get_run(session, owner, batch.run_id) if batch.run_id else None
-    return {"id": batch.id, "name": batch.name, "captures": batch.capture_ids, "rejected": batch.rejected,
-            "run": results.status(session, run) if run else None}
+    status = results.status(session, run, offset=offset, limit=limit) if run else None
+    longest = max(len(batch.capture_ids), len(batch.rejected), status["captures_total"] if status else 0)
+    return {"id": batch.id, "name": batch.name, "captures": batch.capture_ids[offset: offset + limit],
+            "captures_total": len(batch.capture_ids), "rejected": batch.rejected[offset: offset + limit],
+            "rejected_total": len(batch.rejected), "offset": offset, "limit": limit,
+            "next": next_page(f"/api/v1/batches/{batch.id}", offset, limit, longest), "run": status}
 
 
 @router.get("/{batch_id}/scoreboard", response_model=ScoreboardOut, response_model_exclude_unset=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 from typing import Annotated, Any, Literal
 
 import polars as pl
@@ -29,6 +28,7 @@ from ackreplay.api.schemas import (
     Text,
     UploadOut,
 )
+from ackreplay.core import bounds
 from ackreplay.core import captures as svc
 from ackreplay.core.errors import ServiceError
 from ackreplay.core.run_tasks import estimator_spec, start_run
@@ -42,7 +42,7 @@ Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, examples=[0])]
 TABLE_FORMATS = {"application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
                  "text/csv": {"schema": {"type": "string"}, "example": "t,acked,dup,d,rtt\n"}}
 UPLOAD_ERRORS = responses("empty_upload", "upload_too_large", "quota_exceeded", "unsupported_media_type",
-                          "invalid_truth", "cross_origin")
+                          "invalid_truth", "cross_origin", "request_timeout")
 NameField = Annotated[Annotated[Text, StringConstraints(max_length=MAX_NAME)] | None,
                       Form(description=f"display name (default: the file name; at most {MAX_NAME} characters)")]
 TagsField = Annotated[Annotated[Text, StringConstraints(max_length=MAX_TAGS * (MAX_TAG + 1))] | None,
@@ -68,10 +68,7 @@ def truth_field(value: str | None) -> dict[str, Any] | None:
         return None
     text = value.strip()
     if text.startswith("{"):
-        try:
-            return svc.parse_truth(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise ServiceError(f"truth is not valid JSON: {exc}", code="invalid_truth", status=422) from exc
+        return svc.parse_truth(bounds.loads(text, what="truth", code="invalid_truth"))
     return svc.parse_truth(text)
 
 

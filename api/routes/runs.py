@@ -6,9 +6,9 @@ import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 
-from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, StoreDep
+from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, PageLimit, SessionDep, StoreDep, next_page
 from ackreplay.api.errors import responses
 from ackreplay.api.metrics import RUNS
 from ackreplay.api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, Offset, table_response
@@ -28,26 +28,37 @@ from ackreplay.api.schemas import (
     RunSummaryOut,
     ScorePage,
     SeriesOut,
+    SkippedPage,
 )
 from ackreplay.core import captures as cap_svc
+from ackreplay.core import quotas
 from ackreplay.core import run_views as results
+from ackreplay.core.run_document import document_chunks
 from ackreplay.core.run_tasks import estimator_spec, start_run
 
 router = APIRouter(tags=["runs"])
 RunId = Annotated[str, Path(description="a run's id", pattern=ID_PATTERN, examples=[RUN_ID])]
 CaptureFilter = Annotated[str | None, Query(description="only this capture", pattern=ID_PATTERN,
                                             examples=["8c1d5e0f6a2b4c7d9e0f1a2b3c4d5e6f"])]
-ESTIMATOR_ERRORS = ("unknown_estimator", "unknown_parameter", "parameter_out_of_range", "invalid_parameter")
+ESTIMATOR_ERRORS = ("unknown_estimator", "unknown_parameter", "parameter_out_of_range", "invalid_parameter",
+                    "too_many_variants", "duplicate_estimator")
 RESULT_ERRORS = responses("run_not_found", "results_not_found")
 
 
 @router.post("/runs", status_code=202, response_model=RunCreated,
-             responses=responses("capture_not_found", "cross_origin", "request_too_large", *ESTIMATOR_ERRORS),
-             summary="Start a run: captures × estimators (with parameters)")
+             responses=responses("capture_not_found", "cross_origin", "request_too_large", "quota_exceeded",
+                                 "request_timeout", *ESTIMATOR_ERRORS),
+             summary="Start a run: captures × estimators (with parameters)",
+             description="Each estimator at most once (`duplicate_estimator`): several values of a parameter are "
+                         "one entry's sweep. A run's results count against the owner's storage quota: with "
+                         "nothing left the run is refused (413 `quota_exceeded`), and a capture whose results "
+                         "do not fit fails in the run with `quota_exceeded`.")
 def create_run(body: RunIn, session: SessionDep, owner: OwnerDep) -> RunCreated:
     caps = [cap_svc.get(session, owner, cid) for cid in body.captures]
     items = [e if isinstance(e, str) else e.model_dump() for e in body.estimators] if body.estimators else None
-    run = start_run(session, owner, caps, estimator_spec(items))
+    spec = estimator_spec(items)
+    quotas.check_room(session, owner)
+    run = start_run(session, owner, caps, spec)
     RUNS.inc()
     return RunCreated(run_id=run.id, url=f"/api/v1/runs/{run.id}", status=run.status)
 
@@ -61,15 +72,49 @@ def list_runs(session: SessionDep, owner: OwnerDep,
 
 
 @router.get("/runs/{run_id}", response_model=RunStatusOut, responses=responses("run_not_found"),
-            summary="Status, progress, timings and errors of a run")
-def get_run(run_id: RunId, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
-    return results.status(session, results.get_run(session, owner, run_id))
+            summary="Status, progress, timings and errors of a run (its captures a page at a time)",
+            description="`captures` is one page (`offset`, `limit`: 100 by default) with `captures_total` and the "
+                        "`next` page's URL; each capture lists its first 100 skipped flows, with `skipped_total` "
+                        "and `skipped_counts` per kind of reason (all of them: `…/captures/{capture_id}/skipped`).")
+def get_run(run_id: RunId, session: SessionDep, owner: OwnerDep, offset: Offset = 0,
+            limit: PageLimit = results.STATUS_PAGE) -> dict[str, Any]:
+    run = results.get_run(session, owner, run_id)
+    out = results.status(session, run, offset=offset, limit=limit)
+    out["next"] = next_page(f"/api/v1/runs/{run.id}", offset, limit, out["captures_total"])
+    return out
 
 
+@router.get("/runs/{run_id}/captures/{capture_id}/skipped", response_model=SkippedPage,
+            responses=responses("run_not_found", "capture_not_found"),
+            summary="The flows of one capture a run did not replay, and why (paginated)")
+def run_skipped(run_id: RunId, capture_id: CaptureId, session: SessionDep, owner: OwnerDep, offset: Offset = 0,
+                limit: Annotated[int, Query(ge=1, le=10_000, examples=[1000])] = 1000) -> SkippedPage:
+    run = results.get_run(session, owner, run_id)
+    page = results.skipped_flows(session, run, capture_id, offset=offset, limit=limit)
+    return SkippedPage.model_validate({
+        "items": page.items, "total": page.total, "limit": limit, "offset": offset,
+        "next": next_page(f"/api/v1/runs/{run.id}/captures/{capture_id}/skipped", offset, limit, page.total)})
+
+
+# response_model documents the payload; the route streams the JSON itself (core.run_document), which FastAPI
+# passes through.
 @router.get("/runs/{run_id}/document", response_model=RunDocumentOut, responses=responses("run_not_found"),
-            summary="The run as `ackreplay score --format json` prints it")
-def run_document(run_id: RunId, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
-    return results.document(session, results.get_run(session, owner, run_id))
+            summary="The run as `ackreplay score --format json` prints it (streamed)",
+            description="Streamed a page of flows at a time, however large the run (memory and the database are "
+                        "held a page at a time); parsed, it equals the CLI's document of the same captures. "
+                        "`offset` and `limit` choose a slice of the run's captures (default: all); the answer "
+                        "says how many there are in `X-Total-Count` and links the next slice in `Link`.")
+def run_document(run_id: RunId, session: SessionDep, owner: OwnerDep, offset: Offset = 0,
+                 limit: Annotated[int | None, Query(ge=1, le=results.MAX_PAGE, examples=[100],
+                                                    description="captures in this slice (default: all)")] = None
+                 ) -> StreamingResponse:
+    run = results.get_run(session, owner, run_id)
+    total = results.capture_count(session, run)
+    headers = {"X-Total-Count": str(total)}
+    if limit is not None and (following := next_page(f"/api/v1/runs/{run.id}/document", offset, limit, total)):
+        headers["Link"] = f'<{following}>; rel="next"'
+    return StreamingResponse(document_chunks(run.id, offset=offset, limit=limit), media_type="application/json",
+                             headers=headers)
 
 
 @router.get("/runs/{run_id}/scores", response_model=ScorePage, responses=responses("run_not_found", "invalid_sort"),

@@ -26,7 +26,10 @@ def test_sweep_values_lists_and_ranges() -> None:
     assert sweep_values("re.tau", "0.1:0.5:0.2") == [0.1, 0.3, 0.5]
     assert sweep_values("re.tau", [1, 2]) == [1, 2] and sweep_values("re.tau", "0.5") is None
     for bad, code in (("1:0:1", "invalid_parameter"), ("0:1:0", "invalid_parameter"), ("a:b:c", "invalid_parameter"),
-                      ("0:1000:1", "too_many_variants"), ("1,,2", "invalid_parameter")):
+                      ("0:1000:1", "too_many_variants"), ("1,,2", "invalid_parameter"),
+                      # more steps than a float holds, or than an integer should be made of: refused before counting
+                      ("0:1e308:1e-308", "too_many_variants"), ("-1e308:1e308:1", "too_many_variants"),
+                      ("0:1:5e-324", "too_many_variants"), ("0:1e300:1e-10", "too_many_variants")):
         with pytest.raises(EstimatorError) as exc:
             sweep_values("re.tau", bad)
         assert exc.value.code == code and "re.tau" in exc.value.message

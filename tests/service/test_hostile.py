@@ -347,10 +347,14 @@ TRUTHS = ["bottleneck=1e400", '{"bottleneck": 1e400}', '{"bottleneck": "10Mbit",
           '{"bottleneck": "10Mbit", "min_flow_bytes": -1}', "bottleneck=10Mbit,min_flow_bytes=-1",
           '{"bottleneck": "10Mbit", "flows": {"2147483648": 1e6}}', '{"bottleneck": ' + "9" * 400 + "}",
           '{"bottleneck": "10Mbit", "min_flow_bytes": 1e30}', '{"fair_share": NaN}', '{"bottleneck": [1]}',
-          '{"bottleneck": "10Mbit", "random_drops": [{"t": "inf", "src_port": 1, "dst_port": 2}]}']
+          '{"bottleneck": "10Mbit", "random_drops": [{"t": "inf", "src_port": 1, "dst_port": 2}]}',
+          # nested past the JSON decoder's and any walker's stack, and just under the decoder's
+          '{"bottleneck": "10Mbit", "flows": ' + "[" * 5000 + "]" * 5000 + "}",
+          '{"bottleneck": "10Mbit", "flows": ' + "[" * 900 + "]" * 900 + "}",
+          '{"bottleneck": "10Mbit", "x": ' + '{"a": ' * 20 + "1" + "}" * 20 + "}"]
 
 
-@pytest.mark.parametrize("truth", TRUTHS)
+@pytest.mark.parametrize("truth", TRUTHS, ids=[t if len(t) < 80 else f"{t[:40]}…({len(t)} characters)" for t in TRUTHS])
 def test_impossible_truth_is_422_and_keeps_nothing(svc, truth):
     is_error(post_capture(svc.api, tcp_capture(8), truth=truth), 422, "invalid_truth")
     is_error(svc.api.post("/api/v1/batches", files=[("files", ("a.pcap", tcp_capture(8)))], data={"truth": truth}),
@@ -631,3 +635,173 @@ def test_csv_exports_are_formula_safe(tmp_path):
     out = subprocess.run(["node", "--input-type=module", "-e", script], cwd=ROOT, capture_output=True,
                          check=True).stdout.decode()
     assert out.split("\n") == ["a,b", "'=1+1,-2", "'\tcmd,'@x", "'-x,\"'\r\"", ""]
+
+
+# ------------------------------------------------------------------ 8. client mistakes, bounded answers, storage
+# (no 5xx for a client mistake; answers that stay small however large a run; quotas that bound what an owner
+# stores)
+
+
+def _run(api: Any, body: Any) -> Any:
+    text = body if isinstance(body, str) else json.dumps(body)
+    return api.post("/api/v1/runs", content=text, headers={"content-type": "application/json"})
+
+
+def test_mistakes_in_a_run_are_4xx_with_their_code(svc):
+    body = post_capture(svc.api, tcp_capture(50)).json()
+    cid = body["capture"]["id"]
+    wait_run(svc.api, body["run_id"], timeout=60)
+    before = check_store(svc.store, svc.api)
+    runs_before = svc.api.get("/api/v1/runs").json()
+    deep = ['{"captures": ["' + cid + '"], "estimators": [{"name": "re", "parameters": {"tau": '
+            + "[" * depth + "]" * depth + "}}]}" for depth in (20, 900, 5000, 100_000)]
+    wide = {f"p{i}": list(range(200)) for i in range(100)}  # 20 100 values in one estimator's parameters
+    re_ = {"name": "re", "parameters": {"tau": [0.25, 0.5]}}
+    cases: list[tuple[Any, int, str]] = [
+        *[(text, 422, "invalid_request") for text in deep],
+        ({"captures": [cid], "estimators": [{"name": "re", "parameters": wide}]}, 422, "invalid_request"),
+        *[({"captures": [cid], "estimators": [{"name": "re", "parameters": {"tau": r}}]}, 422, "too_many_variants")
+          for r in ("0:1e308:1e-308", "-1e308:1e308:1", "0:1:5e-324", "0:1e300:1e-10")],
+        ({"captures": [cid], "estimators": [re_, {"name": "re", "parameters": {"tau": [1, 2]}}]}, 422,
+         "duplicate_estimator"),
+        ({"captures": [cid], "estimators": ["re", "re"]}, 422, "duplicate_estimator"),
+        ({"captures": [cid], "estimators": ["be", re_, "re"]}, 422, "duplicate_estimator"),
+    ]
+    for b, status, code in cases:
+        is_error(_run(svc.api, b), status, code)
+    assert svc.api.get("/api/v1/runs").json() == runs_before  # nothing started
+    assert check_store(svc.store, svc.api) == before
+    assert _run(svc.api, {"captures": [cid], "estimators": ["default", "re"]}).status_code == 202  # a group: fine
+
+
+def test_a_body_without_a_length_stops_at_what_is_left_of_the_quota(tmp_path, postgres_server):
+    """An owner with a few MB left sends a body of 300 MiB without Content-Length: it is cut where the quota
+    ends (plus the multipart framing), not at the 2 GiB upload limit; announced, it is refused unread."""
+    from ackreplay.api.app import create_app
+
+    with service(tmp_path, postgres_server, ACKREPLAY_QUOTA_BYTES=str(3 << 20)) as s:
+        body = post_capture(s.api, tcp_capture(51)).json()
+        wait_run(s.api, body["run_id"], timeout=60)
+        before = check_store(s.store, s.api)
+        left = s.api.get("/api/v1/quota").json()["remaining_bytes"]
+        app, multipart = create_app(), {"content-type": "multipart/form-data; boundary=x"}
+        for path in ("/api/v1/captures", "/api/v1/batches"):
+            field = PART if path.endswith("batches") else PART.replace(b'name="files"', b'name="file"')
+            status, answer, reads = _asgi(app, path, multipart, chunks=4800, chunk=b"\0" * (64 << 10), first=field)
+            assert (status, answer["error"]) == (413, "quota_exceeded"), answer
+            assert reads <= (left + (1 << 20)) // (64 << 10) + 3, reads  # not 4 800
+            status, answer, reads = _asgi(app, path, {**multipart, "content-length": str(300 << 20)})
+            assert (status, answer["error"], reads) == (413, "quota_exceeded", 0)
+        assert check_store(s.store, s.api) == before
+
+
+def test_results_count_against_the_quota(tmp_path, postgres_server):
+    """Sweep runs write series and rows many times a capture's size: they are charged to the owner's quota
+    (GET /quota shows captures and results apart), a run whose results do not fit fails its capture with
+    quota_exceeded keeping none of them, and with nothing left a new run is refused."""
+    with service(tmp_path, postgres_server, ACKREPLAY_QUOTA_BYTES=str(50 << 20)) as s:
+        body = post_capture(s.api, tcp_capture(52, segments=200)).json()
+        cid = body["capture"]["id"]
+        assert wait_run(s.api, body["run_id"], timeout=60)["status"] == "succeeded"
+        first = s.api.get("/api/v1/quota").json()
+        assert first["derived_bytes"] > 0 and first["used_bytes"] == first["capture_bytes"] + first["derived_bytes"]
+        sweep = {"captures": [cid], "estimators": [{"name": "re", "parameters": {"tau": "0.1:6.4:0.1"}}]}
+        run = wait_run(s.api, _run(s.api, sweep).json()["run_id"], timeout=120)
+        assert run["status"] == "succeeded", run
+        per_sweep = s.api.get("/api/v1/quota").json()["derived_bytes"] - first["derived_bytes"]
+        assert per_sweep > 0
+        quota = s.api.get("/api/v1/quota").json()["used_bytes"] + per_sweep * 3 // 2  # room for one more sweep
+        assert CliRunner().invoke(cli_app, ["quota", "set", "local", str(quota)]).exit_code == 0
+        states = []
+        for _ in range(4):
+            run = wait_run(s.api, _run(s.api, sweep).json()["run_id"], timeout=120)
+            states.append((run["status"], run["captures"][0]["error_code"]))
+            q = s.api.get("/api/v1/quota").json()
+            assert q["used_bytes"] <= quota, q
+            check_store(s.store, s.api)
+        assert states == [("succeeded", None)] + [("failed", "quota_exceeded")] * 3, states
+        shown = CliRunner().invoke(cli_app, ["quota", "show", "local"])
+        assert f"{q['derived_bytes']} in their results" in shown.stdout, shown.stdout
+        assert CliRunner().invoke(cli_app, ["quota", "set", "local", str(q["used_bytes"])]).exit_code == 0
+        is_error(_run(s.api, sweep), 413, "quota_exceeded")  # nothing left: refused before it starts
+        is_error(post_capture(s.api, tcp_capture(53)), 413, "quota_exceeded")
+        # deleting the capture frees it and everything derived from it
+        assert s.api.delete(f"/api/v1/captures/{cid}").status_code == 204
+        assert s.api.get("/api/v1/quota").json()["used_bytes"] == 0
+        check_store(s.store, s.api)
+
+
+def test_an_archive_member_is_refused_by_its_first_bytes(tmp_path, postgres_server):
+    """A zip member of 64 MiB that is not a capture is refused after its first bytes: were it decompressed
+    in full before its magic was checked, the archive's 1 MiB budget would reject the whole batch."""
+    good = tcp_capture(54)
+    with service(tmp_path, postgres_server, ACKREPLAY_MAX_ARCHIVE_BYTES=str(len(good) + (1 << 20))) as s:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("zeros.bin", b"\0" * (64 << 20))
+            zf.writestr("a.pcap", good)
+            zf.writestr("zeros.pcap.gz", gzip.compress(b"\0" * (16 << 20)))  # a gzip of no capture, 16 MiB inside
+        r = s.api.post("/api/v1/batches", files=[("files", ("bomb.zip", buf.getvalue()))])
+        assert r.status_code == 202, r.text
+        assert [(x["name"], x["error"]) for x in r.json()["rejected"]] == [
+            ("zeros.bin", "unsupported_media_type"), ("zeros.pcap.gz", "unsupported_media_type")]
+        assert len(r.json()["captures"]) == 1 and r.json()["rejected_total"] == 2
+        wait_run(s.api, r.json()["run_id"], timeout=60)
+        check_store(s.store, s.api)
+
+
+def test_run_status_batches_and_documents_answer_a_page_at_a_time(svc, monkeypatch):
+    from ackreplay.core import run_document
+
+    files = [("files", (f"{i}.pcap", tcp_capture(60 + i))) for i in range(3)]
+    files += [("files", (f"{i}.txt", b"not a capture %d" % i)) for i in range(2)]
+    r = svc.api.post("/api/v1/batches", files=files)
+    assert r.status_code == 202, r.text
+    batch_id, run_id = r.json()["batch_id"], r.json()["run_id"]
+    wait_run(svc.api, run_id, timeout=120)
+    page = svc.api.get(f"/api/v1/batches/{batch_id}", params={"limit": 2}).json()
+    assert (len(page["captures"]), page["captures_total"]) == (2, 3)
+    assert (len(page["rejected"]), page["rejected_total"]) == (2, 2)
+    assert len(page["run"]["captures"]) == 2 and page["run"]["captures_total"] == 3
+    rest = svc.api.get(page["next"]).json()
+    assert page["captures"] + rest["captures"] == r.json()["captures"] and rest["next"] is None
+    status = svc.api.get(f"/api/v1/runs/{run_id}", params={"limit": 1}).json()
+    assert len(status["captures"]) == 1 and status["next"] == f"/api/v1/runs/{run_id}?offset=1&limit=1"
+    is_error(svc.api.get(f"/api/v1/runs/{run_id}", params={"limit": 5000}), 422, "invalid_request")
+    # a capture that skipped 200 000 flows: the status shows the first 100 and counts the rest by reason
+    cid = status["captures"][0]["capture_id"]
+    skipped = {str(i): f"vantage receiver: {i} RTT samples" if i % 2 else "fewer than two ACKs" for i in range(200_000)}
+    with psycopg.connect(svc.db) as conn:
+        conn.execute("update run_captures set skipped = %s where run_id = %s and capture_id = %s",
+                     (json.dumps(skipped), run_id, cid))
+    answer = svc.api.get(f"/api/v1/runs/{run_id}")
+    assert len(answer.content) < 50_000, len(answer.content)
+    (mine,) = [c for c in answer.json()["captures"] if c["capture_id"] == cid]
+    assert mine["skipped_total"] == 200_000 and list(mine["skipped_flows"])[:2] == ["0", "1"]
+    assert len(mine["skipped_flows"]) == 100
+    assert mine["skipped_counts"] == {"vantage receiver": 100_000, "fewer than two ACKs": 100_000}
+    tail = svc.api.get(f"/api/v1/runs/{run_id}/captures/{cid}/skipped", params={"offset": 199_990}).json()
+    assert [x["flow_id"] for x in tail["items"]] == list(range(199_990, 200_000)) and tail["next"] is None
+    is_error(svc.api.get(f"/api/v1/runs/{run_id}/captures/{'e' * 32}/skipped"), 404, "capture_not_found")
+    # the document streams a page of flows at a time: pieces of one flow each here, equal once joined
+    whole = svc.api.get(f"/api/v1/runs/{run_id}/document")
+    assert whole.headers["x-total-count"] == "3" and "link" not in whole.headers
+    monkeypatch.setattr(run_document, "PAGE_FLOWS", 1)
+    pieces = list(run_document.document_chunks(run_id))
+    flows = sum(len(c["flows"]) for c in whole.json()["captures"])
+    assert flows >= 3 and len(pieces) >= flows + 2 * 3 + 2
+    assert json.loads(b"".join(pieces)) == whole.json()
+    sliced = svc.api.get(f"/api/v1/runs/{run_id}/document", params={"offset": 1, "limit": 1})
+    assert sliced.json()["captures"] == whole.json()["captures"][1:2]
+    assert sliced.headers["link"] == f'</api/v1/runs/{run_id}/document?offset=2&limit=1>; rel="next"'
+    check_store(svc.store, svc.api)
+
+
+def test_a_run_names_its_first_failed_captures_and_counts_the_rest(svc, monkeypatch):
+    monkeypatch.setattr("ackreplay.core.run_tasks.ingest_capture", _raiser(ValueError("broken")))
+    files = [("files", (f"{i}.pcap", tcp_capture(70 + i, segments=2))) for i in range(25)]
+    r = svc.api.post("/api/v1/batches", files=files)
+    run = wait_run(svc.api, r.json()["run_id"], timeout=120)
+    assert run["status"] == "failed" and run["error"].count("capture ") == 20, run["error"]
+    assert run["error"].endswith("and 5 more failed captures")
+    check_store(svc.store, svc.api)

@@ -5,7 +5,10 @@ uploaded in open mode."""
 from __future__ import annotations
 
 import io
+import json
 import os
+import select
+import socket
 import subprocess
 import sys
 import time
@@ -36,12 +39,17 @@ def test_a_small_quota_fills_rejects_with_413_and_deleting_frees_it(tmp_path):
     data = tmp_path / "data"
     with configured({"ACKREPLAY_DATA_DIR": str(data), "ACKREPLAY_QUOTA_BYTES": str(quota)}):
         c = client()
-        assert c.get("/api/v1/quota").json() == {"owner": "local", "used_bytes": 0, "captures": 0,
-                                                 "limit_bytes": quota, "remaining_bytes": quota}
+        assert c.get("/api/v1/quota").json() == {"owner": "local", "used_bytes": 0, "capture_bytes": 0,
+                                                 "derived_bytes": 0, "captures": 0, "limit_bytes": quota,
+                                                 "remaining_bytes": quota}
         first = upload(c, SAMPLE).json()
-        wait_run(c, first["run_id"])
+        run = wait_run(c, first["run_id"])
+        # the results count too: the sample's (~0.5 MB of series and rows) do not fit in what is left, so its
+        # capture fails in the run with the code, and nothing of them is kept
+        assert run["captures"][0]["error_code"] == "quota_exceeded" and run["status"] == "failed", run
         q = c.get("/api/v1/quota").json()
-        assert q["used_bytes"] == SAMPLE.stat().st_size and q["remaining_bytes"] == quota - q["used_bytes"]
+        assert q["used_bytes"] == q["capture_bytes"] == SAMPLE.stat().st_size and q["derived_bytes"] == 0
+        assert q["remaining_bytes"] == quota - q["used_bytes"]
         before = _stored_files(data)
         r = upload(c, S08)
         assert r.status_code == 413 and r.json()["error"] == "quota_exceeded", r.text
@@ -77,8 +85,9 @@ def test_an_archive_decompressing_past_its_limit_is_rejected_while_streaming(tmp
     data = tmp_path / "data"
     with configured({"ACKREPLAY_DATA_DIR": str(data), "ACKREPLAY_MAX_ARCHIVE_BYTES": str(2 * size + 10)}):
         c = client()
-        # a bomb: 64 MiB of zeros compress to ~64 kB; the limit stops it long before 64 MiB are written
-        bomb = _zip({"a.pcap": SAMPLE.read_bytes(), "zeros.pcap": b"\0" * (64 << 20)})
+        # a bomb: 64 MiB of zeros after a pcap header compress to ~64 kB; the limit stops it long before 64 MiB
+        # are written (its first bytes are a capture's, so it is not refused by them)
+        bomb = _zip({"a.pcap": SAMPLE.read_bytes(), "zeros.pcap": SAMPLE.read_bytes()[:24] + b"\0" * (64 << 20)})
         assert len(bomb) < 1 << 20
         r = c.post("/api/v1/batches", files=[("files", ("bomb.zip", bomb))])
         assert r.status_code == 413 and r.json()["error"] == "archive_too_large", r.text
@@ -107,12 +116,14 @@ def test_open_mode_only_on_loopback_unless_asked(host, auth, flag, mode, warns):
     assert got == mode and (warning is not None) == warns
 
 
-def _serve(tmp_path: Path, *args: str, host: str = "0.0.0.0") -> tuple[subprocess.Popen[bytes], int, Path]:
+def _serve(tmp_path: Path, *args: str, host: str = "0.0.0.0",
+           env_extra: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], int, Path]:
     port = free_port()
     log = tmp_path / f"serve-{port}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACKREPLAY_") and k not in ("DATABASE_URL",
                                                                                                 "REDIS_URL")}
     env["ACKREPLAY_DATA_DIR"] = str(tmp_path / "data")
+    env.update(env_extra or {})
     proc = subprocess.Popen([str(Path(sys.executable).with_name("ackreplay")), "serve", "--host", host,
                              "--port", str(port), *args], env=env, cwd=tmp_path, stdout=open(log, "wb"),  # noqa: SIM115
                             stderr=subprocess.STDOUT)
@@ -174,3 +185,73 @@ def test_the_first_token_can_leave_open_mode_data_alone(tmp_path):
         assert res.exit_code == 0 and "adopted" not in res.stderr
         token = {"Authorization": f"Bearer {res.stdout.strip()}"}
         assert c.get("/api/v1/captures", headers=token).json()["total"] == 0
+
+
+def _answer(sock: socket.socket, *, within: float) -> tuple[bytes, float]:
+    """Everything the server sends until it closes the connection, and how long that took (at most ``within``)."""
+    t0, got = time.monotonic(), b""
+    sock.settimeout(within)
+    while chunk := sock.recv(65536):
+        got += chunk
+    return got, time.monotonic() - t0
+
+
+def _trickle(sock: socket.socket, data: bytes, every: float) -> None:
+    """Send ``data`` a byte at a time, ``every`` seconds apart, until the server answers or closes."""
+    for byte in data:
+        try:
+            sock.sendall(bytes([byte]))
+        except OSError:
+            return
+        if select.select([sock], [], [], every)[0]:
+            return
+
+
+def _error(answer: bytes, status: int, code: str) -> None:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status}".encode()), answer[:300]
+    assert b"connection: close" in head.lower() and b"application/json" in head, head
+    assert json.loads(body)["error"] == code, body
+
+
+def test_slow_headers_and_bodies_are_cut_off_by_their_timeouts(tmp_path):
+    """A real socket against `ackreplay serve` on 127.0.0.1 with 1 s timeouts: headers trickled a byte at a time
+    (slowloris), a connection that sends nothing, an upload that stops and a JSON body trickled — each answered
+    408 request_timeout (JSON) and closed within the timeout; a request uvicorn cannot parse is 400
+    malformed_request (JSON); the server answers others throughout."""
+    proc, port, _ = _serve(tmp_path, host="127.0.0.1", env_extra={"ACKREPLAY_HEADER_TIMEOUT_SECONDS": "1",
+                                                                  "ACKREPLAY_BODY_TIMEOUT_SECONDS": "1"})
+    headers = b"Host: 127.0.0.1\r\n"
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as sock:  # slowloris: the headers never end
+            t0 = time.monotonic()
+            _trickle(sock, b"GET /api/v1/health HTTP/1.1\r\n" + headers + b"X-Slow: " + b"a" * 200, every=0.3)
+            answer, _ = _answer(sock, within=5)
+            assert time.monotonic() - t0 < 4
+            _error(answer, 408, "request_timeout")
+        with socket.create_connection(("127.0.0.1", port)) as sock:  # silent
+            answer, took = _answer(sock, within=5)
+            assert took < 3
+            _error(answer, 408, "request_timeout")
+        with socket.create_connection(("127.0.0.1", port)) as sock:  # an upload that stops sending
+            sock.sendall(b"POST /api/v1/captures HTTP/1.1\r\n" + headers + b"Content-Type: multipart/form-data; "
+                         b"boundary=x\r\nContent-Length: 100000\r\n\r\n--x\r\n")
+            answer, took = _answer(sock, within=5)
+            assert took < 3
+            _error(answer, 408, "request_timeout")
+        # a JSON body trickled a byte every 0.9 s: never idle for the timeout, but not all there within it
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(b"POST /api/v1/runs HTTP/1.1\r\n" + headers + b"Content-Type: application/json\r\n"
+                         b"Content-Length: 1000\r\n\r\n")
+            t0 = time.monotonic()
+            _trickle(sock, b'{"captures": [' + b" " * 900, every=0.9)
+            answer, _ = _answer(sock, within=5)
+            assert time.monotonic() - t0 < 4
+            _error(answer, 408, "request_timeout")
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+            _error(_answer(sock, within=5)[0], 400, "malformed_request")
+        assert httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=10).status_code == 200
+    finally:
+        _stop(proc)
+    assert _stored_files(tmp_path / "data") == []

@@ -44,6 +44,7 @@ api.metrics  # GET /api/v1/metrics
 api.get_quota  # GET /api/v1/quota
 api.create_run  # POST /api/v1/runs
 api.run_document  # GET /api/v1/runs/{run_id}/document
+api.run_skipped  # GET /api/v1/runs/{run_id}/captures/{capture_id}/skipped
 api.run_scores  # GET /api/v1/runs/{run_id}/scores
 api.run_series  # GET /api/v1/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/series
 api.run_decisions  # GET …/flows/{flow_id}/decisions (of a run's capture)
@@ -69,6 +70,10 @@ api.full_resolution  # GraphOut
 api.tasks_done  # RunStatusOut's progress
 api.tasks_total  # RunStatusOut's progress
 api.skipped_flows  # RunStatusOut's captures
+api.skipped_total  # RunStatusOut's captures
+api.skipped_counts  # RunStatusOut's captures
+api.captures_total  # RunStatusOut, BatchCreated, BatchOut
+api.rejected_total  # BatchCreated, BatchOut
 api.timings_s  # RunStatusOut
 api.capture_names  # RunSummaryOut
 api.ackreplay_version  # RunDocumentOut
@@ -77,6 +82,9 @@ api.won_flows  # LeaderboardOut's estimators
 api.composite_error  # ScoreboardOut's captures
 api.mean_rank  # ScoreboardOut's estimators
 api.place  # ScoreboardOut's estimators
+
+# uvicorn calls this on its protocol (api.http_protocol.TimedH11Protocol) for a request it cannot parse.
+api.send_400_response
 
 # Typer calls these: each registered by its decorator, run by the command line.
 cli._root  # @app.callback(): `ackreplay --version` and the commands' common help
