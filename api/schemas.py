@@ -242,7 +242,8 @@ class RunIn(BaseModel):
     estimators: list[Annotated[Text, StringConstraints(min_length=1, max_length=40)] | EstimatorSpec] | None = Field(
         None, max_length=100, examples=[["be", {"name": "abse", "parameters": {"N": 12}}]],
         description="names, group words (seed004, all, default) or {name, parameters}; default: the default set "
-                    "(be, re, crb, abse, tibet, tibet_tx, newbr, westwood_plus, newreno) with default parameters")
+                    "(be, re, crb, abse, tibet, tibet_tx, newbr, westwood_plus, bbr_bw, newreno) with default "
+                    "parameters")
 
 
 class RunCreated(BaseModel):

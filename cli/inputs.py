@@ -28,7 +28,7 @@ FilterOption = Annotated[str | None, typer.Option(
 #: ``--estimators``: names and group words (``estimators.GROUPS``).
 ESTIMATORS_HELP = ("Comma-separated estimators, or group words: seed004 (newreno, stcp, hstcp, htcp, westwood_plus, "
                    "bic, cubic), all (every estimator), default (be, re, crb, abse, tibet, tibet_tx, newbr, "
-                   "westwood_plus, newreno: what runs when none is named).")
+                   "westwood_plus, bbr_bw, newreno: what runs when none is named).")
 CHUNK = 1 << 20
 
 

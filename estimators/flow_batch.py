@@ -20,7 +20,8 @@ import numpy as np
 from ackreplay.estimators.inputs import ACK_FILL, FlowInputs
 
 #: The per-event columns of a batch (and of ``FlowInputs``), in the order the kernels take them.
-EVENT_COLUMNS = ("t", "t_abs", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "rtt_any")
+EVENT_COLUMNS = ("t", "t_abs", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "rtt_any", "ack",
+                 "sacked", "sack_lo", "sack_hi", "rwnd")
 
 
 @dataclass
@@ -44,9 +45,15 @@ class FlowBatch:
     flight: np.ndarray  # int64
     tsval: np.ndarray  # int64 (-1 = none)
     rtt_any: np.ndarray  # float64
+    ack: np.ndarray  # int64
+    sacked: np.ndarray  # int64
+    sack_lo: np.ndarray  # int64 (-1 = none)
+    sack_hi: np.ndarray  # int64 (-1 = none)
+    rwnd: np.ndarray  # int64 (-1 = unknown)
     row_event: np.ndarray  # int64, per ACK row: the index of its event inside its own flow
     seg_t: np.ndarray  # float64
     seg_len: np.ndarray  # int64
+    seg_seq: np.ndarray  # int64
     _members: dict[int, FlowInputs] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
@@ -70,7 +77,7 @@ class FlowBatch:
         slo, shi = int(self.seg_offsets[i]), int(self.seg_offsets[i + 1])
         inp = FlowInputs(**{c: getattr(self, c)[lo:hi] for c in EVENT_COLUMNS},
                          row_event=self.row_event[rlo:rhi], mss=int(self.mss[i]),
-                         seg_t=self.seg_t[slo:shi], seg_len=self.seg_len[slo:shi])
+                         seg_t=self.seg_t[slo:shi], seg_len=self.seg_len[slo:shi], seg_seq=self.seg_seq[slo:shi])
         self._members[i] = inp
         return inp
 
@@ -86,11 +93,11 @@ class FlowBatch:
         one flow form one event; their ``d`` and ``acked`` add up, the event carries the last row's other
         columns; RTT filters see the last sample of any row). ``acks``: the ACK columns of ``ACK_COLUMNS`` as
         numpy arrays (nulls filled as :data:`ACK_FILL`), the flows' rows concatenated in flow order;
-        ``row_offsets`` (n_flows + 1) where each flow's rows start; ``segments`` (``t_rel``, ``len``) and
+        ``row_offsets`` (n_flows + 1) where each flow's rows start; ``segments`` (``t_rel``, ``len``, ``seq``) and
         ``seg_offsets`` likewise (None: no segments)."""
         row_offsets = np.asarray(row_offsets, np.int64)
         ev = RowEvents.of(np.asarray(acks["t_ns"]), row_offsets)
-        seg_t, seg_len, seg_off = _segment_columns(segments, seg_offsets, len(row_offsets) - 1)
+        seg_t, seg_len, seg_seq, seg_off = _segment_columns(segments, seg_offsets, len(row_offsets) - 1)
         # (``copy=False``: on a long flow every needless copy is pages of fresh memory to fault in)
         batch = FlowBatch(
             flow_ids=np.asarray(flow_ids, np.int64), offsets=np.asarray(ev.offsets, np.int64),
@@ -106,35 +113,52 @@ class FlowBatch:
             flight=ev.at_last(acks["flight"]).astype(np.int64, copy=False),
             tsval=ev.at_last(acks["tsval"]).astype(np.int64, copy=False),
             rtt_any=ev.latest_sample(np.asarray(acks["rtt"])),
+            ack=ev.at_last(acks["ack"]).astype(np.int64, copy=False),
+            sacked=ev.at_last(acks["sacked"]).astype(np.int64, copy=False),
+            sack_lo=ev.at_last(acks["sack_lo"]).astype(np.int64, copy=False),
+            sack_hi=ev.at_last(acks["sack_hi"]).astype(np.int64, copy=False),
+            rwnd=ev.at_last(acks["rwnd"]).astype(np.int64, copy=False),
             row_event=ev.row_event.astype(np.int64, copy=False),
             seg_t=seg_t.astype(np.float64, copy=False),
             seg_len=seg_len,
+            seg_seq=seg_seq,
         )
         # Read-only, every one: some are views of the capture's columns (one-row events) and the others must
         # look the same to numba — a read-only array is another type, and a kernel compiled for one would be
         # compiled again for the other on a user's first long flow (``ackreplay warmup`` compiles one set).
-        for name in (*EVENT_COLUMNS, "row_event", "seg_t", "seg_len", "offsets", "row_offsets", "seg_offsets",
-                     "mss", "flow_ids"):
+        for name in (*EVENT_COLUMNS, "row_event", "seg_t", "seg_len", "seg_seq", "offsets", "row_offsets",
+                     "seg_offsets", "mss", "flow_ids"):
             getattr(batch, name).flags.writeable = False
         return batch
 
     @staticmethod
     def of_flow(acks: Any, segments: Any, mss: int, flow_id: int = 0) -> FlowBatch:
         """A batch of one flow from its ``acks`` and ``segments`` tables (Polars frames, or numpy columns with
-        nulls filled as :data:`ACK_FILL`)."""
+        nulls filled as :data:`ACK_FILL`). Tables without the SACK columns are read as carrying no SACK
+        (``sacked`` 0, no block), without ``rwnd`` as not knowing the receive window, without ``ack`` as
+        acknowledging in order (the running sum of ``acked``), and segments without ``seq`` as sent in sequence
+        order (:func:`_segment_columns`)."""
         def col(table: Any, name: str) -> np.ndarray:
             c = table[name]
             if isinstance(c, np.ndarray):
                 return c
             return (c.fill_null(ACK_FILL[name]) if name in ACK_FILL else c).to_numpy()
 
+        def has(table: Any, name: str) -> bool:
+            return name in (table.columns if hasattr(table, "columns") else table)
+
         names = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval")
         cols = {n: col(acks, n) for n in names}
         rows = len(cols["t_ns"])
+        absent = {"ack": lambda: np.cumsum(cols["acked"], dtype=np.int64), "sacked": lambda: np.zeros(rows, np.int64),
+                  "sack_lo": lambda: np.full(rows, -1, np.int64), "sack_hi": lambda: np.full(rows, -1, np.int64),
+                  "rwnd": lambda: np.full(rows, -1, np.int64)}
+        for n, fill in absent.items():
+            cols[n] = col(acks, n) if has(acks, n) else fill()
         segs = None
         nseg = 0
         if segments is not None and len(segments["t_rel"]):
-            segs = {"t_rel": col(segments, "t_rel"), "len": col(segments, "len")}
+            segs = {n: col(segments, n) for n in ("t_rel", "len", "seq") if has(segments, n)}
             nseg = len(segs["t_rel"])
         return FlowBatch.build(cols, np.array([0, rows], np.int64), segs, np.array([0, nseg], np.int64),
                                np.array([mss], np.int64), np.array([flow_id], np.int64))
@@ -202,12 +226,20 @@ class RowEvents:
 
 
 def _segment_columns(segments: Mapping[str, np.ndarray] | None, seg_offsets: np.ndarray | None, flows: int
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The data segments' times, lengths (int64) and per-flow offsets (all empty without segments)."""
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The data segments' times, lengths (int64), first sequence numbers (int64) and per-flow offsets (all
+    empty without segments). Segments given without ``seq`` are taken as sent in sequence order, each flow's
+    from 0 (``seq`` = the running sum of the lengths before it): no retransmission."""
     if segments is not None and seg_offsets is not None and len(segments["t_rel"]):
-        return (np.asarray(segments["t_rel"]), np.asarray(segments["len"]).astype(np.int64, copy=False),
-                np.asarray(seg_offsets, np.int64))
-    return np.empty(0), np.empty(0, np.int64), np.zeros(flows + 1, np.int64)
+        seg_len = np.asarray(segments["len"]).astype(np.int64, copy=False)
+        offsets = np.asarray(seg_offsets, np.int64)
+        if "seq" in segments:
+            seq = np.asarray(segments["seq"]).astype(np.int64, copy=False)
+        else:
+            before = np.concatenate(([0], np.cumsum(seg_len)))  # bytes before each segment, over all flows
+            seq = before[:-1] - np.repeat(before[offsets[:-1]], np.diff(offsets))
+        return np.asarray(segments["t_rel"]), seg_len, seq, offsets
+    return np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64), np.zeros(flows + 1, np.int64)
 
 
 # ---- batched kernels: one compiled call walks every flow, calling the per-flow kernels on its slice

@@ -17,10 +17,13 @@ import numpy as np
 import polars as pl
 
 #: How the ACK table's nullable columns are filled when turned into numpy arrays.
-ACK_FILL: dict[str, float | int] = {"rtt": math.nan, "srtt": math.nan, "rttmin": math.nan, "tsval": -1}
+ACK_FILL: dict[str, float | int] = {"rtt": math.nan, "srtt": math.nan, "rttmin": math.nan, "tsval": -1,
+                                    "sack_lo": -1, "sack_hi": -1, "rwnd": -1}
 #: The ACK and segment columns replay reads.
-#: (``ack``, and the segments' ``seq`` and ``kind``, are read by the path inference, ``path.flow_evidence``.)
-ACK_COLUMNS = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "ack")
+#: (``ack``, and the segments' ``seq`` and ``kind``, are read by the path inference, ``path.flow_evidence``; ``ack``,
+#: ``sacked``, ``sack_lo``/``sack_hi``, ``rwnd`` and the segments' ``seq`` by ``bbr_bw``'s delivery-rate sampler.)
+ACK_COLUMNS = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "ack", "sacked",
+               "sack_lo", "sack_hi", "rwnd")
 SEGMENT_COLUMNS = ("t_rel", "len", "seq", "kind")
 #: Segment kinds as ingest codes them (the ``kind`` column's physical values).
 SEGMENT_KINDS = ("new", "retransmission", "keepalive", "zero_window_probe")
@@ -74,10 +77,16 @@ class FlowInputs:
     flight: np.ndarray  # int64 bytes outstanding after the event
     tsval: np.ndarray  # int64 receiver TSval, -1 = none
     rtt_any: np.ndarray  # float64: the last RTT sample of any row in the event (NaN = none)
+    ack: np.ndarray  # int64: the cumulative ACK (relative sequence number)
+    sacked: np.ndarray  # int64 bytes SACKed above the cumulative ACK (every block the receiver reported)
+    sack_lo: np.ndarray  # int64: the first SACK block (RFC 2018: the most recently received data), -1 = none
+    sack_hi: np.ndarray  # int64: its end (exclusive), -1 = none
+    rwnd: np.ndarray  # int64 bytes: the receive window the ACK advertises (scaled), -1 = unknown
     row_event: np.ndarray  # int64: event index of every ACK row
     mss: int
-    seg_t: np.ndarray  # float64 s: the sender's data segments (for tibet_tx)
+    seg_t: np.ndarray  # float64 s: the sender's data segments (for tibet_tx, bbr_bw)
     seg_len: np.ndarray  # int64 bytes
+    seg_seq: np.ndarray  # int64: their first sequence number (relative)
     #: Per-event state derived once per flow and read at every loss event (never recomputed per event:
     #: replay stays linear in ACK rows + loss events), keyed by who derived it (an estimator drops its own in
     #: ``Estimator.forget``).
@@ -140,18 +149,33 @@ class FlowInputs:
     def from_arrays(t: np.ndarray, d: np.ndarray, *, mss: int, srtt: np.ndarray | None = None,
                     rttmin: np.ndarray | None = None, rtt: np.ndarray | None = None,
                     flight: np.ndarray | None = None, tsval: np.ndarray | None = None,
-                    acked: np.ndarray | None = None) -> FlowInputs:
-        """Events given directly (tests, benchmarks): one event per element, times strictly increasing."""
+                    acked: np.ndarray | None = None, ack: np.ndarray | None = None,
+                    sacked: np.ndarray | None = None, sack_lo: np.ndarray | None = None,
+                    sack_hi: np.ndarray | None = None, rwnd: np.ndarray | None = None,
+                    segments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> FlowInputs:
+        """Events given directly (tests, benchmarks): one event per element, times strictly increasing. ``ack``
+        defaults to the running sum of ``acked`` (no SACK: ``sacked`` 0, no block; ``rwnd`` unknown); ``segments``
+        is the sender's data segments as ``(seg_t, seg_len, seg_seq)`` (none by default)."""
         n = len(t)
         nan = np.full(n, np.nan)
         rtt_a = nan if rtt is None else np.asarray(rtt, np.float64)
+        acked_a = np.asarray(d if acked is None else acked, np.int64)
+        none = np.full(n, -1, np.int64)
+        seg_t, seg_len, seg_seq = segments if segments is not None else (np.empty(0), np.empty(0), np.empty(0))
         return FlowInputs(
             t=np.asarray(t, np.float64), t_abs=np.asarray(t, np.float64), d=np.asarray(d, np.int64),
-            acked=np.asarray(d if acked is None else acked, np.int64), dup=np.zeros(n, bool),
+            acked=acked_a, dup=np.zeros(n, bool),
             rtt=rtt_a, srtt=nan.copy() if srtt is None else np.asarray(srtt, np.float64),
             rttmin=nan.copy() if rttmin is None else np.asarray(rttmin, np.float64),
             flight=np.zeros(n, np.int64) if flight is None else np.asarray(flight, np.int64),
             tsval=np.full(n, -1, np.int64) if tsval is None else np.asarray(tsval, np.int64),
-            rtt_any=rtt_a, row_event=np.arange(n, dtype=np.int64), mss=mss,
-            seg_t=np.empty(0), seg_len=np.empty(0, np.int64),
+            rtt_any=rtt_a,
+            ack=np.cumsum(acked_a) if ack is None else np.asarray(ack, np.int64),
+            sacked=np.zeros(n, np.int64) if sacked is None else np.asarray(sacked, np.int64),
+            sack_lo=none.copy() if sack_lo is None else np.asarray(sack_lo, np.int64),
+            sack_hi=none.copy() if sack_hi is None else np.asarray(sack_hi, np.int64),
+            rwnd=none if rwnd is None else np.asarray(rwnd, np.int64),
+            row_event=np.arange(n, dtype=np.int64), mss=mss,
+            seg_t=np.asarray(seg_t, np.float64), seg_len=np.asarray(seg_len, np.int64),
+            seg_seq=np.asarray(seg_seq, np.int64),
         )

@@ -502,8 +502,8 @@ class FlowColumns:
 
     ``raw``: the table's columns as a spilled ingest mapped them from its files (``CaptureIngest.mapped``),
     whose nullable columns hold at their nulls exactly what :data:`ACK_FILL` fills in (NaN for the RTTs, −1
-    for an absent TSval): those are used as they are instead of a filled copy of each (on the 16 M-segment
-    single flow of ``bench.scale``: four copies of 64 MB, for 11 nulls each)."""
+    for an absent TSval, SACK block or receive window): those are used as they are instead of a filled copy of
+    each (on the 16 M-segment single flow of ``bench.scale``: four copies of 64 MB, for 11 nulls each)."""
 
     def __init__(self, frame: pl.DataFrame, names: tuple[str, ...],
                  raw: Mapping[str, np.ndarray] | None = None) -> None:

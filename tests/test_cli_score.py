@@ -37,7 +37,7 @@ def test_table_marks_the_best_per_column():
     code, out, _ = run("score", SAMPLE)
     assert code == 0
     assert "flow 2: 10.201.1.1:40001 -> 10.201.2.1:5201" in out
-    for name in ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "newreno"):
+    for name in ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "bbr_bw", "newreno"):
         assert re.search(rf"^{name}\s", out, re.M)
     assert "*" in out and "vs truth" in out  # the sample's metadata sidecar gives the truth
 

@@ -39,12 +39,13 @@ def test_warmup_compiles_the_batched_kernels_with_replays_argument_types() -> No
     from numba.core import types
 
     from ackreplay.cli.warmup import _warm_batches
-    from ackreplay.estimators.bandwidth import abse, be, crb, newbr, newreno, rate, tibet, westwood_plus
+    from ackreplay.estimators.bandwidth import abse, bbr, be, crb, newbr, newreno, rate, tibet, westwood_plus
     from ackreplay.replay import batch_kernels as batch
 
     _warm_batches()
     for kernel in (be.be_batch, rate.re_batch, crb.crb_batch, abse.abse_batch, tibet.tibet_batch,
-                   tibet.tibet_tx_batch, newbr.newbr_batch, westwood_plus.westwood_batch, newreno.newreno_batch,
+                   tibet.tibet_tx_batch, newbr.newbr_batch, westwood_plus.westwood_batch, bbr.bbr_batch,
+                   newreno.newreno_batch,
                    batch.score_windows, batch.achieved_rates, batch.time_weights_batch, batch.series_scores_batch,
                    batch.relative_scores_batch, batch.diagnostics_scan):
         offsets = [sig[0] for sig in kernel.signatures]  # (every kernel takes the batch's offsets first)

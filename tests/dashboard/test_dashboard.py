@@ -28,7 +28,7 @@ S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
 SAMPLE = ROOT / "samples" / "sample.pcap"
 ARTIFACTS = ROOT / "test-artifacts"
 EXE = str(Path(sys.executable).with_name("ackreplay"))
-ESTIMATORS = ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "newreno")
+ESTIMATORS = ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "bbr_bw", "newreno")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 
@@ -140,10 +140,10 @@ def test_upload_run_charts_sorting_and_leaderboard(server, page):
     flow_id = int(page.url.rsplit("/", 1)[1].split("?")[0])
     flow = httpx.get(f"{server}/api/v1/captures/{page.url.split('/captures/')[1].split('/')[0]}/flows/{flow_id}").json()
     decision_counts = plot_counts(page, "decisions")
-    assert len(decision_counts) == 2 + 8 and set(decision_counts) == {flow["loss_events"]}
+    assert len(decision_counts) == 2 + 9 and set(decision_counts) == {flow["loss_events"]}
     ss = page.evaluate("document.getElementById('congestion').data.find(t => t.name === 'abse ssthresh').x.length")
     assert ss == flow["loss_events"]
-    expect(page.locator("#scores-table tbody tr")).to_have_count(9)
+    expect(page.locator("#scores-table tbody tr")).to_have_count(10)
     expect(page.locator("#flow-select option")).to_have_count(6)
     shot(page, "dashboard-flow.png", "#view")
 
@@ -311,7 +311,7 @@ def test_a_receiver_side_capture_is_replayed_and_labelled_reconstructed(server, 
     expect(page.locator(".reconstructed")).to_contain_text("reconstructed, medium confidence")
     expect(page.locator("#reconstruction")).to_contain_text("RTT samples from data echoing ACK TSvals")
     expect(page.locator("#reconstruction")).to_contain_text("return path")
-    expect(page.locator("#scores-table tbody tr")).to_have_count(9)  # replayed without --allow-vantage
+    expect(page.locator("#scores-table tbody tr")).to_have_count(10)  # replayed without --allow-vantage
     # why (§7): ACK compression, BE's largest samples, dispersion capacity, loss classification
     why = page.locator("#why li")
     expect(why.first).to_contain_text("ACK intervals under 100 µs as the ACKs passed the receiver (not the sender's")

@@ -83,7 +83,7 @@ def assert_members_equal(batch: FlowBatch, alone: list[FlowInputs], where: str) 
     assert len(batch) == len(alone)
     for i, want in enumerate(alone):
         got = batch.flow(i)
-        for c in (*EVENT_COLUMNS, "row_event", "seg_t", "seg_len"):
+        for c in (*EVENT_COLUMNS, "row_event", "seg_t", "seg_len", "seg_seq"):
             a, b = getattr(got, c), getattr(want, c)
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (where, i, c)
             assert not a.flags.writeable, (where, i, c)
@@ -111,7 +111,7 @@ def replay_batch(cap: Any, flow_ids: list[int]) -> tuple[FlowBatch, list[FlowInp
         return np.concatenate(([0], np.cumsum([len(p["t_rel"]) for p in parts], dtype=np.int64)))
 
     mss = [by_id[f].mss for f in flow_ids]
-    batch = FlowBatch.build(joined(acks, a, ACK_COLUMNS), offsets(a), joined(segs, s, ("t_rel", "len")),
+    batch = FlowBatch.build(joined(acks, a, ACK_COLUMNS), offsets(a), joined(segs, s, ("t_rel", "len", "seq")),
                             offsets(s), mss, flow_ids)
     return batch, [FlowInputs.from_frames(x, y, m) for x, y, m in zip(a, s, mss, strict=True)]
 
@@ -177,6 +177,11 @@ def synthetic_flow(rng: np.random.Generator, rows: int, degenerate: bool) -> Flo
         "dup": rng.random(rows) < 0.1, "rtt": rtt, "srtt": srtt, "rttmin": rttmin,
         "flight": rng.choice([0, mss, 10 * mss, 100 * mss, 10**7], rows).astype(np.int64), "tsval": ts,
         "ack": np.arange(rows, dtype=np.int64),
+        # SACK: none, or blocks anywhere (above, below, inside the ACK; empty, reversed); windows unknown or tiny
+        "sacked": rng.choice([0, 0, mss, 10 * mss], rows).astype(np.int64),
+        "sack_lo": np.where(rng.random(rows) < 0.3, rng.integers(-1, 40 * mss, rows), -1).astype(np.int64),
+        "sack_hi": np.where(rng.random(rows) < 0.3, rng.integers(-1, 40 * mss, rows), -1).astype(np.int64),
+        "rwnd": rng.choice([-1, 0, mss, 64 * mss], rows).astype(np.int64),
     }
     nseg = int(rng.choice([0, 1, 2, rows, 3 * rows + 1]))
     span = max(float(t_rel[-1]), 0.0) if rows else 1.0
@@ -185,7 +190,10 @@ def synthetic_flow(rng: np.random.Generator, rows: int, degenerate: bool) -> Flo
     seg_t = np.sort(seg_t)
     if degenerate and nseg > 5:
         seg_t[nseg // 2] = 0.0  # out of order
-    segs = {"t_rel": seg_t, "len": rng.choice([0, 500, mss], nseg).astype(np.int64)}
+    seg_len = rng.choice([0, 500, mss], nseg).astype(np.int64)
+    # in order, with retransmissions (a step back), gaps (bytes never seen sent) and GSO-like long segments
+    steps = rng.choice([0, 1, 1, 1, -3, 5], nseg) * mss
+    segs = {"t_rel": seg_t, "len": seg_len, "seq": np.cumsum(steps).astype(np.int64)}
     return acks, segs, mss
 
 
@@ -195,7 +203,7 @@ def batch_of(flows: list[Flow]) -> tuple[FlowBatch, list[FlowInputs]]:
         return np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
 
     acks = {c: np.concatenate([f[0][c] for f in flows]) for c in ACK_COLUMNS}
-    segs = {c: np.concatenate([f[1][c] for f in flows]) for c in ("t_rel", "len")}
+    segs = {c: np.concatenate([f[1][c] for f in flows]) for c in ("t_rel", "len", "seq")}
     batch = FlowBatch.build(acks, offsets([len(f[0]["t_ns"]) for f in flows]), segs,
                             offsets([len(f[1]["t_rel"]) for f in flows]), [f[2] for f in flows],
                             list(range(len(flows))))
@@ -306,7 +314,7 @@ def kernel_of(e: Estimator) -> Any:
     import importlib
 
     module = importlib.import_module(type(e).__module__)
-    names = {"tibet_tx": "tibet_tx_batch", "westwood_plus": "westwood_batch"}
+    names = {"tibet_tx": "tibet_tx_batch", "westwood_plus": "westwood_batch", "bbr_bw": "bbr_batch"}
     return getattr(module, names.get(e.kind, f"{e.kind}_batch"))
 
 

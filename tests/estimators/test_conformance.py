@@ -16,7 +16,7 @@ from ackreplay.ingest import ingest_capture
 from tests.conftest import SHARED
 
 NAMES = E.names()
-DEFAULT = {"be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "newreno", "westwood_plus"}
+DEFAULT = {"be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "newreno", "westwood_plus", "bbr_bw"}
 LOSS_BASED = {"stcp", "hstcp", "htcp", "bic", "cubic"}  # decision-only (§8): no estimate series
 EXPECTED = DEFAULT | LOSS_BASED
 

@@ -91,7 +91,7 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     full = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/series", params={"format": "parquet"})
     assert pl.read_parquet(io.BytesIO(full.content)).height == len(set(frame["t_ns"].to_list()))
     decisions = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/decisions").json()
-    assert len(decisions) == 39 * 9 and {"ssthresh_segments", "ideal_segments"} <= set(decisions[0])
+    assert len(decisions) == 39 * 10 and {"ssthresh_segments", "ideal_segments"} <= set(decisions[0])
     # why the estimates are what they are (§7): the same diagnostics as the CLI's document
     diag = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/diagnostics").json()
     assert diag["ack_compression_share"] > 0.01 and len(diag["largest_samples"]) == 3
@@ -122,7 +122,7 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     assert api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/9/graph").json()["error"] == "results_not_found"
     scores = api.get(f"/api/v1/runs/{run_id}/scores", params={"flow": 2, "sort": "mean_abs_rel_error"}).json()
     errs = [r["mean_abs_rel_error"] for r in scores["items"]]
-    assert scores["total"] == 9 and errs == sorted(errs)
+    assert scores["total"] == 10 and errs == sorted(errs)
     assert {(r["vantage"], r["reconstruction"]) for r in scores["items"]} == {("sender", None)}
     board = api.get("/api/v1/leaderboard", params={"runs": run_id}).json()
     assert board["flows"] == 1  # bulk flows only: the control connection is left out
@@ -287,7 +287,7 @@ def test_batch_of_files_and_archives_with_a_scoreboard(api, tmp_path):
     assert run["status"] == "succeeded" and len(run["captures"]) == 3
     board = api.get(f"/api/v1/batches/{body['batch_id']}/scoreboard").json()
     assert board["captures"] == 3 and board["flows"] >= 4
-    assert [e["place"] for e in board["ranking"]] == list(range(1, 10))
+    assert [e["place"] for e in board["ranking"]] == list(range(1, 11))
     be = board["scores"]["mean_abs_rel_error"]["estimators"]["be"]
     assert be["flows"] == board["flows"] and be["rank"] >= 8  # BE over-estimates everywhere
     csv_text = api.get(f"/api/v1/batches/{body['batch_id']}/scoreboard", params={"format": "csv"}).text

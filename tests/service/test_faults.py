@@ -78,7 +78,7 @@ def assert_complete_once(db_url, run_id):
         dec, dec_distinct = conn.execute(
             "select count(*), count(distinct (capture_id, flow_id, estimator, episode)) from decisions "
             "where run_id = %s", (run_id,)).fetchone()
-    assert rows == distinct == tasks[0] * 9  # every replayed flow × 9 estimators, each exactly once
+    assert rows == distinct == tasks[0] * 10  # every replayed flow × 10 estimators, each exactly once
     assert dec == dec_distinct > 0
 
 

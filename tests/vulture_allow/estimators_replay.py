@@ -3,6 +3,7 @@ this module as a use of each)."""
 # ruff: noqa: B018  (each bare name below is the use vulture counts)
 
 from ackreplay.estimators.bandwidth.abse import ABSE
+from ackreplay.estimators.bandwidth.bbr import BbrBw
 from ackreplay.estimators.bandwidth.be import BE
 from ackreplay.estimators.bandwidth.crb import CRB
 from ackreplay.estimators.bandwidth.newbr import NewBR
@@ -20,6 +21,7 @@ from ackreplay.estimators.inputs import FlowInputs
 # replay, the CLI (``-e be``) and the API reach it by its registry name (``registry.create``), never by the
 # class's own name.
 ABSE  # registered as "abse"
+BbrBw  # registered as "bbr_bw"
 BE  # registered as "be"
 CRB  # registered as "crb"
 NewBR  # registered as "newbr"
