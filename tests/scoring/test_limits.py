@@ -220,6 +220,12 @@ def test_grid_bounds():
     assert len(grid_bounds(t, np.full(101, 1e-9), 0.005)) == 201  # the shortest interval: 5 ms
 
 
+def sack_free(n: int) -> dict[str, np.ndarray]:
+    """The ACK columns a hand-made batch without SACK and window options carries (``ACK_COLUMNS``)."""
+    return {"ack": np.cumsum(np.full(n, MSS)), "sacked": np.zeros(n, np.int64), "sack_lo": np.full(n, -1),
+            "sack_hi": np.full(n, -1), "rwnd": np.full(n, -1)}
+
+
 def test_batch_is_per_flow():
     """``batch_limits`` gives each flow of a batch what ``flow_limits`` gives it alone."""
     t1, t2 = clocked(1.0, 20), clocked(1.5, 4)
@@ -230,6 +236,7 @@ def test_batch_is_per_flow():
             "srtt": np.full(len(t1) + len(t2), RTT), "rttmin": np.full(len(t1) + len(t2), RTT),
             "flight": np.r_[np.full(len(t1), 19 * MSS), np.full(len(t2), 3 * MSS)],
             "tsval": np.full(len(t1) + len(t2), -1)}
+    acks |= sack_free(len(t1) + len(t2))
     rwnd = np.r_[np.full(len(t1), 100 * MSS), np.full(len(t2), 4 * MSS)]
     batch = FlowBatch.build(acks, np.array([0, len(t1), len(t1) + len(t2)]), None, None, [MSS, MSS], [7, 9])
     got = batch_limits(batch, rwnd=rwnd)
@@ -246,7 +253,7 @@ def test_rows_and_events():
     n = len(t)
     acks = {"t_ns": (t * 1e9).astype(np.int64), "t": t, "t_rel": t, "d": np.full(n, MSS), "acked": np.full(n, MSS),
             "dup": np.zeros(n, bool), "rtt": np.full(n, RTT), "srtt": np.full(n, RTT), "rttmin": np.full(n, RTT),
-            "flight": np.full(n, 8 * MSS), "tsval": np.full(n, -1)}
+            "flight": np.full(n, 8 * MSS), "tsval": np.full(n, -1)} | sack_free(n)
     inp = FlowBatch.build(acks, np.array([0, n]), None, None, [MSS], [0]).flow(0)
     assert len(inp) == n // 2
     rwnd = np.tile([50 * MSS, 10 * MSS], n // 2)  # each event's last row: 10 segments, flight + acked = 10
