@@ -126,6 +126,18 @@ class DiagnosticsOut(BaseModel):
                                              examples=[{"be": "not reproducible from this vantage: …"}])
 
 
+class LimitsOut(BaseModel):
+    """What limited the flow's sender, round trip by round trip (docs/estimators.md "What limited the sender")."""
+
+    shares: dict[str, float] = Field(default_factory=dict, description="each label's share of the flow's time "
+                                     "(cwnd, rwnd, app, sndbuf, unknown; summing to 1)",
+                                     examples=[{"cwnd": 0.69, "rwnd": 0.01, "app": 0.27, "sndbuf": 0.03,
+                                                "unknown": 0.0}])
+    intervals: list[tuple[float, float, str]] = Field(
+        default_factory=list, description="[start, end, label] (s since the flow's first packet), consecutive "
+        "round trips of one label merged", examples=[[[0.0, 1.25, "cwnd"], [1.25, 1.6, "app"]]])
+
+
 class PathOut(BaseModel):
     """The path a flow crossed (ESTIMATORS.md §9; docs/estimators.md "The path")."""
 
@@ -311,7 +323,8 @@ class CaptureDocument(Open):
     truth: dict[str, Any] | None = None
     truth_source: str | None = Field(None, examples=["upload"])
     flows: list[dict[str, Any]] = Field(description="each flow's summary, `replayed`, `skipped_reason`, `scores` "
-                                                    "per estimator and `score_window_rel_s`")
+                                                    "per estimator, `score_window_rel_s` and `limits` (what limited "
+                                                    "its sender: each label's share of its time)")
     scores: dict[str, Any] = Field(description="capture-level scores (fairness, means over bulk flows)")
 
 

@@ -284,7 +284,7 @@ def vantage_label(f: dict[str, Any]) -> str:
 
 def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], ests: list[Any]) -> None:
     from ackreplay.cli.report import render
-    from ackreplay.replay.results import decision_table, series_table
+    from ackreplay.replay.results import decision_table, limit_table, series_table
 
     out.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
@@ -298,6 +298,7 @@ def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], e
         if sc.replay.flows:  # every flow's series and decisions, one table each (column flow_id)
             series_table(sc.replay.flows).write_parquet(d / "series.parquet")
             decision_table(sc.replay.flows).write_parquet(d / "decisions.parquet")
+            limit_table(sc.replay.flows).write_parquet(d / "limits.parquet")
     (out / "scores.json").write_text(json.dumps(doc, indent=2))
     from ackreplay.cli.score_csv import scores_csv_of
 

@@ -26,6 +26,7 @@ from ackreplay.replay.capture import is_bulk, replay_capture
 from ackreplay.replay.engine import describe
 from ackreplay.replay.results import CaptureReplay
 from ackreplay.replay.results import jsonable as jsonable  # (re-exported)
+from ackreplay.scoring.limits import FlowLimits
 from ackreplay.scoring.truth import Truth, min_flow_bytes, parse_drops
 
 ProgressFn = Callable[[str, float], None]
@@ -203,6 +204,7 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         doc["diagnostics"] = fr.diagnostics if fr is not None else None
         doc["path"] = fr.path if fr is not None else None
         doc["path_models"] = path_models(fr.path, fr.decision_rows) if fr is not None and fr.path else None
+        doc["limits"] = limit_shares(fr.limits) if fr is not None else None
         flows.append(doc)
     return {
         "file": str(sc.path),
@@ -213,6 +215,20 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         "scores": sc.replay.scores,
         "path_groups": sc.replay.path_groups,
     }
+
+
+def limit_shares(limits: FlowLimits | None) -> dict[str, float] | None:
+    """What limited a flow's sender: each label's share of its time (``scoring.limits.LABELS``, summing to 1)."""
+    return dict(limits.shares) if limits is not None else None
+
+
+def limit_record(limits: FlowLimits | None) -> dict[str, Any] | None:
+    """What limited a flow's sender as the service stores and serves it: each label's share of its time and the
+    intervals, consecutive intervals of one label merged (``[start, end, label]``, s since its first packet:
+    the label at every moment, in far fewer rows than one per round trip)."""
+    if limits is None:
+        return None
+    return {"shares": dict(limits.shares), "intervals": [list(r) for r in limits.runs()]}
 
 
 def path_models(path: dict[str, Any], decision_rows: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:

@@ -111,6 +111,7 @@ def document(session: Session, run: Run) -> dict[str, Any]:
             doc["diagnostics"] = {k: v for k, v in diag.items() if k not in PATH_KEYS} if diag is not None else None
             doc["path"] = diag.get("path") if diag is not None else None
             doc["path_models"] = diag.get("path_models") if diag is not None else None
+            doc["limits"] = (diag.get("limits") or {}).get("shares") if diag is not None else None
             flows.append(doc)
         groups = {json.dumps(d["path_group"], sort_keys=True): d["path_group"] for d in diagnostics.values()
                   if d.get("path_group")}
@@ -241,8 +242,8 @@ def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list
     return [r.data for r in rows]
 
 
-#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9).
-PATH_KEYS = ("path", "path_models", "path_group")
+#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9) and what limited its sender.
+PATH_KEYS = ("path", "path_models", "path_group", "limits")
 
 
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -263,6 +264,13 @@ def path(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str,
     of flows it shares the bottleneck with (None when alone), as the run's replay found them."""
     d = _stored_diagnostics(session, run, capture_id, flow_id)
     return {"path": d.get("path"), "path_models": d.get("path_models"), "path_group": d.get("path_group")}
+
+
+def limits(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
+    """What limited the flow's sender (``scoring.limits``): each label's share of its time and the intervals
+    (``core.capture_scoring.limit_record``); both empty for a run replayed before the service stored them."""
+    got = _stored_diagnostics(session, run, capture_id, flow_id).get("limits") or {}
+    return {"shares": got.get("shares") or {}, "intervals": got.get("intervals") or []}
 
 
 def _bulk_flows(session: Session, capture_id: str) -> set[int]:

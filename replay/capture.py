@@ -47,6 +47,9 @@ __all__ = ["CaptureSource", "bulk_flow_ids", "bulk_flows", "capture_aggregate", 
 #: A spilled capture's flows of at least this many ACK rows hand their input pages back after every
 #: estimator's job, not only once replayed (a system call per column range: not worth it on short flows).
 RELEASE_PER_JOB_ROWS = 1_000_000
+#: The ACK table's columns the limits read besides replay's (``scoring.limits``): the advertised window and the
+#: SACKed bytes; a table without them (an older stored capture's) is replayed without them.
+LIMIT_COLUMNS = ("rwnd", "sacked")
 #: Events per batch of flows: the batch's columns and every job's temporaries grow with it, and replay keeps to
 #: the memory budget by batch (a flow longer than this is a batch of its own).
 BATCH_EVENTS = 1 << 20
@@ -100,7 +103,8 @@ def replay_capture(source: CaptureSource, estimators: Sequence[Estimator], *, tr
     source's ``acks`` hold only some flows' rows (a service task's); else read from them."""
     with gc_paused():  # (many small acyclic objects: replay.gcpause)
         todo, skipped = plan(source.flows, allow_vantage=allow_vantage, only=only)
-        acks = flow_columns(source.acks, ACK_COLUMNS, source.mapped.get("acks"))
+        acks = flow_columns(source.acks, ACK_COLUMNS + tuple(c for c in LIMIT_COLUMNS if c in source.acks.columns),
+                            source.mapped.get("acks"))
         segments = flow_columns(source.segments, SEGMENT_COLUMNS)
         bulk = bulk_flows(source.flows, truth)
         bulk_ids = bulk["flow_id"].to_list()
@@ -174,7 +178,8 @@ def flow_sources(summaries: Sequence[Any], episodes: pl.DataFrame, truth: Truth 
         eps = of(fid) if of is not None and fid in with_episodes else None
         labels = (truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list())
                   if truth is not None and eps is not None else None)
-        out.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels, infos.info(i)))
+        out.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels, infos.info(i),
+                              getattr(s, "vantage_position", None)))
     return out
 
 

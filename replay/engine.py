@@ -56,6 +56,7 @@ from ackreplay.replay.results import (
     sample_columns,
     scores_frame,
 )
+from ackreplay.scoring.limits import FlowLimits, batch_limits
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
 from ackreplay.scoring.scores import CONVERGENCE_HOLD, TOLERANCE
 
@@ -96,6 +97,9 @@ class FlowSource:
     truth: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None
     loss_truth: Mapping[int, str] | None = None  # episode → ``random``/``congestion`` (capture metadata)
     link: LinkInfo | None = None  # adds the flow's path (§9)
+    #: Where the capture was taken on the round trip (0 sender, 1 receiver; None = 0): ``scoring.limits``
+    #: moves the data it saw back to when it was sent
+    vantage_position: float | None = None
 
 
 def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np.ndarray],
@@ -117,7 +121,7 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
     then need ``ack``, ``rtt`` and ``srtt``, ``segments`` ``seq`` and ``kind`` — and makes it the diagnostics'
     capacity."""
     batch = FlowBatch.of_flow(acks, segments, mss, flow_id)
-    rows = (acks, segments) if link is not None else None
+    rows = (acks, segments)  # (the path reads them only with a ``link``; the limits read ``rwnd``, ``sacked``)
     flows, _ = replay_batch(batch, [FlowSource(flow_id, vantage, episodes, truth, loss_truth, link)], estimators,
                             keep_series=keep_series, release=release, memory_budget=memory_budget, path_rows=rows)
     return flows[0]
@@ -167,6 +171,8 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
         BatchDecisions(decision_frame(ev, [e.name for e in estimators], [done[e.name].decisions for e in estimators])
                        ) if len(ev) else None)
     out = _flow_replays(run, end, estimators, done, labels, shared, _paths(batch, sources, path_rows, episodes))
+    for fr, lim in zip(out, _limits(batch, sources, path_rows), strict=True):
+        fr.limits = lim
     batch.forget_members()
     return out, scores
 
@@ -322,6 +328,24 @@ def _paths(batch: FlowBatch, sources: Sequence[FlowSource], path_rows: tuple[Any
                              np.stack([batch.row_offsets[at], batch.row_offsets[at + 1]]), segs,
                              np.stack([batch.seg_offsets[at], batch.seg_offsets[at + 1]]), eps)
     return {i: (found[j], path) for j, (i, path) in enumerate(zip(linked, infer_batch(found), strict=True))}
+
+
+def _limits(batch: FlowBatch, sources: Sequence[FlowSource], path_rows: tuple[Any, Any] | None) -> list[FlowLimits]:
+    """What limited each flow's sender (``scoring.limits``), from the batch and its ACK rows' advertised window
+    and SACKed bytes (``rwnd``, ``sacked``: absent from a table that lacks them, and then not used)."""
+    acks = path_rows[0] if path_rows is not None else None
+    pos = np.array([np.nan if s.vantage_position is None else s.vantage_position for s in sources], np.float64)
+    return batch_limits(batch, _ack_column(acks, "rwnd"), _ack_column(acks, "sacked"), pos)
+
+
+def _ack_column(acks: Any, name: str) -> np.ndarray | None:
+    """Column ``name`` of ACK rows given as a frame or as numpy columns (None: absent; nulls as NaN)."""
+    if acks is None:
+        return None
+    if isinstance(acks, pl.DataFrame):
+        return acks[name].cast(pl.Float64).to_numpy() if name in acks.columns else None
+    col = acks.get(name)
+    return None if col is None else np.asarray(col)
 
 
 _NO_EPISODES_TABLE = {"flow_id": np.empty(0, np.int64), "start_t_rel": np.empty(0),

@@ -89,6 +89,9 @@ def test_csv_has_a_row_per_flow_and_estimator():
     replayed = {r["flow_id"] for r in rows}
     assert len(rows) == 2 * len(replayed) and {"be", "re"} == {r["estimator"] for r in rows}
     assert json.loads(rows[0]["parameters"])["tau"] == 1.0
+    # what limited each flow's sender: each label's share of its time, the same on each of its rows
+    shares = [float(rows[0][f"limit_{k}"]) for k in ("cwnd", "rwnd", "app", "sndbuf", "unknown")]
+    assert sum(shares) == pytest.approx(1) and rows[0]["limit_cwnd"] == rows[1]["limit_cwnd"]
 
 
 def test_out_directory_holds_series_decisions_scores_and_an_offline_report(tmp_path):
@@ -99,7 +102,16 @@ def test_out_directory_holds_series_decisions_scores_and_an_offline_report(tmp_p
     assert {"t", "t_rel", "achieved_bps", "truth_bps", "be_bps", "newbr_bps", "flow_id"} <= set(series.columns)
     decisions = pl.read_parquet(base / SAMPLE.name / "decisions.parquet")
     assert decisions.filter(pl.col("flow_id") == 2)["episode"].n_unique() == 39
-    assert json.loads((base / "scores.json").read_text())["captures"]
+    doc = json.loads((base / "scores.json").read_text())
+    (flow2,) = [f for f in doc["captures"][0]["flows"] if f["flow_id"] == 2]
+    assert sum(flow2["limits"].values()) == pytest.approx(1)
+    # the limits' intervals: contiguous round trips whose lengths make the JSON's shares
+    limits = pl.read_parquet(base / SAMPLE.name / "limits.parquet").filter(pl.col("flow_id") == 2)
+    assert limits.height > 10 and (limits["start_rel_s"][1:] == limits["end_rel_s"][:-1]).all()
+    by = limits.group_by("label").agg((pl.col("end_rel_s") - pl.col("start_rel_s")).sum().alias("s"))
+    span = limits["end_rel_s"][-1] - limits["start_rel_s"][0]
+    assert dict(zip(by["label"], (by["s"] / span).to_list(), strict=True)) == pytest.approx(
+        {k: v for k, v in flow2["limits"].items() if v > 0})
     assert (base / "scores.csv").read_text().startswith("file,flow_id")
     report = (base / "report.html").read_text()
     assert "Plotly" in report and "drawCongestion" in report and "id='congestion-0'" in report

@@ -20,6 +20,7 @@ from ackreplay.api.schemas import (
     DiagnosticsOut,
     GraphOut,
     LeaderboardOut,
+    LimitsOut,
     PathOut,
     RunCreated,
     RunDocumentOut,
@@ -137,6 +138,15 @@ def run_diagnostics(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, sessi
 def run_path(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
              owner: OwnerDep) -> dict[str, Any]:
     return results.path(session, results.get_run(session, owner, run_id), capture_id, flow_id)
+
+
+@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/limits", response_model=LimitsOut,
+            responses=RESULT_ERRORS, summary="What limited the flow's sender: the congestion window (the network), "
+            "the receive window, the application or its send buffer, each label's share of the time and its "
+            "intervals")
+def run_limits(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
+               owner: OwnerDep) -> dict[str, Any]:
+    return results.limits(session, results.get_run(session, owner, run_id), capture_id, flow_id)
 
 
 # response_model documents the payload; the route returns the JSON itself (json.dumps of plain lists is

@@ -105,6 +105,15 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     assert 9e6 < path["path"]["capacity_bps"] < 11e6
     # its losses were random (1 %), never at a full queue: no buffer, so no model on it
     assert path["path"]["buffer_over_bdp"] is None and path["path_models"] is None
+    # what limited the sender: the CLI's shares, and the intervals they are the lengths of
+    limits = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/limits").json()
+    assert limits["shares"] == cli_flow["limits"] and sum(limits["shares"].values()) == pytest.approx(1)
+    lengths: dict[str, float] = {}
+    for a, b, label in limits["intervals"]:
+        lengths[label] = lengths.get(label, 0.0) + b - a
+    span = limits["intervals"][-1][1] - limits["intervals"][0][0]
+    assert {k: v / span for k, v in lengths.items()} == pytest.approx(
+        {k: v for k, v in limits["shares"].items() if v > 0})
     # the congestion graph: the whole flow thinned per pixel, a short window at full resolution
     graph_url = f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/graph"
     whole = api.get(graph_url, params={"px": 100}).json()
