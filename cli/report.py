@@ -30,7 +30,7 @@ import polars as pl
 from plotly.offline import get_plotlyjs
 
 from ackreplay.cli.score_table import score_table
-from ackreplay.cli.wording import explain, group_line, vantage_text
+from ackreplay.cli.wording import explain, group_line, limits_line, vantage_text
 from ackreplay.core.capture_scoring import ScoredCapture, path_models
 from ackreplay.graphs.congestion import source_for
 from ackreplay.replay.engine import FlowReplay
@@ -300,6 +300,9 @@ def flow_html(sc: ScoredCapture, fr: FlowReplay, graphs: dict[str, Any], figures
                  f"{fr.flow_id}'></div>")
     if len(fr.decisions):
         parts.append(figures.div(decisions_figure(fr, sc.truth is not None)))
+    if fr.limits is not None:
+        parts.append(f"<p class='limits'><strong>limited by:</strong> {html.escape(limits_line(fr.limits.shares))}"
+                     "</p>")
     parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None))}</pre>")
     why = explain(fr.diagnostics, fr.scores) if fr.diagnostics else []
     if why:

@@ -218,7 +218,7 @@ def legend_text(width: int, *, truth: bool = True, not_reproducible: bool = True
 def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
     """One capture's part of ``score``'s table format: each shown flow with its score table, path and why lines,
     then the flows not shown and not replayed as counts (one line per reason), shared bottlenecks and fairness."""
-    from ackreplay.cli.wording import explain, path_line
+    from ackreplay.cli.wording import explain, limits_line, path_line
     from ackreplay.core.capture_scoring import capture_document
 
     d = capture_document(sc)
@@ -237,6 +237,8 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
             lines.append(score_table(f["scores"], with_truth, width))
         if f.get("path"):
             lines.append(_wrap(f"  path: {path_line(f['path'])}", wide, "        "))
+        if f.get("limits"):
+            lines.append(_wrap(f"  limited by: {limits_line(f['limits'])}", wide, "               "))
         if f.get("diagnostics"):
             lines += [_wrap(f"  why: {line}", wide, "       ") for line in explain(f["diagnostics"], f["scores"])]
     lines += [_wrap(line, wide) for line in unshown_lines(sc, d, all_flows)]

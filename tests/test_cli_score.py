@@ -40,6 +40,8 @@ def test_table_marks_the_best_per_column():
     for name in ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "newreno"):
         assert re.search(rf"^{name}\s", out, re.M)
     assert "*" in out and "vs truth" in out  # the sample's metadata sidecar gives the truth
+    # what limited the sender, the largest share first
+    assert re.search(r"^  limited by: the network \(cwnd\) \d+ %, the application", out, re.M)
 
 
 def test_json_has_every_score_of_section_5():
@@ -115,6 +117,7 @@ def test_out_directory_holds_series_decisions_scores_and_an_offline_report(tmp_p
     assert (base / "scores.csv").read_text().startswith("file,flow_id")
     report = (base / "report.html").read_text()
     assert "Plotly" in report and "drawCongestion" in report and "id='congestion-0'" in report
+    assert "<strong>limited by:</strong> the network (cwnd)" in report
     assert not re.search(r"<script[^>]+src=", report)  # nothing to fetch: opens offline
 
 
