@@ -44,3 +44,9 @@ INCLUDE_NOT_REPRODUCIBLE = Annotated[bool, Query(description="also rank estimato
                                                  "reproduce them (BE and CRB off the sender: they depend on the "
                                                  "ACKs' timing at the sender); left out by default",
                                                  examples=[False])]
+#: The rankings' other switch: also rank on flows the estimators cannot be compared on (``scoring.comparable``).
+INCLUDE_INCOMPARABLE = Annotated[bool, Query(description="also rank on flows the estimators cannot be compared on "
+                                             "(too little network-limited time or too few loss events for them, "
+                                             "or limited by the application or the receiver most of the time; "
+                                             "the run document's comparable_reason says which); left out by "
+                                             "default", examples=[False])]

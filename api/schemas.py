@@ -324,7 +324,8 @@ class CaptureDocument(Open):
     truth_source: str | None = Field(None, examples=["upload"])
     flows: list[dict[str, Any]] = Field(description="each flow's summary, `replayed`, `skipped_reason`, `scores` "
                                                     "per estimator, `score_window_rel_s` and `limits` (what limited "
-                                                    "its sender: each label's share of its time)")
+                                                    "its sender: each label's share of its time), `comparable` "
+                                                    "and `comparable_reason`")
     scores: dict[str, Any] = Field(description="capture-level scores (fairness, means over bulk flows)")
 
 
@@ -421,6 +422,12 @@ class LeaderboardOut(BaseModel):
                                      "are labelled not_reproducible (BE and CRB off the sender: they depend on the "
                                      "ACKs' timing at the sender): left out of the board unless "
                                      "include_not_reproducible", examples=[{"be": 3, "crb": 3}])
+    incomparable: int = Field(0, description="bulk flows the estimators cannot be compared on (too little "
+                              "network-limited time or too few loss events, or limited by the application or the "
+                              "receiver most of the time): left out of the board unless include_incomparable",
+                              examples=[2])
+    include_incomparable: bool = Field(False, description="whether those flows were ranked (the parameter of the "
+                                       "same name)", examples=[False])
     scores: dict[str, ScoreBoard] = Field(description="per score")
 
 

@@ -303,7 +303,11 @@ def flow_html(sc: ScoredCapture, fr: FlowReplay, graphs: dict[str, Any], figures
     if fr.limits is not None:
         parts.append(f"<p class='limits'><strong>limited by:</strong> {html.escape(limits_line(fr.limits.shares))}"
                      "</p>")
-    parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None))}</pre>")
+    if fr.comparable_reason is not None:
+        parts.append(f"<p class='incomparable'><strong>not comparable</strong> (no best marked, left out of the "
+                     f"rankings): {html.escape(fr.comparable_reason)}</p>")
+    parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None, best=fr.comparable_reason is None))}"
+                 "</pre>")
     why = explain(fr.diagnostics, fr.scores) if fr.diagnostics else []
     if why:
         parts.append("<ul class='why'>" + "".join(f"<li>{html.escape(w)}</li>" for w in why) + "</ul>")

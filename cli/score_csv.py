@@ -6,8 +6,9 @@ builds them, as the reference the columns are checked against). The columns: the
 ``sender``, ``receiver``, ``bytes``, ``bulk`` (``replay.capture.is_bulk``: the flow carried at least the truth's
 ``min_flow_bytes``, 64 kB by default: not a control connection), ``vantage``, ``reconstruction``, then
 ``estimator``, its scores in their order, ``parameters`` (JSON text), the flow's path (§9): ``path_<figure>``
-(empty where null — the JSON's ``path.evidence`` says why), and what limited its sender: ``limit_<label>``, each
-label's share of the flow's time (``scoring.limits``). A column some rows lack (a plugin's ``error``, the
+(empty where null — the JSON's ``path.evidence`` says why), what limited its sender: ``limit_<label>``, each
+label's share of the flow's time (``scoring.limits``), and ``comparable``, ``comparable_reason``
+(``scoring.comparable``). A column some rows lack (a plugin's ``error``, the
 ``not_reproducible`` label) is placed where a row first has it, as a row-by-row writer would; empty where a row
 has none. Numbers are written as Polars writes them (the shortest text that reads back as the same float); a text
 cell a spreadsheet would run as a formula gets a leading ``'`` (``core.capture_scoring.csv_cell``).
@@ -37,6 +38,8 @@ FLOW_COLUMNS = ("file", "flow_id", "sender", "receiver", "bytes", "bulk", "vanta
 PATH_COLUMNS = tuple(f"path_{k}" for k in PATH_FIGURES)
 #: What limited the flow's sender: each label's share of its time (``scoring.limits``; empty where not found).
 LIMIT_COLUMNS = tuple(f"limit_{k}" for k in LABELS)
+#: Whether the estimators can be compared on the flow, and why not (``scoring.comparable``).
+COMPARABLE_COLUMNS = ("comparable", "comparable_reason")
 
 
 def scores_csv_of(scored: Sequence[ScoredCapture]) -> str:
@@ -71,7 +74,7 @@ def scores_csv_of(scored: Sequence[ScoredCapture]) -> str:
         for e, lab, _ in kinds.iter_rows():
             keys = [*FLOW_COLUMNS, *SERIES_KEYS, *(TRUTH_KEYS if with_truth else ()), *(["error"] if e else []),
                     *decisions, *([NOT_REPRODUCIBLE] if lab else []), "parameters", *PATH_COLUMNS,
-                    *LIMIT_COLUMNS]
+                    *LIMIT_COLUMNS, *COMPARABLE_COLUMNS]
             seen.update(dict.fromkeys(keys))
         frames.append(frame)
     if not frames:
@@ -80,10 +83,13 @@ def scores_csv_of(scored: Sequence[ScoredCapture]) -> str:
 
 
 def _limit_columns(flows: Sequence[FlowReplay]) -> pl.DataFrame:
-    """One row per flow: each label's share of its time (null where replay did not find what limited it)."""
+    """One row per flow: each label's share of its time (null where replay did not find what limited it), whether
+    the estimators can be compared on it (``True``/``False``) and why not."""
     shares = [f.limits.shares if f.limits is not None else {} for f in flows]
-    return pl.DataFrame({c: pl.Series(c, [s.get(k) for s in shares], pl.Float64)
-                         for c, k in zip(LIMIT_COLUMNS, LABELS, strict=True)})
+    return pl.DataFrame({**{c: pl.Series(c, [s.get(k) for s in shares], pl.Float64)
+                            for c, k in zip(LIMIT_COLUMNS, LABELS, strict=True)},
+                         "comparable": pl.Series([str(f.comparable_reason is None) for f in flows], dtype=pl.String),
+                         "comparable_reason": pl.Series([f.comparable_reason for f in flows], dtype=pl.String)})
 
 
 def _write(frame: pl.DataFrame) -> str:

@@ -150,14 +150,17 @@ def get(session: Session, owner: Owner, batch_id: str) -> Batch:
     return owned(session, owner, Batch, batch_id, "batch")
 
 
-def scoreboard(session: Session, batch: Batch, include_not_reproducible: bool = False) -> dict[str, Any]:
+def scoreboard(session: Session, batch: Batch, include_not_reproducible: bool = False,
+               include_incomparable: bool = False) -> dict[str, Any]:
     """The leaderboard of the batch's run, with an overall ranking: by the median composite error over flows
     (``scoring.ranking``), ties by the mean rank over the ranked scores. Scores not reproducible from their
-    flow's vantage are left out unless ``include_not_reproducible``."""
+    flow's vantage are left out unless ``include_not_reproducible``, flows the estimators cannot be compared on
+    unless ``include_incomparable``."""
     run = session.get(Run, batch.run_id) if batch.run_id else None
     if run is None:
         raise NotFound(f"batch {batch.id} has no run", code="run_not_found")
-    board = leaderboard(session, [run], include_not_reproducible=include_not_reproducible)
+    board = leaderboard(session, [run], include_not_reproducible=include_not_reproducible,
+                        include_incomparable=include_incomparable)
     ranks: dict[str, list[int]] = {n: [] for n in board["estimators"]}
     for entry in board["scores"].values():
         for n, e in entry["estimators"].items():

@@ -205,6 +205,8 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         doc["path"] = fr.path if fr is not None else None
         doc["path_models"] = path_models(fr.path, fr.decision_rows) if fr is not None and fr.path else None
         doc["limits"] = limit_shares(fr.limits) if fr is not None else None
+        doc["comparable"] = fr.comparable_reason is None if fr is not None else None
+        doc["comparable_reason"] = fr.comparable_reason if fr is not None else None
         flows.append(doc)
     return {
         "file": str(sc.path),

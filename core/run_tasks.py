@@ -379,7 +379,8 @@ def _store_replay(session: Session, store: Store, run_id: str, capture_id: str, 
     group_of = {fid: g for g in (rep.path_groups if rep is not None else []) for fid in g["flows"]}
     diagnostic_rows = [{**ids, "flow_id": r.flow_id, "data": jsonable({
         **r.diagnostics, "path": r.path, "path_models": path_models(r.path, r.decision_rows) if r.path else None,
-        "path_group": group_of.get(r.flow_id), "limits": limit_record(r.limits)})} for r in reps]
+        "path_group": group_of.get(r.flow_id), "limits": limit_record(r.limits),
+        "comparable_reason": r.comparable_reason})} for r in reps]
     if reps:
         store.write_parquet(series_key, series_table(reps))
     for table, values in ((Result, result_rows), (DecisionRow, decision_rows), (FlowDiagnostics, diagnostic_rows)):

@@ -112,6 +112,8 @@ def document(session: Session, run: Run) -> dict[str, Any]:
             doc["path"] = diag.get("path") if diag is not None else None
             doc["path_models"] = diag.get("path_models") if diag is not None else None
             doc["limits"] = (diag.get("limits") or {}).get("shares") if diag is not None else None
+            doc["comparable"] = diag.get("comparable_reason") is None if diag is not None else None
+            doc["comparable_reason"] = diag.get("comparable_reason") if diag is not None else None
             flows.append(doc)
         groups = {json.dumps(d["path_group"], sort_keys=True): d["path_group"] for d in diagnostics.values()
                   if d.get("path_group")}
@@ -242,8 +244,9 @@ def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list
     return [r.data for r in rows]
 
 
-#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9) and what limited its sender.
-PATH_KEYS = ("path", "path_models", "path_group", "limits")
+#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9), what limited its sender and
+#: why the estimators cannot be compared on it (``scoring.comparable``).
+PATH_KEYS = ("path", "path_models", "path_group", "limits", "comparable_reason")
 
 
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -280,12 +283,13 @@ def _bulk_flows(session: Session, capture_id: str) -> set[int]:
     return {fid for (fid,) in session.execute(select(Flow.flow_id).where(Flow.capture_id == capture_id, bulk))}
 
 
-def leaderboard(session: Session, runs: list[Run], include_not_reproducible: bool = False) -> dict[str, Any]:
+def leaderboard(session: Session, runs: list[Run], include_not_reproducible: bool = False,
+                include_incomparable: bool = False) -> dict[str, Any]:
     """Across the runs' captures, over bulk flows (≥ min_flow_bytes; control connections beside a transfer
     would swamp the statistics): per score its direction and, per estimator, mean, median and quartiles,
     and for ranked scores the rank and the wins (``scoring.ranking``: composite_error first, one-sided
     shares not ranked alone; scores labelled not reproducible from their flow's vantage left out unless
-    ``include_not_reproducible``)."""
+    ``include_not_reproducible``, flows the estimators cannot be compared on unless ``include_incomparable``)."""
     per_flow: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
     bulk: dict[str, set[int]] = {}
     for run in runs:
@@ -294,11 +298,18 @@ def leaderboard(session: Session, runs: list[Run], include_not_reproducible: boo
                 bulk[r.capture_id] = _bulk_flows(session, r.capture_id)
             if r.flow_id in bulk[r.capture_id]:
                 per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
-    result = ranking.board(per_flow, include_not_reproducible=include_not_reproducible)
+    result = ranking.board(per_flow, include_not_reproducible=include_not_reproducible,
+                           incomparable=_incomparable(session, runs), include_incomparable=include_incomparable)
     for entry in result["scores"].values():
         for e in entry["estimators"].values():
             e["won_flows"] = [{"run_id": k[0], "capture_id": k[1], "flow_id": k[2]} for k in e["won_flows"]]
     return result
+
+
+def _incomparable(session: Session, runs: list[Run]) -> set[tuple[str, str, int]]:
+    """The (run, capture, flow) keys of the runs' flows the estimators cannot be compared on."""
+    rows = session.scalars(select(FlowDiagnostics).where(FlowDiagnostics.run_id.in_([r.id for r in runs])))
+    return {(d.run_id, d.capture_id, d.flow_id) for d in rows if d.data.get("comparable_reason") is not None}
 
 
 def list_runs(session: Session, owner: Owner, *, capture_id: str | None = None,

@@ -209,6 +209,8 @@ class FlowReplay:
     #: What limited the sender, interval by interval, and each label's share of the flow's time
     #: (``scoring.limits``); None where replay did not find it (a flow replayed without a batch)
     limits: FlowLimits | None = field(default=None, repr=False)
+    #: Why the estimators cannot be compared on this flow (``scoring.comparable``; None: they can)
+    comparable_reason: str | None = None
     #: Where the scores and the diagnostics come from: the batch's columns and this flow's position in them
     _batch_scores: BatchScores | None = field(default=None, repr=False)
     _batch_diagnostics: BatchDiagnostics | None = field(default=None, repr=False)

@@ -21,7 +21,7 @@ ranked) asks about over-estimation, and there it is the worst (``tests/test_rank
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 #: The key, in an estimator's scores of one flow (and in the flow's diagnostics), that labels the estimator as not
@@ -77,8 +77,8 @@ def quartiles(xs: list[float]) -> tuple[float, float, float]:
     return q(0.25), q(0.5), q(0.75)
 
 
-def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_not_reproducible: bool = False
-          ) -> dict[str, Any]:
+def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_not_reproducible: bool = False,
+          incomparable: Collection[Any] = (), include_incomparable: bool = False) -> dict[str, Any]:
     """The leaderboard over flows: ``per_flow`` maps a flow key to {estimator: its scores}. Per score (in
     ``ORDER``): its direction, whether it is ranked, and per estimator the mean, median and quartiles over
     flows, and — when ranked — the rank (by median; equal medians share a rank) and the flows it won.
@@ -87,7 +87,14 @@ def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_no
     BE and CRB off the sender: they read the ACKs' timing at the sender, which the return path changes unseen
     after any other capture point) are left out — of the statistics, the wins and so the ranks — unless
     ``include_not_reproducible``; ``left_out`` counts them per estimator either way (what was, or would be,
-    left out), and ``include_not_reproducible`` says which it was."""
+    left out), and ``include_not_reproducible`` says which it was.
+
+    The flows keyed in ``incomparable`` (``scoring.comparable``: too little network-limited time or too few loss
+    events for the estimators, or limited by the application or the receiver most of the time) are left out of
+    everything unless ``include_incomparable``; ``incomparable`` counts them either way."""
+    left = set(incomparable) & set(per_flow)
+    if left and not include_incomparable:
+        per_flow = {k: v for k, v in per_flow.items() if k not in left}
     names = sorted({e for f in per_flow.values() for e in f})
     left_out = {n: sum(1 for f in per_flow.values() if NOT_REPRODUCIBLE in f.get(n, {})) for n in names}
     flows = {key: {n: {**s, **derived(s)} for n, s in ests.items()
@@ -122,4 +129,5 @@ def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_no
                 entries[n]["rank"] = 1 + sum(other < k for other in keys.values())
         out[score] = {"better": better, "ranked": ranked, "meaning": meaning, "estimators": entries}
     return {"flows": len(per_flow), "estimators": names, "include_not_reproducible": include_not_reproducible,
-            "left_out": {n: c for n, c in left_out.items() if c}, "scores": out}
+            "left_out": {n: c for n, c in left_out.items() if c}, "incomparable": len(left),
+            "include_incomparable": include_incomparable, "scores": out}

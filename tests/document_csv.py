@@ -33,6 +33,7 @@ def scores_csv(doc: dict[str, Any]) -> str:
                 row["parameters"] = json.dumps(jsonable(s.get("parameters", {})), sort_keys=True)
                 row.update({f"path_{k}": jsonable(path.get(k)) for k in PATH_FIGURES})
                 row.update({f"limit_{k}": limits.get(k) for k in LABELS})
+                row.update(comparable=str(f.get("comparable")), comparable_reason=f.get("comparable_reason"))
                 rows.append(row)
     if not rows:
         return ""

@@ -7,7 +7,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Path, Query, UploadFile
 from fastapi.responses import Response
 
-from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, SettingsDep, StoreDep
+from ackreplay.api.deps import (
+    INCLUDE_INCOMPARABLE,
+    INCLUDE_NOT_REPRODUCIBLE,
+    OwnerDep,
+    SessionDep,
+    SettingsDep,
+    StoreDep,
+)
 from ackreplay.api.errors import responses
 from ackreplay.api.routes.captures import NameField, TagsField, TruthField, tag_list, truth_field
 from ackreplay.api.schemas import BATCH_ID, ID_PATTERN, BatchCreated, BatchOut, ScoreboardOut
@@ -55,8 +62,9 @@ def get_batch(batch_id: BatchId, session: SessionDep, owner: OwnerDep) -> dict[s
             summary="Estimators ranked over every trace of the batch (JSON or CSV)")
 def scoreboard(batch_id: BatchId, session: SessionDep, owner: OwnerDep,
                format: Annotated[str, Query(pattern="^(json|csv)$", examples=["json"])] = "json",
-               include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False) -> Any:
-    board = svc.scoreboard(session, svc.get(session, owner, batch_id), include_not_reproducible)
+               include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False,
+               include_incomparable: INCLUDE_INCOMPARABLE = False) -> Any:
+    board = svc.scoreboard(session, svc.get(session, owner, batch_id), include_not_reproducible, include_incomparable)
     if format == "csv":
         return Response(svc.scoreboard_csv(board), media_type="text/csv")
     return board

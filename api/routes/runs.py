@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
-from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, StoreDep
+from ackreplay.api.deps import INCLUDE_INCOMPARABLE, INCLUDE_NOT_REPRODUCIBLE, OwnerDep, SessionDep, StoreDep
 from ackreplay.api.errors import responses
 from ackreplay.api.metrics import RUNS
 from ackreplay.api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, Offset, table_response
@@ -177,6 +177,8 @@ def leaderboard(session: SessionDep, owner: OwnerDep,
                 runs: Annotated[str, Query(description="comma-separated run ids (at most 100)",
                                            pattern=r"^[0-9a-f]{32}(\s*,\s*[0-9a-f]{32}){0,99}\s*,?\s*$",
                                            examples=[RUN_ID])],
-                include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False) -> dict[str, Any]:
+                include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False,
+                include_incomparable: INCLUDE_INCOMPARABLE = False) -> dict[str, Any]:
     chosen = [results.get_run(session, owner, r.strip()) for r in runs.split(",") if r.strip()]
-    return results.leaderboard(session, chosen, include_not_reproducible=include_not_reproducible)
+    return results.leaderboard(session, chosen, include_not_reproducible=include_not_reproducible,
+                               include_incomparable=include_incomparable)
