@@ -420,3 +420,22 @@ def test_model_prints_seed_002_and_seed_004(tmp_path):
     assert code == 0 and len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 5
     code, _, _err = run("model", "--curve", "3:1")
     assert code == 2
+
+
+def test_incomparable_flows_are_explained_unmarked_and_left_out_of_the_board_unless_asked():
+    """s02's BBR flow loses no packet: no decision to score, so it is not comparable — its table has no best
+    marked and says why; the combined board leaves it out unless --include-incomparable."""
+    s01, s02 = SHARED / "generated" / "s01_cubic_1f_10M_rtt40_buf1bdp.pcap", \
+        SHARED / "generated" / "s02_bbr_1f_10M_rtt40_buf4bdp.pcap"
+    code, out, _ = run("score", s01, s02, "-e", "re,westwood_plus", "--no-legend")
+    assert code == 0
+    bbr = out.split(str(s02))[1].split("== all")[0]
+    assert "not comparable (no best marked, left out of the rankings): 0 loss events" in " ".join(bbr.split())
+    assert "*" not in bbr and "*" in out.split(str(s02))[0]
+    board = " ".join(out.split("== all")[1].split())
+    assert board.startswith("2 captures: 2 bulk flows") and "left out: 1 bulk flow(s) not comparable" in board
+    code, out, _ = run("score", s01, s02, "-e", "re,westwood_plus", "--no-legend", "--include-incomparable")
+    assert "ranked as asked (--include-incomparable): 1 bulk flow(s) not comparable" in " ".join(out.split())
+    doc = json.loads(run("score", s02, "-e", "re", "-f", "json")[1])
+    (flow,) = [f for f in doc["captures"][0]["flows"] if f["bytes"] > 1e6]
+    assert flow["comparable"] is False and flow["comparable_reason"].startswith("0 loss events")
