@@ -49,6 +49,29 @@ def incomparable_note(count: int, included: bool, width: int | None) -> str:
     return "\n" + (textwrap.fill(text, width, break_long_words=False) if width else text)
 
 
+def rank_text(entry: dict[str, Any]) -> str:
+    """A rank, ``=`` after it when its interval overlaps another estimator's (a tie: their order may be chance)."""
+    rank = entry.get("rank")
+    return "-" if rank is None else f"{rank}{'=' if entry.get('ties') else ''}"
+
+
+def ci_text(entry: dict[str, Any], digits: int) -> str:
+    ci = entry.get("ci")
+    return "-" if not ci else f"{ci[0]:.{digits}f}..{ci[1]:.{digits}f}"
+
+
+def statistics_note(full: dict[str, Any], width: int | None) -> str:
+    """What the board's statistics are, and its warning under the minimum sample."""
+    import textwrap
+
+    text = (f"95% CI: bootstrap interval of the median ({full['resamples']} resamples over "
+            f"{full['resampled']}, seeded); = after a rank: its interval overlaps another's (a tie); ! after n: "
+            f"under {full['min_flows']} flows")
+    if full.get("warning"):
+        text += f". Warning: {full['warning']}"
+    return "\n" + (textwrap.fill(text, width, break_long_words=False) if width else text)
+
+
 def _fmt(v: float | None, digits: int) -> str:
     return "-" if v is None else f"{v:.{digits}f}"
 
@@ -83,17 +106,18 @@ def combined_summary(scored: Sequence[ScoredCapture], width: int | None = 80,
     if not per_flow:
         return head + " (nothing to combine)"
     full = board(per_flow, include_not_reproducible=include_not_reproducible, incomparable=left,
-                 include_incomparable=include_incomparable)
+                 include_incomparable=include_incomparable, groups={k: k[0] for k in per_flow})
     notes = (left_out_note(full["left_out"], include_not_reproducible, width)
-             + incomparable_note(full["incomparable"], include_incomparable, width))
+             + incomparable_note(full["incomparable"], include_incomparable, width) + statistics_note(full, width))
     b = full["scores"]
     comp = b["composite_error"]["estimators"]
     names = sorted((n for n in comp if comp[n]["flows"]), key=lambda n: (comp[n].get("rank") or 1e9, n))
     if not names:
         return head + " (no estimator has a score on them to rank)" + notes
-    headers = [("rank", "#"), ("flows", "n"), *(h for _, h, _ in SUMMARY_SCORES), ("composite", "IQR")]
-    cells = [[str(comp[n].get("rank", "-")), str(comp[n]["flows"]),
-              *(_fmt(b[k]["estimators"][n]["median"], d) for k, _, d in SUMMARY_SCORES),
+    headers = [("rank", "#"), ("flows", "n"), *(h for _, h, _ in SUMMARY_SCORES), ("composite", "95% CI"),
+               ("composite", "IQR")]
+    cells = [[rank_text(comp[n]), str(comp[n]["flows"]) + ("!" if comp[n]["few"] else ""),
+              *(_fmt(b[k]["estimators"][n]["median"], d) for k, _, d in SUMMARY_SCORES), ci_text(comp[n], 3),
               f"{_fmt(comp[n]['q1'], 3)}..{_fmt(comp[n]['q3'], 3)}"] for n in names]
     return head + "\n" + block_table("estimator", names, headers, cells, width) + notes
 
@@ -108,6 +132,7 @@ def compare_text(a: ScoredCapture, b: ScoredCapture, width: int | None = 80,
     boards = []
     left_out: dict[str, int] = {}
     incomparable = 0
+    stats: dict[str, Any] = {}
     for sc in (a, b):
         flows = bulk_flows(sc)
         full = board(flows, include_not_reproducible=include_not_reproducible, incomparable=incomparable_flows(sc),
@@ -115,6 +140,8 @@ def compare_text(a: ScoredCapture, b: ScoredCapture, width: int | None = 80,
         for n, c in full.get("left_out", {}).items():
             left_out[n] = left_out.get(n, 0) + c
         incomparable += full.get("incomparable", 0)
+        if full:
+            stats = {**full, "warning": stats.get("warning") or full["warning"]}
         boards.append((len(flows), full.get("scores", {})))
     head = [f"A = {a.path} ({boards[0][0]} bulk flows)", f"B = {b.path} ({boards[1][0]} bulk flows)"]
     names = sorted({n for _, bd in boards for n in bd.get("composite_error", {}).get("estimators", {})})
@@ -128,12 +155,12 @@ def compare_text(a: ScoredCapture, b: ScoredCapture, width: int | None = 80,
     cells = []
     for n in order:
         ca, cb = med(0, "composite_error", n), med(1, "composite_error", n)
-        ranks = [str(bd.get("composite_error", {}).get("estimators", {}).get(n, {}).get("rank", "-"))
-                 for _, bd in boards]
+        ranks = [rank_text(bd.get("composite_error", {}).get("estimators", {}).get(n, {})) for _, bd in boards]
         cells.append([_fmt(ca, 3), _fmt(cb, 3), "-" if ca is None or cb is None else f"{cb - ca:+.3f}",
                       _fmt(med(0, "mean_abs_rel_error", n), 3), _fmt(med(1, "mean_abs_rel_error", n), 3),
                       _fmt(med(0, "mean_signed_rel_error", n), 3), _fmt(med(1, "mean_signed_rel_error", n), 3),
                       *ranks])
     return ("\n".join(head) + "\n" + block_table("estimator", order, headers, cells, width)
             + left_out_note(left_out, include_not_reproducible, width)
-            + incomparable_note(incomparable, include_incomparable, width))
+            + incomparable_note(incomparable, include_incomparable, width)
+            + (statistics_note(stats, width) if stats else ""))
