@@ -396,7 +396,13 @@ class BoardEntry(BaseModel):
     median: float | None = Field(None, description="median over flows (the rank's basis)", examples=[0.121])
     q1: float | None = Field(None, description="first quartile over flows", examples=[0.08])
     q3: float | None = Field(None, description="third quartile over flows", examples=[0.19])
-    flows: int = Field(examples=[12])
+    ci: tuple[float, float] | None = Field(None, description="bootstrap interval of the median (the board's "
+                                           "confidence; seeded: the same every time)", examples=[[0.09, 0.15]])
+    flows: int = Field(description="flows behind the figures", examples=[12])
+    few: bool = Field(False, description="fewer flows than the board's min_flows: the interval is rough",
+                      examples=[False])
+    ties: list[str] = Field(default_factory=list, description="ranked estimators whose interval of the ranking "
+                            "key overlaps this one's: their order may be chance", examples=[["tibet"]])
     wins: int = Field(description="flows on which it was best (0 for a score that is not ranked)", examples=[5])
     won_flows: list[FlowRef]
     rank: int | None = Field(None, description="by median over flows; absent when the score is not ranked or "
@@ -428,6 +434,14 @@ class LeaderboardOut(BaseModel):
                               examples=[2])
     include_incomparable: bool = Field(False, description="whether those flows were ranked (the parameter of the "
                                        "same name)", examples=[False])
+    confidence: float = Field(0.95, description="the intervals' confidence", examples=[0.95])
+    resamples: int = Field(1000, description="bootstrap resamples (seeded)", examples=[1000])
+    resampled: Literal["flows", "captures"] = Field("captures", description="what the bootstrap resamples: "
+                                                    "whole captures (their flows are not independent)",
+                                                    examples=["captures"])
+    min_flows: int = Field(10, description="under this many flows a figure is marked few", examples=[10])
+    warning: str | None = Field(None, description="set when the board rests on fewer than min_flows flows",
+                                examples=[None])
     scores: dict[str, ScoreBoard] = Field(description="per score")
 
 

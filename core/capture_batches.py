@@ -179,9 +179,12 @@ def scoreboard(session: Session, batch: Batch, include_not_reproducible: bool = 
 def scoreboard_csv(board: dict[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["score", "better", "ranked", "estimator", "mean", "median", "q1", "q3", "rank", "wins", "flows"])
+    w.writerow(["score", "better", "ranked", "estimator", "mean", "median", "q1", "q3", "ci_low", "ci_high", "rank",
+                "ties", "wins", "flows"])
     for score, entry in board["scores"].items():
         for n, e in entry["estimators"].items():
+            ci = e.get("ci") or [None, None]
             w.writerow([csv_cell(v) for v in (score, entry["better"], entry["ranked"], n, e["mean"], e.get("median"),
-                                              e.get("q1"), e.get("q3"), e.get("rank"), e["wins"], e["flows"])])
+                                              e.get("q1"), e.get("q3"), ci[0], ci[1], e.get("rank"),
+                                              " ".join(e.get("ties") or []), e["wins"], e["flows"])])
     return buf.getvalue()

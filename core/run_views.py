@@ -299,7 +299,8 @@ def leaderboard(session: Session, runs: list[Run], include_not_reproducible: boo
             if r.flow_id in bulk[r.capture_id]:
                 per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
     result = ranking.board(per_flow, include_not_reproducible=include_not_reproducible,
-                           incomparable=_incomparable(session, runs), include_incomparable=include_incomparable)
+                           incomparable=_incomparable(session, runs), include_incomparable=include_incomparable,
+                           groups={k: k[1] for k in per_flow})  # (the intervals resample captures)
     for entry in result["scores"].values():
         for e in entry["estimators"].values():
             e["won_flows"] = [{"run_id": k[0], "capture_id": k[1], "flow_id": k[2]} for k in e["won_flows"]]

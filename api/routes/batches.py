@@ -56,7 +56,8 @@ def get_batch(batch_id: BatchId, session: SessionDep, owner: OwnerDep) -> dict[s
 
 @router.get("/{batch_id}/scoreboard", response_model=ScoreboardOut, response_model_exclude_unset=True,
             responses={200: {"content": {"text/csv": {"schema": {"type": "string"},
-                                                      "example": "score,better,estimator,mean,rank,wins,flows\n"}},
+                                                      "example": "score,better,ranked,estimator,mean,median,q1,q3,"
+                                                                 "ci_low,ci_high,rank,ties,wins,flows\n"}},
                              "description": "the scoreboard as JSON, or as CSV with format=csv"},
                        **responses("batch_not_found", "run_not_found")},
             summary="Estimators ranked over every trace of the batch (JSON or CSV)")

@@ -302,7 +302,11 @@ def test_batch_of_files_and_archives_with_a_scoreboard(api, tmp_path):
     be = board["scores"]["mean_abs_rel_error"]["estimators"]["be"]
     assert be["flows"] == board["flows"] and be["rank"] >= 8  # BE over-estimates everywhere
     csv_text = api.get(f"/api/v1/batches/{body['batch_id']}/scoreboard", params={"format": "csv"}).text
-    assert csv_text.splitlines()[0] == "score,better,ranked,estimator,mean,median,q1,q3,rank,wins,flows"
+    assert csv_text.splitlines()[0] == ("score,better,ranked,estimator,mean,median,q1,q3,ci_low,ci_high,rank,ties,"
+                                        "wins,flows")
+    # the statistics: an interval around each median, resampling the captures; under 10 flows, a warning
+    assert be["ci"][0] <= be["median"] <= be["ci"][1] and board["resampled"] == "captures"
+    assert (board["warning"] is not None) == (board["flows"] < board["min_flows"])
     assert api.get(f"/api/v1/batches/{body['batch_id']}").json()["run"]["status"] == "succeeded"
 
 
