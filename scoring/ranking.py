@@ -151,10 +151,10 @@ def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_no
     captures when ``groups`` maps each flow key to its capture), ``flows`` says how many flows are behind it and
     ``few`` that they are under :data:`MIN_FLOWS`; a ranked estimator lists in ``ties`` those whose interval
     overlaps its own. The board's ``warning`` says when it rests on fewer than :data:`MIN_FLOWS` flows."""
+    names = sorted({e for f in per_flow.values() for e in f})  # (listed even when every flow is left out)
     left = set(incomparable) & set(per_flow)
     if left and not include_incomparable:
         per_flow = {k: v for k, v in per_flow.items() if k not in left}
-    names = sorted({e for f in per_flow.values() for e in f})
     left_out = {n: sum(1 for f in per_flow.values() if NOT_REPRODUCIBLE in f.get(n, {})) for n in names}
     flows = {key: {n: {**s, **derived(s)} for n, s in ests.items()
                    if include_not_reproducible or NOT_REPRODUCIBLE not in s} for key, ests in per_flow.items()}

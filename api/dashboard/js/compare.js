@@ -15,14 +15,19 @@ export async function compareView(view, alive) {
   const option = (r) => { const text = `${capNames(r) || `${r.captures.length} capture(s)`} · ${r.created_at.slice(0, 16).replace("T", " ")} · ${r.status}${r.batch_id ? " · batch" : ""}`;
     return chosen.includes(r.id) ? html`<option value="${r.id}" selected>${text}</option>` : html`<option value="${r.id}">${text}</option>`; };
   render(view, html`<h1>Compare estimators</h1>
-    <div class="card"><label>Runs <select id="runs-select" multiple size="${Math.min(6, Math.max(2, runs.length))}">${runs.map(option)}</select></label></div>
+    <div class="card"><label>Runs <select id="runs-select" multiple size="${Math.min(6, Math.max(2, runs.length))}">${runs.map(option)}</select></label>
+      <label class="inline"><input type="checkbox" id="include-incomparable" ${q.get("incomparable") === "1" ? html`checked` : ""}> also rank flows that are not comparable</label></div>
     <div id="board"></div>`);
   document.getElementById("runs-select").addEventListener("change", (e) => {
-    setQuery({ runs: [...e.target.selectedOptions].map((o) => o.value).join(",") });
+    setQuery({ runs: [...e.target.selectedOptions].map((o) => o.value).join(","), incomparable: q.get("incomparable") || "0" });
+    compareView(view, alive);
+  });
+  document.getElementById("include-incomparable").addEventListener("change", (e) => {
+    setQuery({ runs: chosen.join(","), incomparable: e.target.checked ? "1" : "0" });
     compareView(view, alive);
   });
   if (!chosen.length) { render(document.getElementById("board"), html`<p class="muted">No finished run yet.</p>`); return; }
-  const board = await get("/leaderboard", { runs: chosen.join(",") });
+  const board = await get("/leaderboard", { runs: chosen.join(","), include_incomparable: q.get("incomparable") === "1" });
   if (!alive()) return;
   const scores = Object.keys(board.scores);
   // estimators in the order of the default ranking (composite_error), unranked last
