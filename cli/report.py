@@ -244,6 +244,10 @@ def render(scored: Sequence[ScoredCapture]) -> str:
     figures = Figures()
     for sc in scored:
         parts += capture_html(sc, graphs, figures)
+    if len(scored) > 1:  # the combined board of ``score``, with its statistics (intervals, ties, the sample)
+        from ackreplay.cli.boards import combined_summary
+
+        parts.append(f"<h2>All captures</h2><pre class='board'>{html.escape(combined_summary(scored, None))}</pre>")
     if graphs or figures.specs:  # the dashboard's renderer, inlined: an inline module may hold exports
         parts += [f"<script type='application/gzip' id='report-plotly'>{plotly_js()}</script>",
                   f"<script type='application/gzip' id='report-graphs'>"

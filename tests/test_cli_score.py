@@ -440,3 +440,14 @@ def test_incomparable_flows_are_explained_unmarked_and_left_out_of_the_board_unl
     doc = json.loads(run("score", s02, "-e", "re", "-f", "json")[1])
     (flow,) = [f for f in doc["captures"][0]["flows"] if f["bytes"] > 1e6]
     assert flow["comparable"] is False and flow["comparable_reason"].startswith("0 loss events")
+
+
+def test_the_report_of_several_captures_ends_with_the_combined_board_and_its_statistics():
+    import ackreplay.estimators as E
+    from ackreplay.cli.report import render
+    from ackreplay.core.capture_scoring import score_file
+
+    ests = [E.create("re"), E.create("tibet")]
+    report = render([score_file(p, ests) for p in (SAMPLE, ROOT / "tests" / "data" / "pairs" / "asym.pcap.gz")])
+    board = report.split("<h2>All captures</h2>")[1]
+    assert "2 bulk flows" in board and "95% CI" in board and "Warning: 2 flow(s), under 10" in " ".join(board.split())
