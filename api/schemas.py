@@ -181,6 +181,13 @@ class GraphOut(BaseModel):
     flight: dict[str, Any] = Field(description="flight ({t, y}: bytes), ideal ({t, y}) and estimators: "
                                                "name → {t: loss events (s), ssthresh (bytes), cwnd_t: when the "
                                                "cwnd takes effect (Westwood+: one RTT later), cwnd (bytes)}")
+    flight_top: float | None = Field(None, description="the flight panel's top (bytes): 2 × the larger of the "
+                                     "flight's 99th percentile and the largest ideal")
+    flight_clipped: dict[str, XY] = Field(default_factory=dict, description="per estimator, its decisions "
+                                          "(ssthresh or cwnd, bytes) above flight_top: marked at the edge")
+    limits: list[tuple[float, float, str]] = Field(default_factory=list, description="what limited the sender "
+                                                   "in the window: [start, end, label] (cwnd, rwnd, app, sndbuf, "
+                                                   "unknown), the flight panel's shaded bands")
     rates: dict[str, XY] = Field(description="achieved, truth (when known) and each estimator (bit/s)")
     clipped: dict[str, XY] = Field(description="per estimator, the drawn points above y_top")
     y_top: float | None = Field(description="the rate panel's top (bit/s): 2 × the larger of the achieved "

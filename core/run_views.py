@@ -231,7 +231,8 @@ def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: in
         stored = _stored_diagnostics(session, run, capture_id, flow_id)
         return CongestionSource.build(flow_id, int(flow.summary["mss"]), tables.acks, tables.segments,
                                       tables.episodes, series, dec, stored.get("dispersion_capacity_bps"),
-                                      (stored.get("path") or {}).get("buffer_bytes"))
+                                      (stored.get("path") or {}).get("buffer_bytes"),
+                                      (stored.get("limits") or {}).get("intervals"))
 
     return _graphs.get((run.id, capture_id, flow_id), build).window(t0, t1, px)
 
