@@ -173,9 +173,11 @@ def sidecar_truth(path: Path) -> FoundTruth:
 def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                use_sidecar: bool = True, allow_vantage: bool = False,
                progress: ProgressFn | None = None, memory_budget: int | None = DEFAULT_MEMORY_BUDGET,
-               select: Callable[[Any], bool] | None = None, keep_series: bool = True) -> ScoredCapture:
+               select: Callable[[Any], bool] | None = None, keep_series: bool = True,
+               network_only: bool = True) -> ScoredCapture:
     """Ingest and replay one capture. Raises ``IngestError`` / ``EstimatorError`` on bad input. Without
-    ``keep_series`` the flows' series are not kept (scores, decisions and diagnostics are)."""
+    ``keep_series`` the flows' series are not kept (scores, decisions and diagnostics are); without
+    ``network_only`` the scores cover the flows' whole time, not only where the network limited the sender."""
     path = Path(path)
     source = "command line" if truth is not None else None
     if truth is None and use_sidecar:
@@ -185,8 +187,8 @@ def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Trut
                          if progress else None)
     only = {s.flow_id for s in cap.flows if select(s)} if select is not None else None
     rep = replay_capture(cap, estimators, truth=truth, allow_vantage=allow_vantage, only=only, keep_series=keep_series,
-                         progress=(lambda done, total: progress("replay", done / max(total, 1)))
-                         if progress else None)
+                         network_only=network_only,
+                         progress=(lambda done, total: progress("replay", done / max(total, 1))) if progress else None)
     return ScoredCapture(path, cap, rep, truth, source)
 
 

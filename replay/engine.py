@@ -133,8 +133,8 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
 def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Sequence[Estimator], *,
                  keep_series: bool = True, release: Callable[[], None] | None = None,
                  memory_budget: int | None = None,
-                 path_rows: tuple[Any, Any] | None = None, episodes: pl.DataFrame | None = None
-                 ) -> tuple[list[FlowReplay], BatchScores]:
+                 path_rows: tuple[Any, Any] | None = None, episodes: pl.DataFrame | None = None,
+                 network_only: bool = True) -> tuple[list[FlowReplay], BatchScores]:
     """Replay every flow of ``batch`` (``sources`` in batch order): each step one compiled call over all the
     flows — the score windows, the achieved rate, the time weights, the diagnostics, then per estimator its
     series (``Estimator.series_batch``), its decision at every loss event (flows with loss events only) and
@@ -142,7 +142,9 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
     batch's columns on first use) and the batch's :class:`BatchScores`. ``path_rows``: the batch's ACK rows
     (``ack``, ``rtt``, ``srtt``, ``t_rel``) and segments (``t_rel``, ``len``, ``seq``, ``kind``), concatenated
     as the batch was built, for the flows with a ``link`` (their path, §9). ``episodes``: the batch's rows of
-    ingest's episode table (column ``flow_id``, in flow order), when not each source's own."""
+    ingest's episode table (column ``flow_id``, in flow order), when not each source's own. ``network_only``
+    (the default): the scores and decisions over the time the network limited each sender only
+    (``scoring.comparable``); else over the whole score window."""
     n = batch.events
     start, end = score_windows(batch.offsets, batch.t, batch.srtt, batch.seg_offsets, batch.seg_t)
     truth_arr = _truth_column(batch, sources)
@@ -155,7 +157,7 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
         episodes = _own_episodes(sources)
     ev = loss_events(batch, episodes, first.achieved, truth_arr)
     limits = _limits(batch, sources, path_rows)
-    scope = network_scope(batch, limits, ev)
+    scope = network_scope(batch, limits, ev, network_only)
     if release is not None:  # what the first round read: the jobs below read their own columns again
         release()
     # scores over the time the network limited the sender only (``scoring.comparable``): each event's weight
@@ -357,8 +359,10 @@ class NetworkScope(NamedTuple):
     loss_counts: np.ndarray  # int64 per flow: its loss events in ``cwnd`` intervals
 
 
-def network_scope(batch: FlowBatch, limits: Sequence[FlowLimits], ev: LossEvents) -> NetworkScope:
-    """Which events and loss events of a batch lie in the time the network limited the sender."""
+def network_scope(batch: FlowBatch, limits: Sequence[FlowLimits], ev: LossEvents, network_only: bool = True
+                  ) -> NetworkScope:
+    """Which events and loss events of a batch lie in the time the network limited the sender; without
+    ``network_only`` every event is scored (``loss_counts`` still counts those in it)."""
     events = np.zeros(batch.events)
     losses = np.zeros(len(ev), np.bool_)
     off, eoff = batch.offsets, ev.offsets
@@ -369,7 +373,10 @@ def network_scope(batch: FlowBatch, limits: Sequence[FlowLimits], ev: LossEvents
         if b > a:
             losses[a:b] = lim.label_at(ev.start[a:b]) == CWND
     upto = np.concatenate(([0], np.cumsum(losses, dtype=np.int64)))
-    return NetworkScope(events, losses, upto[eoff[1:]] - upto[eoff[:-1]])
+    counts = upto[eoff[1:]] - upto[eoff[:-1]]
+    if not network_only:
+        return NetworkScope(np.ones(batch.events), np.ones(len(ev), np.bool_), counts)
+    return NetworkScope(events, losses, counts)
 
 
 def _ack_column(acks: Any, name: str) -> np.ndarray | None:

@@ -67,6 +67,10 @@ api.dispersion_from  # DiagnosticsOut
 api.ack_timing_seen_at  # DiagnosticsOut
 api.path_group  # PathOut
 api.intervals  # LimitsOut
+api.ties  # BoardEntry
+api.resamples  # LeaderboardOut
+api.resampled  # LeaderboardOut
+api.min_flows  # LeaderboardOut
 api.full_resolution  # GraphOut
 api.tasks_done  # RunStatusOut's progress
 api.tasks_total  # RunStatusOut's progress
