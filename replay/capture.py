@@ -50,6 +50,12 @@ RELEASE_PER_JOB_ROWS = 1_000_000
 #: The ACK table's columns the limits read besides replay's (``scoring.limits``): the advertised window and the
 #: SACKed bytes; a table without them (an older stored capture's) is replayed without them.
 LIMIT_COLUMNS = ("rwnd", "sacked")
+def ack_columns(have: Sequence[str]) -> tuple[str, ...]:
+    """The ACK columns replay reads from a table with columns ``have``: :data:`ACK_COLUMNS` and those of
+    :data:`LIMIT_COLUMNS` it has and that are not among them already."""
+    return ACK_COLUMNS + tuple(c for c in LIMIT_COLUMNS if c in have and c not in ACK_COLUMNS)
+
+
 #: Events per batch of flows: the batch's columns and every job's temporaries grow with it, and replay keeps to
 #: the memory budget by batch (a flow longer than this is a batch of its own).
 BATCH_EVENTS = 1 << 20
@@ -104,8 +110,7 @@ def replay_capture(source: CaptureSource, estimators: Sequence[Estimator], *, tr
     scores over the time the network limited each sender (``replay_batch``)."""
     with gc_paused():  # (many small acyclic objects: replay.gcpause)
         todo, skipped = plan(source.flows, allow_vantage=allow_vantage, only=only)
-        acks = flow_columns(source.acks, ACK_COLUMNS + tuple(c for c in LIMIT_COLUMNS if c in source.acks.columns),
-                            source.mapped.get("acks"))
+        acks = flow_columns(source.acks, ack_columns(source.acks.columns), source.mapped.get("acks"))
         segments = flow_columns(source.segments, SEGMENT_COLUMNS)
         bulk = bulk_flows(source.flows, truth)
         bulk_ids = bulk["flow_id"].to_list()
