@@ -52,3 +52,11 @@ INCLUDE_NOT_REPRODUCIBLE = Annotated[bool, Query(description="also rank estimato
 def next_page(path: str, offset: int, limit: int, total: int) -> str | None:
     """The URL of the page after ``[offset, offset + limit)`` of ``total`` items, None after the last."""
     return f"{path}?offset={offset + limit}&limit={limit}" if offset + limit < total else None
+
+
+#: The rankings' other switch: also rank on flows the estimators cannot be compared on (``scoring.comparable``).
+INCLUDE_INCOMPARABLE = Annotated[bool, Query(description="also rank on flows the estimators cannot be compared on "
+                                             "(too little network-limited time or too few loss events for them, "
+                                             "or limited by the application or the receiver most of the time; "
+                                             "the run document's comparable_reason says which); left out by "
+                                             "default", examples=[False])]

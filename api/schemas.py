@@ -127,6 +127,18 @@ class DiagnosticsOut(BaseModel):
                                              examples=[{"be": "not reproducible from this vantage: …"}])
 
 
+class LimitsOut(BaseModel):
+    """What limited the flow's sender, round trip by round trip (docs/estimators.md "What limited the sender")."""
+
+    shares: dict[str, float] = Field(default_factory=dict, description="each label's share of the flow's time "
+                                     "(cwnd, rwnd, app, sndbuf, unknown; summing to 1)",
+                                     examples=[{"cwnd": 0.69, "rwnd": 0.01, "app": 0.27, "sndbuf": 0.03,
+                                                "unknown": 0.0}])
+    intervals: list[tuple[float, float, str]] = Field(
+        default_factory=list, description="[start, end, label] (s since the flow's first packet), consecutive "
+        "round trips of one label merged", examples=[[[0.0, 1.25, "cwnd"], [1.25, 1.6, "app"]]])
+
+
 class PathOut(BaseModel):
     """The path a flow crossed (ESTIMATORS.md §9; docs/estimators.md "The path")."""
 
@@ -171,6 +183,13 @@ class GraphOut(BaseModel):
     flight: dict[str, Any] = Field(description="flight ({t, y}: bytes), ideal ({t, y}) and estimators: "
                                                "name → {t: loss events (s), ssthresh (bytes), cwnd_t: when the "
                                                "cwnd takes effect (Westwood+: one RTT later), cwnd (bytes)}")
+    flight_top: float | None = Field(None, description="the flight panel's top (bytes): 2 × the larger of the "
+                                     "flight's 99th percentile and the largest ideal")
+    flight_clipped: dict[str, XY] = Field(default_factory=dict, description="per estimator, its decisions "
+                                          "(ssthresh or cwnd, bytes) above flight_top: marked at the edge")
+    limits: list[tuple[float, float, str]] = Field(default_factory=list, description="what limited the sender "
+                                                   "in the window: [start, end, label] (cwnd, rwnd, app, sndbuf, "
+                                                   "unknown), the flight panel's shaded bands")
     rates: dict[str, XY] = Field(description="achieved, truth (when known) and each estimator (bit/s)")
     clipped: dict[str, XY] = Field(description="per estimator, the drawn points above y_top")
     y_top: float | None = Field(description="the rate panel's top (bit/s): 2 × the larger of the achieved "
@@ -334,7 +353,9 @@ class CaptureDocument(Open):
     truth: dict[str, Any] | None = None
     truth_source: str | None = Field(None, examples=["upload"])
     flows: list[dict[str, Any]] = Field(description="each flow's summary, `replayed`, `skipped_reason`, `scores` "
-                                                    "per estimator and `score_window_rel_s`")
+                                                    "per estimator, `score_window_rel_s` and `limits` (what limited "
+                                                    "its sender: each label's share of its time), `comparable` "
+                                                    "and `comparable_reason`")
     scores: dict[str, Any] = Field(description="capture-level scores (fairness, means over bulk flows)")
 
 
@@ -405,7 +426,13 @@ class BoardEntry(BaseModel):
     median: float | None = Field(None, description="median over flows (the rank's basis)", examples=[0.121])
     q1: float | None = Field(None, description="first quartile over flows", examples=[0.08])
     q3: float | None = Field(None, description="third quartile over flows", examples=[0.19])
-    flows: int = Field(examples=[12])
+    ci: tuple[float, float] | None = Field(None, description="bootstrap interval of the median (the board's "
+                                           "confidence; seeded: the same every time)", examples=[[0.09, 0.15]])
+    flows: int = Field(description="flows behind the figures", examples=[12])
+    few: bool = Field(False, description="fewer flows than the board's min_flows: the interval is rough",
+                      examples=[False])
+    ties: list[str] = Field(default_factory=list, description="ranked estimators whose interval of the ranking "
+                            "key overlaps this one's: their order may be chance", examples=[["tibet"]])
     wins: int = Field(description="flows on which it was best (0 for a score that is not ranked)", examples=[5])
     won_flows: list[FlowRef]
     rank: int | None = Field(None, description="by median over flows; absent when the score is not ranked or "
@@ -431,6 +458,20 @@ class LeaderboardOut(BaseModel):
                                      "are labelled not_reproducible (BE and CRB off the sender: they depend on the "
                                      "ACKs' timing at the sender): left out of the board unless "
                                      "include_not_reproducible", examples=[{"be": 3, "crb": 3}])
+    incomparable: int = Field(0, description="bulk flows the estimators cannot be compared on (too little "
+                              "network-limited time or too few loss events, or limited by the application or the "
+                              "receiver most of the time): left out of the board unless include_incomparable",
+                              examples=[2])
+    include_incomparable: bool = Field(False, description="whether those flows were ranked (the parameter of the "
+                                       "same name)", examples=[False])
+    confidence: float = Field(0.95, description="the intervals' confidence", examples=[0.95])
+    resamples: int = Field(1000, description="bootstrap resamples (seeded)", examples=[1000])
+    resampled: Literal["flows", "captures"] = Field("captures", description="what the bootstrap resamples: "
+                                                    "whole captures (their flows are not independent)",
+                                                    examples=["captures"])
+    min_flows: int = Field(10, description="under this many flows a figure is marked few", examples=[10])
+    warning: str | None = Field(None, description="set when the board rests on fewer than min_flows flows",
+                                examples=[None])
     scores: dict[str, ScoreBoard] = Field(description="per score")
 
 

@@ -26,6 +26,9 @@ def compare(
                              "cannot be rebuilt.")] = False,
     rank_not_reproducible: Annotated[bool, typer.Option("--rank-not-reproducible", help="Also rank estimators "
                                      "on flows they are not reproducible from (BE, CRB off the sender).")] = False,
+    include_incomparable: Annotated[bool, typer.Option("--include-incomparable", help="Also rank on flows the "
+                                    "estimators cannot be compared on (too little network-limited time or too "
+                                    "few loss events; application- or receiver-limited).")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
     filter_expr: FilterOption = None,
     plugin: PluginOption = None,
@@ -57,4 +60,4 @@ def compare(
     for sc in scored:
         for w in sc.ingest.stats.warnings:
             warn(f"{sc.path}: {w}")
-    print(compare_text(scored[0], scored[1], terminal_width(), rank_not_reproducible))
+    print(compare_text(scored[0], scored[1], terminal_width(), rank_not_reproducible, include_incomparable))

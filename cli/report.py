@@ -30,7 +30,7 @@ import polars as pl
 from plotly.offline import get_plotlyjs
 
 from ackreplay.cli.score_table import score_table
-from ackreplay.cli.wording import explain, group_line, vantage_text
+from ackreplay.cli.wording import explain, group_line, limits_line, vantage_text
 from ackreplay.core.capture_scoring import ScoredCapture, path_models
 from ackreplay.graphs.congestion import source_for
 from ackreplay.replay.engine import FlowReplay
@@ -244,6 +244,10 @@ def render(scored: Sequence[ScoredCapture]) -> str:
     figures = Figures()
     for sc in scored:
         parts += capture_html(sc, graphs, figures)
+    if len(scored) > 1:  # the combined board of ``score``, with its statistics (intervals, ties, the sample)
+        from ackreplay.cli.boards import combined_summary
+
+        parts.append(f"<h2>All captures</h2><pre class='board'>{html.escape(combined_summary(scored, None))}</pre>")
     if graphs or figures.specs:  # the dashboard's renderer, inlined: an inline module may hold exports
         parts += [f"<script type='application/gzip' id='report-plotly'>{plotly_js()}</script>",
                   f"<script type='application/gzip' id='report-graphs'>"
@@ -300,7 +304,14 @@ def flow_html(sc: ScoredCapture, fr: FlowReplay, graphs: dict[str, Any], figures
                  f"{fr.flow_id}'></div>")
     if len(fr.decisions):
         parts.append(figures.div(decisions_figure(fr, sc.truth is not None)))
-    parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None))}</pre>")
+    if fr.limits is not None:
+        parts.append(f"<p class='limits'><strong>limited by:</strong> {html.escape(limits_line(fr.limits.shares))}"
+                     "</p>")
+    if fr.comparable_reason is not None:
+        parts.append(f"<p class='incomparable'><strong>not comparable</strong> (no best marked, left out of the "
+                     f"rankings): {html.escape(fr.comparable_reason)}</p>")
+    parts.append(f"<pre>{html.escape(score_table(fr.scores, sc.truth is not None, best=fr.comparable_reason is None))}"
+                 "</pre>")
     why = explain(fr.diagnostics, fr.scores) if fr.diagnostics else []
     if why:
         parts.append("<ul class='why'>" + "".join(f"<li>{html.escape(w)}</li>" for w in why) + "</ul>")

@@ -54,6 +54,9 @@ def score(
     rank_not_reproducible: Annotated[bool, typer.Option("--rank-not-reproducible", help="Combined summary: also "
                                      "rank estimators on flows they are not reproducible from (BE, CRB off the "
                                      "sender; labelled in every output either way).")] = False,
+    include_incomparable: Annotated[bool, typer.Option("--include-incomparable", help="Combined summary: also "
+                                    "rank on flows the estimators cannot be compared on (listed and explained "
+                                    "in every output either way).")] = False,
     legend: Annotated[bool, typer.Option("--legend/--no-legend", help="Table: say what each column is, under "
                       "the tables.")] = True,
     filter_expr: FilterOption = None,
@@ -91,7 +94,8 @@ def score(
 
         print(scores_csv_of(scored), end="")
     else:
-        print_tables(scored, all_flows=all_flows, rank_not_reproducible=rank_not_reproducible, legend=legend)
+        print_tables(scored, all_flows=all_flows, rank_not_reproducible=rank_not_reproducible, legend=legend,
+                     include_incomparable=include_incomparable)
     if out is not None:
         guarded(lambda: write_outputs(out, scored, doc, ests))
         print(f"wrote series, decisions, scores and report.html to {out}", file=sys.stderr)
@@ -121,7 +125,7 @@ def score_all(files: list[Path], ests: list[Any], flows: list[int], **options: A
 
 
 def print_tables(scored: list[ScoredCapture], *, all_flows: bool, rank_not_reproducible: bool,
-                 legend: bool) -> None:
+                 legend: bool, include_incomparable: bool = False) -> None:
     """``score``'s table format: each capture's flows and tables, the combined summary over several captures,
     and the legend (when a score table was shown), to the terminal's width."""
     from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
@@ -130,7 +134,7 @@ def print_tables(scored: list[ScoredCapture], *, all_flows: bool, rank_not_repro
     for sc in scored:
         print(capture_text(sc, all_flows, width))
     if len(scored) > 1:
-        print(combined_summary(scored, width, rank_not_reproducible))
+        print(combined_summary(scored, width, rank_not_reproducible, include_incomparable))
     if legend:
         shown = [scores for sc in scored for scores in shown_scores(sc, all_flows)]
         if shown:
@@ -218,7 +222,7 @@ def legend_text(width: int, *, truth: bool = True, not_reproducible: bool = True
 def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None = DEFAULT_WIDTH) -> str:
     """One capture's part of ``score``'s table format: each shown flow with its score table, path and why lines,
     then the flows not shown and not replayed as counts (one line per reason), shared bottlenecks and fairness."""
-    from ackreplay.cli.wording import explain, path_line
+    from ackreplay.cli.wording import explain, limits_line, path_line
     from ackreplay.core.capture_scoring import capture_document
 
     d = capture_document(sc)
@@ -234,9 +238,14 @@ def capture_text(sc: ScoredCapture, all_flows: bool = False, width: int | None =
                            f"{1e3 * (f['rttmin_s'] or 0):.1f} ms, {f['loss_events']} loss events, vantage "
                            f"{vantage_label(f)}", wide))
         if any(n != "fairness" for n in f["scores"]):
-            lines.append(score_table(f["scores"], with_truth, width))
+            lines.append(score_table(f["scores"], with_truth, width, best=f.get("comparable") is not False))
+        if f.get("comparable") is False:
+            lines.append(_wrap(f"  not comparable (no best marked, left out of the rankings): "
+                               f"{f['comparable_reason']}", wide, "    "))
         if f.get("path"):
             lines.append(_wrap(f"  path: {path_line(f['path'])}", wide, "        "))
+        if f.get("limits"):
+            lines.append(_wrap(f"  limited by: {limits_line(f['limits'])}", wide, "               "))
         if f.get("diagnostics"):
             lines += [_wrap(f"  why: {line}", wide, "       ") for line in explain(f["diagnostics"], f["scores"])]
     lines += [_wrap(line, wide) for line in unshown_lines(sc, d, all_flows)]
@@ -284,7 +293,7 @@ def vantage_label(f: dict[str, Any]) -> str:
 
 def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], ests: list[Any]) -> None:
     from ackreplay.cli.report import render
-    from ackreplay.replay.results import decision_table, series_table
+    from ackreplay.replay.results import decision_table, limit_table, series_table
 
     out.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
@@ -298,6 +307,7 @@ def write_outputs(out: Path, scored: list[ScoredCapture], doc: dict[str, Any], e
         if sc.replay.flows:  # every flow's series and decisions, one table each (column flow_id)
             series_table(sc.replay.flows).write_parquet(d / "series.parquet")
             decision_table(sc.replay.flows).write_parquet(d / "decisions.parquet")
+            limit_table(sc.replay.flows).write_parquet(d / "limits.parquet")
     (out / "scores.json").write_text(json.dumps(doc, indent=2))
     from ackreplay.cli.score_csv import scores_csv_of
 

@@ -67,8 +67,9 @@ class ScoreCells(NamedTuple):
     cells: list[list[str]]
 
 
-def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool) -> ScoreCells:
-    """The table's content: estimator names, column headers (name, unit) and cells (``*`` on the best)."""
+def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool, best: bool = True) -> ScoreCells:
+    """The table's content: estimator names, column headers (name, unit) and cells (``*`` on the best, unless
+    not ``best``: a flow the estimators cannot be compared on, ``scoring.comparable``)."""
     from ackreplay.scoring.ranking import NOT_REPRODUCIBLE  # (here: other commands start without the estimators)
 
     names = [n for n in scores if n != "fairness"]
@@ -79,17 +80,18 @@ def score_cells(scores: dict[str, dict[str, Any]], with_truth: bool) -> ScoreCel
         vals = [scores[n].get(key) for n in names]
         if key == "closer_than_newreno_share" and "newreno" in names:
             vals[names.index("newreno")] = None  # NewReno against itself means nothing
-        best = _best([None if i in off else v for i, v in enumerate(vals)], how)
+        marked = _best([None if i in off else v for i, v in enumerate(vals)], how) if best else set()
         for i, v in enumerate(vals):
             cell = "-" if v is None else f"{v * scale:.{digits}f}"
-            cells[i].append(cell + ("*" if i in best and len(names) > 1 else " "))
+            cells[i].append(cell + ("*" if i in marked and len(names) > 1 else " "))
     return ScoreCells([n + NOT_REPRODUCIBLE_MARK if i in off else n for i, n in enumerate(names)],
                       [c[1] for c in cols], cells)
 
 
-def score_table(scores: dict[str, dict[str, Any]], with_truth: bool, width: int | None = DEFAULT_WIDTH) -> str:
-    """The table as text no wider than ``width`` (None: one block however wide)."""
-    names, headers, cells = score_cells(scores, with_truth)
+def score_table(scores: dict[str, dict[str, Any]], with_truth: bool, width: int | None = DEFAULT_WIDTH,
+                best: bool = True) -> str:
+    """The table as text no wider than ``width`` (None: one block however wide); ``best``: mark the best."""
+    names, headers, cells = score_cells(scores, with_truth, best)
     return block_table("estimator", names, headers, cells, width)
 
 

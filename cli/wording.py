@@ -1,6 +1,6 @@
-"""What the command line says of a flow in words: its path, a shared bottleneck's line, the why lines under a score
-table, and where a tap lies. The JSON documents carry the figures; these sentences are the terminal's and the
-HTML report's reading of them."""
+"""What the command line says of a flow in words: its path, what limited its sender, a shared bottleneck's
+line, the why lines under a score table, and where a tap lies. The JSON documents carry the figures; these
+sentences are the terminal's and the HTML report's reading of them."""
 
 from __future__ import annotations
 
@@ -24,6 +24,18 @@ def path_line(path: Mapping[str, Any]) -> str:
             f"{num(None if rtt is None else rtt * 1e3, '.1f')} ms, buffer {num(path.get('buffer_bytes'), '.0f')} B "
             f"({num(path.get('buffer_over_bdp'), '.2f')}×BDP), random loss "
             f"{num(None if loss is None else 100 * loss, '.2f')} %, confidence {path.get('confidence')}")
+
+
+#: What each limit label means, in the CLI's words (``scoring.limits.LABELS``).
+LIMIT_WORDS = {"cwnd": "the network (cwnd)", "rwnd": "the receive window", "app": "the application",
+               "sndbuf": "the send buffer", "unknown": "unknown"}
+
+
+def limits_line(shares: Mapping[str, float]) -> str:
+    """What limited a flow's sender: each label's share of its time, the largest first (under 0.5 % left out: a
+    share that rounds to 0 % says nothing)."""
+    kept = sorted(((v, k) for k, v in shares.items() if v is not None and v >= 0.005), reverse=True)
+    return ", ".join(f"{LIMIT_WORDS.get(k, k)} {100 * v:.0f} %" for v, k in kept) or "—"
 
 
 def group_line(group: Mapping[str, Any]) -> str:

@@ -150,14 +150,17 @@ def get(session: Session, owner: Owner, batch_id: str) -> Batch:
     return owned(session, owner, Batch, batch_id, "batch")
 
 
-def scoreboard(session: Session, batch: Batch, include_not_reproducible: bool = False) -> dict[str, Any]:
+def scoreboard(session: Session, batch: Batch, include_not_reproducible: bool = False,
+               include_incomparable: bool = False) -> dict[str, Any]:
     """The leaderboard of the batch's run, with an overall ranking: by the median composite error over flows
     (``scoring.ranking``), ties by the mean rank over the ranked scores. Scores not reproducible from their
-    flow's vantage are left out unless ``include_not_reproducible``."""
+    flow's vantage are left out unless ``include_not_reproducible``, flows the estimators cannot be compared on
+    unless ``include_incomparable``."""
     run = session.get(Run, batch.run_id) if batch.run_id else None
     if run is None:
         raise NotFound(f"batch {batch.id} has no run", code="run_not_found")
-    board = leaderboard(session, [run], include_not_reproducible=include_not_reproducible)
+    board = leaderboard(session, [run], include_not_reproducible=include_not_reproducible,
+                        include_incomparable=include_incomparable)
     ranks: dict[str, list[int]] = {n: [] for n in board["estimators"]}
     for entry in board["scores"].values():
         for n, e in entry["estimators"].items():
@@ -176,9 +179,12 @@ def scoreboard(session: Session, batch: Batch, include_not_reproducible: bool = 
 def scoreboard_csv(board: dict[str, Any]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["score", "better", "ranked", "estimator", "mean", "median", "q1", "q3", "rank", "wins", "flows"])
+    w.writerow(["score", "better", "ranked", "estimator", "mean", "median", "q1", "q3", "ci_low", "ci_high", "rank",
+                "ties", "wins", "flows"])
     for score, entry in board["scores"].items():
         for n, e in entry["estimators"].items():
+            ci = e.get("ci") or [None, None]
             w.writerow([csv_cell(v) for v in (score, entry["better"], entry["ranked"], n, e["mean"], e.get("median"),
-                                              e.get("q1"), e.get("q3"), e.get("rank"), e["wins"], e["flows"])])
+                                              e.get("q1"), e.get("q3"), ci[0], ci[1], e.get("rank"),
+                                              " ".join(e.get("ties") or []), e["wins"], e["flows"])])
     return buf.getvalue()

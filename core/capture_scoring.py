@@ -26,6 +26,7 @@ from ackreplay.replay.capture import is_bulk, replay_capture
 from ackreplay.replay.engine import describe
 from ackreplay.replay.results import CaptureReplay
 from ackreplay.replay.results import jsonable as jsonable  # (re-exported)
+from ackreplay.scoring.limits import FlowLimits
 from ackreplay.scoring.truth import Truth, min_flow_bytes, parse_drops
 
 ProgressFn = Callable[[str, float], None]
@@ -172,9 +173,11 @@ def sidecar_truth(path: Path) -> FoundTruth:
 def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                use_sidecar: bool = True, allow_vantage: bool = False,
                progress: ProgressFn | None = None, memory_budget: int | None = DEFAULT_MEMORY_BUDGET,
-               select: Callable[[Any], bool] | None = None, keep_series: bool = True) -> ScoredCapture:
+               select: Callable[[Any], bool] | None = None, keep_series: bool = True,
+               network_only: bool = True) -> ScoredCapture:
     """Ingest and replay one capture. Raises ``IngestError`` / ``EstimatorError`` on bad input. Without
-    ``keep_series`` the flows' series are not kept (scores, decisions and diagnostics are)."""
+    ``keep_series`` the flows' series are not kept (scores, decisions and diagnostics are); without
+    ``network_only`` the scores cover the flows' whole time, not only where the network limited the sender."""
     path = Path(path)
     source = "command line" if truth is not None else None
     if truth is None and use_sidecar:
@@ -184,8 +187,8 @@ def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Trut
                          if progress else None)
     only = {s.flow_id for s in cap.flows if select(s)} if select is not None else None
     rep = replay_capture(cap, estimators, truth=truth, allow_vantage=allow_vantage, only=only, keep_series=keep_series,
-                         progress=(lambda done, total: progress("replay", done / max(total, 1)))
-                         if progress else None)
+                         network_only=network_only,
+                         progress=(lambda done, total: progress("replay", done / max(total, 1))) if progress else None)
     return ScoredCapture(path, cap, rep, truth, source)
 
 
@@ -210,6 +213,9 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         doc["diagnostics"] = fr.diagnostics if fr is not None else None
         doc["path"] = fr.path if fr is not None else None
         doc["path_models"] = path_models(fr.path, fr.decision_rows) if fr is not None and fr.path else None
+        doc["limits"] = limit_shares(fr.limits) if fr is not None else None
+        doc["comparable"] = fr.comparable_reason is None if fr is not None else None
+        doc["comparable_reason"] = fr.comparable_reason if fr is not None else None
         flows.append(doc)
     return {
         "file": str(sc.path),
@@ -220,6 +226,20 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         "scores": sc.replay.scores,
         "path_groups": sc.replay.path_groups,
     }
+
+
+def limit_shares(limits: FlowLimits | None) -> dict[str, float] | None:
+    """What limited a flow's sender: each label's share of its time (``scoring.limits.LABELS``, summing to 1)."""
+    return dict(limits.shares) if limits is not None else None
+
+
+def limit_record(limits: FlowLimits | None) -> dict[str, Any] | None:
+    """What limited a flow's sender as the service stores and serves it: each label's share of its time and the
+    intervals, consecutive intervals of one label merged (``[start, end, label]``, s since its first packet:
+    the label at every moment, in far fewer rows than one per round trip)."""
+    if limits is None:
+        return None
+    return {"shares": dict(limits.shares), "intervals": [list(r) for r in limits.runs()]}
 
 
 def path_models(path: dict[str, Any], decision_rows: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:

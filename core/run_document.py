@@ -115,5 +115,8 @@ def _flow_page(run_id: str, capture_id: str, after: int, names: list[str], skipp
         doc["diagnostics"] = {k: v for k, v in diag.items() if k not in PATH_KEYS} if diag is not None else None
         doc["path"] = diag.get("path") if diag is not None else None
         doc["path_models"] = diag.get("path_models") if diag is not None else None
+        doc["limits"] = (diag.get("limits") or {}).get("shares") if diag is not None else None
+        doc["comparable"] = diag.get("comparable_reason") is None if diag is not None else None
+        doc["comparable_reason"] = diag.get("comparable_reason") if diag is not None else None
         docs.append(doc)
     return _Page(docs, hi)

@@ -23,7 +23,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ackreplay.core import quotas
-from ackreplay.core.capture_scoring import build_estimators, jsonable, path_models
+from ackreplay.core.capture_scoring import build_estimators, jsonable, limit_record, path_models
 from ackreplay.core.config import get_settings
 from ackreplay.core.db import after_commit, get_engine, session_scope
 from ackreplay.core.errors import ServiceError, is_infrastructure
@@ -373,10 +373,10 @@ def _replay(session: Session, store: Store, cap: Capture, flow_ids: list[int], e
 
 def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep: CaptureReplay | None,
                   ests: list[Estimator], series_key: str) -> tuple[int, int]:
-    """Each replayed flow's scores (a row per estimator), decisions and diagnostics — with its path (§9), as the
-    path explains the estimates too — to the database, their series to the store (one table), once they fit
-    in the owner's quota (``core.quotas``: ``QuotaExceeded`` otherwise, before anything is written). The bytes
-    stored: the series object's and the rows'."""
+    """Each replayed flow's scores (a row per estimator), decisions and diagnostics — with its path (§9) and what
+    limited its sender (``scoring.limits``), as they explain the estimates too — to the database, their series to
+    the store (one table), once they fit in the owner's quota (``core.quotas``: ``QuotaExceeded`` otherwise,
+    before anything is written). The bytes stored: the series object's and the rows'."""
     reps = rep.flows if rep is not None else []
     ids = {"run_id": run.id, "capture_id": capture_id}
     result_rows: list[dict[str, Any]] = []
@@ -391,7 +391,8 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
     group_of = {fid: g for g in (rep.path_groups if rep is not None else []) for fid in g["flows"]}
     diagnostic_rows = [{**ids, "flow_id": r.flow_id, "data": jsonable({
         **r.diagnostics, "path": r.path, "path_models": path_models(r.path, r.decision_rows) if r.path else None,
-        "path_group": group_of.get(r.flow_id)})} for r in reps]
+        "path_group": group_of.get(r.flow_id), "limits": limit_record(r.limits),
+        "comparable_reason": r.comparable_reason})} for r in reps]
     series = Store.parquet_bytes(series_table(reps)) if reps else b""
     rows = _charged_row_bytes(result_rows, decision_rows, diagnostic_rows)
     owner = session.get(Owner, run.owner_id)

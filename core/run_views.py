@@ -236,7 +236,8 @@ def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: in
         stored = _stored_diagnostics(session, run, capture_id, flow_id)
         return CongestionSource.build(flow_id, int(flow.summary["mss"]), tables.acks, tables.segments,
                                       tables.episodes, series, dec, stored.get("dispersion_capacity_bps"),
-                                      (stored.get("path") or {}).get("buffer_bytes"))
+                                      (stored.get("path") or {}).get("buffer_bytes"),
+                                      (stored.get("limits") or {}).get("intervals"))
 
     return _graphs.get((run.id, capture_id, flow_id), build).window(t0, t1, px)
 
@@ -249,8 +250,9 @@ def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list
     return [r.data for r in rows]
 
 
-#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9).
-PATH_KEYS = ("path", "path_models", "path_group")
+#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9), what limited its sender and
+#: why the estimators cannot be compared on it (``scoring.comparable``).
+PATH_KEYS = ("path", "path_models", "path_group", "limits", "comparable_reason")
 
 
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -273,6 +275,13 @@ def path(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str,
     return {"path": d.get("path"), "path_models": d.get("path_models"), "path_group": d.get("path_group")}
 
 
+def limits(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
+    """What limited the flow's sender (``scoring.limits``): each label's share of its time and the intervals
+    (``core.capture_scoring.limit_record``); both empty for a run replayed before the service stored them."""
+    got = _stored_diagnostics(session, run, capture_id, flow_id).get("limits") or {}
+    return {"shares": got.get("shares") or {}, "intervals": got.get("intervals") or []}
+
+
 def _bulk_flows(session: Session, capture_id: str) -> set[int]:
     """The capture's bulk flows (``replay.capture.is_bulk``, with the capture's truth)."""
     cap = session.get(Capture, capture_id)
@@ -280,12 +289,13 @@ def _bulk_flows(session: Session, capture_id: str) -> set[int]:
     return {fid for (fid,) in session.execute(select(Flow.flow_id).where(Flow.capture_id == capture_id, bulk))}
 
 
-def leaderboard(session: Session, runs: list[Run], include_not_reproducible: bool = False) -> dict[str, Any]:
+def leaderboard(session: Session, runs: list[Run], include_not_reproducible: bool = False,
+                include_incomparable: bool = False) -> dict[str, Any]:
     """Across the runs' captures, over bulk flows (≥ min_flow_bytes; control connections beside a transfer
     would swamp the statistics): per score its direction and, per estimator, mean, median and quartiles,
     and for ranked scores the rank and the wins (``scoring.ranking``: composite_error first, one-sided
     shares not ranked alone; scores labelled not reproducible from their flow's vantage left out unless
-    ``include_not_reproducible``)."""
+    ``include_not_reproducible``, flows the estimators cannot be compared on unless ``include_incomparable``)."""
     per_flow: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
     bulk: dict[str, set[int]] = {}
     for run in runs:
@@ -294,11 +304,19 @@ def leaderboard(session: Session, runs: list[Run], include_not_reproducible: boo
                 bulk[r.capture_id] = _bulk_flows(session, r.capture_id)
             if r.flow_id in bulk[r.capture_id]:
                 per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
-    result = ranking.board(per_flow, include_not_reproducible=include_not_reproducible)
+    result = ranking.board(per_flow, include_not_reproducible=include_not_reproducible,
+                           incomparable=_incomparable(session, runs), include_incomparable=include_incomparable,
+                           groups={k: k[1] for k in per_flow})  # (the intervals resample captures)
     for entry in result["scores"].values():
         for e in entry["estimators"].values():
             e["won_flows"] = [{"run_id": k[0], "capture_id": k[1], "flow_id": k[2]} for k in e["won_flows"]]
     return result
+
+
+def _incomparable(session: Session, runs: list[Run]) -> set[tuple[str, str, int]]:
+    """The (run, capture, flow) keys of the runs' flows the estimators cannot be compared on."""
+    rows = session.scalars(select(FlowDiagnostics).where(FlowDiagnostics.run_id.in_([r.id for r in runs])))
+    return {(d.run_id, d.capture_id, d.flow_id) for d in rows if d.data.get("comparable_reason") is not None}
 
 
 def list_runs(session: Session, owner: Owner, *, capture_id: str | None = None,

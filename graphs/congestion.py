@@ -6,7 +6,11 @@ QUIC and HTTP/3 with qlog and qvis", ANRW 2020), with ackreplay's replay laid ov
 * ``sequence`` — data sent (the end of each new segment), retransmissions, the cumulative ACK line, the
   ACKs' SACK blocks (their first block: RFC 2018's most recent data) and the receive window's right edge;
 * ``flight`` — bytes in flight (the real sender's cwnd proxy) with, per estimator, the cwnd and ssthresh it
-  would have set at each loss event, and the ideal (achieved rate, or the truth, × RTTmin);
+  would have set at each loss event, and the ideal (achieved rate, or the truth, × RTTmin), with a y-range that
+  follows the flight and the ideal (``flight_top``): a decision above it is listed in ``flight_clipped``, so
+  that a runaway estimator is marked at the edge with its value instead of squashing the panel;
+* ``limits`` — what limited the sender (``scoring.limits``: ``[start, end, label]``, consecutive round trips
+  of one label merged), for the flight panel's shaded bands;
 * ``rates`` — every estimate against the achieved rate, the truth and the capacity seen in packet
   dispersion, with a y-range that follows the achieved rate (``y_top``): points above it are listed in
   ``clipped`` so that a viewer marks them at the edge;
@@ -87,15 +91,16 @@ class CongestionSource:
     t_span: tuple[float, float] = field(default=(0.0, 0.0))
     buffer_bytes: float | None = None  # the path's inferred buffer (§9), drawn on the queue panel
     replayed: bool = True  # False: the capture's panels alone (no rates, no estimators' marks)
+    limits: list[tuple[float, float, str]] = field(default_factory=list)  # what limited the sender, merged runs
 
     @classmethod
     def build(cls, flow_id: int, mss: int, acks: pl.DataFrame, segments: pl.DataFrame, episodes: pl.DataFrame,
               series: pl.DataFrame | None, decisions: pl.DataFrame | None, capacity_bps: float | None = None,
-              buffer_bytes: float | None = None) -> CongestionSource:
+              buffer_bytes: float | None = None, limits: Any = None) -> CongestionSource:
         """From a flow's ingest tables (``acks``, ``segments``, ``episodes``), its replayed ``series`` (``t_rel``,
         ``achieved_bps``, ``truth_bps``, ``<estimator>_bps``) and ``decisions`` (``replay.engine``), with the
-        path's capacity and buffer (§9) when known; ``series`` None for a flow that was not replayed (the
-        capture's panels alone)."""
+        path's capacity and buffer (§9) and what limited the sender (``[start, end, label]`` runs) when known;
+        ``series`` None for a flow that was not replayed (the capture's panels alone)."""
         replayed = series is not None
         if series is None:
             series = pl.DataFrame({"t_rel": []}, schema={"t_rel": pl.Float64})
@@ -132,6 +137,7 @@ class CongestionSource:
             rate_t=_col(series, "t_rel"), rates=rates, decisions=decisions,
             capacity_bps=capacity_bps if capacity_bps is not None and math.isfinite(capacity_bps) else None,
             t_span=span, buffer_bytes=buffer_bytes, replayed=replayed,
+            limits=[(float(a), float(b), str(c)) for a, b, c in limits or []],
         )
 
     @property
@@ -173,6 +179,7 @@ class CongestionSource:
         sequence["sack"] = {"t": _round(sx, 6), "lo": sl.tolist(), "hi": sh.tolist()}
 
         flight = {"flight": line(self.ack_t, self.flight, 0), **self._decisions(t0, t1)}
+        flight_top, flight_clipped = self._flight_range(flight, t0, t1)
         rates, clipped, y_top = self._rates(line, t0, t1)
         rtt = {k: line(self.ack_t, v * 1e3, 4) for k, v in (("samples", self.rtt), ("srtt", self.srtt),
                                                             ("rttmin", self.rttmin))}
@@ -185,7 +192,9 @@ class CongestionSource:
             "flow_id": self.flow_id, "mss": self.mss, "replayed": self.replayed, "t_span": list(self.t_span),
             "window": [t0, t1], "px": px,
             "full_resolution": full, "points": points,
-            "sequence": sequence, "flight": flight, "rates": rates, "clipped": clipped, "y_top": y_top,
+            "sequence": sequence, "flight": flight, "flight_top": flight_top, "flight_clipped": flight_clipped,
+            "limits": [[max(a, t0), min(b, t1), c] for a, b, c in self.limits if b >= t0 and a <= t1],
+            "rates": rates, "clipped": clipped, "y_top": y_top,
             "capacity_bps": self.capacity_bps, "rtt": rtt, "queue": queue, "episodes": self._episodes(t0, t1, px),
         }
 
@@ -215,6 +224,26 @@ class CongestionSource:
                 if over:
                     clipped[name] = {"t": [o[0] for o in over], "y": [o[1] for o in over]}
         return out, clipped, y_top
+
+    def _flight_range(self, flight: dict[str, Any], t0: float, t1: float) -> tuple[float | None, dict[str, Any]]:
+        """The flight panel's top — :data:`Y_TOP_FACTOR` × the larger of the flight's 99th percentile and the
+        largest ideal in the window — and, per estimator, the decisions above it (``t``, ``y``: its ssthresh or
+        cwnd, bytes)."""
+        inside = (self.ack_t >= t0) & (self.ack_t <= t1)
+        own = self.flight[inside]
+        own = own[np.isfinite(own)]
+        refs = [float(np.percentile(own, 99))] if len(own) else []
+        refs += [v for v in flight["ideal"]["y"] if v is not None]
+        top = Y_TOP_FACTOR * max(refs) if refs and max(refs) > 0 else None
+        clipped: dict[str, Any] = {}
+        if top is None:
+            return None, clipped
+        for name, e in flight["estimators"].items():
+            over = sorted((t, v) for ts, ys in ((e["t"], e["ssthresh"]), (e["cwnd_t"], e["cwnd"]))
+                          for t, v in zip(ts, ys, strict=True) if v is not None and t is not None and v > top)
+            if over:
+                clipped[name] = {"t": [o[0] for o in over], "y": [o[1] for o in over]}
+        return top, clipped
 
     def _decisions(self, t0: float, t1: float) -> dict[str, Any]:
         d = self.decisions
@@ -265,4 +294,5 @@ def source_for(ingest: Any, replay: Any, flow_id: int) -> CongestionSource:
         return CongestionSource.build(flow_id, fd.summary.mss, fd.acks, fd.segments, fd.episodes, None, None)
     return CongestionSource.build(flow_id, fd.summary.mss, fd.acks, fd.segments, fd.episodes, replay.series,
                                   replay.decisions, (replay.diagnostics or {}).get("dispersion_capacity_bps"),
-                                  (replay.path or {}).get("buffer_bytes"))
+                                  (replay.path or {}).get("buffer_bytes"),
+                                  replay.limits.runs() if replay.limits is not None else None)

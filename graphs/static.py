@@ -38,7 +38,7 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
     queue = data.get("queue")
     # (panel, its height ratio): a flow that was not replayed has no rate panel — what the capture shows alone
     panels: list[tuple[Callable[[Any], None], float]] = [
-        (lambda ax: _sequence(ax, data["sequence"]), 1.4), (lambda ax: _flight(ax, data["flight"], lines), 1.0)]
+        (lambda ax: _sequence(ax, data["sequence"]), 1.4), (lambda ax: _flight(ax, data, lines), 1.0)]
     if data.get("replayed", True):
         panels.append((lambda ax: _rates(ax, data, lines, log), 1.0))
     panels.append((lambda ax: _rtt(ax, data["rtt"]), 0.8))
@@ -89,7 +89,19 @@ def _sequence(seq: Any, s: dict[str, Any]) -> None:
     seq.set_ylabel("sequence (bytes)")
 
 
-def _flight(flight: Any, f: dict[str, Any], lines: Lines) -> None:
+#: The shaded bands of what limited the sender (``scoring.limits``), as in ``congestion.js``: the network's
+#: time (``cwnd``) unshaded, so that what is not the network stands out.
+LIMIT_COLORS = {"rwnd": "#bcbd22", "app": "#17becf", "sndbuf": "#9467bd", "unknown": "#bbbbbb"}
+
+
+def _flight(flight: Any, data: dict[str, Any], lines: Lines) -> None:
+    f = data["flight"]
+    named: set[str] = set()
+    for a, b, label in data.get("limits") or []:
+        if label in LIMIT_COLORS:
+            flight.axvspan(a, b, color=LIMIT_COLORS[label], alpha=0.18, lw=0,
+                           label=None if label in named else f"limited by {label}")
+            named.add(label)
     flight.plot(*_xy(f["flight"]), color="#222", lw=0.8, label="bytes in flight")
     flight.plot(*_xy(f["ideal"]), "_", ms=14, mew=2, color="black", label="ideal (rate × RTTmin)")
     for n in lines.visible:
@@ -99,7 +111,23 @@ def _flight(flight: Any, f: dict[str, Any], lines: Lines) -> None:
                         color=lines.color[n], label=None if n in lines.drawn else f"{n} ssthresh")
             flight.plot(e["cwnd_t"], [float("nan") if v is None else v for v in e["cwnd"]], "D", ms=4,
                         mfc="none", color=lines.color[n])
+    top = data.get("flight_top")
+    if top:
+        flight.set_ylim(0, top)
+        for n in lines.visible:
+            _edge_marks(flight, (data.get("flight_clipped") or {}).get(n), top, lines.color[n], n, 1.0, "B")
     flight.set_ylabel("in flight (bytes)")
+
+
+def _edge_marks(ax: Any, clipped: dict[str, list[Any]] | None, top: float, color: str, name: str, scale: float,
+                unit: str) -> None:
+    """An estimator's values above the panel's top: ▲ at the edge, the largest written beside it."""
+    if not clipped:
+        return
+    ax.plot(clipped["t"], [top * scale] * len(clipped["t"]), "^", ms=6, color=color, clip_on=False)
+    i = max(range(len(clipped["y"])), key=lambda k: clipped["y"][k])
+    ax.annotate(f"{name} {clipped['y'][i] * scale:.3g} {unit}", (clipped["t"][i], top * scale), xytext=(4, -10),
+                textcoords="offset points", fontsize=7, color=color, annotation_clip=False)
 
 
 def _rates(rates: Any, data: dict[str, Any], lines: Lines, log: bool) -> None:
@@ -112,9 +140,8 @@ def _rates(rates: Any, data: dict[str, Any], lines: Lines, log: bool) -> None:
     top = data.get("y_top")
     for n in (n for n in lines.visible if n in lines.drawn):
         rates.plot(*_xy(r[n], 1e-6), color=lines.color[n], lw=1, label=n)
-        clipped = data["clipped"].get(n)
-        if clipped and top and not log:
-            rates.plot(clipped["t"], [top / 1e6] * len(clipped["t"]), "^", ms=6, color=lines.color[n], clip_on=False)
+        if top and not log:
+            _edge_marks(rates, data["clipped"].get(n), top, lines.color[n], n, 1e-6, "Mbit/s")
     if log:
         rates.set_yscale("log")
     elif top:

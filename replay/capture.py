@@ -47,6 +47,15 @@ __all__ = ["CaptureSource", "bulk_flow_ids", "bulk_flows", "capture_aggregate", 
 #: A spilled capture's flows of at least this many ACK rows hand their input pages back after every
 #: estimator's job, not only once replayed (a system call per column range: not worth it on short flows).
 RELEASE_PER_JOB_ROWS = 1_000_000
+#: The ACK table's columns the limits read besides replay's (``scoring.limits``): the advertised window and the
+#: SACKed bytes; a table without them (an older stored capture's) is replayed without them.
+LIMIT_COLUMNS = ("rwnd", "sacked")
+def ack_columns(have: Sequence[str]) -> tuple[str, ...]:
+    """The ACK columns replay reads from a table with columns ``have``: :data:`ACK_COLUMNS` and those of
+    :data:`LIMIT_COLUMNS` it has and that are not among them already."""
+    return ACK_COLUMNS + tuple(c for c in LIMIT_COLUMNS if c in have and c not in ACK_COLUMNS)
+
+
 #: Events per batch of flows: the batch's columns and every job's temporaries grow with it, and replay keeps to
 #: the memory budget by batch (a flow longer than this is a batch of its own).
 BATCH_EVENTS = 1 << 20
@@ -90,17 +99,18 @@ class CaptureSource(Protocol):
 def replay_capture(source: CaptureSource, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                    allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None,
                    only: set[int] | None = None, keep_series: bool = True,
-                   deliveries: list[np.ndarray] | None = None) -> CaptureReplay:
+                   deliveries: list[np.ndarray] | None = None, network_only: bool = True) -> CaptureReplay:
     """Replay the flows of a capture that :func:`replay.engine.plan` chooses (``only``: of these), in batches of
     consecutive flows (:func:`replay_flows`), pool the path evidence of those that share a bottleneck and
     aggregate their scores (:func:`capture_aggregate`). Without ``keep_series`` each batch's series are dropped
     once scored (``FlowReplay.columns`` None): memory then grows with the largest batch, not with the capture.
     Replay keeps to the source's memory budget, if any. ``deliveries``: the times of each bulk flow's ACKs
     that delivered data (the truth's fair share divides among the flows delivering at each moment), when the
-    source's ``acks`` hold only some flows' rows (a service task's); else read from them."""
+    source's ``acks`` hold only some flows' rows (a service task's); else read from them. ``network_only``: the
+    scores over the time the network limited each sender (``replay_batch``)."""
     with gc_paused():  # (many small acyclic objects: replay.gcpause)
         todo, skipped = plan(source.flows, allow_vantage=allow_vantage, only=only)
-        acks = flow_columns(source.acks, ACK_COLUMNS, source.mapped.get("acks"))
+        acks = flow_columns(source.acks, ack_columns(source.acks.columns), source.mapped.get("acks"))
         segments = flow_columns(source.segments, SEGMENT_COLUMNS)
         bulk = bulk_flows(source.flows, truth)
         bulk_ids = bulk["flow_id"].to_list()
@@ -110,7 +120,7 @@ def replay_capture(source: CaptureSource, estimators: Sequence[Estimator], *, tr
         sources = flow_sources(chosen, source.episodes, truth, deliveries)
         flows, scored = replay_flows(sources, [s.mss for s in chosen], acks, segments, source.episodes, estimators,
                                      keep_series=keep_series, memory_budget=source.memory_budget,
-                                     release=source.release, progress=progress)
+                                     release=source.release, progress=progress, network_only=network_only)
         ids = np.concatenate([b.flow_ids for b in scored]) if scored else np.empty(0, np.int64)
         scores = capture_aggregate(ids, {e.name: column_values(scored, e.name) for e in estimators}, bulk)
         groups = share_paths(flows, dict(zip(todo, chosen, strict=True)), bulk_ids)
@@ -176,7 +186,8 @@ def flow_sources(summaries: Sequence[Any], episodes: pl.DataFrame, truth: Truth 
         eps = of(fid) if of is not None and fid in with_episodes else None
         labels = (truth.loss_labels(s.sender, s.receiver, eps["start_t"].to_list())
                   if truth is not None and eps is not None else None)
-        out.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels, infos.info(i)))
+        out.append(FlowSource(fid, s.vantage, eps, truth_function(truth, fid, deliveries), labels, infos.info(i),
+                              getattr(s, "vantage_position", None)))
     return out
 
 
@@ -207,7 +218,7 @@ def replay_flows(sources: Sequence[FlowSource], mss: Sequence[int], acks: FlowCo
                  episodes: pl.DataFrame, estimators: Sequence[Estimator], *, keep_series: bool = True,
                  memory_budget: int | None = None,
                  release: Callable[[str, int, int], None] | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> ReplayedFlows:
+                 progress: Callable[[int, int], None] | None = None, network_only: bool = True) -> ReplayedFlows:
     """Replay the flows of ``sources`` (with their ``mss``) from a table of many flows' ACK rows and segments
     (``acks``, ``segments``: ``FlowColumns``), consecutive flows batched up to :data:`BATCH_EVENTS` events
     (fewer under a smaller ``memory_budget``; a longer flow alone). ``release(table, lo, hi)`` hands a spilled
@@ -239,7 +250,8 @@ def replay_flows(sources: Sequence[FlowSource], mss: Sequence[int], acks: FlowCo
         big = hi - lo == 1 and int(a_hi[lo] - a_lo[lo]) >= RELEASE_PER_JOB_ROWS
         got, sc = replay_batch(batch, sources[lo:hi], estimators, keep_series=keep_series,
                                memory_budget=memory_budget, release=release_batch if spans and big else None,
-                               path_rows=(rows, segs), episodes=_batch_episodes(episodes, ep_ids, ids[lo:hi]))
+                               path_rows=(rows, segs), episodes=_batch_episodes(episodes, ep_ids, ids[lo:hi]),
+                               network_only=network_only)
         out.flows.extend(got)
         out.scored.append(sc)
         del batch, rows, segs

@@ -56,6 +56,8 @@ from ackreplay.replay.results import (
     sample_columns,
     scores_frame,
 )
+from ackreplay.scoring.comparable import incomparable_reason, time_constant
+from ackreplay.scoring.limits import CWND, FlowLimits, batch_limits
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
 from ackreplay.scoring.scores import CONVERGENCE_HOLD, TOLERANCE
 
@@ -96,6 +98,9 @@ class FlowSource:
     truth: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None
     loss_truth: Mapping[int, str] | None = None  # episode → ``random``/``congestion`` (capture metadata)
     link: LinkInfo | None = None  # adds the flow's path (§9)
+    #: Where the capture was taken on the round trip (0 sender, 1 receiver; None = 0): ``scoring.limits``
+    #: moves the data it saw back to when it was sent
+    vantage_position: float | None = None
 
 
 def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np.ndarray],
@@ -103,7 +108,7 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
                 mss: int, estimators: Sequence[Estimator], *, truth: np.ndarray | Callable[[np.ndarray], np.ndarray]
                 | None = None, loss_truth: Mapping[int, str] | None = None, keep_series: bool = True,
                 release: Callable[[], None] | None = None, memory_budget: int | None = None,
-                link: LinkInfo | None = None) -> FlowReplay:
+                link: LinkInfo | None = None, vantage_position: float | None = None) -> FlowReplay:
     """Replay one flow (its ``acks`` and ``segments``: frames, or numpy columns as ``FlowInputs.from_frames``
     takes them) — a batch of one through :func:`replay_batch`, the same code as a capture's many flows.
     ``truth`` (bytes/s at each event, or a function of absolute event times) is optional; ``loss_truth`` labels
@@ -115,19 +120,21 @@ def replay_flow(flow_id: int, vantage: str, acks: pl.DataFrame | Mapping[str, np
     no more jobs run side by side than their footprints fit in (``replay.parallel``); the results are the
     same either way. ``link`` (from the flow's summary: ``LinkInfo.of``) adds the flow's path (§9) — ``acks``
     then need ``ack``, ``rtt`` and ``srtt``, ``segments`` ``seq`` and ``kind`` — and makes it the diagnostics'
-    capacity."""
+    capacity. What limited the sender (``scoring.limits``) reads ``acks``' ``rwnd`` and ``sacked`` where it has
+    them, and ``vantage_position`` (``FlowSummary.vantage_position``)."""
     batch = FlowBatch.of_flow(acks, segments, mss, flow_id)
-    rows = (acks, segments) if link is not None else None
-    flows, _ = replay_batch(batch, [FlowSource(flow_id, vantage, episodes, truth, loss_truth, link)], estimators,
-                            keep_series=keep_series, release=release, memory_budget=memory_budget, path_rows=rows)
+    rows = (acks, segments)  # (the path reads them only with a ``link``; the limits read ``rwnd``, ``sacked``)
+    source = FlowSource(flow_id, vantage, episodes, truth, loss_truth, link, vantage_position)
+    flows, _ = replay_batch(batch, [source], estimators, keep_series=keep_series, release=release,
+                            memory_budget=memory_budget, path_rows=rows)
     return flows[0]
 
 
 def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Sequence[Estimator], *,
                  keep_series: bool = True, release: Callable[[], None] | None = None,
                  memory_budget: int | None = None,
-                 path_rows: tuple[Any, Any] | None = None, episodes: pl.DataFrame | None = None
-                 ) -> tuple[list[FlowReplay], BatchScores]:
+                 path_rows: tuple[Any, Any] | None = None, episodes: pl.DataFrame | None = None,
+                 network_only: bool = True) -> tuple[list[FlowReplay], BatchScores]:
     """Replay every flow of ``batch`` (``sources`` in batch order): each step one compiled call over all the
     flows — the score windows, the achieved rate, the time weights, the diagnostics, then per estimator its
     series (``Estimator.series_batch``), its decision at every loss event (flows with loss events only) and
@@ -135,7 +142,9 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
     batch's columns on first use) and the batch's :class:`BatchScores`. ``path_rows``: the batch's ACK rows
     (``ack``, ``rtt``, ``srtt``, ``t_rel``) and segments (``t_rel``, ``len``, ``seq``, ``kind``), concatenated
     as the batch was built, for the flows with a ``link`` (their path, §9). ``episodes``: the batch's rows of
-    ingest's episode table (column ``flow_id``, in flow order), when not each source's own."""
+    ingest's episode table (column ``flow_id``, in flow order), when not each source's own. ``network_only``
+    (the default): the scores and decisions over the time the network limited each sender only
+    (``scoring.comparable``); else over the whole score window."""
     n = batch.events
     start, end = score_windows(batch.offsets, batch.t, batch.srtt, batch.seg_offsets, batch.seg_t)
     truth_arr = _truth_column(batch, sources)
@@ -147,10 +156,14 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
     if episodes is None:
         episodes = _own_episodes(sources)
     ev = loss_events(batch, episodes, first.achieved, truth_arr)
+    limits = _limits(batch, sources, path_rows)
+    scope = network_scope(batch, limits, ev, network_only)
     if release is not None:  # what the first round read: the jobs below read their own columns again
         release()
-    run = BatchRun(batch, sources, ev, ev.flows(), start, first.achieved, first.weights, truth_arr, keep_series,
-                   release)
+    # scores over the time the network limited the sender only (``scoring.comparable``): each event's weight
+    # kept where the limits say ``cwnd``, and each decision where its loss event does
+    run = BatchRun(batch, sources, ev, ev.flows(), start, first.achieved, first.weights * scope.events, truth_arr,
+                   keep_series, release, scope.losses)
     by_cost = sorted(estimators, key=lambda e: -e.cost)
     done = dict(zip((e.name for e in by_cost),
                     run_jobs([partial(run.estimator_job, e) for e in by_cost], n,
@@ -167,6 +180,11 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
         BatchDecisions(decision_frame(ev, [e.name for e in estimators], [done[e.name].decisions for e in estimators])
                        ) if len(ev) else None)
     out = _flow_replays(run, end, estimators, done, labels, shared, _paths(batch, sources, path_rows, episodes))
+    tau = time_constant(e.params for e in estimators)
+    for i, (fr, lim) in enumerate(zip(out, limits, strict=True)):
+        fr.limits = lim
+        span = float(lim.end[-1] - lim.start[0]) if len(lim.code) else 0.0
+        fr.comparable_reason = incomparable_reason(lim.shares, span, int(scope.loss_counts[i]), tau)
     batch.forget_members()
     return out, scores
 
@@ -229,6 +247,7 @@ class BatchRun:
     truth: np.ndarray | None  # the truth at every event (NaN on flows without one); None when no flow has one
     keep_series: bool
     release: Callable[[], None] | None  # hands the batch's input pages back after each job (a long flow's)
+    loss_scope: np.ndarray  # per loss event: in the network-limited time (its decision scored)
 
     def estimator_job(self, e: Estimator, scratch: np.ndarray) -> EstimatorJob:
         """``e``'s series over the batch, its decisions at every loss event and its scores (``scratch``: the
@@ -242,8 +261,8 @@ class BatchRun:
             dec = decide_batch(e, batch, est, self.events)
         for i in self.lossy:
             e.forget(batch.flow(i))
-        dscores = decision_scores_batch(self.events, dec.ssthresh, len(batch), self.truth is not None,
-                                        e.name == "newreno")
+        dscores = decision_scores_batch(self.events, np.where(self.loss_scope, dec.ssthresh, np.nan), len(batch),
+                                        self.truth is not None, e.name == "newreno")
         vals = series_scores_batch(batch.offsets, batch.t, est, self.achieved, self.weights, self.start, TOLERANCE,
                                    CONVERGENCE_HOLD, scratch)
         vals[:, :2] *= 8  # mean and median in bits/s
@@ -322,6 +341,52 @@ def _paths(batch: FlowBatch, sources: Sequence[FlowSource], path_rows: tuple[Any
                              np.stack([batch.row_offsets[at], batch.row_offsets[at + 1]]), segs,
                              np.stack([batch.seg_offsets[at], batch.seg_offsets[at + 1]]), eps)
     return {i: (found[j], path) for j, (i, path) in enumerate(zip(linked, infer_batch(found), strict=True))}
+
+
+def _limits(batch: FlowBatch, sources: Sequence[FlowSource], path_rows: tuple[Any, Any] | None) -> list[FlowLimits]:
+    """What limited each flow's sender (``scoring.limits``), from the batch and its ACK rows' advertised window
+    and SACKed bytes (``rwnd``, ``sacked``: absent from a table that lacks them, and then not used)."""
+    acks = path_rows[0] if path_rows is not None else None
+    pos = np.array([np.nan if s.vantage_position is None else s.vantage_position for s in sources], np.float64)
+    return batch_limits(batch, _ack_column(acks, "rwnd"), _ack_column(acks, "sacked"), pos)
+
+
+class NetworkScope(NamedTuple):
+    """Where the network limited the sender in a batch (``scoring.limits``' ``cwnd`` intervals)."""
+
+    events: np.ndarray  # float64 per event: 1 in a ``cwnd`` interval, else 0 (the time weights' factor)
+    losses: np.ndarray  # bool per loss event: it started in a ``cwnd`` interval
+    loss_counts: np.ndarray  # int64 per flow: its loss events in ``cwnd`` intervals
+
+
+def network_scope(batch: FlowBatch, limits: Sequence[FlowLimits], ev: LossEvents, network_only: bool = True
+                  ) -> NetworkScope:
+    """Which events and loss events of a batch lie in the time the network limited the sender; without
+    ``network_only`` every event is scored (``loss_counts`` still counts those in it)."""
+    events = np.zeros(batch.events)
+    losses = np.zeros(len(ev), np.bool_)
+    off, eoff = batch.offsets, ev.offsets
+    for i, lim in enumerate(limits):
+        lo, hi = int(off[i]), int(off[i + 1])
+        events[lo:hi] = lim.label_at(batch.t[lo:hi]) == CWND
+        a, b = int(eoff[i]), int(eoff[i + 1])
+        if b > a:
+            losses[a:b] = lim.label_at(ev.start[a:b]) == CWND
+    upto = np.concatenate(([0], np.cumsum(losses, dtype=np.int64)))
+    counts = upto[eoff[1:]] - upto[eoff[:-1]]
+    if not network_only:
+        return NetworkScope(np.ones(batch.events), np.ones(len(ev), np.bool_), counts)
+    return NetworkScope(events, losses, counts)
+
+
+def _ack_column(acks: Any, name: str) -> np.ndarray | None:
+    """Column ``name`` of ACK rows given as a frame or as numpy columns (None: absent; nulls as NaN)."""
+    if acks is None:
+        return None
+    if isinstance(acks, pl.DataFrame):
+        return acks[name].cast(pl.Float64).to_numpy() if name in acks.columns else None
+    col = acks.get(name)
+    return None if col is None else np.asarray(col)
 
 
 _NO_EPISODES_TABLE = {"flow_id": np.empty(0, np.int64), "start_t_rel": np.empty(0),

@@ -21,6 +21,7 @@ import polars as pl
 from ackreplay.kernels import finite_or_none
 from ackreplay.path.evidence import PathParts
 from ackreplay.scoring.diagnostics import burst_cause, loss_classes
+from ackreplay.scoring.limits import LABELS, FlowLimits
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
 from ackreplay.scoring.scores import RELATIVE_SCORES
 
@@ -205,6 +206,11 @@ class FlowReplay:
     #: (pooled with the flows that share its bottleneck by ``replay_capture``); None without ``link``.
     path: dict[str, Any] | None = None
     path_parts: PathParts | None = field(default=None, repr=False)
+    #: What limited the sender, interval by interval, and each label's share of the flow's time
+    #: (``scoring.limits``); None where replay did not find it (a flow replayed without a batch)
+    limits: FlowLimits | None = field(default=None, repr=False)
+    #: Why the estimators cannot be compared on this flow (``scoring.comparable``; None: they can)
+    comparable_reason: str | None = None
     #: Where the scores and the diagnostics come from: the batch's columns and this flow's position in them
     _batch_scores: BatchScores | None = field(default=None, repr=False)
     _batch_diagnostics: BatchDiagnostics | None = field(default=None, repr=False)
@@ -399,6 +405,25 @@ def series_table(flows: Sequence[FlowReplay]) -> pl.DataFrame:
     ids = np.repeat(np.array([f.flow_id for f in kept], np.int32), [f.events for f in kept])
     return (pl.DataFrame(cols).with_columns((pl.exclude("t", "t_rel") * 8).fill_nan(None))
             .with_columns(pl.Series("flow_id", ids, pl.Int32)))
+
+
+#: Columns of the limits table (one row per interval of a flow: ``scoring.limits``).
+LIMIT_SCHEMA = {"flow_id": pl.Int32, "start_rel_s": pl.Float64, "end_rel_s": pl.Float64, "label": pl.String}
+
+
+def limit_table(flows: Sequence[FlowReplay]) -> pl.DataFrame:
+    """What limited each flow's sender, interval by interval (:data:`LIMIT_SCHEMA`; times on the flow's axis, s
+    since its first packet), many flows as one table."""
+    have = [(f.flow_id, f.limits) for f in flows if f.limits is not None and len(f.limits.code)]
+    if not have:
+        return pl.DataFrame(schema=LIMIT_SCHEMA)
+    codes = np.concatenate([lim.code for _, lim in have])
+    return pl.DataFrame({
+        "flow_id": np.repeat(np.array([fid for fid, _ in have], np.int32), [len(lim.code) for _, lim in have]),
+        "start_rel_s": np.concatenate([lim.start for _, lim in have]),
+        "end_rel_s": np.concatenate([lim.end for _, lim in have]),
+        "label": pl.Series(np.asarray(LABELS, dtype=object)[codes], dtype=pl.String),
+    }, schema=LIMIT_SCHEMA)
 
 
 def decision_table(flows: Sequence[FlowReplay]) -> pl.DataFrame:

@@ -21,8 +21,10 @@ ranked) asks about over-estimation, and there it is the worst (``tests/test_rank
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 #: The key, in an estimator's scores of one flow (and in the flow's diagnostics), that labels the estimator as not
 #: reproducible from the flow's vantage, with the reason (``Estimator.not_reproducible``); absent where it is.
@@ -77,8 +79,60 @@ def quartiles(xs: list[float]) -> tuple[float, float, float]:
     return q(0.25), q(0.5), q(0.75)
 
 
-def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_not_reproducible: bool = False
-          ) -> dict[str, Any]:
+#: The bootstrap of every board's medians: resamples, the interval's confidence, and its seed (fixed: a board is
+#: the same every time it is computed).
+RESAMPLES = 1000
+CONFIDENCE = 0.95
+SEED = 0
+#: Under this many flows a figure's interval is too rough to trust (a percentile interval of a median from fewer
+#: than ten values spans most of them): the board warns.
+MIN_FLOWS = 10
+
+
+def bootstrap_medians(xs: Sequence[float], groups: Sequence[Any] | None = None) -> np.ndarray:
+    """:data:`RESAMPLES` bootstrap medians of ``xs`` (seeded: deterministic): resampling the values, or, with
+    ``groups`` (one label per value: its capture), whole groups — the captures of a board, whose flows are not
+    independent of each other. Each resample is a weight per value (how often it was drawn) and its median the
+    weighted one (the smallest value with half the weight at or below it)."""
+    x = np.asarray(xs, np.float64)
+    if not len(x):
+        return np.full(RESAMPLES, np.nan)
+    rng = np.random.default_rng(SEED)
+    if groups is None:
+        w = rng.multinomial(len(x), np.full(len(x), 1 / len(x)), size=RESAMPLES)
+    else:
+        labels, member = np.unique(np.asarray([str(g) for g in groups]), return_inverse=True)
+        w = rng.multinomial(len(labels), np.full(len(labels), 1 / len(labels)), size=RESAMPLES)[:, member]
+    order = np.argsort(x, kind="stable")
+    cum = np.cumsum(w[:, order], axis=1)
+    at = (cum >= cum[:, -1:] / 2).argmax(axis=1)
+    return x[order][at]
+
+
+def interval(medians: np.ndarray) -> tuple[float, float] | None:
+    """The percentile interval (:data:`CONFIDENCE`) of bootstrap medians; None when there are none."""
+    m = medians[np.isfinite(medians)]
+    if not len(m):
+        return None
+    a = (1 - CONFIDENCE) / 2
+    return float(np.quantile(m, a)), float(np.quantile(m, 1 - a))
+
+
+def _ties(entries: dict[str, dict[str, Any]], key_of: Any, boots: Mapping[str, np.ndarray]) -> None:
+    """Each ranked estimator's ``ties``: the others whose interval of the ranking key (``key_of`` of the bootstrap
+    medians: the distance to the best value) overlaps its own — their order may be chance."""
+    spans = {}
+    for n, b in boots.items():
+        got = interval(np.asarray([key_of(v) for v in b], np.float64)) if "rank" in entries[n] else None
+        if got is not None:
+            spans[n] = got
+    for n, (lo, hi) in spans.items():
+        entries[n]["ties"] = sorted(m for m, (a, b) in spans.items() if m != n and a <= hi and lo <= b)
+
+
+def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_not_reproducible: bool = False,
+          incomparable: Collection[Any] = (), include_incomparable: bool = False,
+          groups: Mapping[Any, Any] | None = None) -> dict[str, Any]:
     """The leaderboard over flows: ``per_flow`` maps a flow key to {estimator: its scores}. Per score (in
     ``ORDER``): its direction, whether it is ranked, and per estimator the mean, median and quartiles over
     flows, and — when ranked — the rank (by median; equal medians share a rank) and the flows it won.
@@ -87,8 +141,20 @@ def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_no
     BE and CRB off the sender: they read the ACKs' timing at the sender, which the return path changes unseen
     after any other capture point) are left out — of the statistics, the wins and so the ranks — unless
     ``include_not_reproducible``; ``left_out`` counts them per estimator either way (what was, or would be,
-    left out), and ``include_not_reproducible`` says which it was."""
-    names = sorted({e for f in per_flow.values() for e in f})
+    left out), and ``include_not_reproducible`` says which it was.
+
+    The flows keyed in ``incomparable`` (``scoring.comparable``: too little network-limited time or too few loss
+    events for the estimators, or limited by the application or the receiver most of the time) are left out of
+    everything unless ``include_incomparable``; ``incomparable`` counts them either way.
+
+    Statistics: each median has a bootstrap interval (``ci``, :data:`CONFIDENCE`; over flows, or over the
+    captures when ``groups`` maps each flow key to its capture), ``flows`` says how many flows are behind it and
+    ``few`` that they are under :data:`MIN_FLOWS`; a ranked estimator lists in ``ties`` those whose interval
+    overlaps its own. The board's ``warning`` says when it rests on fewer than :data:`MIN_FLOWS` flows."""
+    names = sorted({e for f in per_flow.values() for e in f})  # (listed even when every flow is left out)
+    left = set(incomparable) & set(per_flow)
+    if left and not include_incomparable:
+        per_flow = {k: v for k, v in per_flow.items() if k not in left}
     left_out = {n: sum(1 for f in per_flow.values() if NOT_REPRODUCIBLE in f.get(n, {})) for n in names}
     flows = {key: {n: {**s, **derived(s)} for n, s in ests.items()
                    if include_not_reproducible or NOT_REPRODUCIBLE not in s} for key, ests in per_flow.items()}
@@ -109,17 +175,37 @@ def board(per_flow: Mapping[Any, Mapping[str, Mapping[str, Any]]], *, include_no
                         if key_of(v) == best:
                             wins[n] += 1
                             won[n].append(fkey)
-        entries: dict[str, dict[str, Any]] = {}
-        for n in names:
-            xs = [float(f[n][score]) for f in flows.values() if n in f and isinstance(f[n].get(score), int | float)
-                  and not (score == "closer_than_newreno_share" and n == "newreno")]
-            q1, med, q3 = quartiles(xs) if xs else (None, None, None)
-            entries[n] = {"mean": sum(xs) / len(xs) if xs else None, "median": med, "q1": q1, "q3": q3,
-                          "flows": len(xs), "wins": wins[n], "won_flows": won[n]}
+        entries, boots = _entries(flows, names, score, wins, won, groups)
         if ranked:
             keys = {n: key_of(e["median"]) for n, e in entries.items() if e["median"] is not None}
             for n, k in keys.items():  # competition ranking: equal medians share a rank
                 entries[n]["rank"] = 1 + sum(other < k for other in keys.values())
+            _ties(entries, key_of, boots)
         out[score] = {"better": better, "ranked": ranked, "meaning": meaning, "estimators": entries}
+    few = len(per_flow) < MIN_FLOWS
     return {"flows": len(per_flow), "estimators": names, "include_not_reproducible": include_not_reproducible,
-            "left_out": {n: c for n, c in left_out.items() if c}, "scores": out}
+            "left_out": {n: c for n, c in left_out.items() if c}, "incomparable": len(left),
+            "include_incomparable": include_incomparable, "confidence": CONFIDENCE, "resamples": RESAMPLES,
+            "min_flows": MIN_FLOWS, "resampled": "captures" if groups is not None else "flows",
+            "warning": f"{len(per_flow)} flow(s), under {MIN_FLOWS}: the intervals are rough and the ranks may "
+                       f"be chance" if few else None, "scores": out}
+
+
+def _entries(flows: Mapping[Any, Mapping[str, Mapping[str, Any]]], names: Sequence[str], score: str,
+             wins: Mapping[str, int], won: Mapping[str, list[Any]], groups: Mapping[Any, Any] | None
+             ) -> tuple[dict[str, dict[str, Any]], dict[str, np.ndarray]]:
+    """Each estimator's statistics of one score over the flows (:func:`board`), and its bootstrap medians."""
+    entries: dict[str, dict[str, Any]] = {}
+    boots: dict[str, np.ndarray] = {}
+    for n in names:
+        keys = [k for k, f in flows.items() if n in f and isinstance(f[n].get(score), int | float)
+                and not (score == "closer_than_newreno_share" and n == "newreno")]
+        xs = [float(flows[k][n][score]) for k in keys]
+        q1, med, q3 = quartiles(xs) if xs else (None, None, None)
+        if xs:
+            boots[n] = bootstrap_medians(xs, [groups[k] for k in keys] if groups is not None else None)
+        ci = interval(boots[n]) if xs else None
+        entries[n] = {"mean": sum(xs) / len(xs) if xs else None, "median": med, "q1": q1, "q3": q3,
+                      "ci": list(ci) if ci is not None else None, "flows": len(xs), "few": len(xs) < MIN_FLOWS,
+                      "wins": wins[n], "won_flows": won[n]}
+    return entries, boots

@@ -11,6 +11,7 @@ import polars as pl
 
 from ackreplay.cli.score_csv import PATH_FIGURES
 from ackreplay.core.capture_scoring import csv_cell, jsonable
+from ackreplay.scoring.limits import LABELS
 from ackreplay.scoring.truth import DEFAULT_MIN_FLOW_BYTES
 
 
@@ -22,6 +23,7 @@ def scores_csv(doc: dict[str, Any]) -> str:
         file = csv_cell(cap["file"])  # (a file name is the one text a user chose)
         for f in cap["flows"]:
             path = f.get("path") or {}  # the flow's path (§9), the same on each of its rows
+            limits = f.get("limits") or {}  # what limited its sender (each label's share), likewise
             for name, s in f["scores"].items():
                 row = {"file": file, "flow_id": f["flow_id"], "sender": f["sender"],
                        "receiver": f["receiver"], "bytes": f["bytes"], "bulk": str(f["bytes"] >= min_bytes),
@@ -30,6 +32,8 @@ def scores_csv(doc: dict[str, Any]) -> str:
                 row.update({k: jsonable(v) for k, v in s.items() if k != "parameters"})
                 row["parameters"] = json.dumps(jsonable(s.get("parameters", {})), sort_keys=True)
                 row.update({f"path_{k}": jsonable(path.get(k)) for k in PATH_FIGURES})
+                row.update({f"limit_{k}": limits.get(k) for k in LABELS})
+                row.update(comparable=str(f.get("comparable")), comparable_reason=f.get("comparable_reason"))
                 rows.append(row)
     if not rows:
         return ""

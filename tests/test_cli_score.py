@@ -40,6 +40,8 @@ def test_table_marks_the_best_per_column():
     for name in ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "bbr_bw", "newreno"):
         assert re.search(rf"^{name}\s", out, re.M)
     assert "*" in out and "vs truth" in out  # the sample's metadata sidecar gives the truth
+    # what limited the sender, the largest share first
+    assert re.search(r"^  limited by: the network \(cwnd\) \d+ %, the application", out, re.M)
 
 
 def test_json_has_every_score_of_section_5():
@@ -89,6 +91,9 @@ def test_csv_has_a_row_per_flow_and_estimator():
     replayed = {r["flow_id"] for r in rows}
     assert len(rows) == 2 * len(replayed) and {"be", "re"} == {r["estimator"] for r in rows}
     assert json.loads(rows[0]["parameters"])["tau"] == 1.0
+    # what limited each flow's sender: each label's share of its time, the same on each of its rows
+    shares = [float(rows[0][f"limit_{k}"]) for k in ("cwnd", "rwnd", "app", "sndbuf", "unknown")]
+    assert sum(shares) == pytest.approx(1) and rows[0]["limit_cwnd"] == rows[1]["limit_cwnd"]
 
 
 def test_out_directory_holds_series_decisions_scores_and_an_offline_report(tmp_path):
@@ -99,10 +104,20 @@ def test_out_directory_holds_series_decisions_scores_and_an_offline_report(tmp_p
     assert {"t", "t_rel", "achieved_bps", "truth_bps", "be_bps", "newbr_bps", "flow_id"} <= set(series.columns)
     decisions = pl.read_parquet(base / SAMPLE.name / "decisions.parquet")
     assert decisions.filter(pl.col("flow_id") == 2)["episode"].n_unique() == 39
-    assert json.loads((base / "scores.json").read_text())["captures"]
+    doc = json.loads((base / "scores.json").read_text())
+    (flow2,) = [f for f in doc["captures"][0]["flows"] if f["flow_id"] == 2]
+    assert sum(flow2["limits"].values()) == pytest.approx(1)
+    # the limits' intervals: contiguous round trips whose lengths make the JSON's shares
+    limits = pl.read_parquet(base / SAMPLE.name / "limits.parquet").filter(pl.col("flow_id") == 2)
+    assert limits.height > 10 and (limits["start_rel_s"][1:] == limits["end_rel_s"][:-1]).all()
+    by = limits.group_by("label").agg((pl.col("end_rel_s") - pl.col("start_rel_s")).sum().alias("s"))
+    span = limits["end_rel_s"][-1] - limits["start_rel_s"][0]
+    assert dict(zip(by["label"], (by["s"] / span).to_list(), strict=True)) == pytest.approx(
+        {k: v for k, v in flow2["limits"].items() if v > 0})
     assert (base / "scores.csv").read_text().startswith("file,flow_id")
     report = (base / "report.html").read_text()
     assert "Plotly" in report and "drawCongestion" in report and "id='congestion-0'" in report
+    assert "<strong>limited by:</strong> the network (cwnd)" in report
     assert not re.search(r"<script[^>]+src=", report)  # nothing to fetch: opens offline
 
 
@@ -258,12 +273,13 @@ def test_tables_fit_the_terminal_split_by_columns_never_mid_number(columns):
     assert "Mbit/s" in flow2 and "(E-R)/R" in flow2 and "vs truth" in flow2  # units in the headers
     # each block holds every estimator with whole numbers: the be row's cells, block after block
     be_cells = [c for line in flow2.splitlines() if line.startswith("be ") for c in line.split()[1:]]
-    assert be_cells[:3] == ["38.919", "15.524", "15.524"] and all(re.fullmatch(r"-|-?\d+\.\d+\*?", c)
+    assert be_cells[:3] == ["18.447", "6.350", "6.350"] and all(re.fullmatch(r"-|-?\d+\.\d+\*?", c)
                                                                   for c in be_cells)
     assert "columns:" in res.stdout and "ss/ideal    median ssthresh at loss events" in res.stdout
     # several captures: a combined board over every bulk flow, ranked by the composite error
     combined = res.stdout.split("== all 2 captures: 3 bulk flows")[1]
-    assert re.search(r"^tibet\s+1\s+3\s", combined, re.M)
+    assert re.search(r"^tibet\s+1=?\s+3!\s", combined, re.M)  # = a tie, ! under the minimum sample
+    assert "95% CI" in combined and "Warning: 3 flow(s), under 10" in " ".join(combined.split())
     assert "--no-legend" and "columns:" not in _cli_env("score", SAMPLE, "--no-legend").stdout
 
 
@@ -422,3 +438,33 @@ def test_model_prints_seed_002_and_seed_004(tmp_path):
     assert code == 0 and len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 5
     code, _, _err = run("model", "--curve", "3:1")
     assert code == 2
+
+
+def test_incomparable_flows_are_explained_unmarked_and_left_out_of_the_board_unless_asked():
+    """s02's BBR flow loses no packet: no decision to score, so it is not comparable — its table has no best
+    marked and says why; the combined board leaves it out unless --include-incomparable."""
+    s01, s02 = SHARED / "generated" / "s01_cubic_1f_10M_rtt40_buf1bdp.pcap", \
+        SHARED / "generated" / "s02_bbr_1f_10M_rtt40_buf4bdp.pcap"
+    code, out, _ = run("score", s01, s02, "-e", "re,westwood_plus", "--no-legend")
+    assert code == 0
+    bbr = out.split(str(s02))[1].split("== all")[0]
+    assert "not comparable (no best marked, left out of the rankings): 0 loss events" in " ".join(bbr.split())
+    assert "*" not in bbr and "*" in out.split(str(s02))[0]
+    board = " ".join(out.split("== all")[1].split())
+    assert board.startswith("2 captures: 2 bulk flows") and "left out: 1 bulk flow(s) not comparable" in board
+    code, out, _ = run("score", s01, s02, "-e", "re,westwood_plus", "--no-legend", "--include-incomparable")
+    assert "ranked as asked (--include-incomparable): 1 bulk flow(s) not comparable" in " ".join(out.split())
+    doc = json.loads(run("score", s02, "-e", "re", "-f", "json")[1])
+    (flow,) = [f for f in doc["captures"][0]["flows"] if f["bytes"] > 1e6]
+    assert flow["comparable"] is False and flow["comparable_reason"].startswith("0 loss events")
+
+
+def test_the_report_of_several_captures_ends_with_the_combined_board_and_its_statistics():
+    import ackreplay.estimators as E
+    from ackreplay.cli.report import render
+    from ackreplay.core.capture_scoring import score_file
+
+    ests = [E.create("re"), E.create("tibet")]
+    report = render([score_file(p, ests) for p in (SAMPLE, ROOT / "tests" / "data" / "pairs" / "asym.pcap.gz")])
+    board = report.split("<h2>All captures</h2>")[1]
+    assert "2 bulk flows" in board and "95% CI" in board and "Warning: 2 flow(s), under 10" in " ".join(board.split())

@@ -168,3 +168,30 @@ def test_a_flow_not_replayed_has_the_captures_panels_without_the_replays(sample_
     assert (g["rates"], g["clipped"], g["y_top"], g["queue"]) == ({}, {}, None, None)
     svg = render(g, tmp_path / "bare.svg").read_text()
     assert "sequence (bytes)" in svg and "RTT (ms)" in svg and "Mbit/s" not in svg
+
+
+def test_a_runaway_decision_is_marked_at_the_edge_and_the_limits_shade_the_flight(sample_graph, tmp_path):
+    """The flight panel's range follows the flow's own flight and ideal: an estimator whose ssthresh runs away
+    (here one made 1000× too large) is listed above the top instead of squashing the panel, and the PNG marks it
+    at the edge with its value; the limits' runs come with the window, for the bands."""
+    from dataclasses import replace
+
+    import polars as pl
+
+    from ackreplay.graphs.static import render
+
+    src, (_, fr) = sample_graph
+    g = src.window()
+    flight = [v for v in g["flight"]["flight"]["y"] if v is not None]
+    assert g["flight_top"] == pytest.approx(2 * max(np.percentile(flight, 99), *(
+        v for v in g["flight"]["ideal"]["y"] if v is not None)), rel=0.01)
+    assert g["limits"] and g["limits"] == [list(r) for r in fr.limits.runs()]  # the whole flow: every run
+    runaway = src.decisions.with_columns(pl.when(pl.col("estimator") == "abse").then(pl.col("ssthresh_segments") * 1000)
+                                         .otherwise(pl.col("ssthresh_segments")).alias("ssthresh_segments"))
+    wild = replace(src, decisions=runaway).window()
+    assert wild["flight_top"] == g["flight_top"]  # the range is the flow's, not the estimator's
+    assert len(wild["flight_clipped"]["abse"]["t"]) == 39 and min(wild["flight_clipped"]["abse"]["y"]) > g["flight_top"]
+    short = src.window(1.0, 1.5)
+    assert all(1.0 <= a <= b <= 1.5 for a, b, _ in short["limits"])
+    out = render(wild, tmp_path / "g.png")
+    assert out.stat().st_size > 10_000

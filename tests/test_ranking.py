@@ -80,3 +80,24 @@ def test_derived_scores_and_quartiles():
     assert d["off_share"] == pytest.approx(0.3) and d["composite_error"] == pytest.approx(0.1)
     assert derived({"mean_abs_rel_error": 0.4})["composite_error"] == pytest.approx(0.4)
     assert quartiles([1.0, 2.0, 3.0, 4.0, 5.0]) == (2.0, 3.0, 4.0)
+
+
+def test_board_statistics_bootstrap_intervals_ties_and_the_minimum_sample():
+    """Seeded bootstrap intervals of each median (the same every time), the flows behind each, ties where the
+    intervals of the ranking key overlap, a warning under the minimum sample; over captures when grouped."""
+    from ackreplay.scoring.ranking import MIN_FLOWS, board, bootstrap_medians, interval
+
+    near = {i: {"a": {"mean_abs_rel_error": 0.10 + 0.01 * (i % 5)}, "b": {"mean_abs_rel_error": 0.11 + 0.01 * (i % 5)},
+                "c": {"mean_abs_rel_error": 0.90 + 0.01 * (i % 5)}} for i in range(30)}
+    got = board(near)
+    assert got == board(near) and got["warning"] is None and got["resampled"] == "flows"
+    e = got["scores"]["mean_abs_rel_error"]["estimators"]
+    assert e["a"]["ci"][0] <= e["a"]["median"] <= e["a"]["ci"][1] and e["a"]["flows"] == 30 and not e["a"]["few"]
+    assert e["a"]["ties"] == ["b"] and e["b"]["ties"] == ["a"] and e["c"]["ties"] == []  # c is clearly last
+    few = board({k: v for k, v in near.items() if k < MIN_FLOWS - 1})
+    assert few["warning"].startswith(f"{MIN_FLOWS - 1} flow(s), under {MIN_FLOWS}")
+    assert few["scores"]["mean_abs_rel_error"]["estimators"]["a"]["few"]
+    # grouped: two captures, one holding 1.0 on 10 flows, the other 2.0 on 10 — resampling the captures draws
+    # one capture twice in half of the resamples (the median then its value): the interval spans both
+    xs, caps = [1.0] * 10 + [2.0] * 10, ["x"] * 10 + ["y"] * 10
+    assert interval(bootstrap_medians(xs, caps)) == (1.0, 2.0)

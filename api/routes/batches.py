@@ -8,6 +8,7 @@ from fastapi import APIRouter, File, Path, Query, UploadFile
 from fastapi.responses import Response
 
 from ackreplay.api.deps import (
+    INCLUDE_INCOMPARABLE,
     INCLUDE_NOT_REPRODUCIBLE,
     OwnerDep,
     PageLimit,
@@ -68,14 +69,16 @@ def get_batch(batch_id: BatchId, session: SessionDep, owner: OwnerDep, offset: O
 
 @router.get("/{batch_id}/scoreboard", response_model=ScoreboardOut, response_model_exclude_unset=True,
             responses={200: {"content": {"text/csv": {"schema": {"type": "string"},
-                                                      "example": "score,better,estimator,mean,rank,wins,flows\n"}},
+                                                      "example": "score,better,ranked,estimator,mean,median,q1,q3,"
+                                                                 "ci_low,ci_high,rank,ties,wins,flows\n"}},
                              "description": "the scoreboard as JSON, or as CSV with format=csv"},
                        **responses("batch_not_found", "run_not_found")},
             summary="Estimators ranked over every trace of the batch (JSON or CSV)")
 def scoreboard(batch_id: BatchId, session: SessionDep, owner: OwnerDep,
                format: Annotated[str, Query(pattern="^(json|csv)$", examples=["json"])] = "json",
-               include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False) -> Any:
-    board = svc.scoreboard(session, svc.get(session, owner, batch_id), include_not_reproducible)
+               include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False,
+               include_incomparable: INCLUDE_INCOMPARABLE = False) -> Any:
+    board = svc.scoreboard(session, svc.get(session, owner, batch_id), include_not_reproducible, include_incomparable)
     if format == "csv":
         return Response(svc.scoreboard_csv(board), media_type="text/csv")
     return board

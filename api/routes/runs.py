@@ -8,7 +8,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response, StreamingResponse
 
-from ackreplay.api.deps import INCLUDE_NOT_REPRODUCIBLE, OwnerDep, PageLimit, SessionDep, StoreDep, next_page
+from ackreplay.api.deps import (
+    INCLUDE_INCOMPARABLE,
+    INCLUDE_NOT_REPRODUCIBLE,
+    OwnerDep,
+    PageLimit,
+    SessionDep,
+    StoreDep,
+    next_page,
+)
 from ackreplay.api.errors import responses
 from ackreplay.api.metrics import RUNS
 from ackreplay.api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, Offset, table_response
@@ -20,6 +28,7 @@ from ackreplay.api.schemas import (
     DiagnosticsOut,
     GraphOut,
     LeaderboardOut,
+    LimitsOut,
     PathOut,
     RunCreated,
     RunDocumentOut,
@@ -184,6 +193,15 @@ def run_path(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: Ses
     return results.path(session, results.get_run(session, owner, run_id), capture_id, flow_id)
 
 
+@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/limits", response_model=LimitsOut,
+            responses=RESULT_ERRORS, summary="What limited the flow's sender: the congestion window (the network), "
+            "the receive window, the application or its send buffer, each label's share of the time and its "
+            "intervals")
+def run_limits(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
+               owner: OwnerDep) -> dict[str, Any]:
+    return results.limits(session, results.get_run(session, owner, run_id), capture_id, flow_id)
+
+
 # response_model documents the payload; the route returns the JSON itself (json.dumps of plain lists is
 # several times faster than validating tens of thousands of points), which FastAPI passes through.
 @router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/graph", response_model=GraphOut,
@@ -212,6 +230,8 @@ def leaderboard(session: SessionDep, owner: OwnerDep,
                 runs: Annotated[str, Query(description="comma-separated run ids (at most 100)",
                                            pattern=r"^[0-9a-f]{32}(\s*,\s*[0-9a-f]{32}){0,99}\s*,?\s*$",
                                            examples=[RUN_ID])],
-                include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False) -> dict[str, Any]:
+                include_not_reproducible: INCLUDE_NOT_REPRODUCIBLE = False,
+                include_incomparable: INCLUDE_INCOMPARABLE = False) -> dict[str, Any]:
     chosen = [results.get_run(session, owner, r.strip()) for r in runs.split(",") if r.strip()]
-    return results.leaderboard(session, chosen, include_not_reproducible=include_not_reproducible)
+    return results.leaderboard(session, chosen, include_not_reproducible=include_not_reproducible,
+                               include_incomparable=include_incomparable)

@@ -494,7 +494,9 @@ def test_nothing_overflows_at_desktop_and_phone_widths(server, browser, width):
 
 
 def test_the_compare_page_ranks_the_variants_of_a_sweep(server, page):
-    """A run that sweeps RE's τ (issue #25): the compare page's board has a column per variant, re[tau=…]."""
+    """A run that sweeps RE's τ (issue #25): the compare page's board has a column per variant, re[tau=…]. The
+    sample's flow is too short in network-limited time for τ = 4 s (``scoring.comparable``): left out of the
+    board, its columns are still there, and ranked once asked."""
     cid, _ = _default_run(server, SAMPLE)
     r = httpx.post(f"{server}/api/v1/runs", json={"captures": [cid], "estimators": [
         "be", {"name": "re", "parameters": {"tau": [0.25, 0.5, 1, 2, 4]}}]}, timeout=30)
@@ -508,7 +510,9 @@ def test_the_compare_page_ranks_the_variants_of_a_sweep(server, page):
     board = page.locator("#leaderboard")
     for name in ("be", "re[tau=0.25]", "re[tau=0.5]", "re[tau=1.0]", "re[tau=2.0]", "re[tau=4.0]"):
         expect(board.locator("thead th", has_text=name)).to_have_count(1)
-    expect(board.locator("td.best").first).to_be_visible()
+    expect(board.locator("td.best")).to_have_count(0)
+    page.check("#include-incomparable")
+    expect(page.locator("#leaderboard td.best").first).to_be_visible()
     shot(page, "dashboard-compare-sweep.png")
 
 

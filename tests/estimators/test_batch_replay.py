@@ -21,7 +21,7 @@ import pytest
 import ackreplay.estimators as E
 import ackreplay.replay.capture as C
 from ackreplay.core.capture_scoring import ScoredCapture, document, jsonable
-from ackreplay.estimators.inputs import ACK_COLUMNS, SEGMENT_COLUMNS
+from ackreplay.estimators.inputs import SEGMENT_COLUMNS
 from ackreplay.ingest import ingest_capture
 from ackreplay.path.links import LinkInfo
 from ackreplay.replay import engine as R
@@ -67,7 +67,7 @@ def test_every_batch_size_gives_each_flow_its_own_results(capture: Any, monkeypa
 def test_a_flow_replayed_alone_matches_its_batch(capture: Any) -> None:
     ests = [E.create(n) for n in E.DEFAULT_ORDER]
     rep = C.replay_capture(capture, ests, allow_vantage=True)
-    acks = R.flow_columns(capture.acks, ACK_COLUMNS)
+    acks = R.flow_columns(capture.acks, C.ack_columns(capture.acks.columns))  # (with what the limits read)
     segs = R.flow_columns(capture.segments, SEGMENT_COLUMNS)
     episodes = R.flow_rows(capture.episodes)
     by_id = {s.flow_id: s for s in capture.flows}
@@ -75,7 +75,7 @@ def test_a_flow_replayed_alone_matches_its_batch(capture: Any) -> None:
     for fr in rep.flows:
         s = by_id[fr.flow_id]
         alone = R.replay_flow(fr.flow_id, s.vantage, acks(fr.flow_id), segs(fr.flow_id), episodes(fr.flow_id), s.mss,
-                              ests, link=LinkInfo.of(s))
+                              ests, link=LinkInfo.of(s), vantage_position=s.vantage_position)
         view, alone_view = _flow_view(fr), _flow_view(alone)
         if fr.flow_id in grouped:  # a flow sharing a bottleneck takes the group's path: compare the rest
             for v in (view, alone_view):

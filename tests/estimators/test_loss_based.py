@@ -13,6 +13,7 @@ import pytest
 import ackreplay.estimators as E
 from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, LossContext
 from ackreplay.estimators.inputs import FlowInputs
+from ackreplay.scoring.limits import CWND
 
 MSS = 1000
 LOSS_BASED = ("stcp", "hstcp", "htcp", "bic", "cubic")
@@ -156,7 +157,8 @@ def test_groups_expand_in_order():
 
 def test_every_shared_capture_replays_them():
     """The five replay on every shared capture (every flow, any vantage): a decision at every loss event, at
-    least the floor of 2 segments, and no estimate anywhere."""
+    least the floor of 2 segments, and no estimate anywhere; the decisions scored are those at the loss events
+    in the time the network limited the sender."""
     from ackreplay.core.capture_scoring import score_file
     from tests.conftest import shared_captures
 
@@ -166,6 +168,8 @@ def test_every_shared_capture_replays_them():
             for name in LOSS_BASED:
                 rows = [r for r in fr.decision_rows if r["estimator"] == name]
                 assert fr.scores[name]["mean_bps"] is None
-                assert fr.scores[name]["decisions"] == len(rows)  # every loss event decided
+                assert fr.limits is not None
+                scored = fr.limits.label_at(np.array([r["t_rel"] for r in rows], float)) == CWND
+                assert fr.scores[name]["decisions"] == int(scored.sum())  # every such loss event decided
                 assert all(r["ssthresh_segments"] >= 2.0 for r in rows)
                 assert all(r["estimate_bps"] is None for r in rows)

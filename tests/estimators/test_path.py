@@ -182,7 +182,7 @@ def test_the_score_document_and_graph_carry_the_path():
     assert replayed["real_sender"]["decrease"] == pytest.approx(0.3, abs=0.05) and replayed["real_sender"]["busy_link"]
     assert set(replayed) == {"be", "newreno", "real_sender"}
     assert doc["path_groups"] == []
-    # the CSV closes each of the flow's rows with its path's figures
+    # the CSV closes each of the flow's rows with its path's figures, then what limited its sender
     import csv
     import io
 
@@ -190,7 +190,9 @@ def test_the_score_document_and_graph_carry_the_path():
 
     rows = [r for r in csv.DictReader(io.StringIO(scores_csv({"captures": [doc]}))) if r["flow_id"] == "2"]
     assert len(rows) == 2 and all(float(r["path_capacity_bps"]) == path["capacity_bps"] for r in rows)
-    assert rows[0]["path_confidence"] == path["confidence"] and list(rows[0])[-1] == "path_confidence"
+    assert rows[0]["path_confidence"] == path["confidence"]
+    assert list(rows[0])[-8:] == ["path_confidence", "limit_cwnd", "limit_rwnd", "limit_app", "limit_sndbuf",
+                                  "limit_unknown", "comparable", "comparable_reason"]
     fr = next(f for f in sc.replay.flows if f.flow_id == 2)
     graph = source_for(sc.ingest, fr, 2).window(px=400)
     queue = [y for y in graph["queue"]["queue"]["y"] if y is not None]

@@ -105,6 +105,15 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     assert 9e6 < path["path"]["capacity_bps"] < 11e6
     # its losses were random (1 %), never at a full queue: no buffer, so no model on it
     assert path["path"]["buffer_over_bdp"] is None and path["path_models"] is None
+    # what limited the sender: the CLI's shares, and the intervals they are the lengths of
+    limits = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/limits").json()
+    assert limits["shares"] == cli_flow["limits"] and sum(limits["shares"].values()) == pytest.approx(1)
+    lengths: dict[str, float] = {}
+    for a, b, label in limits["intervals"]:
+        lengths[label] = lengths.get(label, 0.0) + b - a
+    span = limits["intervals"][-1][1] - limits["intervals"][0][0]
+    assert {k: v / span for k, v in lengths.items()} == pytest.approx(
+        {k: v for k, v in limits["shares"].items() if v > 0})
     # the congestion graph: the whole flow thinned per pixel, a short window at full resolution
     graph_url = f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/graph"
     whole = api.get(graph_url, params={"px": 100}).json()
@@ -125,8 +134,10 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     assert scores["total"] == 10 and errs == sorted(errs)
     assert {(r["vantage"], r["reconstruction"]) for r in scores["items"]} == {("sender", None)}
     board = api.get("/api/v1/leaderboard", params={"runs": run_id}).json()
-    assert board["flows"] == 1  # bulk flows only: the control connection is left out
-    assert board["scores"]["mean_abs_rel_error"]["estimators"]["tibet"]["rank"] == 1
+    assert board["flows"] == 1 and board["incomparable"] == 0  # bulk flows only: the control connection left out
+    # over the time the network limited the sender: Westwood+ first, TIBET second
+    ranks = {n: e.get("rank") for n, e in board["scores"]["mean_abs_rel_error"]["estimators"].items()}
+    assert ranks["westwood_plus"] == 1 and ranks["tibet"] == 2, ranks
     closer = board["scores"]["closer_than_newreno_share"]["estimators"]
     assert "rank" not in closer["newreno"] and closer["newreno"]["mean"] is None  # NewReno vs itself: undefined
     assert api.delete(f"/api/v1/captures/{cid}").status_code == 204
@@ -291,7 +302,11 @@ def test_batch_of_files_and_archives_with_a_scoreboard(api, tmp_path):
     be = board["scores"]["mean_abs_rel_error"]["estimators"]["be"]
     assert be["flows"] == board["flows"] and be["rank"] >= 8  # BE over-estimates everywhere
     csv_text = api.get(f"/api/v1/batches/{body['batch_id']}/scoreboard", params={"format": "csv"}).text
-    assert csv_text.splitlines()[0] == "score,better,ranked,estimator,mean,median,q1,q3,rank,wins,flows"
+    assert csv_text.splitlines()[0] == ("score,better,ranked,estimator,mean,median,q1,q3,ci_low,ci_high,rank,ties,"
+                                        "wins,flows")
+    # the statistics: an interval around each median, resampling the captures; under 10 flows, a warning
+    assert be["ci"][0] <= be["median"] <= be["ci"][1] and board["resampled"] == "captures"
+    assert (board["warning"] is not None) == (board["flows"] < board["min_flows"])
     assert api.get(f"/api/v1/batches/{body['batch_id']}").json()["run"]["status"] == "succeeded"
 
 

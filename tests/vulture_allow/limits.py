@@ -1,13 +1,10 @@
 """Names in ``scoring/limits.py`` that nothing in the package calls yet, and why they stay (vulture reads this
-module as a use of each): the limitation analysis of issue #34 is the API its outputs (the JSON/CSV ``limits``,
-the API, the graphs' bands, the tables) call, wired in a later change; until then the tests call it."""
+module as a use of each)."""
 # ruff: noqa: B018  (each bare name below is the use vulture counts)
 
-from ackreplay.scoring.limits import FlowLimits, LimitParams, batch_limits
+from ackreplay.scoring.limits import FlowLimits, LimitParams
 
-batch_limits  # the batch form the replay of a capture will call (one FlowLimits per flow of a FlowBatch)
-FlowLimits.shares  # each label's share of the flow's time: the per-flow ``limits`` of the outputs
-FlowLimits.label_at  # the label at given times: scoring only over ``cwnd`` intervals, the graphs' bands
+FlowLimits.label_at  # the label at given times: for scoring over the ``cwnd`` intervals only (issue #34 item 3)
 # The thresholds: read by field order (``LimitParams.array``, the compiled rules' parameters), never by name.
 LimitParams.idle_share
 LimitParams.rwnd_slack_mss

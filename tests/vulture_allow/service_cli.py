@@ -50,6 +50,7 @@ api.run_series  # GET /api/v1/runs/{run_id}/captures/{capture_id}/flows/{flow_id
 api.run_decisions  # GET …/flows/{flow_id}/decisions (of a run's capture)
 api.run_diagnostics  # GET …/flows/{flow_id}/diagnostics
 api.run_path  # GET …/flows/{flow_id}/path
+api.run_limits  # GET …/flows/{flow_id}/limits
 api.run_graph  # GET …/flows/{flow_id}/graph
 
 # pydantic reads these: a model's configuration, and the response models' fields, which FastAPI serialises
@@ -66,6 +67,11 @@ api.dispersion_capacity_bps  # DiagnosticsOut
 api.dispersion_from  # DiagnosticsOut
 api.ack_timing_seen_at  # DiagnosticsOut
 api.path_group  # PathOut
+api.intervals  # LimitsOut
+api.ties  # BoardEntry
+api.resamples  # LeaderboardOut
+api.resampled  # LeaderboardOut
+api.min_flows  # LeaderboardOut
 api.full_resolution  # GraphOut
 api.tasks_done  # RunStatusOut's progress
 api.tasks_total  # RunStatusOut's progress

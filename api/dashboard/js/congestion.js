@@ -1,5 +1,7 @@
 // The congestion graph (graphs/congestion.py draws the data): four panels on one shared time axis —
-// time–sequence, bytes in flight with each estimator's cwnd/ssthresh at every loss, estimates against the
+// time–sequence, bytes in flight with each estimator's cwnd/ssthresh at every loss (y-range following the
+// flight, decisions above it marked ▲ at the edge; shaded where the sender was not network-limited: what
+// limited it), estimates against the
 // achieved rate (y-range following the achieved rate, clipped points marked ▲ at the edge, log scale on
 // demand), RTT — and a fifth when the path's capacity is known: the queue the RTT implies, (RTT − RTTmin)·C,
 // with the inferred buffer. Dragging brushes a time range (every panel follows), the modebar pans, a double click
@@ -11,6 +13,8 @@
 const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
   "#7f7f7f"];
 const ROWS = [["y", [0.71, 1.0]], ["y2", [0.47, 0.67]], ["y3", [0.23, 0.43]], ["y4", [0.0, 0.19]]];
+// what limited the sender (scoring.limits), as graphs/static.py shades it; the network's time (cwnd) unshaded
+const LIMIT_COLORS = { rwnd: "rgba(188,189,34,0.18)", app: "rgba(23,190,207,0.15)", sndbuf: "rgba(148,103,189,0.15)", unknown: "rgba(150,150,150,0.15)" };
 const ROWS5 = [["y", [0.76, 1.0]], ["y2", [0.56, 0.72]], ["y3", [0.36, 0.52]], ["y4", [0.18, 0.32]], ["y5", [0.0, 0.14]]];
 
 /** plotly.js, once its (async) script has run: the dashboard loads it beside the data, not before. */
@@ -54,6 +58,13 @@ function traces(d, { shown, log }) {
     // a decision-only control (§8: no estimate, no rate line) is named in the legend by its ssthresh markers
     out.push({ name: drawn.has(n) ? `${n} ssthresh` : n, x: e.t, y: e.ssthresh, yaxis: "y2", mode: "markers", marker: { symbol: "circle", size: 8, color: color[n] }, legendgroup: n, showlegend: !drawn.has(n), visible: vis(n) });
     out.push({ name: `${n} cwnd`, x: e.cwnd_t, y: e.cwnd, yaxis: "y2", mode: "markers", marker: { symbol: "diamond-open", size: 8, color: color[n] }, legendgroup: n, showlegend: false, visible: vis(n) });
+    const fc = (d.flight_clipped || {})[n];
+    if (fc && d.flight_top) out.push({ name: `${n} above`, x: fc.t, y: fc.t.map(() => d.flight_top), customdata: fc.y, yaxis: "y2", mode: "markers",
+      marker: { symbol: "triangle-up", size: 9, color: color[n] }, legendgroup: n, showlegend: false, visible: vis(n),
+      hovertemplate: `${n}: %{customdata:,.0f} bytes (above the axis)<extra></extra>` });
+  }
+  for (const label of Object.keys(LIMIT_COLORS)) {  // a legend entry per band colour present
+    if ((d.limits || []).some((r) => r[2] === label)) out.push({ name: `limited by ${label}`, x: [null], y: [null], yaxis: "y2", mode: "markers", marker: { symbol: "square", size: 12, color: LIMIT_COLORS[label] }, legendgroup: "limits" });
   }
 
   out.push({ name: "achieved", x: d.rates.achieved.t, y: mb(d.rates.achieved.y), yaxis: "y3", mode: "lines", line: { color: "black", width: 3 } });
@@ -82,6 +93,10 @@ function layout(d, { log, height, compact }) {
     fillcolor: e.kind === "timeout" ? "rgba(214,39,40,0.18)" : "rgba(255,127,14,0.15)", line: { width: 1, color: e.kind === "timeout" ? "rgba(214,39,40,0.5)" : "rgba(255,127,14,0.45)" }, layer: "below" }));
   const titles = ["sequence (bytes)", "in flight (bytes)", log ? "Mbit/s (log)" : "Mbit/s", "RTT (ms)", "queue (bytes)"];
   const rows = d.queue ? ROWS5 : ROWS;
+  const [f0, f1] = rows[1][1];  // the flight panel's band of the page
+  for (const [a, b, label] of d.limits || []) {
+    if (LIMIT_COLORS[label]) shapes.push({ type: "rect", xref: "x", yref: "paper", x0: a, x1: b, y0: f0, y1: f1, fillcolor: LIMIT_COLORS[label], line: { width: 0 }, layer: "below" });
+  }
   // narrow screens: no legend (the estimator toggles above the graph name the colours), tighter margins
   const lay = {
     height, margin: compact ? { t: 10, l: 55, r: 8, b: 45 } : { t: 40, l: 70, r: 20, b: 50 }, hovermode: "closest",
@@ -93,6 +108,7 @@ function layout(d, { log, height, compact }) {
     const key = axis === "y" ? "yaxis" : `yaxis${axis.slice(1)}`;
     lay[key] = { domain, title: { text: titles[i] }, fixedrange: true };
   });
+  if (d.flight_top) Object.assign(lay.yaxis2, { range: [0, d.flight_top], autorange: false });
   if (log) Object.assign(lay.yaxis3, { type: "log", autorange: true });
   else if (d.y_top) Object.assign(lay.yaxis3, { range: [0, d.y_top / 1e6], autorange: false });
   return lay;

@@ -1,7 +1,7 @@
 // One flow of one run: the congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every
 // loss, estimates against the achieved rate, RTT — linked panels, brush zoom that fetches the window again at
 // full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
-// and why, and the path (§9) with the seeds' models on it. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
+// and why, what limited the sender, and the path (§9) with the seeds' models on it. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
 import { blob, get } from "./api.js";
 import { vantageText } from "./capture.js";
 import { drawCongestion, estimatorColors, plotlyReady } from "./congestion.js";
@@ -27,10 +27,10 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     bindSelector();
     return;
   }
-  const [graph, decisions, scores, diag, path] = await Promise.all([
+  const [graph, decisions, scores, diag, path, limits] = await Promise.all([
     get(`${base}/graph`, { t0: range[0], t1: range[1], px }),
     get(`${base}/decisions`), get(`/runs/${runId}/scores`, { capture: captureId, flow: flowId }),
-    get(`${base}/diagnostics`), get(`${base}/path`),
+    get(`${base}/diagnostics`), get(`${base}/path`), get(`${base}/limits`),
   ]);
   if (!alive()) return;
   const names = Object.keys(graph.rates).filter((n) => n !== "achieved" && n !== "truth");
@@ -56,6 +56,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
       <div id="decisions" class="plot" role="img" aria-label="ssthresh at each loss event"></div></section>
     <section><h2>Scores</h2><div class="toolbar"><button class="secondary" id="csv-scores">CSV</button></div><div id="scores"></div></section>
     <section class="card" id="why"><h2>Why</h2><ul>${whyLines(diag).map((w) => html`<li>${w}</li>`)}</ul></section>
+    ${limitsCard(limits)}
     ${pathCard(path)}`);
   bindSelector();
   const colors = estimatorColors(names);  // the graph's colours, beside each toggle (the legend hides on phones)
@@ -191,7 +192,17 @@ function seenAt(vantage) {
 
 /** The diagnostics as sentences (ESTIMATORS.md §7): ACK compression, BE's largest samples and their cause,
  * the path's capacity (packet-pair dispersion mode, §9), and how CRB and NewBR classified each loss. */
-export function whyLines(d) {
+export /** What limited the sender (docs/estimators.md "What limited the sender"): each label's share of the flow's
+ * time, the largest first; nothing for a run replayed before the service stored them. */
+const LIMIT_WORDS = { cwnd: "the network (cwnd)", rwnd: "the receive window", app: "the application", sndbuf: "the send buffer", unknown: "unknown" };
+function limitsCard(limits) {
+  const rows = Object.entries(limits.shares || {}).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
+  if (!rows.length) return "";
+  return html`<section class="card" id="limits"><h2>What limited the sender</h2>
+    <div class="table-wrap"><table id="limits-table"><thead><tr><th class="text">limited by</th><th>share of the time</th></tr></thead><tbody>${rows.map(([k, v]) => html`<tr><td class="text">${LIMIT_WORDS[k] || k}</td><td>${num(v, 1, 100)} %</td></tr>`)}</tbody></table></div></section>`;
+}
+
+function whyLines(d) {
   const lines = [];
   if (d.ack_compression_share != null) {
     const big = (d.largest_samples || []).map((s) => `${(s.bps / 1e6).toFixed(0)} Mbit/s over ${s.interval_us.toFixed(0)} µs (${s.cause.replace("_", " ")})`).join(", ");
