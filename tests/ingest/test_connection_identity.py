@@ -23,6 +23,7 @@ from ackreplay.replay.engine import INVALID, plan
 from ackreplay.scoring.truth import Truth
 from tests import pcapgen as g
 from tests.conftest import ROOT
+from tests.ingest.test_public_conformance import captures_in
 
 MSS = 1000
 #: Far from the connection's numbers: the older connection's sequence space a challenge ACK comes from.
@@ -203,22 +204,16 @@ def test_each_invariant_alone():
 #: checked flow by flow in ``test_public_conformance``, whose table of known bugs names the flows that break one.
 DATA_CAPTURES = sorted(p for p in (ROOT / "tests" / "data").rglob("*.pcap*") if "public" not in p.parts)
 #: Public captures with flows that break an invariant through an ingest bug still open
-#: (``test_public_conformance.BUGS``): those flows are flagged, so they are reported and never replayed.
-BROKEN_PUBLIC = {"gh-arkime__tcpseq_synthetic.pcap": {"bytes"},
-                 "gh-ndpi__ndpi_match_string_subprotocol__error.pcapng": {"bytes"}}
+#: (``test_public_conformance.BUGS``): capture → the invariants broken. Those flows are flagged, so they are reported
+#: and never replayed; the flows of every other public capture keep them all.
+BROKEN_PUBLIC: dict[str, set[str]] = {}
 
 
-@pytest.mark.parametrize("path", DATA_CAPTURES, ids=lambda p: str(p.relative_to(ROOT / "tests" / "data")))
-def test_no_flow_of_the_test_captures_breaks_an_invariant(path):
-    """(The shared captures: ``test_against_tools``, whose ingests are cached.)"""
-    assert [(s.flow_id, s.invalid) for s in ingest_capture(path).flows if s.invalid] == []
-
-
-@pytest.mark.parametrize("name", sorted(BROKEN_PUBLIC))
-def test_public_flows_that_break_an_invariant_are_flagged_and_not_replayed(name):
-    cap = ingest_capture(ROOT / "tests" / "data" / "public" / name)
+@pytest.mark.parametrize("path", captures_in(ROOT / "tests" / "data" / "public"), ids=lambda p: p.name)
+def test_public_flows_keep_the_invariants_or_are_flagged_and_not_replayed(path):
+    cap = ingest_capture(path)
     invalid = [s for s in cap.flows if s.invalid]
-    assert invalid and {s.invalid.split(":", 1)[0] for s in invalid} == BROKEN_PUBLIC[name]
+    assert {s.invalid.split(":", 1)[0] for s in invalid} == BROKEN_PUBLIC.get(path.name, set())
     replayed, skipped = plan(cap.flows, allow_vantage=True)
     assert not {s.flow_id for s in invalid} & set(replayed)
     assert all(skipped.get(s.flow_id, "").startswith("invalid: ") for s in invalid)

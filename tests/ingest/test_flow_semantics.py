@@ -367,3 +367,49 @@ def test_mss_from_the_size_histogram_equals_the_sorted_sizes(lens: list[int]) ->
     binned = np.minimum(arr, tf.SIZE_BINS - 1)
     uniq, cnt = np.unique(binned, return_counts=True)
     assert tf.mss_from_counts(uniq, cnt, len(uniq), len(arr)) == infer_mss(arr)
+
+
+def test_bytes_sent_counts_a_gap_only_once_an_ack_covers_it(tmp_capture):
+    """A segment 3 kB above the highest sequence sent: the capture missed 3 kB, or the number is a jump. Those bytes
+    count as sent once the receiver's cumulative ACK covers them — until then, what the capture shows sent is the
+    segments' payload (bytes sent ≤ payload seen + the holes the ACKs prove)."""
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    conv.send(11, 0, MSS)
+    conv.ack(21, MSS)
+    conv.send(22, 4 * MSS, MSS)  # bytes 1000..4000 not in the capture
+    _, f = run(tmp_capture, conv)
+    assert (f.summary.bytes_sent, f.summary.bytes, f.summary.invalid) == (2 * MSS, MSS, "")
+    conv.ack(32, 5 * MSS)  # the receiver has everything below 5000: the gap was sent
+    _, f = run(tmp_capture, conv)
+    assert (f.summary.bytes_sent, f.summary.bytes, f.summary.invalid) == (5 * MSS, 5 * MSS, "")
+
+
+def test_bytes_sent_counts_the_part_of_a_gap_a_retransmission_fills(tmp_capture):
+    """Segments at 0 and 4000, then 2000..3000 sent (a retransmission: below the highest sequence): of the gap
+    1000..4000, its middle was seen sent, its ends were not — and an ACK of 1500 proves 1000..1500."""
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    conv.send(11, 0, MSS)
+    conv.send(12, 4 * MSS, MSS)
+    conv.send(13, 2 * MSS, MSS)
+    conv.ack(21, MSS + 500)
+    _, f = run(tmp_capture, conv)
+    assert f.summary.retransmissions == 1
+    assert f.summary.bytes_sent == 3 * MSS + 500  # 0..1500, 2000..3000, 4000..5000
+    conv.send(30, MSS + 500, 500)  # fills 1500..2000 (the gap's start, what the ACK left)
+    conv.send(31, 3 * MSS, 2 * MSS)  # 3000..5000: the rest of the gap and a resend
+    _, f = run(tmp_capture, conv)
+    assert f.summary.bytes_sent == 5 * MSS and f.summary.invalid == ""
+
+
+def test_a_stray_segment_far_ahead_is_not_bytes_sent(tmp_capture):
+    """A lone data packet 251 MB above the SYN and nothing acknowledged (an Arkime test capture): 8 bytes were sent,
+    not 251 MB — whose goodput over 1 ms was 2 Tbit/s, and the flow broke the invariants."""
+    c = g.Conv()
+    c.raw(0, True, 1000, 0, g.SYN)
+    c.raw(1, True, 1001 + 251_658_111, 0, g.ACK | 0x20, length=8)  # (URG)
+    _, f = run(tmp_capture, c)
+    assert (f.summary.bytes_sent, f.summary.bytes, f.summary.invalid) == (8, 8, "")
+    assert f.summary.goodput_bps == pytest.approx(8 * 8 / 0.001, rel=1e-3)  # (float epoch seconds)
+
