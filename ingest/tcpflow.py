@@ -759,7 +759,8 @@ def _from_sender(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Sco
 @njit(cache=True, nogil=True, inline="always")
 def _receiver_syn(f: int, t: int, st: FlowState) -> None:
     """The receiver's SYN or SYN-ACK at ``t``: the handshake's times; the SYN→SYN-ACK time of a client that sent
-    one SYN is the first RTT sample (ESTIMATORS.md 1.1)."""
+    one SYN is an RTT sample (ESTIMATORS.md 1.1) — normally the first, which seeds srtt. A SYN-ACK recorded after
+    data was already timed only lowers RTTmin: the base RTT is never above a sample the flow reports."""
     M, MF = st.M, st.MF
     if (f & ACK) != 0 and M[M_SENDER_CLIENT] != 0:
         M[M_SYNACK_COUNT] += 1
@@ -768,8 +769,10 @@ def _receiver_syn(f: int, t: int, st: FlowState) -> None:
             if M[M_SYN_COUNT] == 1 and M[M_SYN_T] != NOT_SEEN:
                 rtt_hs = (t - M[M_SYN_T]) / 1e9
                 MF[MF_RTT_HS] = rtt_hs
-                MF[MF_SRTT] = rtt_hs
-                MF[MF_RTTMIN] = rtt_hs
+                if MF[MF_SRTT] < 0:
+                    MF[MF_SRTT] = rtt_hs
+                if MF[MF_RTTMIN] < 0 or rtt_hs < MF[MF_RTTMIN]:
+                    MF[MF_RTTMIN] = rtt_hs
     elif (f & ACK) == 0:
         M[M_SYN_COUNT] += 1
         if M[M_SYN_T] == NOT_SEEN:

@@ -413,3 +413,19 @@ def test_a_stray_segment_far_ahead_is_not_bytes_sent(tmp_capture):
     assert (f.summary.bytes_sent, f.summary.bytes, f.summary.invalid) == (8, 8, "")
     assert f.summary.goodput_bps == pytest.approx(8 * 8 / 0.001, rel=1e-3)  # (float epoch seconds)
 
+
+def test_a_synack_recorded_after_data_lowers_rttmin_never_raises_it(tmp_capture):
+    """The SYN-ACK recorded only after the data was timed (5 ms): the SYN→SYN-ACK time (40 ms) is the handshake's
+    round trip, and RTTmin stays at the smaller sample — it was set to the handshake's, above a sample."""
+    conv = g.Conv()
+    conv.raw(0, True, 1000, 0, g.SYN, opts=g.opt_mss(MSS))
+    conv.send(1, 0, MSS)
+    conv.ack(6, MSS)
+    conv.raw(40, False, 5000, 1001, g.SYN | g.ACK, opts=g.opt_mss(MSS))
+    conv.raw(40.01, True, 1001 + MSS, 5001, g.ACK)  # (the client answers at once: a sender-side capture)
+    conv.send(41, MSS, MSS)
+    conv.ack(47, 2 * MSS)
+    _, f = run(tmp_capture, conv)
+    s = f.summary
+    assert (s.vantage, s.handshake_rtt_s) == ("sender", pytest.approx(0.040))
+    assert s.rttmin_s == pytest.approx(0.005) and f.acks["rttmin"].to_list() == pytest.approx([0.005, 0.005])

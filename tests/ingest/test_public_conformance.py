@@ -504,8 +504,6 @@ BUG_TEXT = {
                       "does not start a new connection, as a SYN would; the second connection's sequence numbers "
                       "unwrapped against the first's put its data 556 MB above the first's (tcptrace splits; tshark, "
                       "one stream too, takes the second connection's ACKs for ACKs of those 556 MB)",
-    "late-synack-rttmin": "a SYN-ACK seen after data sets rttmin to the SYN→SYN-ACK time (3438 s) instead of "
-                          "lowering it: the base RTT ends above an RTT sample (5.855 ms)",
     "synack-before-syn": "connection identity: a SYN-ACK recorded 0.26 ms before its SYN (it acknowledges that "
                          "SYN's ISN + 1) becomes a connection of its own (the SYN on a key that carried packets starts "
                          "a new one): 2 connections for tshark's 1, the flows' duration starts at the SYN",
@@ -706,8 +704,6 @@ BUGS: dict[str, dict[Finding, str]] = {
     'gh-ndpi__ndpi_match_string_subprotocol__error.pcapng': {
         ('10.3.9.19:40632<>10.68.137.118:8091', 'connections', 'tcptrace'): 'synack-new-isn',
         ('10.3.9.19:40632>10.68.137.118:8091#0', 'bytes_sent', 'tshark'): 'synack-new-isn',
-        ('10.3.9.19:40632>10.68.137.118:8091#0', 'rtt_base', ''): 'late-synack-rttmin',
-        ('10.3.9.19:40632>10.68.137.118:8091#0', 'rtt_min', 'tshark'): 'late-synack-rttmin',
     },
     'gh-zeek__pppoe-over-qinq.pcap': {
         ('2.2.2.2:443>1.1.1.1:20394#0', 'data_segments', 'tshark'): 'pppoe-length',
