@@ -478,8 +478,14 @@ REASONS = {
                    "tcptrace finds no payload; ackreplay takes the length from the record (docs: formats)",
     "ip-length": "frames recorded shorter than their IP total length: ackreplay takes the IP header's length "
                  "(docs: formats), tshark the bytes present; in tcp_reassembly the next segment's sequence number "
-                 "and the ACKs confirm the IP length (frames cut 8 bytes short), in ndpi_match_string the IP "
-                 "length (2610 in a 576-byte frame) is a fuzzed one",
+                 "and the ACKs confirm the IP length (frames cut 8 bytes short)",
+    "synack-reuse": "the ports are used again 56 min after both FINs, from a SYN-ACK with a new ISN (its SYN not "
+                    "captured): ackreplay and tcptrace start a new connection there, tshark (4.0) keeps one stream. "
+                    "The FIN the client sends below its highest sequence in the second is a control retransmission "
+                    "for tcptrace (#1) and tshark, whose count — from its one stream — goes to the first (#0)",
+    "fuzzed-ack": "the fuzzed frame (IP length 2610 in 576 bytes) acknowledges 16 384 bytes of the server's before the "
+                  "server sent any: ackreplay takes an ACK above the highest sequence for bytes the capture missed, so "
+                  "the server's first 685 bytes are a retransmission; tcptrace ignores the acknowledgement",
     "file-order": "tshark analyses in file order, ackreplay in time order (docs: capture order): the parts of this "
                   "stitched capture are out of time order, and tshark flags as retransmissions the segments that "
                   "come first in time but later in the file",
@@ -500,13 +506,6 @@ REASONS = {
 #: ackreplay bugs the public captures show (not fixed here: ingest/ is another helper's, connection identity a
 #: third's). A capture's test with one of them is an expected failure until it is fixed.
 BUG_TEXT = {
-    "synack-new-isn": "connection identity: a SYN-ACK with a new ISN 56 min after both FINs (its SYN not captured) "
-                      "does not start a new connection, as a SYN would; the second connection's sequence numbers "
-                      "unwrapped against the first's put its data 556 MB above the first's (tcptrace splits; tshark, "
-                      "one stream too, takes the second connection's ACKs for ACKs of those 556 MB)",
-    "synack-before-syn": "connection identity: a SYN-ACK recorded 0.26 ms before its SYN (it acknowledges that "
-                         "SYN's ISN + 1) becomes a connection of its own (the SYN on a key that carried packets starts "
-                         "a new one): 2 connections for tshark's 1, the flows' duration starts at the SYN",
     "syn-payload": "payload on a SYN or SYN-ACK (TCP Fast Open, RFC 7413) is not counted: a request carried in the "
                    "SYN makes no flow, a SYN's 8 bytes are not a data segment",
     "pppoe-length": "the PPPoE session length is not applied: pure ACKs with an IP total length of 46 in a PPPoE "
@@ -536,8 +535,16 @@ EXPLAINED: dict[str, dict[Finding, tuple[str, str]]] = {
             ('ackreplay 6.893 ms, tshark 0.006 ms (unknown)', 'copies-rtt'),
     },
     'gh-ndpi__ndpi_match_string_subprotocol__error.pcapng': {
-        ('10.3.9.19:40632>10.68.137.118:8091#0', 'unique_bytes', 'tshark'):
-            ('ackreplay 3696, tshark 1648', 'ip-length'),
+        ('*', 'connections', 'tshark'):
+            ('ackreplay 2 connections, tshark 1', 'synack-reuse'),
+        ('10.3.9.19:40632<>10.68.137.118:8091', 'connections', 'tshark'):
+            ('ackreplay 2 connection(s) with data, tshark 1', 'synack-reuse'),
+        ('10.3.9.19:40632>10.68.137.118:8091#0', 'retransmissions', 'tcptrace'):
+            ('ackreplay 1, tcptrace 0', 'synack-reuse'),
+        ('10.3.9.19:40632>10.68.137.118:8091#1', 'retransmissions', 'tcptrace'):
+            ('ackreplay 0, tcptrace 1', 'synack-reuse'),
+        ('10.68.137.118:8091>10.3.9.19:40632#1', 'retransmissions', 'tcptrace'):
+            ('ackreplay 1, tcptrace 0', 'fuzzed-ack'),
     },
     'gh-ndpi__quickplay.pcap.gz': {
         ('10.54.169.250:50668>120.28.35.41:80#0', 'rtt_min', 'tcptrace'):
@@ -701,18 +708,9 @@ BUGS: dict[str, dict[Finding, str]] = {
         ('30.0.0.0:0>0.0.3.0:0#0', 'unique_bytes', 'tcptrace'): 'syn-payload',
         ('30.0.0.0:0>0.0.3.0:0#0', 'unique_bytes', 'tshark'): 'syn-payload',
     },
-    'gh-ndpi__ndpi_match_string_subprotocol__error.pcapng': {
-        ('10.3.9.19:40632<>10.68.137.118:8091', 'connections', 'tcptrace'): 'synack-new-isn',
-        ('10.3.9.19:40632>10.68.137.118:8091#0', 'bytes_sent', 'tshark'): 'synack-new-isn',
-    },
     'gh-zeek__pppoe-over-qinq.pcap': {
         ('2.2.2.2:443>1.1.1.1:20394#0', 'data_segments', 'tshark'): 'pppoe-length',
         ('2.2.2.2:443>1.1.1.1:20394#0', 'retransmissions', 'tshark'): 'pppoe-length',
-    },
-    'gh-zeek__tcp_handshake-reorder.pcap': {
-        ('*', 'connections', 'tshark'): 'synack-before-syn',
-        ('141.142.228.5:59856>192.150.187.43:80#0', 'goodput_bound', ''): 'synack-before-syn',
-        ('192.150.187.43:80>141.142.228.5:59856#0', 'goodput_bound', ''): 'synack-before-syn',
     },
     'gh-zeek__tcp_tcp-fast-open.pcap': {
         ('10.99.99.1:55534>10.99.99.45:80#0', 'flows', 'tcptrace'): 'syn-payload',
