@@ -38,8 +38,9 @@ from numba import njit
 
 #: Columns of ``Demux.conn_stats``, counted per connection as packets are assigned (order-independent,
 #: so they hold for the time-sorted and the grouped analysis alike): packets; data segments (payload,
-#: not SYN); whether direction 0 / 1 carried payload; pure ACKs (ACK without SYN or RST) of direction
-#: 0 / 1. They size the analysis outputs (``ingest.analyze``) without a pass over the packets.
+#: not RST; a SYN's counts: TCP Fast Open); whether direction 0 / 1 carried payload; pure ACKs (ACK
+#: without SYN or RST) of direction 0 / 1. They size the analysis outputs (``ingest.analyze``) without a
+#: pass over the packets.
 CS_PACKETS, CS_SEGMENTS, CS_PAYLOAD0, CS_PAYLOAD1, CS_ACKS0, CS_ACKS1 = range(6)
 CS_NCOL = 6
 

@@ -238,10 +238,11 @@ def _find_slot(scratch: np.ndarray, t: int, ht_keys: np.ndarray, ht_vals: np.nda
 
 @njit(cache=True, nogil=True, inline="always")
 def _count(conn_stats: np.ndarray, c: int, d: int, flags: int, plen: int) -> None:
-    """A packet of connection ``c``, direction ``d``, into its ``demux.CS_*`` counts. A SYN's or an RST's payload
-    is not data (``tcpflow`` analyses neither as a data segment: an RST's is a diagnostic text, RFC 9293 §3.5.3)."""
+    """A packet of connection ``c``, direction ``d``, into its ``demux.CS_*`` counts. An RST's payload is not data
+    (``tcpflow`` does not analyse it as a data segment: it is a diagnostic text, RFC 9293 §3.5.3); a SYN's is (TCP
+    Fast Open, RFC 7413)."""
     conn_stats[c, CS_PACKETS] += 1
-    if plen > 0 and (flags & (SYN | RST)) == 0:
+    if plen > 0 and (flags & RST) == 0:
         conn_stats[c, CS_SEGMENTS] += 1
         conn_stats[c, CS_PAYLOAD0 + d] = 1
     if (flags & ACK) != 0 and (flags & (SYN | RST)) == 0:

@@ -371,6 +371,8 @@ def flow_prepass(lo: int, hi: int, d: int, order: np.ndarray, cols: FlowColumns,
         k = cols.opt_idx[p]
         if (f & SYN) != 0:
             _prepass_syn(f, k, cols.dir[p] == d, np.int64(cols.seq[p]), cols.opt_tab, P)
+            if cols.dir[p] == d and cols.plen[p] > 0 and (f & RST) == 0:  # TCP Fast Open: data on the SYN
+                _prepass_payload(np.int64(cols.plen[p]), (np.int64(cols.seq[p]) + 1) & 0xFFFFFFFF, work.scratch, P)
         elif cols.dir[p] == d:
             if (f & P_HAS_TS) != 0:
                 P[PS_TS_SEEN] = 1
@@ -742,6 +744,10 @@ def _from_sender(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Sco
             M[M_SYNACK_COUNT] += 1
             if M[M_SYNACK_T] == NOT_SEEN:
                 M[M_SYNACK_T] = t
+        if cols.plen[p] > 0:  # TCP Fast Open (RFC 7413): data on the SYN, from the byte after its ISN
+            raw_data = (np.int64(cols.seq[p]) + 1) & 0xFFFFFFFF
+            s_data = unwrap(raw_data, M[M_S_REF_RAW], M[M_S_REF_VAL])
+            _data_segment(p, s_data, np.int64(cols.plen[p]), flow, cols, work, sb, out, rows, st)
         return
     if M[M_SENDER_CLIENT] != 0 and M[M_HSACK_T] == NOT_SEEN and M[M_SYNACK_T] != NOT_SEEN:
         M[M_HSACK_T] = t  # the client's ACK that completes the handshake

@@ -429,3 +429,18 @@ def test_a_synack_recorded_after_data_lowers_rttmin_never_raises_it(tmp_capture)
     s = f.summary
     assert (s.vantage, s.handshake_rtt_s) == ("sender", pytest.approx(0.040))
     assert s.rttmin_s == pytest.approx(0.005) and f.acks["rttmin"].to_list() == pytest.approx([0.005, 0.005])
+
+
+def test_payload_on_a_syn_is_data(tmp_capture):
+    """TCP Fast Open (RFC 7413): the request rides on the SYN, from the byte after the ISN; the SYN-ACK acknowledges
+    it. A request carried in the SYN alone made no flow."""
+    conv = g.Conv()
+    conv.raw(0, True, 1000, 0, g.SYN, opts=g.opt_mss(MSS), length=300)
+    conv.raw(10, False, 5000, 1301, g.SYN | g.ACK, opts=g.opt_mss(MSS))
+    conv.raw(10.01, True, 1301, 5001, g.ACK)
+    conv.send(11, 300, MSS)
+    conv.ack(21, 300 + MSS)
+    _, f = run(tmp_capture, conv)
+    assert f.segments["seq"].to_list() == [0, 300] and f.segments["len"].to_list() == [300, MSS]
+    s = f.summary
+    assert (s.data_segments, s.bytes, s.bytes_sent, s.retransmissions, s.invalid) == (2, 300 + MSS, 300 + MSS, 0, "")

@@ -506,8 +506,6 @@ REASONS = {
 #: ackreplay bugs the public captures show (not fixed here: ingest/ is another helper's, connection identity a
 #: third's). A capture's test with one of them is an expected failure until it is fixed.
 BUG_TEXT = {
-    "syn-payload": "payload on a SYN or SYN-ACK (TCP Fast Open, RFC 7413) is not counted: a request carried in the "
-                   "SYN makes no flow, a SYN's 8 bytes are not a data segment",
     "pppoe-length": "the PPPoE session length is not applied: pure ACKs with an IP total length of 46 in a PPPoE "
                     "payload of 40 bytes (length field 42) are read as 6-byte data segments (zero bytes, sequence "
                     "not advanced: the next segment starts at the same sequence and becomes a retransmission)",
@@ -701,20 +699,9 @@ EXPLAINED: dict[str, dict[Finding, tuple[str, str]]] = {
 #: Differences caused by the bugs in BUG_TEXT: capture → {(flow, check, tool): the bug}. Their tests are expected to
 #: fail (strict: once the bug is fixed they pass, and then its entries must go).
 BUGS: dict[str, dict[Finding, str]] = {
-    'gh-arkime__tcpseq_synthetic.pcap': {
-        ('30.0.0.0:0>0.0.3.0:0#0', 'bytes_sent', 'tshark'): 'syn-payload',
-        ('30.0.0.0:0>0.0.3.0:0#0', 'data_segments', 'tcptrace'): 'syn-payload',
-        ('30.0.0.0:0>0.0.3.0:0#0', 'data_segments', 'tshark'): 'syn-payload',
-        ('30.0.0.0:0>0.0.3.0:0#0', 'unique_bytes', 'tcptrace'): 'syn-payload',
-        ('30.0.0.0:0>0.0.3.0:0#0', 'unique_bytes', 'tshark'): 'syn-payload',
-    },
     'gh-zeek__pppoe-over-qinq.pcap': {
         ('2.2.2.2:443>1.1.1.1:20394#0', 'data_segments', 'tshark'): 'pppoe-length',
         ('2.2.2.2:443>1.1.1.1:20394#0', 'retransmissions', 'tshark'): 'pppoe-length',
-    },
-    'gh-zeek__tcp_tcp-fast-open.pcap': {
-        ('10.99.99.1:55534>10.99.99.45:80#0', 'flows', 'tcptrace'): 'syn-payload',
-        ('10.99.99.1:55534>10.99.99.45:80#0', 'flows', 'tshark'): 'syn-payload',
     },
 }
 
