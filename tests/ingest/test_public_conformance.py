@@ -503,12 +503,9 @@ REASONS = {
                    "highest segment each ACK covers (111.1 ms, Karn-clean)",
 }
 
-#: ackreplay bugs the public captures show (not fixed here: ingest/ is another helper's, connection identity a
-#: third's). A capture's test with one of them is an expected failure until it is fixed.
-BUG_TEXT = {
-    "pppoe-length": "the PPPoE session length is not applied: pure ACKs with an IP total length of 46 in a PPPoE "
-                    "payload of 40 bytes (length field 42) are read as 6-byte data segments (zero bytes, sequence "
-                    "not advanced: the next segment starts at the same sequence and becomes a retransmission)",
+#: ackreplay bugs the public captures show, by name: what is wrong, with the figures. A capture's test with one of them
+#: is an expected failure until it is fixed (none is open).
+BUG_TEXT: dict[str, str] = {
 }
 
 #: Differences that are explained: capture → {(flow, check, tool): (the figures, the reason in REASONS)}. Flow "*" is
@@ -699,10 +696,6 @@ EXPLAINED: dict[str, dict[Finding, tuple[str, str]]] = {
 #: Differences caused by the bugs in BUG_TEXT: capture → {(flow, check, tool): the bug}. Their tests are expected to
 #: fail (strict: once the bug is fixed they pass, and then its entries must go).
 BUGS: dict[str, dict[Finding, str]] = {
-    'gh-zeek__pppoe-over-qinq.pcap': {
-        ('2.2.2.2:443>1.1.1.1:20394#0', 'data_segments', 'tshark'): 'pppoe-length',
-        ('2.2.2.2:443>1.1.1.1:20394#0', 'retransmissions', 'tshark'): 'pppoe-length',
-    },
 }
 
 
