@@ -1180,7 +1180,7 @@ def analyze_all(bounds: np.ndarray, order: np.ndarray, cols: FlowColumns, out: F
     return c_end
 
 
-#: The per-segment working arrays of :class:`WorkArrays` (all but ``scratch``) and their element types.
+#: The per-segment working arrays of :class:`WorkArrays` (all but the holes' and ``scratch``) and their element types.
 SEGMENT_ARRAYS = (("seg_s", np.int64), ("seg_e", np.int64), ("seg_t0", np.int64), ("seg_t1", np.int64),
                   ("seg_rx", np.int8), ("seg_ep", np.int64), ("tsv_v", np.int64), ("tsv_t", np.int64))
 #: The unproven holes' arrays of :class:`WorkArrays` (int64): not among :data:`SEGMENT_ARRAYS`, whose pages are
