@@ -103,8 +103,8 @@ class BatchDecoder:
         c = self.store.named()
         while lo < hi:
             lo = demux_rows(
-                lo, hi, t0, self.scratch, c["ts"], c["flags"], c["seq"], *self.demux.tables(), c["plen"], c["conn"],
-                c["dir"])
+                lo, hi, t0, self.scratch, c["ts"], c["flags"], c["seq"], c["ack"], *self.demux.tables(), c["plen"],
+                c["conn"], c["dir"])
             if lo < hi:
                 self.demux.grow()
 

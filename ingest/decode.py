@@ -66,8 +66,9 @@ def _be64(b: np.ndarray, p: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def _link_to_ip(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int]:
-    """Return (offset of the IP header, IP version 4/6) or (-1, reason).
+def _link_to_ip(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int, int]:
+    """Return (offset of the IP header, IP version 4/6, the bytes the link layer says the IP packet has — a PPPoE
+    session's length, -1 when it says none) or (-1, reason, -1).
 
     Untagged Ethernet is decided here, inline; everything else in :func:`_link_to_ip_general`. (Keeping
     the rare link types out of the per-packet loop body made the whole decode about 15 % faster: with
@@ -76,15 +77,16 @@ def _link_to_ip(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, in
     if linktype == 1 and p + 14 <= end:
         ethertype = _be16(b, p + 12)
         if ethertype == 0x0800:
-            return p + 14, 4
+            return p + 14, 4, -1
         if ethertype == 0x86DD:
-            return p + 14, 6
+            return p + 14, 6, -1
     return _link_to_ip_general(b, p, end, linktype)
 
 
 @njit(cache=True)
-def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int]:
-    """Every supported link type, VLAN tags included: (offset of the IP header, version) or (-1, reason)."""
+def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int, int]:
+    """Every supported link type, VLAN tags included: (offset of the IP header, version, the IP packet's length by
+    the link layer or -1) or (-1, reason, -1)."""
     if linktype == 1 or linktype == 113 or linktype == 276 or linktype == 242:
         # a fixed header with the ethertype at a fixed place: Ethernet, SLL, SLL2, IPoIB (RFC 4391 §6)
         if linktype == 1:
@@ -96,45 +98,66 @@ def _link_to_ip_general(b: np.ndarray, p: int, end: int, linktype: int) -> tuple
         else:
             size, at = 4, 0
         if p + size > end:
-            return -1, R_TRUNCATED
+            return -1, R_TRUNCATED, -1
         return _by_ethertype(b, p + size, end, _be16(b, p + at))
     if linktype == 0 or linktype == 108:
-        return _loopback(b, p, end, linktype)
+        ip, ver = _loopback(b, p, end, linktype)
+        return ip, ver, -1
     if linktype == 12 or linktype == 14 or linktype == 101 or linktype == 228 or linktype == 229:
-        return _raw_ip(b, p, end)
-    if linktype == 9 or linktype == 204 or linktype == 51:
+        ip, ver = _raw_ip(b, p, end)
+        return ip, ver, -1
+    if linktype == 51:
+        return _pppoe(b, p, end)
+    if linktype == 9 or linktype == 204:
         if linktype == 204:  # one direction byte first
             p += 1
-        elif linktype == 51:  # PPPoE header: ver/type, code, session, length
-            p += 6
         if p + 2 > end:
-            return -1, R_TRUNCATED
+            return -1, R_TRUNCATED, -1
         if b[p] == 0xFF and b[p + 1] == 0x03:  # HDLC-like framing: address, control
             p += 2
-        return _ppp(b, p, end)
+        ip, ver = _ppp(b, p, end)
+        return ip, ver, -1
     if linktype == 50 or linktype == 104 or linktype == 205:
         return _cisco_hdlc(b, p, end, linktype)
     if linktype == 239:
-        return _nflog(b, p, end)
-    return -1, R_UNSUPPORTED
+        ip, ver = _nflog(b, p, end)
+        return ip, ver, -1
+    return -1, R_UNSUPPORTED, -1
 
 
 @njit(cache=True)
-def _by_ethertype(b: np.ndarray, p: int, end: int, ethertype: int) -> tuple[int, int]:
+def _pppoe(b: np.ndarray, p: int, end: int) -> tuple[int, int, int]:
+    """A PPPoE session header at ``p`` (ver/type, code, session, length), then PPP (HDLC-like framing allowed): the
+    IP packet, and its length by the session's length field — the bytes past it are the frame's padding, which an
+    IP header claiming more (pure ACKs with IP length 46 in a 40-byte PPPoE payload) would make 6 bytes of data."""
+    if p + 8 > end:
+        return -1, R_TRUNCATED, -1
+    payload_end = p + 6 + _be16(b, p + 4)
+    q = p + 6
+    if b[q] == 0xFF and b[q + 1] == 0x03:  # HDLC-like framing: address, control
+        q += 2
+    ip, ver = _ppp(b, q, end)
+    if ip < 0:
+        return ip, ver, -1
+    return ip, ver, max(payload_end - ip, 0)
+
+
+@njit(cache=True)
+def _by_ethertype(b: np.ndarray, p: int, end: int, ethertype: int) -> tuple[int, int, int]:
     """The payload at ``p`` of an Ethernet-like header whose ethertype is ``ethertype``: VLAN tags (802.1Q 0x8100,
-    802.1ad 0x88a8, old QinQ 0x9100) skipped, then IPv4, IPv6 or a PPPoE session."""
+    802.1ad 0x88a8, old QinQ 0x9100) skipped, then IPv4, IPv6 or a PPPoE session (:func:`_pppoe`)."""
     while ethertype == 0x8100 or ethertype == 0x88A8 or ethertype == 0x9100:
         if p + 4 > end:
-            return -1, R_TRUNCATED
+            return -1, R_TRUNCATED, -1
         ethertype = _be16(b, p + 2)
         p += 4
     if ethertype == 0x0800:
-        return p, 4
+        return p, 4, -1
     if ethertype == 0x86DD:
-        return p, 6
-    if ethertype == 0x8864:  # PPPoE session: 6-byte PPPoE header, then PPP
-        return _ppp(b, p + 6, end)
-    return -1, R_NON_IP
+        return p, 6, -1
+    if ethertype == 0x8864:  # PPPoE session
+        return _pppoe(b, p, end)
+    return -1, R_NON_IP, -1
 
 
 @njit(cache=True)
@@ -159,17 +182,18 @@ def _loopback(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int]
 
 
 @njit(cache=True)
-def _cisco_hdlc(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int]:
+def _cisco_hdlc(b: np.ndarray, p: int, end: int, linktype: int) -> tuple[int, int, int]:
     """Cisco HDLC (104; 205 with a direction byte first) — address, control, ethertype — or, on link type 50,
     PPP in HDLC-like framing."""
     if linktype == 205:
         p += 1
     if p + 4 > end:
-        return -1, R_TRUNCATED
+        return -1, R_TRUNCATED, -1
     if linktype == 50 and b[p] == 0xFF and b[p + 1] == 0x03:  # PPP in HDLC-like framing
-        return _ppp(b, p + 2, end)
+        ip, ver = _ppp(b, p + 2, end)
+        return ip, ver, -1
     if (b[p] != 0x0F and b[p] != 0x8F) or b[p + 1] != 0:
-        return -1, R_MALFORMED
+        return -1, R_MALFORMED, -1
     return _by_ethertype(b, p + 4, end, _be16(b, p + 2))
 
 
@@ -370,7 +394,7 @@ def _tcp(b: np.ndarray, tcp: int, l4_len: int, end: int, row: np.ndarray) -> int
 def decode_one(b: np.ndarray, p: int, cap: int, orig: int, linktype: int, row: np.ndarray) -> int:
     """Decode one record into ``row``; return -1 on success or a reason code."""
     end = p + cap
-    ip, ver = _link_to_ip(b, p, end, linktype)
+    ip, ver, link_len = _link_to_ip(b, p, end, linktype)
     if ip < 0:
         return ver
     wire = orig - (ip - p)  # the record's length on the wire from the IP header on
@@ -380,4 +404,6 @@ def decode_one(b: np.ndarray, p: int, cap: int, orig: int, linktype: int, row: n
         tcp, l4_len = _ipv6(b, ip, wire, end, row)
     if tcp < 0:
         return l4_len
+    if 0 <= link_len < tcp - ip + l4_len:  # the link layer's length bounds the IP packet's (PPPoE: padding after)
+        l4_len = max(link_len - (tcp - ip), 0)
     return _tcp(b, tcp, l4_len, end, row)

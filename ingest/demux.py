@@ -8,7 +8,14 @@ connection on that key (port reuse) when
   current connection carried packets without a SYN (tshark's rule: ``tcp.analysis.reused_ports``);
 * or, with the same ISN, the current connection is over: an RST was seen, or a FIN from each side (Zeek's
   rule: a SYN on a closed connection is a reuse whatever its ISN), or it has been idle for
-  ``IDLE_NEW_CONNECTION_NS``. A client whose SYN met a challenge ACK (RFC 5961 §4: the server still held an
+  ``IDLE_NEW_CONNECTION_NS``.
+
+A SYN-ACK starts one too when the current connection is over and it does not answer that connection's SYN (its
+ACK is not the ISN + 1): the next connection's SYN was not captured (an HTTP connection closed with FINs, the same
+ports again 56 min later from a SYN-ACK with a new ISN — unwrapped against the first connection's numbers, its
+data lay 556 MB above the first's). A SYN-ACK on a connection without a SYN names the SYN it answers (its ACK −
+1): that SYN, recorded after it (a capture that reordered the handshake by 0.26 ms), joins its connection instead
+of starting another. A client whose SYN met a challenge ACK (RFC 5961 §4: the server still held an
   older connection on the same ports) answers it with an RST and sends its SYN again, with the same ISN:
   that SYN opens the connection the server then accepts, and the challenge ACK — an acknowledgement from the
   older connection's sequence space — stays with the attempt it answered instead of being read as an
@@ -18,7 +25,7 @@ The per-packet assignment is one compiled loop over a decoded batch (``fastpath.
 per packet would cost more than the work (numba counts references of every array argument).
 
 Direction 0 of a connection is the side that sent its SYN, or, for a connection already open when the
-capture started, the side that sent its first packet.
+capture started (or whose SYN was recorded after its SYN-ACK), the side that sent its first packet.
 
 The compiled loop keeps its state across chunks: an open-addressing hash table (two flat numpy arrays,
 linear probing, at most half full), the endpoint pairs seen ("slots") and the connections.
@@ -31,11 +38,15 @@ from numba import njit
 
 #: Columns of ``Demux.conn_stats``, counted per connection as packets are assigned (order-independent,
 #: so they hold for the time-sorted and the grouped analysis alike): packets; data segments (payload,
-#: not SYN); whether direction 0 / 1 carried payload; pure ACKs (ACK without SYN or RST) of direction
-#: 0 / 1. They size the analysis outputs (``ingest.analyze``) without a pass over the packets.
+#: not RST; a SYN's counts: TCP Fast Open); whether direction 0 / 1 carried payload; pure ACKs (ACK
+#: without SYN or RST) of direction 0 / 1. They size the analysis outputs (``ingest.analyze``) without a
+#: pass over the packets.
 CS_PACKETS, CS_SEGMENTS, CS_PAYLOAD0, CS_PAYLOAD1, CS_ACKS0, CS_ACKS1 = range(6)
 CS_NCOL = 6
 
+#: ``Demux.slot_syn`` of an endpoint pair's current connection: no SYN seen; its SYN seen (``slot_isn``: its ISN); only
+#: a SYN-ACK seen (``slot_isn``: the ISN of the SYN it answers, its ACK − 1).
+SYN_NONE, SYN_SEEN, SYN_ANSWERED = 0, 1, 2
 #: ``Demux.slot_closed`` bits: the current connection of an endpoint pair saw an RST; a FIN from side 0 of the
 #: pair (``CLOSED_FIN0 << side`` for either side).
 CLOSED_RST, CLOSED_FIN0 = 1, 2

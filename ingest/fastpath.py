@@ -55,6 +55,9 @@ from ackreplay.ingest.demux import (
     CS_PAYLOAD0,
     CS_SEGMENTS,
     IDLE_NEW_CONNECTION_NS,
+    SYN_ANSWERED,
+    SYN_NONE,
+    SYN_SEEN,
     mix_key,
 )
 
@@ -235,10 +238,11 @@ def _find_slot(scratch: np.ndarray, t: int, ht_keys: np.ndarray, ht_vals: np.nda
 
 @njit(cache=True, nogil=True, inline="always")
 def _count(conn_stats: np.ndarray, c: int, d: int, flags: int, plen: int) -> None:
-    """A packet of connection ``c``, direction ``d``, into its ``demux.CS_*`` counts. A SYN's or an RST's payload
-    is not data (``tcpflow`` analyses neither as a data segment: an RST's is a diagnostic text, RFC 9293 §3.5.3)."""
+    """A packet of connection ``c``, direction ``d``, into its ``demux.CS_*`` counts. An RST's payload is not data
+    (``tcpflow`` does not analyse it as a data segment: it is a diagnostic text, RFC 9293 §3.5.3); a SYN's is (TCP
+    Fast Open, RFC 7413)."""
     conn_stats[c, CS_PACKETS] += 1
-    if plen > 0 and (flags & (SYN | RST)) == 0:
+    if plen > 0 and (flags & RST) == 0:
         conn_stats[c, CS_SEGMENTS] += 1
         conn_stats[c, CS_PAYLOAD0 + d] = 1
     if (flags & ACK) != 0 and (flags & (SYN | RST)) == 0:
@@ -246,22 +250,40 @@ def _count(conn_stats: np.ndarray, c: int, d: int, flags: int, plen: int) -> Non
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _reopens(seq: int | np.int64, ts: int, slot: int, slot_isn: np.ndarray, slot_syn: np.ndarray,
-             slot_closed: np.ndarray, slot_last: np.ndarray) -> bool:
-    """Whether a SYN (without ACK) of sequence number ``seq`` at ``ts`` starts a new connection on ``slot``'s
-    endpoint pair (``ingest.demux``): no SYN opened the current one, its ISN differs, or — the same ISN — the
-    current one is over: reset, closed by both sides, or idle for ``IDLE_NEW_CONNECTION_NS``."""
-    if slot_syn[slot] == 0 or slot_isn[slot] != seq:
-        return True
+def _over(ts: int, slot: int, slot_closed: np.ndarray, slot_last: np.ndarray) -> bool:
+    """Whether ``slot``'s current connection is over at ``ts``: reset, closed by both sides, or idle for
+    ``IDLE_NEW_CONNECTION_NS``."""
     closed = slot_closed[slot]
     return ((closed & CLOSED_RST) != 0 or (closed & 3 * CLOSED_FIN0) == 3 * CLOSED_FIN0
             or ts - slot_last[slot] >= IDLE_NEW_CONNECTION_NS)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _reopens(seq: int | np.int64, ts: int, slot: int, slot_isn: np.ndarray, slot_syn: np.ndarray,
+             slot_closed: np.ndarray, slot_last: np.ndarray) -> bool:
+    """Whether a SYN (without ACK) of sequence number ``seq`` at ``ts`` starts a new connection on ``slot``'s
+    endpoint pair (``ingest.demux``): no SYN opened the current one — nor a SYN-ACK answering this one —, its ISN
+    differs, or — the same ISN — the current one is over."""
+    if slot_syn[slot] == SYN_NONE or slot_isn[slot] != seq:
+        return True
+    return _over(ts, slot, slot_closed, slot_last)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _synack_reopens(ack: int | np.int64, ts: int, slot: int, slot_isn: np.ndarray, slot_syn: np.ndarray,
+                    slot_closed: np.ndarray, slot_last: np.ndarray) -> bool:
+    """Whether a SYN-ACK acknowledging ``ack`` at ``ts`` starts a new connection on ``slot``'s endpoint pair: the
+    current one is over and the SYN-ACK does not answer its SYN (``ack`` is not its ISN + 1) — a SYN the capture
+    missed opened the next connection (``ingest.demux``)."""
+    if slot_syn[slot] != SYN_NONE and ((slot_isn[slot] + 1) & 0xFFFFFFFF) == ack:
+        return False
+    return _over(ts, slot, slot_closed, slot_last)
+
+
 @kernel
 def demux_rows(
     lo: int, hi: int, t0: int, scratch: np.ndarray, o_ts: np.ndarray, o_flags: np.ndarray, o_seq: np.ndarray,
-    ht_keys: np.ndarray, ht_vals: np.ndarray, slot_key: np.ndarray, slot_conn: np.ndarray,
+    o_ack: np.ndarray, ht_keys: np.ndarray, ht_vals: np.ndarray, slot_key: np.ndarray, slot_conn: np.ndarray,
     slot_isn: np.ndarray, slot_syn: np.ndarray, slot_closed: np.ndarray, slot_last: np.ndarray,
     counts: np.ndarray, conn_slot: np.ndarray, conn_src_side: np.ndarray, conn_stats: np.ndarray,
     o_plen: np.ndarray, o_conn: np.ndarray, o_dir: np.ndarray,
@@ -281,6 +303,8 @@ def demux_rows(
         seq = np.int64(o_seq[m])
         ts = o_ts[m]
         is_syn = (flags & SYN) != 0 and (flags & ACK) == 0
+        is_synack = (flags & (SYN | ACK)) == (SYN | ACK)
+        ack = np.int64(o_ack[m])
         new_conn = False
         n_slots = counts[0]
         n_conns = counts[1]
@@ -294,7 +318,8 @@ def demux_rows(
             for j in range(6):  # (T_A_HI .. T_B_P)
                 slot_key[slot, j] = scratch[t, T_A_HI + j]
             new_conn = True
-        elif is_syn and _reopens(seq, ts, slot, slot_isn, slot_syn, slot_closed, slot_last):
+        elif ((is_syn and _reopens(seq, ts, slot, slot_isn, slot_syn, slot_closed, slot_last))
+              or (is_synack and _synack_reopens(ack, ts, slot, slot_isn, slot_syn, slot_closed, slot_last))):
             if n_conns >= len(conn_slot):
                 return m
             new_conn = True
@@ -304,13 +329,17 @@ def demux_rows(
             slot_conn[slot] = c
             conn_slot[c] = slot
             conn_src_side[c] = side
-            slot_syn[slot] = 0
+            slot_syn[slot] = SYN_NONE
             slot_closed[slot] = 0
         c = slot_conn[slot]
-        if is_syn and slot_syn[slot] == 0:
-            slot_syn[slot] = 1
+        if is_syn and slot_syn[slot] != SYN_SEEN:
+            if slot_syn[slot] == SYN_NONE:  # (a SYN its SYN-ACK came before keeps the directions already given)
+                conn_src_side[c] = side
+            slot_syn[slot] = SYN_SEEN
             slot_isn[slot] = seq
-            conn_src_side[c] = side
+        elif is_synack and slot_syn[slot] == SYN_NONE:  # the SYN it answers: ISN = its ACK − 1
+            slot_syn[slot] = SYN_ANSWERED
+            slot_isn[slot] = (ack - 1) & 0xFFFFFFFF
         if (flags & RST) != 0:
             slot_closed[slot] |= CLOSED_RST
         elif (flags & FIN) != 0:

@@ -8,7 +8,8 @@ Mbit/s and every segment a retransmission. Ingest keeps, per flow, what its high
 
 1. **bytes** — the bytes sent are at most the payload of the data segments seen plus the holes the ACKs (and
    later segments) prove: bytes the capture missed, each hole no more than the receiver's window let the sender
-   send while it opened (its largest window, once per RTTmin);
+   send while it opened (its largest window, once per RTTmin). The bytes sent count a gap a segment skipped only
+   once an ACK covers it (``tcpflow``), so what breaks this is an acknowledgement beyond the window;
 2. **goodput** — the goodput is at most what the data segments allow over the flow's duration: their payload,
    the proven holes and, for a flow captured without its start, the bytes acknowledged below its first segment
    (at most one window of them: data outstanding when the capture began);

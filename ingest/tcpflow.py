@@ -190,10 +190,12 @@ PS_NCOL = 21
     M_RCV_WIN_ZERO, M_DUP_SINCE_ADV, M_LAST_ACK_T, M_LAST_ADV_T, M_N_ROWS, M_N_DUP, M_N_RETX, M_N_KEEP, M_N_ZWP, M_N_FR,
     M_N_TO, M_N_DSACK, M_SYN_T, M_SYNACK_T, M_HSACK_T, M_SYN_COUNT, M_SYNACK_COUNT, M_SENDER_CLIENT, M_FIRST_DATA_T,
     M_LAST_ACK_ROW_T, M_EP_OPEN, M_EP_ROW, M_LAST_EP_ROW, M_ACK_LO, M_SEG_LO, M_EP_LO, M_N_SEGS, M_FIRST_ACK,
-    M_FIRST_SEQ, M_MAX_T, M_WMAX, M_SEEN, M_PROVEN, M_JUMP, M_JUMP_LO, M_JUMP_HI, M_JUMP_RETX) = range(57)
-M_NCOL = 57
+    M_FIRST_SEQ, M_MAX_T, M_WMAX, M_SEEN, M_PROVEN, M_JUMP, M_JUMP_LO, M_JUMP_HI, M_JUMP_RETX, M_UNPROVEN, M_HOLE_LO,
+    M_NHOLE) = range(60)
+M_NCOL = 60
 # (M_MAX_T: when the highest sequence last rose; M_WMAX: the receiver's largest window in bytes; M_SEEN, M_PROVEN,
-# M_JUMP, M_JUMP_RETX: FI_SEEN, …; M_JUMP_LO/HI: the latest sequence jump's range)
+# M_JUMP, M_JUMP_RETX: FI_SEEN, …; M_JUMP_LO/HI: the latest sequence jump's range; M_UNPROVEN: bytes of the
+# unproven holes, ``WorkArrays.hole_l/hole_r[M_HOLE_LO:M_NHOLE]``)
 # main-pass state, float64:
 (MF_SRTT, MF_RTTMIN, MF_RTT_HS) = range(3)
 MF_NCOL = 3
@@ -233,8 +235,11 @@ def flow_columns(pk: Mapping[str, np.ndarray], opt_tab: np.ndarray) -> FlowColum
 
 class WorkArrays(NamedTuple):
     """The per-flow working arrays: per data segment sent (start, end, first and last transmission time, whether
-    it was retransmitted, the episode that retransmitted it), per TSval sent (value, time); and ``scratch``, the
-    pre-pass's payload-size histogram and the list of its bins in use (:data:`SCRATCH_SIZE`, zero between flows)."""
+    it was retransmitted, the episode that retransmitted it), per TSval sent (value, time); the unproven holes
+    (``hole_l``/``hole_r``: sequence ranges a data segment skipped that no segment has filled and no ACK covered yet,
+    ascending; each data segment opens or splits at most one, so one entry a data segment suffices); and
+    ``scratch``, the pre-pass's payload-size histogram and the list of its bins in use (:data:`SCRATCH_SIZE`, zero
+    between flows)."""
 
     seg_s: np.ndarray
     seg_e: np.ndarray
@@ -244,6 +249,8 @@ class WorkArrays(NamedTuple):
     seg_ep: np.ndarray
     tsv_v: np.ndarray
     tsv_t: np.ndarray
+    hole_l: np.ndarray
+    hole_r: np.ndarray
     scratch: np.ndarray
 
 
@@ -364,6 +371,8 @@ def flow_prepass(lo: int, hi: int, d: int, order: np.ndarray, cols: FlowColumns,
         k = cols.opt_idx[p]
         if (f & SYN) != 0:
             _prepass_syn(f, k, cols.dir[p] == d, np.int64(cols.seq[p]), cols.opt_tab, P)
+            if cols.dir[p] == d and cols.plen[p] > 0 and (f & RST) == 0:  # TCP Fast Open: data on the SYN
+                _prepass_payload(np.int64(cols.plen[p]), (np.int64(cols.seq[p]) + 1) & 0xFFFFFFFF, work.scratch, P)
         elif cols.dir[p] == d:
             if (f & P_HAS_TS) != 0:
                 P[PS_TS_SEEN] = 1
@@ -568,11 +577,82 @@ def _rise(top: int, t: int, covered: int, st: FlowState) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _open_hole(lo: int, hi: int, work: WorkArrays, M: np.ndarray) -> None:
+    """``[lo, hi)``, skipped by a data segment above it: bytes the capture missed — or a sequence jump — which
+    count as sent only once an ACK covers them (``bytes_sent``: what the capture shows sent, never a number alone)
+    or a segment fills them."""
+    n = M[M_NHOLE]
+    work.hole_l[n] = lo
+    work.hole_r[n] = hi
+    M[M_NHOLE] = n + 1
+    M[M_UNPROVEN] += hi - lo
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prove_holes(a: int, work: WorkArrays, M: np.ndarray) -> None:
+    """The cumulative ACK ``a``: the receiver has every byte below it, so the holes' bytes below it were sent."""
+    lo, n = M[M_HOLE_LO], M[M_NHOLE]
+    while lo < n and work.hole_l[lo] < a:
+        r = work.hole_r[lo]
+        if r <= a:
+            M[M_UNPROVEN] -= r - work.hole_l[lo]
+            lo += 1
+        else:
+            M[M_UNPROVEN] -= a - work.hole_l[lo]
+            work.hole_l[lo] = a
+            break
+    if lo == n:  # every hole proven: the arrays are written from the start again
+        lo = n = 0
+    M[M_HOLE_LO] = lo
+    M[M_NHOLE] = n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fill_holes(s: int, e: int, work: WorkArrays, M: np.ndarray) -> None:
+    """A retransmission of ``[s, e)`` (below the highest sequence sent): the holes' bytes it carries were seen sent.
+    A hole it falls inside is split in two (the entry the segment has room for)."""
+    lo, n = M[M_HOLE_LO], M[M_NHOLE]
+    hl, hr = work.hole_l, work.hole_r
+    j = lo + search_sorted(hr[lo:n], s, True)  # the first hole ending above s
+    while j < n and hl[j] < e:
+        left, right = hl[j], hr[j]
+        if s > left and e < right:  # inside: [left, s) and [e, right) stay
+            for k in range(n, j + 1, -1):
+                hl[k] = hl[k - 1]
+                hr[k] = hr[k - 1]
+            hr[j] = s
+            hl[j + 1] = e
+            hr[j + 1] = right
+            n += 1
+            M[M_UNPROVEN] -= e - s
+            break
+        if s > left:  # its end filled
+            hr[j] = s
+            M[M_UNPROVEN] -= right - s
+            j += 1
+        elif e < right:  # its start filled
+            hl[j] = e
+            M[M_UNPROVEN] -= e - left
+            break
+        else:  # all filled
+            M[M_UNPROVEN] -= right - left
+            for k in range(j, n - 1):
+                hl[k] = hl[k + 1]
+                hr[k] = hr[k + 1]
+            n -= 1
+    M[M_NHOLE] = n
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _new_data(s: int, L: int, t: int, work: WorkArrays, st: FlowState) -> None:
-    """The part of ``[s, s + L)`` above the highest sequence sent, sent at ``t``: a segment of ``work``."""
+    """The part of ``[s, s + L)`` above the highest sequence sent, sent at ``t``: a segment of ``work``; the bytes it
+    skips, a hole — but for the first data segment of a flow captured without its SYN, which is where the flow's
+    bytes start."""
     M = st.M
     nseg = M[M_NSEG]
     start = max(s, M[M_SND_MAX])
+    if s > M[M_SND_MAX] and (M[M_N_SEGS] > 0 or st.P[PS_SYN_SEEN] != 0):
+        _open_hole(M[M_SND_MAX], s, work, M)
     work.seg_s[nseg] = start
     work.seg_e[nseg] = s + L
     work.seg_t0[nseg] = t
@@ -618,6 +698,8 @@ def _data_segment(p: int, s: int, L: int, flow: int, cols: FlowColumns, work: Wo
     if kind == SEG_RETX:
         if M[M_JUMP_LO] <= s < M[M_JUMP_HI]:  # it resends bytes only a sequence jump claims were sent
             M[M_JUMP_RETX] += 1
+        if M[M_NHOLE] > M[M_HOLE_LO]:
+            _fill_holes(s, min(s + L, M[M_SND_MAX]), work, M)
         _retransmission(s, L, t, flow, work, sb, out.E_i, rows, st)
     if kind <= SEG_RETX and s + L > M[M_SND_MAX]:  # new data (or the part above a retransmission);
         # a probe's byte is sent again as data when the window opens: not new data yet
@@ -662,6 +744,10 @@ def _from_sender(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Sco
             M[M_SYNACK_COUNT] += 1
             if M[M_SYNACK_T] == NOT_SEEN:
                 M[M_SYNACK_T] = t
+        if cols.plen[p] > 0:  # TCP Fast Open (RFC 7413): data on the SYN, from the byte after its ISN
+            raw_data = (np.int64(cols.seq[p]) + 1) & 0xFFFFFFFF
+            s_data = unwrap(raw_data, M[M_S_REF_RAW], M[M_S_REF_VAL])
+            _data_segment(p, s_data, np.int64(cols.plen[p]), flow, cols, work, sb, out, rows, st)
         return
     if M[M_SENDER_CLIENT] != 0 and M[M_HSACK_T] == NOT_SEEN and M[M_SYNACK_T] != NOT_SEEN:
         M[M_HSACK_T] = t  # the client's ACK that completes the handshake
@@ -679,7 +765,8 @@ def _from_sender(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Sco
 @njit(cache=True, nogil=True, inline="always")
 def _receiver_syn(f: int, t: int, st: FlowState) -> None:
     """The receiver's SYN or SYN-ACK at ``t``: the handshake's times; the SYN→SYN-ACK time of a client that sent
-    one SYN is the first RTT sample (ESTIMATORS.md 1.1)."""
+    one SYN is an RTT sample (ESTIMATORS.md 1.1) — normally the first, which seeds srtt. A SYN-ACK recorded after
+    data was already timed only lowers RTTmin: the base RTT is never above a sample the flow reports."""
     M, MF = st.M, st.MF
     if (f & ACK) != 0 and M[M_SENDER_CLIENT] != 0:
         M[M_SYNACK_COUNT] += 1
@@ -688,8 +775,10 @@ def _receiver_syn(f: int, t: int, st: FlowState) -> None:
             if M[M_SYN_COUNT] == 1 and M[M_SYN_T] != NOT_SEEN:
                 rtt_hs = (t - M[M_SYN_T]) / 1e9
                 MF[MF_RTT_HS] = rtt_hs
-                MF[MF_SRTT] = rtt_hs
-                MF[MF_RTTMIN] = rtt_hs
+                if MF[MF_SRTT] < 0:
+                    MF[MF_SRTT] = rtt_hs
+                if MF[MF_RTTMIN] < 0 or rtt_hs < MF[MF_RTTMIN]:
+                    MF[MF_RTTMIN] = rtt_hs
     elif (f & ACK) == 0:
         M[M_SYN_COUNT] += 1
         if M[M_SYN_T] == NOT_SEEN:
@@ -888,6 +977,8 @@ def _ack(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Scoreboard,
     elif dup:
         M[M_DUP_SINCE_ADV] += 1
         M[M_N_DUP] += 1
+    if M[M_NHOLE] > M[M_HOLE_LO]:
+        _prove_holes(M[M_SND_UNA], work, M)
     _rtt_sample(rtt, MF)
     sacked = _sacked_between(sb.left, sb.right, M[M_NSB], a, M[M_SND_MAX])
     flight = M[M_SND_MAX] - a - sacked
@@ -997,7 +1088,10 @@ def flow_finish(flow: int, d: int, rows: np.ndarray, st: FlowState, F_i: np.ndar
     F_i[flow, FI_FIRST_DATA] = M[M_FIRST_DATA_T]
     F_i[flow, FI_LAST_ACK] = M[M_LAST_ACK_ROW_T]
     F_i[flow, FI_BYTES_ACKED] = M[M_SND_UNA] - (0 if syn_seen else M[M_FIRST_ACK] if M[M_N_ROWS] > 0 else 0)
-    F_i[flow, FI_BYTES_SENT] = M[M_SND_MAX] - (0 if syn_seen else (M[M_FIRST_SEQ] if M[M_N_SEGS] > 0 else 0))
+    # the bytes the capture shows sent: every byte up to the highest sequence sent but the holes neither a segment
+    # seen nor an ACK covers
+    F_i[flow, FI_BYTES_SENT] = (M[M_SND_MAX] - (0 if syn_seen else (M[M_FIRST_SEQ] if M[M_N_SEGS] > 0 else 0))
+                                - M[M_UNPROVEN])
     F_i[flow, FI_SYN] = M[M_SYN_T]
     F_i[flow, FI_SYNACK] = M[M_SYNACK_T]
     F_i[flow, FI_HSACK] = M[M_HSACK_T]
@@ -1086,9 +1180,13 @@ def analyze_all(bounds: np.ndarray, order: np.ndarray, cols: FlowColumns, out: F
     return c_end
 
 
-#: The per-segment working arrays of :class:`WorkArrays` (all but ``scratch``) and their element types.
+#: The per-segment working arrays of :class:`WorkArrays` (all but the holes' and ``scratch``) and their element types.
 SEGMENT_ARRAYS = (("seg_s", np.int64), ("seg_e", np.int64), ("seg_t0", np.int64), ("seg_t1", np.int64),
                   ("seg_rx", np.int8), ("seg_ep", np.int64), ("tsv_v", np.int64), ("tsv_t", np.int64))
+#: The unproven holes' arrays of :class:`WorkArrays` (int64): not among :data:`SEGMENT_ARRAYS`, whose pages are
+#: mapped in ahead of the analysis — these are touched only by a capture that misses segments, and emptied
+#: (written again from the start) whenever the ACKs have covered every hole.
+HOLE_ARRAYS = ("hole_l", "hole_r")
 #: Length of the pre-pass's ``scratch`` (int64, zeros): the payload-size histogram and the list of its bins in use.
 SCRATCH_SIZE = 2 * SIZE_BINS
 
@@ -1096,6 +1194,8 @@ SCRATCH_SIZE = 2 * SIZE_BINS
 def work_arrays(stats: np.ndarray) -> WorkArrays:
     """The working arrays for connections with ``stats`` rows: the per-segment ones (:data:`SEGMENT_ARRAYS`, one
     entry per data segment of the largest connection and one more; in their own mappings, so that pages are
-    mapped in as used) and the scratch."""
+    mapped in as used), the unproven holes' (:data:`HOLE_ARRAYS`, as many) and the scratch."""
     rows = int(stats[:, CS_SEGMENTS].max(initial=0)) + 1
-    return WorkArrays._make([*(lazy(rows, dt) for _, dt in SEGMENT_ARRAYS), np.zeros(SCRATCH_SIZE, np.int64)])
+    per_segment = [lazy(rows, dt) for _, dt in SEGMENT_ARRAYS]
+    holes = [lazy(rows, np.int64) for _ in HOLE_ARRAYS]
+    return WorkArrays._make([*per_segment, *holes, np.zeros(SCRATCH_SIZE, np.int64)])

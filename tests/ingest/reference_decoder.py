@@ -80,7 +80,7 @@ def _link(linktype: int, buf: bytes) -> tuple[int, bytes]:
         hdr = 14 + 4 * len(tags)
         etype = tags[-1].type if tags else eth.type  # with tags, the payload type is in the last tag
         if etype == 0x8864:  # PPPoE session
-            return _ppp(buf[hdr + 6:])
+            return _pppoe(buf[hdr:])
         if etype not in (dpkt.ethernet.ETH_TYPE_IP, dpkt.ethernet.ETH_TYPE_IP6):
             raise _Skip(R_NON_IP)
         return (4 if etype == dpkt.ethernet.ETH_TYPE_IP else 6), buf[hdr:]
@@ -112,8 +112,10 @@ def _link(linktype: int, buf: bytes) -> tuple[int, bytes]:
         if v in (4, 6):
             return v, buf
         raise _Skip(R_NON_IP)
-    if linktype in (9, 204, 51):
-        rest = buf[1:] if linktype == 204 else buf[6:] if linktype == 51 else buf
+    if linktype == 51:
+        return _pppoe(buf)
+    if linktype in (9, 204):
+        rest = buf[1:] if linktype == 204 else buf
         if len(rest) < 2:
             raise _Skip(R_TRUNCATED)
         return _ppp(rest[2:] if rest[:2] == b"\xff\x03" else rest)
@@ -133,6 +135,25 @@ def _link(linktype: int, buf: bytes) -> tuple[int, bytes]:
             raise _Skip(R_TRUNCATED)
         return _by_ethertype(struct.unpack(">H", buf[:2])[0], buf[4:])
     raise _Skip(R_UNSUPPORTED)
+
+
+class _Limited(bytes):
+    """An IP packet's bytes with the length the link layer gives it (``limit``): a PPPoE session's."""
+
+    limit: int
+
+
+def _pppoe(rest: bytes) -> tuple[int, bytes]:
+    """A PPPoE session header (ver/type, code, session, length), then PPP: the IP packet, limited to the session's
+    length (the frame's padding after it is not payload)."""
+    if len(rest) < 8:
+        raise _Skip(R_TRUNCATED)
+    length = struct.unpack(">H", rest[4:6])[0]
+    body = rest[6:]
+    ver, ipb = _ppp(body[2:] if body[:2] == b"\xff\x03" else body)
+    out = _Limited(ipb)
+    out.limit = max(6 + length - (len(rest) - len(ipb)), 0)
+    return ver, out
 
 
 def _ppp(rest: bytes) -> tuple[int, bytes]:
@@ -183,7 +204,7 @@ def _by_ethertype(etype: int, rest: bytes) -> tuple[int, bytes]:
     if etype == 0x86DD:
         return 6, rest
     if etype == 0x8864:
-        return _ppp(rest[6:])
+        return _pppoe(rest)
     raise _Skip(R_NON_IP)
 
 
@@ -277,6 +298,10 @@ def _decode(linktype: int, buf: bytes, origlen: int) -> list[int]:
     ver, ipb = _link(linktype, buf)
     link_len = len(buf) - len(ipb)
     l4_len, tcpb = (_ipv4 if ver == 4 else _ipv6)(ipb, origlen, link_len, row)
+    limit = getattr(ipb, "limit", None)
+    ip_hdr = len(ipb) - len(tcpb)
+    if limit is not None and limit < ip_hdr + l4_len:
+        l4_len = max(limit - ip_hdr, 0)
     if len(tcpb) < 20:
         raise _Skip(R_TRUNCATED)
     try:

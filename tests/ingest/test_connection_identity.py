@@ -23,6 +23,7 @@ from ackreplay.replay.engine import INVALID, plan
 from ackreplay.scoring.truth import Truth
 from tests import pcapgen as g
 from tests.conftest import ROOT
+from tests.ingest.test_public_conformance import captures_in
 
 MSS = 1000
 #: Far from the connection's numbers: the older connection's sequence space a challenge ACK comes from.
@@ -128,6 +129,51 @@ def test_a_syn_with_the_same_isn_after_5_min_idle_opens_a_new_connection(tmp_cap
         assert [(f.bytes, f.retransmissions) for f in data_flows(cap)] == [(3 * MSS, 0), (3 * MSS, 0)]
 
 
+
+@pytest.mark.parametrize(("closed", "connections"), [(True, 2), (False, 1)], ids=["after_fins", "open"])
+def test_a_synack_with_a_new_isn_after_the_fins_opens_a_new_connection(tmp_capture, closed, connections):
+    """The next connection's SYN is not in the capture: its SYN-ACK, which does not answer the first connection's SYN,
+    comes after a FIN from each side. Taken for the first connection's, the second's numbers were unwrapped against
+    the first's (its data 556 MB above it in an nDPI capture). On an open connection a SYN-ACK alone splits
+    nothing."""
+    c = g.Conv()
+    transfer(c, 0, 1000, 5000)
+    close(c, 40, 1000, 5000, both=closed)
+    transfer(c, 60_000, 800_000_000, 9000, syn=False)
+    cap = ingest(tmp_capture, c)
+    assert cap.stats.connections == connections
+    if closed:
+        # (without its SYN, the second flow's bytes acknowledged count from its first ACK, of its first segment)
+        assert [(f.connection, f.bytes, f.bytes_sent, f.retransmissions, f.invalid) for f in data_flows(cap)] == \
+            [(0, 3 * MSS, 3 * MSS, 0, ""), (1, 2 * MSS, 3 * MSS, 0, "")]
+
+
+def test_a_synack_answering_the_syn_after_an_rst_stays_in_its_connection(tmp_capture):
+    """A SYN-ACK acknowledging the SYN's ISN + 1 after an RST (an injected one, in a Zeek capture) answers that SYN."""
+    c = g.Conv()
+    c.raw(0, True, 1000, 0, g.SYN, opts=g.opt_mss(MSS))
+    c.raw(5, False, 0, 0, g.RST)
+    transfer(c, 5, 1000, 5000, syn=False)
+    cap = ingest(tmp_capture, c)
+    assert cap.stats.connections == 1 and [f.bytes for f in data_flows(cap)] == [3 * MSS]
+
+
+def test_a_syn_recorded_after_its_synack_is_the_same_connection(tmp_capture):
+    """The SYN-ACK recorded 0.26 ms before the SYN it acknowledges (a Zeek capture): one connection, as tshark has
+    it, whose duration starts at the SYN-ACK — the SYN on a key that carried packets without one started a second."""
+    c = g.Conv()
+    c.raw(0, False, 5000, 1001, g.SYN | g.ACK, opts=g.opt_mss(MSS))
+    c.raw(0.26, True, 1000, 0, g.SYN, opts=g.opt_mss(MSS))
+    c.raw(0.3, True, 1001, 5001, g.ACK)
+    for i in range(3):
+        c.raw(1 + i, True, 1001 + i * MSS, 5001, g.ACK | g.PSH, length=MSS)
+        c.raw(11 + i, False, 5001, 1001 + (i + 1) * MSS, g.ACK)
+    path = tmp_capture(c.pcap(), "reorder.pcap")
+    cap = ingest_capture(path)
+    assert cap.stats.connections == tshark_streams(path) == 1
+    [f] = data_flows(cap)
+    assert (f.bytes, f.bytes_sent, f.syn_seen, f.duration_s) == (3 * MSS, 3 * MSS, True, pytest.approx(0.013))
+
 def test_an_rsts_sequence_number_is_not_data(tmp_capture):
     """An RST 2³¹ below the data (another connection's number): it moved the reference that 32-bit sequence
     numbers are unwrapped against, and the data after it unwrapped 4 GiB low — every segment a retransmission."""
@@ -203,22 +249,16 @@ def test_each_invariant_alone():
 #: checked flow by flow in ``test_public_conformance``, whose table of known bugs names the flows that break one.
 DATA_CAPTURES = sorted(p for p in (ROOT / "tests" / "data").rglob("*.pcap*") if "public" not in p.parts)
 #: Public captures with flows that break an invariant through an ingest bug still open
-#: (``test_public_conformance.BUGS``): those flows are flagged, so they are reported and never replayed.
-BROKEN_PUBLIC = {"gh-arkime__tcpseq_synthetic.pcap": {"bytes"},
-                 "gh-ndpi__ndpi_match_string_subprotocol__error.pcapng": {"bytes"}}
+#: (``test_public_conformance.BUGS``): capture → the invariants broken. Those flows are flagged, so they are reported
+#: and never replayed; the flows of every other public capture keep them all.
+BROKEN_PUBLIC: dict[str, set[str]] = {}
 
 
-@pytest.mark.parametrize("path", DATA_CAPTURES, ids=lambda p: str(p.relative_to(ROOT / "tests" / "data")))
-def test_no_flow_of_the_test_captures_breaks_an_invariant(path):
-    """(The shared captures: ``test_against_tools``, whose ingests are cached.)"""
-    assert [(s.flow_id, s.invalid) for s in ingest_capture(path).flows if s.invalid] == []
-
-
-@pytest.mark.parametrize("name", sorted(BROKEN_PUBLIC))
-def test_public_flows_that_break_an_invariant_are_flagged_and_not_replayed(name):
-    cap = ingest_capture(ROOT / "tests" / "data" / "public" / name)
+@pytest.mark.parametrize("path", captures_in(ROOT / "tests" / "data" / "public"), ids=lambda p: p.name)
+def test_public_flows_keep_the_invariants_or_are_flagged_and_not_replayed(path):
+    cap = ingest_capture(path)
     invalid = [s for s in cap.flows if s.invalid]
-    assert invalid and {s.invalid.split(":", 1)[0] for s in invalid} == BROKEN_PUBLIC[name]
+    assert {s.invalid.split(":", 1)[0] for s in invalid} == BROKEN_PUBLIC.get(path.name, set())
     replayed, skipped = plan(cap.flows, allow_vantage=True)
     assert not {s.flow_id for s in invalid} & set(replayed)
     assert all(skipped.get(s.flow_id, "").startswith("invalid: ") for s in invalid)

@@ -367,3 +367,80 @@ def test_mss_from_the_size_histogram_equals_the_sorted_sizes(lens: list[int]) ->
     binned = np.minimum(arr, tf.SIZE_BINS - 1)
     uniq, cnt = np.unique(binned, return_counts=True)
     assert tf.mss_from_counts(uniq, cnt, len(uniq), len(arr)) == infer_mss(arr)
+
+
+def test_bytes_sent_counts_a_gap_only_once_an_ack_covers_it(tmp_capture):
+    """A segment 3 kB above the highest sequence sent: the capture missed 3 kB, or the number is a jump. Those bytes
+    count as sent once the receiver's cumulative ACK covers them — until then, what the capture shows sent is the
+    segments' payload (bytes sent ≤ payload seen + the holes the ACKs prove)."""
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    conv.send(11, 0, MSS)
+    conv.ack(21, MSS)
+    conv.send(22, 4 * MSS, MSS)  # bytes 1000..4000 not in the capture
+    _, f = run(tmp_capture, conv)
+    assert (f.summary.bytes_sent, f.summary.bytes, f.summary.invalid) == (2 * MSS, MSS, "")
+    conv.ack(32, 5 * MSS)  # the receiver has everything below 5000: the gap was sent
+    _, f = run(tmp_capture, conv)
+    assert (f.summary.bytes_sent, f.summary.bytes, f.summary.invalid) == (5 * MSS, 5 * MSS, "")
+
+
+def test_bytes_sent_counts_the_part_of_a_gap_a_retransmission_fills(tmp_capture):
+    """Segments at 0 and 4000, then 2000..3000 sent (a retransmission: below the highest sequence): of the gap
+    1000..4000, its middle was seen sent, its ends were not — and an ACK of 1500 proves 1000..1500."""
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    conv.send(11, 0, MSS)
+    conv.send(12, 4 * MSS, MSS)
+    conv.send(13, 2 * MSS, MSS)
+    conv.ack(21, MSS + 500)
+    _, f = run(tmp_capture, conv)
+    assert f.summary.retransmissions == 1
+    assert f.summary.bytes_sent == 3 * MSS + 500  # 0..1500, 2000..3000, 4000..5000
+    conv.send(30, MSS + 500, 500)  # fills 1500..2000 (the gap's start, what the ACK left)
+    conv.send(31, 3 * MSS, 2 * MSS)  # 3000..5000: the rest of the gap and a resend
+    _, f = run(tmp_capture, conv)
+    assert f.summary.bytes_sent == 5 * MSS and f.summary.invalid == ""
+
+
+def test_a_stray_segment_far_ahead_is_not_bytes_sent(tmp_capture):
+    """A lone data packet 251 MB above the SYN and nothing acknowledged (an Arkime test capture): 8 bytes were sent,
+    not 251 MB — whose goodput over 1 ms was 2 Tbit/s, and the flow broke the invariants."""
+    c = g.Conv()
+    c.raw(0, True, 1000, 0, g.SYN)
+    c.raw(1, True, 1001 + 251_658_111, 0, g.ACK | 0x20, length=8)  # (URG)
+    _, f = run(tmp_capture, c)
+    assert (f.summary.bytes_sent, f.summary.bytes, f.summary.invalid) == (8, 8, "")
+    assert f.summary.goodput_bps == pytest.approx(8 * 8 / 0.001, rel=1e-3)  # (float epoch seconds)
+
+
+def test_a_synack_recorded_after_data_lowers_rttmin_never_raises_it(tmp_capture):
+    """The SYN-ACK recorded only after the data was timed (5 ms): the SYN→SYN-ACK time (40 ms) is the handshake's
+    round trip, and RTTmin stays at the smaller sample — it was set to the handshake's, above a sample."""
+    conv = g.Conv()
+    conv.raw(0, True, 1000, 0, g.SYN, opts=g.opt_mss(MSS))
+    conv.send(1, 0, MSS)
+    conv.ack(6, MSS)
+    conv.raw(40, False, 5000, 1001, g.SYN | g.ACK, opts=g.opt_mss(MSS))
+    conv.raw(40.01, True, 1001 + MSS, 5001, g.ACK)  # (the client answers at once: a sender-side capture)
+    conv.send(41, MSS, MSS)
+    conv.ack(47, 2 * MSS)
+    _, f = run(tmp_capture, conv)
+    s = f.summary
+    assert (s.vantage, s.handshake_rtt_s) == ("sender", pytest.approx(0.040))
+    assert s.rttmin_s == pytest.approx(0.005) and f.acks["rttmin"].to_list() == pytest.approx([0.005, 0.005])
+
+
+def test_payload_on_a_syn_is_data(tmp_capture):
+    """TCP Fast Open (RFC 7413): the request rides on the SYN, from the byte after the ISN; the SYN-ACK acknowledges
+    it. A request carried in the SYN alone made no flow."""
+    conv = g.Conv()
+    conv.raw(0, True, 1000, 0, g.SYN, opts=g.opt_mss(MSS), length=300)
+    conv.raw(10, False, 5000, 1301, g.SYN | g.ACK, opts=g.opt_mss(MSS))
+    conv.raw(10.01, True, 1301, 5001, g.ACK)
+    conv.send(11, 300, MSS)
+    conv.ack(21, 300 + MSS)
+    _, f = run(tmp_capture, conv)
+    assert f.segments["seq"].to_list() == [0, 300] and f.segments["len"].to_list() == [300, MSS]
+    s = f.summary
+    assert (s.data_segments, s.bytes, s.bytes_sent, s.retransmissions, s.invalid) == (2, 300 + MSS, 300 + MSS, 0, "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import struct
 
 import pytest
 from dpkt.pcap import Reader
@@ -16,7 +17,12 @@ from tests.ingest.naive import decode_batch
 
 V6_S = bytes.fromhex("20010db8000000000000000000000001")
 V6_R = bytes.fromhex("20010db8000000000000000000000002")
-PPPOE = b"\x11\x00\x12\x34\x00\x00"  # version/type 1/1, code 0 (session data), session id, length
+
+
+def pppoe(ppp: bytes, *, length: int | None = None) -> bytes:
+    """A PPPoE session header — version/type 1/1, code 0 (session data), session id, the length of ``ppp`` (or
+    ``length``) — and ``ppp``."""
+    return b"\x11\x00\x12\x34" + struct.pack(">H", len(ppp) if length is None else length) + ppp
 
 
 def decoded(path):
@@ -87,8 +93,8 @@ def test_pcap_resolutions_and_byte_orders(tmp_capture, ns, big):
         (50, lambda ip: b"\x0f\x00\x08\x00" + ip),  # ... or Cisco HDLC on the same link type
         (104, lambda ip: b"\x8f\x00\x08\x00" + ip),  # Cisco HDLC
         (205, lambda ip: b"\x00\x0f\x00\x08\x00" + ip),  # Cisco HDLC with a direction byte
-        (51, lambda ip: PPPOE + b"\x00\x21" + ip),  # PPPoE (session header, PPP)
-        (1, lambda ip: g.ether(PPPOE + b"\x00\x21" + ip, ethertype=0x8864)),  # PPPoE on Ethernet
+        (51, lambda ip: pppoe(b"\x00\x21" + ip)),  # PPPoE (session header, PPP)
+        (1, lambda ip: g.ether(pppoe(b"\x00\x21" + ip), ethertype=0x8864)),  # PPPoE on Ethernet
         (239, lambda ip: nflog(ip)),  # Linux NFLOG (iptables -j NFLOG, tcpdump -i nflog)
         (242, lambda ip: b"\x08\x00\x00\x00" + ip),  # IP over InfiniBand
     ],
@@ -105,6 +111,27 @@ def test_link_types(tmp_capture, linktype, wrap):
     assert assert_equivalent(path) == 5
 
 
+
+@pytest.mark.parametrize("linktype", [51, 1])
+def test_the_pppoe_session_length_bounds_the_ip_packet(tmp_capture, linktype):
+    """Pure ACKs whose IP header claims 6 bytes more than the PPPoE session carries (a Zeek capture: IP length 46 in a
+    40-byte payload) are not 6-byte data segments; the session's length decides, as for tshark."""
+    packets = small_ip_packets()
+    ack = bytearray(packets[2])  # the handshake's ACK: 40 bytes, its IP header made to claim 46
+    ack[2:4] = struct.pack(">H", 46)
+    ppps = [b"\x00\x21" + p for p in packets]
+    ppps[2] = b"\x00\x21" + bytes(ack) + b"\0" * 6  # 6 bytes past the session's length: the frame's padding
+    lengths = [len(x) for x in ppps]
+    lengths[2] -= 6
+    sessions = [pppoe(x, length=n) for x, n in zip(ppps, lengths, strict=True)]
+    frames = sessions if linktype == 51 else [g.ether(x, ethertype=0x8864) for x in sessions]
+    recs = [g.Rec(1_700_000_000_000_000_000 + i, f) for i, f in enumerate(frames)]
+    path = tmp_capture(g.pcap(recs, linktype=linktype))
+    rows, reasons, _ = decoded(path)
+    assert reasons == {} and [r["plen"] for r in rows] == [0, 0, 0, 1000, 0]
+    from tests.ingest.test_reference_equivalence import assert_equivalent
+
+    assert assert_equivalent(path) == 5
 
 def nflog(ip: bytes) -> bytes:
     """An NFLOG record: family AF_INET, version 0, group 5; a prefix TLV (type 10, 7 bytes, padded to 8)

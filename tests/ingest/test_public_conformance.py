@@ -16,8 +16,9 @@ the connections of that endpoint pair. Per pair, a tool that split it into other
 * ``data_segments``: tshark's frames with ``tcp.len > 0``; tcptrace's "actual data pkts". Exact.
 * ``unique_bytes``: the union of ``[seq, seq + len)`` over the data segments (ackreplay's ``segments`` table; tshark's
   raw sequence numbers); tcptrace's "unique bytes sent". Exact.
-* ``bytes_sent``: tshark's highest sequence sent (data, or proven by an ACK, the FIN left out) − the start (ISN + 1,
-  else the first data segment). Exact.
+* ``bytes_sent``: the bytes tshark shows sent from the start (ISN + 1, else the first data segment) on: the union of
+  its data segments and ``[start, highest ACK)`` (the FIN left out) — a sequence gap no ACK covers is not shown sent.
+  Exact.
 * ``retransmissions``: data segments tshark flags retransmission, fast or spurious retransmission or out-of-order (as
   ``test_against_tools``); tcptrace's "rexmt data pkts", which also counts a SYN or FIN sent again without payload
   (those tshark flags are added to ackreplay's count for it). Exact.
@@ -151,7 +152,7 @@ def union_length(intervals: Iterable[tuple[int, int]]) -> int:
 class TsharkFlow:
     data_segments: int
     unique_bytes: int
-    highest: int  # the highest sequence sent (data or ACKed) − the start
+    sent: int  # the bytes from the start on that a data segment carries or an ACK covers
     retransmissions: int
     control_retransmissions: int
     rtt_min_s: float | None
@@ -258,7 +259,7 @@ def _summarise(d: Direction, back: Direction, duration_s: float) -> TsharkFlow:
     acks_after = [t for t in back.ack_t if t >= d.data_t[0]]
     return TsharkFlow(
         data_segments=len(d.seqs), unique_bytes=union_length(segs),
-        highest=max(acked, *(e for _, e in segs)) - start, retransmissions=d.retransmissions,
+        sent=union_length([*((max(s, start), e) for s, e in segs), (start, acked)]), retransmissions=d.retransmissions,
         control_retransmissions=d.control_retransmissions, rtt_min_s=min(back.ack_rtts, default=None),
         rtt_min_fin_s=min(fin_rtts, default=None), bound=union_length([*segs, (proven_from, acked)]),
         conn_duration_s=duration_s, delivery_span_s=(acks_after[-1] - d.data_t[0]) / 1e9 if acks_after else 0.0)
@@ -399,8 +400,8 @@ def tool_findings(path: Path) -> dict[Finding, str]:
                                           ("retransmissions", o.retransmissions + control, t.retransmissions)):
                 if ours_n != tool_n:
                     found[(flow, check, tool)] = f"ackreplay {ours_n}, {tool} {tool_n}"
-            if isinstance(t, TsharkFlow) and o.bytes_sent != t.highest:
-                found[(flow, "bytes_sent", tool)] = f"ackreplay {o.bytes_sent}, {tool} {t.highest}"
+            if isinstance(t, TsharkFlow) and o.bytes_sent != t.sent:
+                found[(flow, "bytes_sent", tool)] = f"ackreplay {o.bytes_sent}, {tool} {t.sent}"
             # a rebuilt flow's RTT is the sender's; the tools time the capture point's data→ACK (a receiver's own ACK
             # delay): not compared (the invariants check it)
             if t.rtt_min_s is None or o.rttmin_s is None or o.reconstruction is not None:
@@ -477,8 +478,14 @@ REASONS = {
                    "tcptrace finds no payload; ackreplay takes the length from the record (docs: formats)",
     "ip-length": "frames recorded shorter than their IP total length: ackreplay takes the IP header's length "
                  "(docs: formats), tshark the bytes present; in tcp_reassembly the next segment's sequence number "
-                 "and the ACKs confirm the IP length (frames cut 8 bytes short), in ndpi_match_string the IP "
-                 "length (2610 in a 576-byte frame) is a fuzzed one",
+                 "and the ACKs confirm the IP length (frames cut 8 bytes short)",
+    "synack-reuse": "the ports are used again 56 min after both FINs, from a SYN-ACK with a new ISN (its SYN not "
+                    "captured): ackreplay and tcptrace start a new connection there, tshark (4.0) keeps one stream. "
+                    "The FIN the client sends below its highest sequence in the second is a control retransmission "
+                    "for tcptrace (#1) and tshark, whose count — from its one stream — goes to the first (#0)",
+    "fuzzed-ack": "the fuzzed frame (IP length 2610 in 576 bytes) acknowledges 16 384 bytes of the server's before the "
+                  "server sent any: ackreplay takes an ACK above the highest sequence for bytes the capture missed, so "
+                  "the server's first 685 bytes are a retransmission; tcptrace ignores the acknowledgement",
     "file-order": "tshark analyses in file order, ackreplay in time order (docs: capture order): the parts of this "
                   "stitched capture are out of time order, and tshark flags as retransmissions the segments that "
                   "come first in time but later in the file",
@@ -496,25 +503,9 @@ REASONS = {
                    "highest segment each ACK covers (111.1 ms, Karn-clean)",
 }
 
-#: ackreplay bugs the public captures show (not fixed here: ingest/ is another helper's, connection identity a
-#: third's). A capture's test with one of them is an expected failure until it is fixed.
-BUG_TEXT = {
-    "synack-new-isn": "connection identity: a SYN-ACK with a new ISN 56 min after both FINs (its SYN not captured) "
-                      "does not start a new connection, as a SYN would; the second connection's sequence numbers "
-                      "unwrapped against the first's make a 556 MB flow from 3.7 kB of payload (tcptrace splits)",
-    "late-synack-rttmin": "a SYN-ACK seen after data sets rttmin to the SYN→SYN-ACK time (3438 s) instead of "
-                          "lowering it: the base RTT ends above an RTT sample (5.855 ms)",
-    "synack-before-syn": "connection identity: a SYN-ACK recorded 0.26 ms before its SYN (it acknowledges that "
-                         "SYN's ISN + 1) becomes a connection of its own (the SYN on a key that carried packets starts "
-                         "a new one): 2 connections for tshark's 1, the flows' duration starts at the SYN",
-    "unproven-gap": "bytes_sent is the highest sequence number less the start, so a sequence gap no ACK covers "
-                    "counts as sent: 251 MB from 16 bytes of payload (a stray segment 251 MB ahead), and in sparse "
-                    "captures the missing segments (bytes_sent above what was seen plus what the ACKs prove)",
-    "syn-payload": "payload on a SYN or SYN-ACK (TCP Fast Open, RFC 7413) is not counted: a request carried in the "
-                   "SYN makes no flow, a SYN's 8 bytes are not a data segment",
-    "pppoe-length": "the PPPoE session length is not applied: pure ACKs with an IP total length of 46 in a PPPoE "
-                    "payload of 40 bytes (length field 42) are read as 6-byte data segments (zero bytes, sequence "
-                    "not advanced: the next segment starts at the same sequence and becomes a retransmission)",
+#: ackreplay bugs the public captures show, by name: what is wrong, with the figures. A capture's test with one of them
+#: is an expected failure until it is fixed (none is open).
+BUG_TEXT: dict[str, str] = {
 }
 
 #: Differences that are explained: capture → {(flow, check, tool): (the figures, the reason in REASONS)}. Flow "*" is
@@ -539,10 +530,16 @@ EXPLAINED: dict[str, dict[Finding, tuple[str, str]]] = {
             ('ackreplay 6.893 ms, tshark 0.006 ms (unknown)', 'copies-rtt'),
     },
     'gh-ndpi__ndpi_match_string_subprotocol__error.pcapng': {
-        ('10.3.9.19:40632>10.68.137.118:8091#0', 'bytes_sent', 'tshark'):
-            ('ackreplay 556695373, tshark 556693325', 'ip-length'),
-        ('10.3.9.19:40632>10.68.137.118:8091#0', 'unique_bytes', 'tshark'):
-            ('ackreplay 3696, tshark 1648', 'ip-length'),
+        ('*', 'connections', 'tshark'):
+            ('ackreplay 2 connections, tshark 1', 'synack-reuse'),
+        ('10.3.9.19:40632<>10.68.137.118:8091', 'connections', 'tshark'):
+            ('ackreplay 2 connection(s) with data, tshark 1', 'synack-reuse'),
+        ('10.3.9.19:40632>10.68.137.118:8091#0', 'retransmissions', 'tcptrace'):
+            ('ackreplay 1, tcptrace 0', 'synack-reuse'),
+        ('10.3.9.19:40632>10.68.137.118:8091#1', 'retransmissions', 'tcptrace'):
+            ('ackreplay 0, tcptrace 1', 'synack-reuse'),
+        ('10.68.137.118:8091>10.3.9.19:40632#1', 'retransmissions', 'tcptrace'):
+            ('ackreplay 1, tcptrace 0', 'fuzzed-ack'),
     },
     'gh-ndpi__quickplay.pcap.gz': {
         ('10.54.169.250:50668>120.28.35.41:80#0', 'rtt_min', 'tcptrace'):
@@ -699,37 +696,6 @@ EXPLAINED: dict[str, dict[Finding, tuple[str, str]]] = {
 #: Differences caused by the bugs in BUG_TEXT: capture → {(flow, check, tool): the bug}. Their tests are expected to
 #: fail (strict: once the bug is fixed they pass, and then its entries must go).
 BUGS: dict[str, dict[Finding, str]] = {
-    'gh-arkime__tcpseq_synthetic.pcap': {
-        ('30.0.0.0:0>0.0.3.0:0#0', 'bytes_bound', ''): 'unproven-gap',
-        ('30.0.0.0:0>0.0.3.0:0#0', 'data_segments', 'tcptrace'): 'syn-payload',
-        ('30.0.0.0:0>0.0.3.0:0#0', 'data_segments', 'tshark'): 'syn-payload',
-        ('30.0.0.0:0>0.0.3.0:0#0', 'goodput_bound', ''): 'unproven-gap',
-        ('30.0.0.0:0>0.0.3.0:0#0', 'unique_bytes', 'tcptrace'): 'syn-payload',
-        ('30.0.0.0:0>0.0.3.0:0#0', 'unique_bytes', 'tshark'): 'syn-payload',
-    },
-    'gh-ndpi__ndpi_match_string_subprotocol__error.pcapng': {
-        ('10.3.9.19:40632<>10.68.137.118:8091', 'connections', 'tcptrace'): 'synack-new-isn',
-        ('10.3.9.19:40632>10.68.137.118:8091#0', 'bytes_bound', ''): 'synack-new-isn',
-        ('10.3.9.19:40632>10.68.137.118:8091#0', 'rtt_base', ''): 'late-synack-rttmin',
-        ('10.3.9.19:40632>10.68.137.118:8091#0', 'rtt_min', 'tshark'): 'late-synack-rttmin',
-    },
-    'gh-ndpi__quickplay.pcap.gz': {
-        ('120.28.35.41:80>10.54.169.250:50668#0', 'bytes_bound', ''): 'unproven-gap',
-        ('120.28.35.41:80>10.54.169.250:50669#0', 'bytes_bound', ''): 'unproven-gap',
-    },
-    'gh-zeek__pppoe-over-qinq.pcap': {
-        ('2.2.2.2:443>1.1.1.1:20394#0', 'data_segments', 'tshark'): 'pppoe-length',
-        ('2.2.2.2:443>1.1.1.1:20394#0', 'retransmissions', 'tshark'): 'pppoe-length',
-    },
-    'gh-zeek__tcp_handshake-reorder.pcap': {
-        ('*', 'connections', 'tshark'): 'synack-before-syn',
-        ('141.142.228.5:59856>192.150.187.43:80#0', 'goodput_bound', ''): 'synack-before-syn',
-        ('192.150.187.43:80>141.142.228.5:59856#0', 'goodput_bound', ''): 'synack-before-syn',
-    },
-    'gh-zeek__tcp_tcp-fast-open.pcap': {
-        ('10.99.99.1:55534>10.99.99.45:80#0', 'flows', 'tcptrace'): 'syn-payload',
-        ('10.99.99.1:55534>10.99.99.45:80#0', 'flows', 'tshark'): 'syn-payload',
-    },
 }
 
 
