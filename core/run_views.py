@@ -1,5 +1,6 @@
 """Reading runs back: status and progress (a page of captures at a time), skipped flows, scores, series with
-downsampling, decisions, and the leaderboard. The comparison document is ``core.run_document``'s."""
+downsampling, decisions, congestion graphs (and a capture's own, with no run), and the leaderboard. The
+comparison document is ``core.run_document``'s."""
 
 from __future__ import annotations
 
@@ -240,6 +241,19 @@ def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: in
                                       (stored.get("limits") or {}).get("intervals"))
 
     return _graphs.get((run.id, capture_id, flow_id), build).window(t0, t1, px)
+
+
+def capture_graph(store: Store, flow: Flow, *, t0: float | None, t1: float | None, px: int) -> dict[str, Any]:
+    """What the capture shows of one flow, with no run: its time–sequence, flight and RTT panels over [t0, t1] drawn
+    ``px`` wide (``graphs.congestion`` without a replay: ``replayed`` false), for any flow with data — one that no
+    run replayed (refused as invalid, off the sender, …) included."""
+
+    def build() -> CongestionSource:
+        tables = read_tables(store, flow.tables_key, [flow.flow_id])
+        return CongestionSource.build(flow.flow_id, int(flow.summary["mss"]), tables.acks, tables.segments,
+                                      tables.episodes, None, None)
+
+    return _graphs.get(("capture", flow.capture_id, flow.flow_id), build).window(t0, t1, px)
 
 
 def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from typing import Annotated, Any, Literal
 
 import polars as pl
@@ -25,6 +26,7 @@ from ackreplay.api.schemas import (
     CaptureOut,
     CapturePage,
     FlowOut,
+    GraphOut,
     Text,
     UploadOut,
 )
@@ -32,12 +34,20 @@ from ackreplay.core import bounds
 from ackreplay.core import captures as svc
 from ackreplay.core.errors import ServiceError
 from ackreplay.core.run_tasks import estimator_spec, start_run
+from ackreplay.core.run_views import capture_graph
 from ackreplay.core.stored_capture import flow_rows, read_table
 
 router = APIRouter(prefix="/captures", tags=["captures"])
 CaptureId = Annotated[str, Path(description="a capture's id", pattern=ID_PATTERN, examples=[CAPTURE_ID])]
 FlowId = Annotated[int, Path(description="a flow's id within its capture (`ackreplay flows`)", ge=0, le=MAX_FLOW_ID,
                              examples=[2])]
+GraphT0 = Annotated[float | None, Query(description="window start (s since the flow's first packet)",
+                                        allow_inf_nan=False, examples=[0.0])]
+GraphT1 = Annotated[float | None, Query(description="window end (s)", allow_inf_nan=False, examples=[5.0])]
+GraphPx = Annotated[int, Query(ge=50, le=4000, description="pixel columns", examples=[1200])]
+GRAPH_DESCRIPTION = ("Panels on one time axis over `[t0, t1]` (default: the whole flow), each series thinned per pixel "
+                     "column to its first, last, minimum and maximum for `px` columns (so spikes are kept); a "
+                     "narrower window returns more points, up to full resolution.")
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, examples=[0])]
 TABLE_FORMATS = {"application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
                  "text/csv": {"schema": {"type": "string"}, "example": "t,acked,dup,d,rtt\n"}}
@@ -144,6 +154,20 @@ def download_acks(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, o
                   format: Annotated[str, Query(pattern="^(parquet|csv)$", examples=["csv"])] = "parquet") -> Response:
     f = svc.flow(session, svc.get(session, owner, capture_id), flow_id)
     return table_response(read_table(store, f.tables_key, "acks", [flow_id]).drop("flow_id"), format)
+
+
+# response_model documents the payload; the route returns the JSON itself, as the run's graph does
+@router.get("/{capture_id}/flows/{flow_id}/graph", response_model=GraphOut,
+            responses=responses("capture_not_found", "flow_not_found"),
+            summary="What the capture shows of a flow, replayed or not: time–sequence, flight, RTT",
+            description=GRAPH_DESCRIPTION + " No run is needed: the panels come from the stored capture's columns "
+                        "(`replayed` false: no rates, no estimators' cwnd and ssthresh — those are the run's graph, "
+                        "`/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/graph`).")
+def flow_graph(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep, store: StoreDep,
+               t0: GraphT0 = None, t1: GraphT1 = None, px: GraphPx = 1200) -> Response:
+    f = svc.flow(session, svc.get(session, owner, capture_id), flow_id)
+    data = capture_graph(store, f, t0=t0, t1=t1, px=px)
+    return Response(json.dumps(data, separators=(",", ":"), allow_nan=False), media_type="application/json")
 
 
 def table_response(frame: pl.DataFrame, format: str) -> Response:

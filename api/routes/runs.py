@@ -19,7 +19,17 @@ from ackreplay.api.deps import (
 )
 from ackreplay.api.errors import responses
 from ackreplay.api.metrics import RUNS
-from ackreplay.api.routes.captures import TABLE_FORMATS, CaptureId, FlowId, Offset, table_response
+from ackreplay.api.routes.captures import (
+    GRAPH_DESCRIPTION,
+    TABLE_FORMATS,
+    CaptureId,
+    FlowId,
+    GraphPx,
+    GraphT0,
+    GraphT1,
+    Offset,
+    table_response,
+)
 from ackreplay.api.schemas import (
     ID_PATTERN,
     MAX_FLOW_ID,
@@ -207,17 +217,10 @@ def run_limits(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: S
 @router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/graph", response_model=GraphOut,
             responses={**RESULT_ERRORS, **responses("flow_not_found")},
             summary="The congestion graph: time–sequence, flight with cwnd/ssthresh, estimates, RTT",
-            description="Four panels on one time axis over `[t0, t1]` (default: the whole flow), each series "
-                        "thinned per pixel column to its first, last, minimum and maximum for `px` columns "
-                        "(so spikes are kept); a narrower window returns more points, up to full resolution.")
+            description=GRAPH_DESCRIPTION + " A flow the run did not replay has no results here: "
+                        "`/captures/{capture_id}/flows/{flow_id}/graph` draws what its capture shows.")
 def run_graph(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep,
-              store: StoreDep,
-              t0: Annotated[float | None, Query(description="window start (s since the flow's first packet)",
-                                                allow_inf_nan=False, examples=[0.0])] = None,
-              t1: Annotated[float | None, Query(description="window end (s)", allow_inf_nan=False,
-                                                examples=[5.0])] = None,
-              px: Annotated[int, Query(ge=50, le=4000, description="pixel columns",
-                                       examples=[1200])] = 1200) -> Response:
+              store: StoreDep, t0: GraphT0 = None, t1: GraphT1 = None, px: GraphPx = 1200) -> Response:
     data = results.graph(session, store, results.get_run(session, owner, run_id), capture_id, flow_id,
                          t0=t0, t1=t1, px=px)
     return Response(json.dumps(data, separators=(",", ":"), allow_nan=False), media_type="application/json")

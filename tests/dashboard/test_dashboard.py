@@ -471,6 +471,39 @@ def test_flows_appear_while_the_run_is_going_and_say_why_they_were_not_replayed(
     expect(page.locator(f"#runs-select option[value='{run_id}']")).to_contain_text(S09.name)
 
 
+def test_the_page_of_a_flow_the_run_did_not_replay_draws_what_the_capture_shows(server, page):
+    """Issue #33: the page of a flow the run refused (S09's receiver-side control connections) draws its
+    time–sequence, flight and RTT from the capture's own graph (``/captures/{c}/flows/{f}/graph``: no run needed),
+    without the estimators, and says why; zooming fetches the window again."""
+    cid, run_id = _default_run(server, S09)
+    status = httpx.get(f"{server}/api/v1/runs/{run_id}").json()
+    skipped = next(c for c in status["captures"] if c["capture_id"] == cid)["skipped_flows"]
+    fid = min(int(f) for f in skipped)
+    api = f"{server}/api/v1/captures/{cid}/flows/{fid}/graph"
+    graph = httpx.get(api).json()
+    assert not graph["replayed"] and graph["rates"] == {} and graph["flight"]["estimators"] == {}
+    assert graph["sequence"]["ack"]["t"] and graph["rtt"]["samples"]["t"]
+    missing = httpx.get(f"{server}/api/v1/runs/{run_id}/captures/{cid}/flows/{fid}/graph")
+    assert missing.status_code == 404 and missing.json()["error"] == "results_not_found"
+    assert httpx.get(f"{server}/api/v1/captures/{cid}/flows/999/graph").json()["error"] == "flow_not_found"
+
+    page.goto(f"{server}/dashboard/#/runs/{run_id}/captures/{cid}/flows/{fid}")
+    page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
+    expect(page.locator("#not-replayed")).to_contain_text(f"Not replayed: {skipped[str(fid)]}")
+    expect(page.locator("#not-replayed")).to_contain_text("The estimators' overlays")
+    axes = page.evaluate("[...new Set(document.getElementById('congestion').data.map(t => t.yaxis))]")
+    drawn = dict(page.evaluate("document.getElementById('congestion').data.map(t => [t.name, t.x])"))
+    assert axes == ["y", "y2", "y4"] and "achieved" not in drawn and not [n for n in drawn if n in ESTIMATORS]
+    assert drawn["ACK"] == graph["sequence"]["ack"]["t"] and drawn["RTT samples"] == graph["rtt"]["samples"]["t"]
+    assert page.locator("#scores-table").count() == 0
+    t0, t1 = graph["t_span"]
+    mid = (t0 + t1) / 2
+    page.evaluate(f"Plotly.relayout('congestion', {{'xaxis.range': [{t0}, {mid}]}})")
+    expect(page.locator("#congestion")).to_have_attribute("data-window", f"{t0:.6f},{mid:.6f}", timeout=30_000)
+    assert "x=" in page.url
+    shot(page, "dashboard-flow-not-replayed.png")
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_nothing_overflows_at_desktop_and_phone_widths(server, browser, width):
     """At 1400 px and 390 px no page is wider than the window (tables scroll inside their own box)."""

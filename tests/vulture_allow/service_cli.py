@@ -37,6 +37,7 @@ api.delete_capture  # DELETE /api/v1/captures/{capture_id}
 api.list_flows  # GET /api/v1/captures/{capture_id}/flows
 api.get_flow  # GET /api/v1/captures/{capture_id}/flows/{flow_id}
 api.download_acks  # GET /api/v1/captures/{capture_id}/flows/{flow_id}/acks
+api.flow_graph  # GET /api/v1/captures/{capture_id}/flows/{flow_id}/graph
 api.plotly_js  # GET /dashboard/vendor/plotly.min.js
 api.asset  # GET /dashboard/{path}
 api.ready  # GET /api/v1/ready

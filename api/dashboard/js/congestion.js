@@ -4,8 +4,9 @@
 // limited it), estimates against the
 // achieved rate (y-range following the achieved rate, clipped points marked ▲ at the edge, log scale on
 // demand), RTT — and a fifth when the path's capacity is known: the queue the RTT implies, (RTT − RTTmin)·C,
-// with the inferred buffer. Dragging brushes a time range (every panel follows), the modebar pans, a double click
-// resets. With `refetch(t0, t1, px)`, every zoom asks for that window again so the points come back at full
+// with the inferred buffer. A flow that was not replayed (`replayed` false) has what the capture shows alone:
+// time–sequence, flight and RTT, without the estimators' overlays. Dragging brushes a time range (every panel
+// follows), the modebar pans, a double click resets. With `refetch(t0, t1, px)`, every zoom asks for that window again so the points come back at full
 // resolution; without it (the offline report) the embedded data is re-used.
 //
 // No imports: the HTML report inlines this file as it is.
@@ -16,6 +17,15 @@ const ROWS = [["y", [0.71, 1.0]], ["y2", [0.47, 0.67]], ["y3", [0.23, 0.43]], ["
 // what limited the sender (scoring.limits), as graphs/static.py shades it; the network's time (cwnd) unshaded
 const LIMIT_COLORS = { rwnd: "rgba(188,189,34,0.18)", app: "rgba(23,190,207,0.15)", sndbuf: "rgba(148,103,189,0.15)", unknown: "rgba(150,150,150,0.15)" };
 const ROWS5 = [["y", [0.76, 1.0]], ["y2", [0.56, 0.72]], ["y3", [0.36, 0.52]], ["y4", [0.18, 0.32]], ["y5", [0.0, 0.14]]];
+// a flow that was not replayed (`replayed` false): the capture's panels alone — no rate panel, RTT below the flight
+const ROWS3 = [["y", [0.56, 1.0]], ["y2", [0.28, 0.5]], ["y4", [0.0, 0.22]]];
+const TITLES = { y: "sequence (bytes)", y2: "in flight (bytes)", y4: "RTT (ms)", y5: "queue (bytes)" };
+
+/** The panels drawn: [axis, [bottom, top] of the page] from the top down. */
+function panelRows(d) {
+  if (d.queue) return ROWS5;
+  return d.replayed === false ? ROWS3 : ROWS;
+}
 
 /** plotly.js, once its (async) script has run: the dashboard loads it beside the data, not before. */
 export function plotlyReady() {
@@ -67,7 +77,7 @@ function traces(d, { shown, log }) {
     if ((d.limits || []).some((r) => r[2] === label)) out.push({ name: `limited by ${label}`, x: [null], y: [null], yaxis: "y2", mode: "markers", marker: { symbol: "square", size: 12, color: LIMIT_COLORS[label] }, legendgroup: "limits" });
   }
 
-  out.push({ name: "achieved", x: d.rates.achieved.t, y: mb(d.rates.achieved.y), yaxis: "y3", mode: "lines", line: { color: "black", width: 3 } });
+  if (d.rates.achieved) out.push({ name: "achieved", x: d.rates.achieved.t, y: mb(d.rates.achieved.y), yaxis: "y3", mode: "lines", line: { color: "black", width: 3 } });
   if (d.rates.truth) out.push({ name: "truth", x: d.rates.truth.t, y: mb(d.rates.truth.y), yaxis: "y3", mode: "lines", line: { color: "grey", dash: "dash", width: 3 } });
   if (d.capacity_bps) out.push({ name: "capacity (packet pairs)", x: d.window, y: [d.capacity_bps / 1e6, d.capacity_bps / 1e6], yaxis: "y3", mode: "lines", line: { color: "grey", dash: "dot", width: 2 } });
   for (const n of names.filter((m) => drawn.has(m))) {
@@ -91,8 +101,8 @@ function traces(d, { shown, log }) {
 function layout(d, { log, height, compact }) {
   const shapes = d.episodes.map((e) => ({ type: "rect", xref: "x", yref: "paper", x0: e.start, x1: e.end, y0: 0, y1: 1,
     fillcolor: e.kind === "timeout" ? "rgba(214,39,40,0.18)" : "rgba(255,127,14,0.15)", line: { width: 1, color: e.kind === "timeout" ? "rgba(214,39,40,0.5)" : "rgba(255,127,14,0.45)" }, layer: "below" }));
-  const titles = ["sequence (bytes)", "in flight (bytes)", log ? "Mbit/s (log)" : "Mbit/s", "RTT (ms)", "queue (bytes)"];
-  const rows = d.queue ? ROWS5 : ROWS;
+  const titles = { ...TITLES, y3: log ? "Mbit/s (log)" : "Mbit/s" };
+  const rows = panelRows(d);
   const [f0, f1] = rows[1][1];  // the flight panel's band of the page
   for (const [a, b, label] of d.limits || []) {
     if (LIMIT_COLORS[label]) shapes.push({ type: "rect", xref: "x", yref: "paper", x0: a, x1: b, y0: f0, y1: f1, fillcolor: LIMIT_COLORS[label], line: { width: 0 }, layer: "below" });
@@ -104,11 +114,12 @@ function layout(d, { log, height, compact }) {
     legend: { orientation: "h", y: 1.0, yanchor: "bottom", x: 0, traceorder: "normal" },
     xaxis: { title: { text: "time since the flow's first packet (s)" }, range: d.window, autorange: false, anchor: rows[rows.length - 1][0] },
   };
-  rows.forEach(([axis, domain], i) => {
+  rows.forEach(([axis, domain]) => {
     const key = axis === "y" ? "yaxis" : `yaxis${axis.slice(1)}`;
-    lay[key] = { domain, title: { text: titles[i] }, fixedrange: true };
+    lay[key] = { domain, title: { text: titles[axis] }, fixedrange: true };
   });
   if (d.flight_top) Object.assign(lay.yaxis2, { range: [0, d.flight_top], autorange: false });
+  if (!lay.yaxis3) return lay;  // no rate panel
   if (log) Object.assign(lay.yaxis3, { type: "log", autorange: true });
   else if (d.y_top) Object.assign(lay.yaxis3, { range: [0, d.y_top / 1e6], autorange: false });
   return lay;

@@ -21,10 +21,9 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   const selector = html`<div class="toolbar"><label class="inline">Flow <select id="flow-select">${flows.map((f) => html`<option value="${f.flow_id}" ${String(f.flow_id) === String(flowId) ? html`selected` : ""}>${f.flow_id}: ${f.sender} → ${f.receiver} (${mbit(f.goodput_bps)} Mbit/s)${skipped[f.flow_id] ? " — not replayed" : ""}</option>`)}</select></label></div>`;
   const bindSelector = () => document.getElementById("flow-select").addEventListener("change", (e) => { location.hash = `#/runs/${runId}/captures/${captureId}/flows/${e.target.value}`; });
   if (skipped[flowId] || run.status !== "succeeded" && !(await hasResults(runId, captureId, flowId))) {
-    render(view, html`<p><a href="#/captures/${captureId}?run=${runId}">← capture</a></p>${selector}
-      <h1>Flow ${flowId}: ${flow.sender} → ${flow.receiver}</h1>
-      <p class="card" id="not-replayed" role="status">${skipped[flowId] ? html`Not replayed: ${skipped[flowId]}.` : html`Not replayed yet: run ${runId} is ${run.status}. Reload when it has finished.`}</p>`);
-    bindSelector();
+    const why = skipped[flowId] ? html`Not replayed: ${skipped[flowId]}.` : html`Not replayed yet: run ${runId} is ${run.status}. Reload when it has finished.`;
+    await unreplayedView(view, { captureId, flowId, flow, range, px, alive, why, head: html`<p><a href="#/captures/${captureId}?run=${runId}">← capture</a></p>${selector}` });
+    if (alive()) bindSelector();
     return;
   }
   const [graph, decisions, scores, diag, path, limits] = await Promise.all([
@@ -127,6 +126,32 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   document.getElementById("csv-decisions").addEventListener("click", () => download(`flow-${flowId}-decisions.csv`,
     toCsv(Object.keys(decisions[0] || {}).map((k) => ({ key: k, label: k })), decisions)));
   document.getElementById("csv-scores").addEventListener("click", () => download(`flow-${flowId}-scores.csv`, toCsv(scoreCols, scores.items)));
+}
+
+/** A flow the run did not replay (or has not yet): what its capture shows — time–sequence, flight, RTT, from the
+ * capture's own graph (`/captures/{c}/flows/{f}/graph`, no run needed) — with why the estimators' overlays are
+ * missing. Zooming fetches the window again, as for a replayed flow. */
+async function unreplayedView(view, { captureId, flowId, flow, range, px, alive, why, head }) {
+  const base = `/captures/${captureId}/flows/${flowId}`;
+  const graph = await get(`${base}/graph`, { t0: range[0], t1: range[1], px });
+  if (!alive()) return;
+  render(view, html`${head}
+    <h1>Flow ${flowId}: ${flow.sender} → ${flow.receiver}</h1>
+    <p class="muted">goodput ${mbit(flow.goodput_bps)} Mbit/s · ${flow.loss_events} loss events · vantage ${vantageText(flow)}</p>
+    <p class="card" id="not-replayed" role="status">${why} Below is what the capture shows of it: time–sequence, bytes in flight and RTT. The estimators' overlays — their estimates against the achieved rate, cwnd and ssthresh at each loss, the ideal — and the scores come from a replay, so there are none here.</p>
+    <section class="card"><h2>What the capture shows</h2>
+      <div class="toolbar"><button class="secondary" id="reset-zoom">whole flow</button><span class="muted" id="graph-resolution" role="status"></span></div>
+      <p class="muted">Drag across any panel to zoom every panel to that time range; double-click for the whole flow. Shaded: loss episodes (orange fast retransmit, red timeout).</p>
+      <div id="congestion" class="plot congestion" role="img" aria-label="time–sequence, flight and RTT from the capture alone"></div></section>`);
+  const plot = document.getElementById("congestion");
+  const note = () => { document.getElementById("graph-resolution").textContent = `${plot.dataset.points} points drawn${plot.dataset.fullResolution === "true" ? " (full resolution)" : ", thinned per pixel (minima and maxima kept)"}`; };
+  const api = await drawCongestion(plot, graph, {
+    height: plot.clientWidth < 600 ? 720 : 900,  // the panels share the page as the replayed flow's four do
+    refetch: (t0, t1, w) => get(`${base}/graph`, { t0, t1, px: plotColumns(w) }),
+    onWindow: (t0, t1) => { const [a, b] = graph.t_span; setQuery(t0 <= a && t1 >= b ? {} : { x: [t0, t1].map((v) => Number(v).toFixed(4)).join(",") }); note(); },
+  });
+  note();
+  document.getElementById("reset-zoom").addEventListener("click", () => api.zoom(...graph.t_span));
 }
 
 const PATH_LABELS = { capacity_bps: "capacity", base_rtt_s: "base RTT", buffer_bytes: "buffer", buffer_over_bdp: "buffer / BDP", random_loss_rate: "random loss" };
