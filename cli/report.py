@@ -1,17 +1,24 @@
 """The self-contained HTML report of ``ackreplay score --out`` and ``ackreplay report``: plots that open offline.
 
-plotly.js comes from the ``plotly`` package and is embedded once; nothing is fetched from the network.
-Per replayed flow: the congestion graph (``graphs.congestion``, drawn by the dashboard's own
-``congestion.js``, inlined: time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
-estimates against the achieved rate, RTT, on one time axis), each estimator's ssthresh at every loss event
-against the ideal and NewReno's, the score table and why, and the path (§9) with the seeds' models on it.
+Per flow drawn: the congestion graph (``graphs.congestion``, drawn by the dashboard's own ``congestion.js``,
+inlined: time–sequence, flight with each estimator's cwnd/ssthresh at every loss, estimates against the achieved
+rate, RTT, on one time axis), each estimator's ssthresh at every loss event against the ideal and NewReno's, the
+score table and why, and the path (§9) with the seeds' models on it. Every bulk flow is drawn, replayed or not: one
+that was not replayed (refused as invalid, off the sender, …) has what the capture shows — time–sequence, flight
+and RTT — with a note saying why the estimators' overlays are missing; a capture without a bulk flow has its
+largest flow drawn, as ``ackreplay graph`` does.
 
-The graph is embedded thinned to ``REPORT_PX`` pixel columns, the report's width (M4: each column's first, last,
-minimum and maximum, so the drawing is the full series'); the dashboard and ``ackreplay graph --t0 --t1`` zoom
-at full resolution. What the report holds is mostly numbers and plotly.js (4.8 MB), so both are stored
-compressed and unpacked by the browser when the report opens (``DecompressionStream``): the graphs' number
-columns as integer steps (:func:`pack`), gzip-compressed with plotly.js, in base64 — a report of three 20 Mbit/s
-flows is 2.8 MB instead of 10.8 MB.
+The graph is embedded thinned to ``REPORT_PX`` pixel columns, the report's width (M4, the dashboard's own
+downsampling: each column's first, last, minimum and maximum, so the drawing is the full series'); the dashboard
+and ``ackreplay graph --t0 --t1`` zoom at full resolution. The graphs' number columns are packed as integer steps
+(:func:`pack`) and gzip-compressed in base64 (the browser unpacks them with ``DecompressionStream``).
+
+plotly.js: the report draws scatter traces only, so it embeds plotly.js's *basic* bundle (scatter, bar, pie;
+``cli/data/plotly-basic.min.js``, the npm package ``plotly.js-basic-dist-min`` at the version of the plotly.js
+that the ``plotly`` package ships, refreshed by ``scripts/vendor-plotly-basic.sh``), 1.2 MB instead of 4.8 MB,
+compressed likewise: 0.5 MB in the page instead of 2.0 MB. It is embedded, not written beside the report: one file
+opens offline wherever it is copied, and a 2 MB capture's report is about 0.8 MB. The dashboard keeps the full
+bundle (its compare page draws a heat map).
 """
 
 from __future__ import annotations
@@ -27,7 +34,6 @@ from typing import Any
 
 import plotly.graph_objects as go
 import polars as pl
-from plotly.offline import get_plotlyjs
 
 from ackreplay.cli.score_table import score_table
 from ackreplay.cli.wording import explain, group_line, limits_line, vantage_text
@@ -40,6 +46,8 @@ REPORT_PX = 1200
 #: A list of numbers this long or longer is packed as integer steps (:func:`pack`); shorter ones gain nothing.
 PACK_MIN = 8
 CONGESTION_JS = Path(__file__).resolve().parents[1] / "api" / "dashboard" / "js" / "congestion.js"
+#: plotly.js's basic bundle (scatter, bar, pie): everything the report draws, a quarter of the full bundle's size.
+PLOTLY_BASIC_JS = Path(__file__).resolve().parent / "data" / "plotly-basic.min.js"
 LEGEND = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"}
 
 
@@ -188,8 +196,8 @@ def compressed(data: bytes) -> str:
 
 @functools.cache
 def plotly_js() -> str:
-    """plotly.js compressed (:func:`compressed`): 4.8 MB becomes 2.0 MB; made once per process."""
-    return compressed(get_plotlyjs().encode())
+    """plotly.js's basic bundle compressed (:func:`compressed`): 1.2 MB becomes 0.5 MB; made once per process."""
+    return compressed(PLOTLY_BASIC_JS.read_bytes())
 
 
 #: Unpacks the report when it opens: gunzips plotly.js (run as an inline script, so nothing is fetched) and the
@@ -234,7 +242,8 @@ HEAD = ("<!doctype html><html><head><meta charset='utf-8'><title>ackreplay repor
         "<p>Each flow's congestion graph: time–sequence (data sent, retransmissions, ACK line, SACK blocks, "
         "receive window), bytes in flight with each estimator's cwnd (◇) and ssthresh (●) at every loss, "
         "estimates against the achieved rate (▲: above the axis; hover for the value), RTT. Drag to zoom "
-        f"every panel; double-click to reset. Thinned to {REPORT_PX} columns, minima and maxima kept.</p>")
+        f"every panel; double-click to reset. Thinned to {REPORT_PX} columns, minima and maxima kept. A flow "
+        "that was not replayed has what the capture shows alone: time–sequence, flight, RTT.</p>")
 
 
 def render(scored: Sequence[ScoredCapture]) -> str:
@@ -258,21 +267,20 @@ def render(scored: Sequence[ScoredCapture]) -> str:
 
 
 def capture_html(sc: ScoredCapture, graphs: dict[str, Any], figures: Figures) -> list[str]:
-    """One capture's part of the report: its bulk flows (:func:`flow_html`), shared bottlenecks, and the flows
-    not shown or not replayed as counts with their ids (one line per reason)."""
+    """One capture's part of the report: the flows it draws (:func:`drawn_flows`; :func:`flow_html`,
+    :func:`unreplayed_html`), shared bottlenecks, and the flows not shown or not replayed as counts with their ids
+    (one line per reason)."""
     from ackreplay.cli.flow_lists import id_list, reason_groups
 
     parts = [f"<h2>{html.escape(str(sc.path))}</h2>"]
     if sc.truth is not None:
         parts.append(f"<p>Ground truth ({html.escape(sc.truth_source or '')}): "
                      f"{html.escape(str(sc.truth.to_dict()))}</p>")
-    small = []
-    by_id = sc.ingest.flows.by_id()
-    for fr in sc.replay.flows:
-        if sc.bulk(by_id[fr.flow_id].bytes):
-            parts += flow_html(sc, fr, graphs, figures)
-        else:
-            small.append(fr.flow_id)
+    replayed, unreplayed, small = drawn_flows(sc)
+    for fr in replayed:
+        parts += flow_html(sc, fr, graphs, figures)
+    for fid in unreplayed:
+        parts += unreplayed_html(sc, fid, graphs)
     for g in sc.replay.path_groups:
         title = "shared bottleneck of flows " + ", ".join(map(str, g["flows"]))
         parts.append(path_html(g["path"], path_models(g["path"]), figures, title))
@@ -287,21 +295,66 @@ def capture_html(sc: ScoredCapture, graphs: dict[str, Any], figures: Figures) ->
     return parts
 
 
-def flow_html(sc: ScoredCapture, fr: FlowReplay, graphs: dict[str, Any], figures: Figures) -> list[str]:
-    """One bulk flow: its heading, the congestion graph (its data into ``graphs``), the decisions at each loss, the
-    score table and why, and its path with the seeds' models."""
-    summary = sc.ingest.flows.by_id()[fr.flow_id]
-    parts = [f"<h3>flow {fr.flow_id}: {html.escape(summary.sender)} → {html.escape(summary.receiver)}, "
+def drawn_flows(sc: ScoredCapture) -> tuple[list[FlowReplay], list[int], list[int]]:
+    """The flows the report draws — the replayed bulk flows, and the ids of the bulk flows that were not replayed
+    (those left out by ``--flow``/``--host``/``--port`` aside) — and the ids of the replayed flows under the bulk
+    size, listed only. A capture without a bulk flow has its largest flow drawn (one that keeps ingest's
+    invariants first), as ``ackreplay graph`` draws by default."""
+    from ackreplay.replay.engine import NOT_SELECTED
+
+    by_id = sc.ingest.flows.by_id()
+    replayed = [fr for fr in sc.replay.flows if sc.bulk(by_id[fr.flow_id].bytes)]
+    small = [fr.flow_id for fr in sc.replay.flows if not sc.bulk(by_id[fr.flow_id].bytes)]
+    shown = [fid for fid, why in sc.replay.skipped.items() if why != NOT_SELECTED]
+    unreplayed = [fid for fid in shown if sc.bulk(by_id[fid].bytes)]
+    if replayed or unreplayed or not (small or shown):
+        return replayed, unreplayed, small
+    largest = max(small + shown, key=lambda fid: (not by_id[fid].invalid, by_id[fid].bytes, -fid))
+    if largest in small:
+        small.remove(largest)
+        return [fr for fr in sc.replay.flows if fr.flow_id == largest], [], small
+    return [], [largest], small
+
+
+def flow_heading(sc: ScoredCapture, flow_id: int, note: str = "") -> list[str]:
+    """A flow's heading (its ends, goodput, loss events, vantage; ``note`` after them) and, for a flow rebuilt as its
+    sender saw it, how."""
+    summary = sc.ingest.flows.by_id()[flow_id]
+    parts = [f"<h3>flow {flow_id}: {html.escape(summary.sender)} → {html.escape(summary.receiver)}, "
              f"{summary.goodput_bps / 1e6:.3f} Mbit/s, {summary.loss_events} loss events, "
              f"vantage {html.escape(vantage_text(summary.vantage, summary.vantage_position))}"
-             + (" <strong>(reconstructed)</strong>" if summary.reconstruction else "") + "</h3>"]
+             + (" <strong>(reconstructed)</strong>" if summary.reconstruction else "") + note + "</h3>"]
     if summary.reconstruction:
         parts.append(f"<p>{html.escape(summary.reconstruction_evidence)}; {summary.confidence} confidence: "
                      f"{html.escape(summary.confidence_note)}.</p>")
+    return parts
+
+
+def graph_div(graphs: dict[str, Any], data: dict[str, Any], flow_id: int) -> str:
+    """The placeholder of one congestion graph; its data goes into ``graphs``."""
     graph_id = f"congestion-{len(graphs)}"
-    graphs[graph_id] = source_for(sc.ingest, fr, fr.flow_id).window(px=REPORT_PX)
-    parts.append(f"<div id='{graph_id}' class='congestion' role='img' aria-label='congestion graph of flow "
-                 f"{fr.flow_id}'></div>")
+    graphs[graph_id] = data
+    return (f"<div id='{graph_id}' class='congestion' role='img' aria-label='congestion graph of flow "
+            f"{flow_id}'></div>")
+
+
+def unreplayed_html(sc: ScoredCapture, flow_id: int, graphs: dict[str, Any]) -> list[str]:
+    """A flow that was not replayed: its heading, why, and what the capture shows of it (time–sequence, flight,
+    RTT: ``graphs.congestion`` without a replay)."""
+    why = sc.replay.skipped.get(flow_id, "not replayed")
+    return [*flow_heading(sc, flow_id, " <strong>(not replayed)</strong>"),
+            f"<p class='not-replayed'><strong>Not replayed</strong>: {html.escape(why)}. Drawn from the capture "
+            "alone — time–sequence, bytes in flight, RTT; the estimators' overlays (their estimates against the "
+            "achieved rate, cwnd and ssthresh at each loss, the ideal) and the queue come from the replay, so "
+            "there are none here, and no scores.</p>",
+            graph_div(graphs, source_for(sc.ingest, None, flow_id).window(px=REPORT_PX), flow_id)]
+
+
+def flow_html(sc: ScoredCapture, fr: FlowReplay, graphs: dict[str, Any], figures: Figures) -> list[str]:
+    """One replayed flow: its heading, the congestion graph (its data into ``graphs``), the decisions at each loss,
+    the score table and why, and its path with the seeds' models."""
+    parts = flow_heading(sc, fr.flow_id)
+    parts.append(graph_div(graphs, source_for(sc.ingest, fr, fr.flow_id).window(px=REPORT_PX), fr.flow_id))
     if len(fr.decisions):
         parts.append(figures.div(decisions_figure(fr, sc.truth is not None)))
     if fr.limits is not None:

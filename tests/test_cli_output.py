@@ -1,6 +1,7 @@
 """Output that scales: ``score`` on a capture of 1 000 short flows fits a screen (counts and the first ids, one line
 per reason a flow was not replayed), no empty table or legend, headers that say what they count; and the HTML
-report, which holds the congestion graphs thinned to its width and compressed, written once."""
+report, which holds the congestion graphs thinned to its width and compressed with plotly.js's basic bundle, written
+once, and draws the flows that were not replayed from the capture alone."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from bench.make_capture import generate_mix
 from tests.conftest import ROOT, SHARED
 
 SAMPLE = ROOT / "samples" / "sample.pcap"
+S06 = SHARED / "generated" / "s06_cubic_1f_10M_rtt40_buf1bdp_2sides.pcap"  # 2.4 MB, one bulk flow
+REFUSED = SHARED / "public" / "gh-chrissanders-packets__tcp_retransmissions.pcapng"  # its one flow is refused
 S07 = SHARED / "generated" / "s07_bbr_3f_20M_rtt20_buf2bdp.pcap"
 S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
 MPTCP = SHARED / "public" / "pypi-mptcpanalyzer-0.3.2__server_2.pcap"
@@ -162,9 +165,10 @@ def test_the_report_holds_the_graph_thinned_to_its_width_and_compressed(tmp_path
     monkeypatch.setattr(report_module, "render", lambda scored: renders.append(1) or render(scored))
     code, _ = run("score", S07, "-e", "be,re,newreno", "--out", tmp_path / "out")
     page = (tmp_path / "out" / "report.html").read_text()
-    assert code == 0 and renders == [1] and len(page) < 2_600_000  # 10.8 MB with the default set, uncompressed
+    assert code == 0 and renders == [1] and len(page) < 1_300_000  # 10.8 MB with the default set, uncompressed
     graphs = json.loads(gzip.decompress(base64.b64decode(_element(page, "report-graphs"))))
-    assert len(gzip.decompress(base64.b64decode(_element(page, "report-plotly")))) > 4_000_000
+    plotly = gzip.decompress(base64.b64decode(_element(page, "report-plotly")))
+    assert plotly == report_module.PLOTLY_BASIC_JS.read_bytes()  # the basic bundle: all the report draws
     sc = score_file(S07, build_estimators(["be", "re", "newreno"], {}), keep_series=True)
     flows = {fr.flow_id: fr for fr in sc.replay.flows}
     want = json.loads(json.dumps(source_for(sc.ingest, flows[2], 2).window(px=report_module.REPORT_PX)))
@@ -172,3 +176,66 @@ def test_the_report_holds_the_graph_thinned_to_its_width_and_compressed(tmp_path
     assert _unpack(graphs["congestion-0"]) == want and want["px"] == 1200 and not want["full_resolution"]
     assert "seed 002: throughput shares" in _element(page, "report-figures")
     assert not re.search(r"<script[^>]+src=", page)
+
+
+def _series(o: Any) -> list[list[Any]]:
+    """Every time column of the graphs' data (the ``t`` of each series)."""
+    if isinstance(o, list):
+        return [t for v in o for t in _series(v)]
+    if not isinstance(o, dict):
+        return []
+    return ([o["t"]] if isinstance(o.get("t"), list) else []) + [t for v in o.values() for t in _series(v)]
+
+
+def test_the_report_of_a_2mb_capture_is_under_1_1_mb_with_every_series_in_the_m4_budget(tmp_path):
+    """Issue #36: ``score --out`` on a 2.4 MB capture writes a report that needs no other file (nothing it loads
+    from beside it or the network) and is at most 1.1 MB; every series of its graphs holds at most the M4
+    budget, 4 points per pixel column and the one point each side that takes the line to the edges."""
+    from ackreplay.cli.report import REPORT_PX
+
+    code, _ = run("score", S06, "--out", tmp_path / "out")
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert code == 0 and not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", page)
+    assert len(page.encode()) <= 1_100_000, len(page.encode())
+    graphs = _unpack(json.loads(gzip.decompress(base64.b64decode(_element(page, "report-graphs")))))
+    series = _series(graphs)
+    assert len(graphs) == 1 and len(series) > 20 and graphs["congestion-0"]["px"] == REPORT_PX
+    assert max(map(len, series)) <= 4 * REPORT_PX + 2 and not graphs["congestion-0"]["full_resolution"]
+    figures = json.loads(_element(page, "report-figures"))["figures"]
+    assert all(len(t["x"]) <= 4 * REPORT_PX + 2 for f in figures.values() for t in f["data"])
+
+
+def test_the_vendored_plotly_basic_bundle_is_the_plotly_packages_version():
+    """The report's plotly.js (the basic bundle, cli/data) is the version the ``plotly`` package ships in full
+    (the figures' JSON is made by it): after a plotly upgrade, scripts/vendor-plotly-basic.sh refreshes it."""
+    import plotly
+
+    from ackreplay.cli.report import PLOTLY_BASIC_JS
+
+    full = (Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()[:300]
+    basic = PLOTLY_BASIC_JS.read_text()[:300]
+    version = re.search(r"plotly\.js v(\d+\.\d+\.\d+)", full)
+    assert version and f"plotly.js (basic - minified) v{version.group(1)}" in basic
+
+
+def test_a_report_draws_flows_that_were_not_replayed_from_the_capture_alone(tmp_path):
+    """Issue #33: every flow of this capture is refused for replay; the report draws its time–sequence, flight and
+    RTT panels all the same (the congestion graph without a replay) and says why there are no estimator
+    overlays."""
+    from ackreplay.cli.report import REPORT_PX
+    from ackreplay.core.capture_scoring import build_estimators, score_file
+    from ackreplay.graphs.congestion import source_for
+
+    target = tmp_path / "refused.html"
+    code, out = run("report", REFUSED, "-o", target)
+    page = target.read_text()
+    assert code == 0 and "wrote" in out
+    graphs = _unpack(json.loads(gzip.decompress(base64.b64decode(_element(page, "report-graphs")))))
+    sc = score_file(REFUSED, build_estimators(None, {}))
+    assert sc.replay.flows == [] and list(sc.replay.skipped) == [0]
+    want = json.loads(json.dumps(source_for(sc.ingest, None, 0).window(px=REPORT_PX)))
+    assert list(graphs) == ["congestion-0"] and graphs["congestion-0"] == want and not want["replayed"]
+    assert len(want["sequence"]["retransmitted"]["t"]) == 5 and want["rates"] == {}
+    note = re.search(r"<p class='not-replayed'>(.*?)</p>", page)
+    assert note and "vantage unknown" in note.group(1) and "the estimators' overlays" in note.group(1)
+    assert "flow 0: " in page and "(not replayed)" in page

@@ -106,7 +106,8 @@ def test_the_wheel_holds_every_package_the_code_imports_and_its_data(wheel):
         "api", "cli", "core", "estimators", "graphs", "ingest", "jitcache", "migrations", "path", "replay", "scoring",
         "workers"}, subpackages
     for data in ("migrations/env.py", "migrations/script.py.mako", "api/dashboard/index.html",
-                 "api/dashboard/js/main.js", "api/apidocs/init.js", "cli/data/warmup.pcap"):
+                 "api/dashboard/js/main.js", "api/apidocs/init.js", "cli/data/warmup.pcap",
+                 "cli/data/plotly-basic.min.js"):
         assert f"ackreplay/{data}" in names, data
     assert any(n.startswith("ackreplay/migrations/versions/") and n.endswith("_initial_schema.py") for n in names)
     assert not [n for n in names if "__pycache__" in n or n.endswith((".nbi", ".nbc"))]

@@ -25,6 +25,8 @@ from tests.conftest import ROOT, SHARED
 from tests.service.http import wait_ready
 
 S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
+S06 = SHARED / "generated" / "s06_cubic_1f_10M_rtt40_buf1bdp_2sides.pcap"  # 2.4 MB
+REFUSED = SHARED / "public" / "gh-chrissanders-packets__tcp_retransmissions.pcapng"  # its one flow is refused
 SAMPLE = ROOT / "samples" / "sample.pcap"
 ARTIFACTS = ROOT / "test-artifacts"
 EXE = str(Path(sys.executable).with_name("ackreplay"))
@@ -409,6 +411,57 @@ def test_offline_report_draws_the_congestion_graph(browser, tmp_path):
     shot(page, "report-flow.png")
     assert outside == [] and problems == [], (outside, problems)
     context.close()
+
+
+def _open_report(browser, target: Path) -> tuple[Page, list[str], list[str]]:
+    """The report opened from disk, with the requests it makes off disk and the page's errors collected."""
+    page = browser.new_context(viewport={"width": 1366, "height": 900}).new_page()
+    outside: list[str] = []
+    problems: list[str] = []
+    page.on("request", lambda req: None if req.url.startswith("file://") else outside.append(req.url))
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(target.as_uri())
+    return page, outside, problems
+
+
+def test_the_report_of_a_2mb_capture_is_small_and_draws_every_graph(browser, tmp_path):
+    """Issue #36: ``score --out`` on a 2.4 MB capture writes a report of at most 1.1 MB that needs no other file
+    (plotly.js's basic bundle inside it) and draws, offline, the congestion graph's five panels and the figures."""
+    out = tmp_path / "out"
+    subprocess.run([EXE, "score", str(S06), "--out", str(out)], cwd=ROOT, check=True, capture_output=True)
+    target = out / "report.html"
+    assert target.stat().st_size <= 1_100_000, target.stat().st_size
+    page, outside, problems = _open_report(browser, target)
+    page.wait_for_selector("#congestion-0[data-ready='1']", timeout=30_000)
+    axes = page.evaluate("[...new Set(document.getElementById('congestion-0').data.map(t => t.yaxis))]")
+    names = page.evaluate("document.getElementById('congestion-0').data.map(t => t.name)")
+    assert axes == ["y", "y2", "y3", "y4", "y5"] and {"ACK", "bytes in flight", "achieved", "re", "srtt"} <= set(names)
+    figures = page.locator(".figure")
+    assert figures.count() >= 2
+    for i in range(figures.count()):  # every figure drawn: an SVG with its traces
+        expect(figures.nth(i).locator(".main-svg").first).to_be_attached(timeout=10_000)
+    assert page.evaluate("[...document.querySelectorAll('.figure')].every(f => f.data && f.data.length > 0)")
+    assert outside == [] and problems == [], (outside, problems)
+    page.context.close()
+
+
+def test_the_report_draws_a_flow_that_was_not_replayed_from_the_capture(browser, tmp_path):
+    """Issue #33: a capture whose every flow is refused for replay: the report draws its time–sequence, flight and
+    RTT panels (no rate panel, no estimator) and says why the overlays are missing."""
+    target = tmp_path / "refused.html"
+    subprocess.run([EXE, "report", str(REFUSED), "-o", str(target)], cwd=ROOT, check=True, capture_output=True)
+    page, outside, problems = _open_report(browser, target)
+    page.wait_for_selector("#congestion-0[data-ready='1']", timeout=30_000)
+    axes = page.evaluate("[...new Set(document.getElementById('congestion-0').data.map(t => t.yaxis))]")
+    counts = dict(page.evaluate("document.getElementById('congestion-0').data.map(t => [t.name, t.x.length])"))
+    assert axes == ["y", "y2", "y4"] and counts["retransmitted"] == 5 and "achieved" not in counts
+    titles = page.evaluate("(() => { const l = document.getElementById('congestion-0').layout; "
+                           "return ['yaxis', 'yaxis2', 'yaxis4'].map(a => l[a].title.text); })()")
+    assert titles == ["sequence (bytes)", "in flight (bytes)", "RTT (ms)"]
+    expect(page.locator(".not-replayed")).to_contain_text("the estimators' overlays")
+    shot(page, "report-not-replayed.png")
+    assert outside == [] and problems == [], (outside, problems)
+    page.context.close()
 
 
 def test_report_names_the_decision_only_controls_by_their_markers(browser, tmp_path):
