@@ -87,7 +87,7 @@ def release_in(session: Session) -> list[tuple[str, str]]:
         chosen += [(kind, tid) for kind, tid in session.execute(q).all()]
     if chosen:
         session.execute(update(Task).where(Task.id.in_([tid for _, tid in chosen]), Task.released_at.is_(None))
-                        .values(released_at=now()))
+                        .values(released_at=now(), updated_at=now()))  # (the sweep's age of its message)
     return chosen
 
 
