@@ -352,6 +352,10 @@ def test_congestion_graph_keeps_spikes_and_zooms_to_full_resolution(server, page
     page.goto(f"{server}/dashboard/#/runs/{run_id}/captures/{cid}/flows/{fid}")
     page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
     assert page.get_attribute("#congestion", "data-full-resolution") == "false"
+    every = page.evaluate("async (cid) => { const api = await import('/dashboard/js/api.js'); "  # page by page
+                          "return (await api.getAll(`/captures/${cid}/flows`, { limit: 1 })).map((f) => f.flow_id); }",
+                          cid)
+    assert len(flows) > 1 and every == [f["flow_id"] for f in flows]
 
     series = pl.read_csv(io.BytesIO(httpx.get(f"{api}/series", params={"format": "csv"}).content))
     trace = "document.getElementById('congestion').data.find(t => t.name === NAME)"
