@@ -504,7 +504,8 @@ def requeue_unfinished(session: Session, *, older_than_s: float | None = None,
     sweep): a started task whose heartbeat is older than that (its worker died), and a queued task older
     than that whose broker message is gone (``in_broker`` answers which task ids still have one: a Redis
     restart lost them, or the broker was unreachable when the task was created). Each is noted on the task,
-    so that its run's status says it waits on re-dispatch."""
+    so that its run's status says it waits on re-dispatch. Only tasks already released count (they keep
+    their slot, ``core.fair_queue``); then whatever waits is released as the window allows."""
     q = (select(Task).where(Task.status.in_(("queued", "started")), Task.released_at.is_not(None))
          .with_for_update(skip_locked=True))  # those waiting for their turn are the fair queue's
     tasks = list(session.scalars(q))
