@@ -27,6 +27,7 @@ CODES: dict[str, int] = {
     "method_not_allowed": 405, "request_timeout": 408, "conflict": 409,
     "upload_too_large": 413, "request_too_large": 413, "quota_exceeded": 413, "archive_too_large": 413,
     "unsupported_media_type": 415,
+    "too_many_runs": 429, "too_many_tasks": 429, "rate_limited": 429,
     "invalid_request": 422, "invalid_truth": 422, "invalid_archive": 422, "no_captures": 422, "invalid_sort": 422,
     "unknown_estimator": 422, "unknown_parameter": 422, "parameter_out_of_range": 422, "invalid_parameter": 422,
     "too_many_variants": 422, "duplicate_estimator": 422,
@@ -39,7 +40,17 @@ STATUS_TEXT = {400: "Bad request", 401: "No or unknown API token", 403: "Refused
                404: "Not found (or another owner's)", 405: "Method not allowed",
                408: "The request body stopped arriving (the connection is closed)",
                409: "Conflict with a concurrent request (try again)", 413: "Too large", 415: "Not a capture",
-               422: "Invalid input", 500: "Unexpected error (logged)", 503: "Database unreachable (Retry-After)"}
+               422: "Invalid input",
+               429: "Too many unfinished runs or tasks of the owner, or runs started too fast (`rate_limited`: "
+                    "Retry-After says when to try again)",
+               500: "Unexpected error (logged)", 503: "Database unreachable (Retry-After)"}
+
+
+#: The header a rate-limited answer carries (OpenAPI).
+RETRY_AFTER = {"Retry-After": {"description": "`rate_limited`: seconds until the next run is accepted",
+                               "schema": {"type": "integer", "minimum": 1}}}
+#: What refuses a run: the owner's limits on unfinished work and its run rate (``core.rate_limits``).
+RUN_LIMITS = ("too_many_runs", "too_many_tasks", "rate_limited")
 
 
 def responses(*codes: str) -> dict[int | str, dict[str, Any]]:
@@ -50,7 +61,8 @@ def responses(*codes: str) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": ErrorOut,
                      "description": f"{STATUS_TEXT[status]}. `error` is one of: "
                                     + ", ".join(f"`{c}`" for c in sorted(set(names))),
-                     "content": {"application/json": {"example": {"error": names[0], "detail": "…"}}}}
+                     "content": {"application/json": {"example": {"error": names[0], "detail": "…"}}},
+                     **({"headers": RETRY_AFTER} if "rate_limited" in names else {})}
             for status, names in sorted(by_status.items())}
 
 
@@ -94,7 +106,7 @@ def unparsed_body(exc: HTTPException) -> str:
 def install(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def _service(_: Request, exc: ServiceError) -> JSONResponse:
-        return JSONResponse(body(exc.code, exc.detail), status_code=exc.status)
+        return JSONResponse(body(exc.code, exc.detail), status_code=exc.status, headers=exc.headers or None)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -99,6 +99,16 @@ class FlowOut(Open):
                                  examples=["ACKs lost on the return path are invisible at the receiver …"])
 
 
+class FlowPage(BaseModel):
+    """A page of a capture's flows, in flow order."""
+
+    items: list[FlowOut]
+    total: int = Field(examples=[3])
+    limit: int = Field(examples=[500])
+    offset: int = Field(examples=[0])
+    next: str | None = Field(None, description="the next page, when there is one", examples=[None])
+
+
 class SampleOut(BaseModel):
     t_rel: float = Field(examples=[12.30402])
     bps: float = Field(examples=[1.5445e10])
@@ -312,8 +322,9 @@ class RunStatusOut(BaseModel):
     limit: int = Field(100, examples=[100])
     next: str | None = Field(None, description="the next page of captures, when there is one",
                              examples=[None])
-    waiting: str | None = Field(None, description="an unfinished run whose work was lost (its worker died, its "
-                                "broker message vanished) and is dispatched again says so here",
+    waiting: str | None = Field(None, description="an unfinished run whose tasks wait for their turn (the workers "
+                                "are shared fairly between owners), or whose work was lost (its worker died, its "
+                                "broker message vanished) and is dispatched again, says so here",
                                 examples=["1 task: its worker stopped (no heartbeat); dispatched again"])
 
 
@@ -413,6 +424,16 @@ class DecisionOut(Open):
     ssthresh_segments: float | None = Field(examples=[21.4])
     ideal_segments: float | None = Field(examples=[19.0])
     newreno_ssthresh_segments: float | None = Field(examples=[17.0])
+
+
+class DecisionPage(BaseModel):
+    """A page of one flow's decisions, by loss event."""
+
+    items: list[DecisionOut]
+    total: int = Field(examples=[84])
+    limit: int = Field(examples=[1000])
+    offset: int = Field(examples=[0])
+    next: str | None = Field(None, description="the next page, when there is one", examples=[None])
 
 
 class FlowRef(BaseModel):

@@ -212,6 +212,14 @@ def listing(session: Session, owner: Owner, *, tag: str | None, status: str | No
     return CapturePage(list(session.scalars(q.limit(limit).offset(offset))), int(total))
 
 
+def flow_page(session: Session, capture: Capture, *, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """One page of the capture's flows' summaries, in flow order, and how many flows it has."""
+    total = session.scalar(select(func.count()).select_from(Flow).where(Flow.capture_id == capture.id)) or 0
+    rows = session.scalars(select(Flow.summary).where(Flow.capture_id == capture.id).order_by(Flow.flow_id)
+                           .offset(offset).limit(limit))
+    return list(rows), int(total)
+
+
 def flow(session: Session, capture: Capture, flow_id: int) -> Flow:
     row = session.scalar(select(Flow).where(Flow.capture_id == capture.id, Flow.flow_id == flow_id))
     if row is None:

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -46,6 +46,28 @@ class Settings(BaseSettings):
         30.0, gt=0, description="lost work is dispatched again: a started task whose worker has not beaten its "
                                 "heartbeat for this long, a queued task older than this whose broker message is "
                                 "gone (workers sweep three times per period, at most every 10 s)")
+    dispatch_window: int = Field(
+        16, ge=1, description="tasks released to the workers at once, over all owners (queued in the broker or "
+                              "running); the rest wait in the database and are released as these finish, the "
+                              "owner with the fewest in flight first (fair sharing, `core.fair_queue`). Keep it "
+                              "at one to two times the workers' total concurrency")
+    owner_dispatch_cap: int | None = Field(
+        None, ge=1, description="tasks one owner may have released at once (none: the whole dispatch_window); "
+                                "below the window, part of it is always free for other owners' work")
+    max_queued_tasks: int | None = Field(
+        50_000, ge=1, description="unfinished tasks an owner may have (one per capture of each run it starts, "
+                                  "and the replay tasks they make); a run that would pass it is refused with "
+                                  "429 too_many_tasks (none: unlimited)")
+    max_active_runs: int | None = Field(
+        100, ge=1, description="unfinished (queued or running) runs an owner may have; another is refused with "
+                               "429 too_many_runs (none: unlimited)")
+    run_rate_per_minute: float | None = Field(
+        60.0, gt=0, description="runs an owner may start per minute, sustained (a token bucket per owner, in "
+                                "Redis when REDIS_URL is set); past it 429 rate_limited with Retry-After "
+                                "(none: unlimited). Uploads start a run each, batches one")
+    run_burst: int = Field(
+        100, ge=1, description="runs an owner may start at once before run_rate_per_minute applies (the "
+                               "bucket's size)")
     orphan_seconds: float = Field(
         3600.0, gt=0, description="objects in the store that no capture or run owns (an upload cut off, a "
                                   "crash between store and database) are removed once this old")
@@ -64,6 +86,13 @@ class Settings(BaseSettings):
         75, ge=1, description="an idle keep-alive connection is closed after this long (`serve`)")
     bind_host: str | None = Field(None, description="the address `serve` listens on (set by `serve`)")
     public_metrics: bool = Field(False, description="serve /api/v1/metrics without a token")
+
+    @field_validator("owner_dispatch_cap", "max_queued_tasks", "max_active_runs", "run_rate_per_minute",
+                     mode="before")
+    @classmethod
+    def _unlimited(cls, value: Any) -> Any:
+        """``none`` (or ``unlimited``, or empty) lifts a limit that has a default."""
+        return None if isinstance(value, str) and value.strip().lower() in ("", "none", "null", "unlimited") else value
 
     @property
     def sqlalchemy_url(self) -> str:

@@ -25,6 +25,11 @@ class ServiceError(Exception):
         if status:
             self.status = status
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """Headers the answer carries besides its body (``Retry-After`` of a rate limit); none by default."""
+        return {}
+
 
 class NotFound(ServiceError):
     status = 404

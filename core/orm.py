@@ -10,7 +10,19 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -126,7 +138,8 @@ class Task(Base):
     in the database and a retried or duplicated task is recognised."""
 
     __tablename__ = "tasks"
-    __table_args__ = (UniqueConstraint("run_id", "capture_id", "kind", "chunk", name="uq_task"),)
+    __table_args__ = (UniqueConstraint("run_id", "capture_id", "kind", "chunk", name="uq_task"),
+                      Index("ix_tasks_status_released", "status", "released_at"))
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
     capture_id: Mapped[str] = mapped_column(ForeignKey("captures.id", ondelete="CASCADE"))
@@ -141,6 +154,9 @@ class Task(Base):
     #: Refreshed every few seconds by the worker running the task (Celery deployment); a started task whose
     #: heartbeat stops was lost with its worker and is dispatched again.
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: When the fair dispatcher sent the task to the workers (``core.fair_queue``); None: it waits in the
+    #: database for its owner's turn.
+    released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     worker: Mapped[str | None] = mapped_column(String(200), nullable=True)  # host:pid of the claimer
     redispatches: Mapped[int] = mapped_column(Integer, default=0)
     #: Why the task was dispatched again (its worker stopped, its broker message was lost), for the run status.

@@ -27,6 +27,7 @@ from ackreplay.core.capture_scoring import build_estimators, jsonable, limit_rec
 from ackreplay.core.config import get_settings
 from ackreplay.core.db import after_commit, get_engine, session_scope
 from ackreplay.core.errors import ServiceError, is_infrastructure
+from ackreplay.core.fair_queue import release_soon
 from ackreplay.core.orm import (
     Capture,
     DecisionRow,
@@ -41,6 +42,7 @@ from ackreplay.core.orm import (
     now,
 )
 from ackreplay.core.queue import dispatch
+from ackreplay.core.rate_limits import admit_run
 from ackreplay.core.storage import Store, get_store
 from ackreplay.core.stored_capture import (
     StoredCapture,
@@ -101,15 +103,15 @@ def estimator_spec(items: list[Any] | None) -> list[dict[str, Any]]:
 
 def start_run(session: Session, owner: Owner, captures: list[Capture], estimators: list[dict[str, Any]], *,
               is_default: bool = False, batch_id: str | None = None) -> Run:
+    admit_run(session, owner, len(captures))
     run = Run(owner_id=owner.id, estimators=estimators, version=VERSION, is_default=is_default, batch_id=batch_id)
     session.add(run)
     session.flush()
     for cap in captures:
         session.add(RunCapture(run_id=run.id, capture_id=cap.id))
-        task = Task(run_id=run.id, capture_id=cap.id, kind="ingest", chunk=0)
-        session.add(task)
-        session.flush()
-        after_commit(session, partial(dispatch, "ingest", task.id))
+        session.add(Task(run_id=run.id, capture_id=cap.id, kind="ingest", chunk=0))
+    session.flush()
+    after_commit(session, release_soon)  # its turn comes in the fair queue
     return run
 
 
@@ -134,6 +136,8 @@ def run_task(kind: str, task_id: str) -> None:
             raise
         log.warning("task %s %s failed on its data: %s", kind, task_id, exc)
         fail_task(task_id, claimed, exc)
+    finally:
+        release_soon()  # its slot in the dispatch window is free: the next owner's turn
 
 
 def worker_id() -> str:
@@ -304,8 +308,8 @@ def ingest_task(task_id: str) -> None:
         session.flush()
         if not todo:
             _finish_capture(session, task.run_id, cap.id)
-        for tid in replay_tasks:
-            after_commit(session, partial(dispatch, "replay", tid))
+        if replay_tasks:
+            after_commit(session, release_soon)
 
 
 def _ingest(session: Session, store: Store, cap: Capture) -> None:
@@ -500,8 +504,10 @@ def requeue_unfinished(session: Session, *, older_than_s: float | None = None,
     sweep): a started task whose heartbeat is older than that (its worker died), and a queued task older
     than that whose broker message is gone (``in_broker`` answers which task ids still have one: a Redis
     restart lost them, or the broker was unreachable when the task was created). Each is noted on the task,
-    so that its run's status says it waits on re-dispatch."""
-    q = select(Task).where(Task.status.in_(("queued", "started"))).with_for_update(skip_locked=True)
+    so that its run's status says it waits on re-dispatch. Only tasks already released count (they keep
+    their slot, ``core.fair_queue``); then whatever waits is released as the window allows."""
+    q = (select(Task).where(Task.status.in_(("queued", "started")), Task.released_at.is_not(None))
+         .with_for_update(skip_locked=True))  # those waiting for their turn are the fair queue's
     tasks = list(session.scalars(q))
     if older_than_s is None:
         chosen = [(t, "re-queued when the server started") for t in tasks]
@@ -516,5 +522,6 @@ def requeue_unfinished(session: Session, *, older_than_s: float | None = None,
         task.status, task.heartbeat_at, task.updated_at, task.note = "queued", None, now(), why
         task.redispatches += 1
         after_commit(session, partial(dispatch, task.kind, task.id))
+    after_commit(session, release_soon)
     return len(chosen)
 

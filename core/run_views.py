@@ -94,7 +94,8 @@ def reason_kind(reason: str) -> str:
 
 
 class SkippedPage(NamedTuple):
-    """One page of the flows a capture of a run skipped (flow id, reason), and how many there are."""
+    """One page of rows (the flows a capture of a run skipped: flow id, reason; a flow's decisions), and how
+    many there are."""
 
     items: list[dict[str, Any]]
     total: int
@@ -109,9 +110,14 @@ def skipped_flows(session: Session, run: Run, capture_id: str, *, offset: int, l
     return SkippedPage([{"flow_id": int(k), "reason": skipped[k]} for k in ids], len(skipped))
 
 
+#: What a task not yet released to the workers waits on (``core.fair_queue``).
+FAIR_TURN = "waiting for its turn (the workers are shared fairly between owners)"
+
+
 def waiting(run: Run, tasks: list[Task]) -> str | None:
-    """What an unfinished run waits on when its work was lost and is (or is about to be) dispatched again:
-    a worker that stopped beating its heartbeat, a broker message that was lost; None when nothing is."""
+    """What an unfinished run waits on: its turn in the fair queue, or its work was lost and is (or is about
+    to be) dispatched again (a worker that stopped beating its heartbeat, a broker message that was lost);
+    None when nothing is."""
     if run.status in ("succeeded", "failed"):
         return None
     settings = get_settings()
@@ -120,7 +126,9 @@ def waiting(run: Run, tasks: list[Task]) -> str | None:
     for t in tasks:
         if t.status not in ("queued", "started"):
             continue
-        if t.note:
+        if t.status == "queued" and t.released_at is None:
+            reasons[FAIR_TURN] += 1
+        elif t.note:
             reasons[t.note] += 1
         elif not settings.embedded_worker and t.status == "started" and epoch(t.heartbeat_at or t.updated_at) < cutoff:
             reasons["its worker stopped (no heartbeat); awaiting re-dispatch"] += 1
@@ -232,7 +240,7 @@ def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: in
     def build() -> CongestionSource:
         tables = read_tables(store, flow.tables_key, [flow_id])
         series = store.read_parquet(result.series_key, pl.col("flow_id") == flow_id).drop("flow_id")
-        rows = decisions(session, run, capture_id, flow_id)
+        rows = flow_decisions(session, run, capture_id, flow_id)
         dec = pl.DataFrame(rows, schema=DECISION_SCHEMA) if rows else pl.DataFrame(schema=DECISION_SCHEMA)
         stored = _stored_diagnostics(session, run, capture_id, flow_id)
         return CongestionSource.build(flow_id, int(flow.summary["mss"]), tables.acks, tables.segments,
@@ -256,12 +264,22 @@ def capture_graph(store: Store, flow: Flow, *, t0: float | None, t1: float | Non
     return _graphs.get(("capture", flow.capture_id, flow.flow_id), build).window(t0, t1, px)
 
 
-def decisions(session: Session, run: Run, capture_id: str, flow_id: int) -> list[dict[str, Any]]:
+def decisions(session: Session, run: Run, capture_id: str, flow_id: int, *, offset: int, limit: int
+              ) -> SkippedPage:
+    """One page of the flow's decisions (by loss event, then estimator as stored), and how many it has."""
     _result(session, run, capture_id, flow_id)
-    rows = session.scalars(select(DecisionRow).where(DecisionRow.run_id == run.id, DecisionRow.capture_id == capture_id,
-                                                     DecisionRow.flow_id == flow_id)
-                           .order_by(DecisionRow.episode, DecisionRow.id))
-    return [r.data for r in rows]
+    where = (DecisionRow.run_id == run.id, DecisionRow.capture_id == capture_id, DecisionRow.flow_id == flow_id)
+    total = session.scalar(select(func.count()).select_from(DecisionRow).where(*where)) or 0
+    return SkippedPage(flow_decisions(session, run, capture_id, flow_id, offset=offset, limit=limit), int(total))
+
+
+def flow_decisions(session: Session, run: Run, capture_id: str, flow_id: int, *, offset: int = 0,
+                   limit: int | None = None) -> list[dict[str, Any]]:
+    """The flow's decisions by loss event (``limit`` of them from ``offset``; default all)."""
+    rows = session.scalars(select(DecisionRow.data).where(
+        DecisionRow.run_id == run.id, DecisionRow.capture_id == capture_id, DecisionRow.flow_id == flow_id)
+        .order_by(DecisionRow.episode, DecisionRow.id).offset(offset).limit(limit))
+    return list(rows)
 
 
 #: What the diagnostics rows store besides the §7 explanations: the flow's path (§9), what limited its sender and

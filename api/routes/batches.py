@@ -17,7 +17,7 @@ from ackreplay.api.deps import (
     StoreDep,
     next_page,
 )
-from ackreplay.api.errors import responses
+from ackreplay.api.errors import RUN_LIMITS, responses
 from ackreplay.api.routes.captures import NameField, Offset, TagsField, TruthField, tag_list, truth_field
 from ackreplay.api.schemas import BATCH_ID, ID_PATTERN, BatchCreated, BatchOut, ScoreboardOut
 from ackreplay.core import capture_batches as svc
@@ -30,7 +30,7 @@ BatchId = Annotated[str, Path(description="a batch's id", pattern=ID_PATTERN, ex
 
 @router.post("", status_code=202, response_model=BatchCreated,
              responses=responses("no_captures", "invalid_archive", "archive_too_large", "quota_exceeded",
-                                 "invalid_truth", "upload_too_large", "cross_origin", "request_timeout"),
+                                 "invalid_truth", "upload_too_large", "cross_origin", "request_timeout", *RUN_LIMITS),
              summary="Score many captures together (files or archives)",
              description="Members that are not captures are listed in `rejected` (refused by their first bytes, "
                          "before they are decompressed in full). An archive whose members decompress past "

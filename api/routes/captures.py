@@ -11,8 +11,8 @@ from fastapi import APIRouter, File, Form, Path, Query, UploadFile
 from fastapi.responses import Response
 from pydantic import StringConstraints
 
-from ackreplay.api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep
-from ackreplay.api.errors import responses
+from ackreplay.api.deps import OwnerDep, SessionDep, SettingsDep, StoreDep, next_page
+from ackreplay.api.errors import RUN_LIMITS, responses
 from ackreplay.api.metrics import UPLOADS
 from ackreplay.api.schemas import (
     CAPTURE_ID,
@@ -26,6 +26,7 @@ from ackreplay.api.schemas import (
     CaptureOut,
     CapturePage,
     FlowOut,
+    FlowPage,
     GraphOut,
     Text,
     UploadOut,
@@ -35,7 +36,7 @@ from ackreplay.core import captures as svc
 from ackreplay.core.errors import ServiceError
 from ackreplay.core.run_tasks import estimator_spec, start_run
 from ackreplay.core.run_views import capture_graph
-from ackreplay.core.stored_capture import flow_rows, read_table
+from ackreplay.core.stored_capture import read_table
 
 router = APIRouter(prefix="/captures", tags=["captures"])
 CaptureId = Annotated[str, Path(description="a capture's id", pattern=ID_PATTERN, examples=[CAPTURE_ID])]
@@ -52,7 +53,7 @@ Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, examples=[0])]
 TABLE_FORMATS = {"application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}},
                  "text/csv": {"schema": {"type": "string"}, "example": "t,acked,dup,d,rtt\n"}}
 UPLOAD_ERRORS = responses("empty_upload", "upload_too_large", "quota_exceeded", "unsupported_media_type",
-                          "invalid_truth", "cross_origin", "request_timeout")
+                          "invalid_truth", "cross_origin", "request_timeout", *RUN_LIMITS)
 NameField = Annotated[Annotated[Text, StringConstraints(max_length=MAX_NAME)] | None,
                       Form(description=f"display name (default: the file name; at most {MAX_NAME} characters)")]
 TagsField = Annotated[Annotated[Text, StringConstraints(max_length=MAX_TAGS * (MAX_TAG + 1))] | None,
@@ -133,11 +134,16 @@ def delete_capture(capture_id: CaptureId, session: SessionDep, owner: OwnerDep, 
     return Response(status_code=204)
 
 
-@router.get("/{capture_id}/flows", response_model=list[FlowOut], responses=responses("capture_not_found"),
-            summary="The capture's flows with their ingest summary")
-def list_flows(capture_id: CaptureId, session: SessionDep, owner: OwnerDep) -> list[dict[str, Any]]:
+@router.get("/{capture_id}/flows", response_model=FlowPage, responses=responses("capture_not_found"),
+            summary="The capture's flows with their ingest summary (paginated)",
+            description="A page of flows in flow order (`offset`, `limit`: 500 by default), with `total` and the "
+                        "`next` page's URL.")
+def list_flows(capture_id: CaptureId, session: SessionDep, owner: OwnerDep, offset: Offset = 0,
+               limit: Annotated[int, Query(ge=1, le=5000, examples=[500])] = 500) -> FlowPage:
     cap = svc.get(session, owner, capture_id)
-    return [f.summary for f in flow_rows(session, cap.id)]
+    items, total = svc.flow_page(session, cap, offset=offset, limit=limit)
+    return FlowPage.model_validate({"items": items, "total": total, "limit": limit, "offset": offset,
+                                    "next": next_page(f"/api/v1/captures/{cap.id}/flows", offset, limit, total)})
 
 
 @router.get("/{capture_id}/flows/{flow_id}", response_model=FlowOut,

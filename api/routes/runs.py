@@ -17,7 +17,7 @@ from ackreplay.api.deps import (
     StoreDep,
     next_page,
 )
-from ackreplay.api.errors import responses
+from ackreplay.api.errors import RUN_LIMITS, responses
 from ackreplay.api.metrics import RUNS
 from ackreplay.api.routes.captures import (
     GRAPH_DESCRIPTION,
@@ -34,7 +34,7 @@ from ackreplay.api.schemas import (
     ID_PATTERN,
     MAX_FLOW_ID,
     RUN_ID,
-    DecisionOut,
+    DecisionPage,
     DiagnosticsOut,
     GraphOut,
     LeaderboardOut,
@@ -66,7 +66,7 @@ RESULT_ERRORS = responses("run_not_found", "results_not_found")
 
 @router.post("/runs", status_code=202, response_model=RunCreated,
              responses=responses("capture_not_found", "cross_origin", "request_too_large", "quota_exceeded",
-                                 "request_timeout", *ESTIMATOR_ERRORS),
+                                 "request_timeout", *ESTIMATOR_ERRORS, *RUN_LIMITS),
              summary="Start a run: captures × estimators (with parameters)",
              description="Each estimator at most once (`duplicate_estimator`): several values of a parameter are "
                          "one entry's sweep. A run's results count against the owner's storage quota: with "
@@ -179,11 +179,18 @@ def run_series(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: S
     return table_response(frame, format)
 
 
-@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/decisions", response_model=list[DecisionOut],
-            responses=RESULT_ERRORS, summary="Every estimator's decision at every loss event of the flow")
-def run_decisions(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
-                  owner: OwnerDep) -> list[dict[str, Any]]:
-    return results.decisions(session, results.get_run(session, owner, run_id), capture_id, flow_id)
+@router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/decisions", response_model=DecisionPage,
+            responses=RESULT_ERRORS, summary="Every estimator's decision at every loss event of the flow (paginated)",
+            description="A page of decisions by loss event (`offset`, `limit`: 1000 by default), with `total` and "
+                        "the `next` page's URL.")
+def run_decisions(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep,
+                  offset: Offset = 0,
+                  limit: Annotated[int, Query(ge=1, le=10_000, examples=[1000])] = 1000) -> DecisionPage:
+    run = results.get_run(session, owner, run_id)
+    page = results.decisions(session, run, capture_id, flow_id, offset=offset, limit=limit)
+    path = f"/api/v1/runs/{run.id}/captures/{capture_id}/flows/{flow_id}/decisions"
+    return DecisionPage.model_validate({"items": page.items, "total": page.total, "limit": limit, "offset": offset,
+                                        "next": next_page(path, offset, limit, page.total)})
 
 
 @router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/diagnostics", response_model=DiagnosticsOut,

@@ -348,12 +348,16 @@ def test_congestion_graph_keeps_spikes_and_zooms_to_full_resolution(server, page
     axis); brushing a short window fetches it again and every ACK in it is drawn; a double click returns to
     the whole flow."""
     cid, run_id = _default_run(server, S09)
-    flows = httpx.get(f"{server}/api/v1/captures/{cid}/flows").json()
+    flows = httpx.get(f"{server}/api/v1/captures/{cid}/flows").json()["items"]
     fid = max(flows, key=lambda f: f["bytes"])["flow_id"]
     api = f"{server}/api/v1/runs/{run_id}/captures/{cid}/flows/{fid}"
     page.goto(f"{server}/dashboard/#/runs/{run_id}/captures/{cid}/flows/{fid}")
     page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
     assert page.get_attribute("#congestion", "data-full-resolution") == "false"
+    every = page.evaluate("async (cid) => { const api = await import('/dashboard/js/api.js'); "  # page by page
+                          "return (await api.getAll(`/captures/${cid}/flows`, { limit: 1 })).map((f) => f.flow_id); }",
+                          cid)
+    assert len(flows) > 1 and every == [f["flow_id"] for f in flows]
 
     series = pl.read_csv(io.BytesIO(httpx.get(f"{api}/series", params={"format": "csv"}).content))
     trace = "document.getElementById('congestion').data.find(t => t.name === NAME)"
@@ -561,7 +565,7 @@ def test_the_page_of_a_flow_the_run_did_not_replay_draws_what_the_capture_shows(
 def test_nothing_overflows_at_desktop_and_phone_widths(server, browser, width):
     """At 1400 px and 390 px no page is wider than the window (tables scroll inside their own box)."""
     cid, run_id = _default_run(server, S09)
-    flows = httpx.get(f"{server}/api/v1/captures/{cid}/flows").json()
+    flows = httpx.get(f"{server}/api/v1/captures/{cid}/flows").json()["items"]
     fid = max(flows, key=lambda f: f["bytes"])["flow_id"]
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
@@ -607,7 +611,7 @@ def test_the_path_card_and_the_queue_panel(server, page):
     figure with its evidence, names the flow sharing the bottleneck, seed 004's verdict per algorithm and seed
     002's curve with this path's buffer/BDP marked; the congestion graph has a queue panel with the buffer."""
     cid, run_id = _default_run(server, S09)
-    flows = httpx.get(f"{server}/api/v1/captures/{cid}/flows").json()
+    flows = httpx.get(f"{server}/api/v1/captures/{cid}/flows").json()["items"]
     fid = max(flows, key=lambda f: f["bytes"])["flow_id"]
     page.goto(f"{server}/dashboard/#/runs/{run_id}/captures/{cid}/flows/{fid}")
     page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)

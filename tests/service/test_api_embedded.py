@@ -78,8 +78,12 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     page = api.get("/api/v1/captures", params={"tag": "demo"}).json()
     assert page["total"] == 1 and page["items"][0]["status"] == "ingested"
     assert api.get("/api/v1/captures", params={"tag": "other"}).json()["total"] == 0
-    flows = api.get(f"/api/v1/captures/{cid}/flows").json()
+    flows = api.get(f"/api/v1/captures/{cid}/flows").json()["items"]
     assert [f["flow_id"] for f in flows] == [0, 1, 2] and flows[2]["retransmissions"] == 49
+    first = api.get(f"/api/v1/captures/{cid}/flows", params={"limit": 2}).json()  # a page at a time
+    assert [f["flow_id"] for f in first["items"]] == [0, 1] and first["total"] == 3
+    rest = api.get(first["next"]).json()
+    assert rest["items"] == flows[2:] and rest["next"] is None and rest["offset"] == 2
     acks = api.get(f"/api/v1/captures/{cid}/flows/2/acks")
     frame = pl.read_parquet(io.BytesIO(acks.content))
     assert len(frame) == flows[2]["acks"] and "rtt" in frame.columns
@@ -90,8 +94,16 @@ def test_listing_flows_acks_series_decisions_scores_and_delete(api, tmp_path):
     assert len(series["data"]) == series["rows"] and set(series["data"][-1]) == set(series["columns"])
     full = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/series", params={"format": "parquet"})
     assert pl.read_parquet(io.BytesIO(full.content)).height == len(set(frame["t_ns"].to_list()))
-    decisions = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/decisions").json()
-    assert len(decisions) == 39 * 10 and {"ssthresh_segments", "ideal_segments"} <= set(decisions[0])
+    whole = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/decisions").json()
+    decisions = whole["items"]
+    assert len(decisions) == whole["total"] == 39 * 10 and whole["next"] is None
+    assert {"ssthresh_segments", "ideal_segments"} <= set(decisions[0])
+    paged, url = [], f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/decisions?limit=100"
+    while url:  # following `next` gives every decision once, in the same order
+        page = api.get(url).json()
+        paged += page["items"]
+        url = page["next"]
+    assert paged == decisions
     # why the estimates are what they are (§7): the same diagnostics as the CLI's document
     diag = api.get(f"/api/v1/runs/{run_id}/captures/{cid}/flows/2/diagnostics").json()
     assert diag["ack_compression_share"] > 0.01 and len(diag["largest_samples"]) == 3
@@ -169,7 +181,8 @@ def test_seed004_group_through_the_api(api):
     rows = api.get(f"/api/v1/runs/{run['id']}/scores", params={"estimator": "cubic"}).json()["items"]
     bulk = max(rows, key=lambda x: x["decisions"] or 0)
     assert bulk["mean_bps"] is None and bulk["decisions"] > 0 and bulk["ssthresh_over_ideal_median"] > 0
-    dec = api.get(f"/api/v1/runs/{run['id']}/captures/{cid}/flows/{bulk['flow_id']}/decisions").json()
+    dec = api.get(f"/api/v1/runs/{run['id']}/captures/{cid}/flows/{bulk['flow_id']}/decisions",
+                  params={"limit": 10_000}).json()["items"]
     cubic = [d for d in dec if d["estimator"] == "cubic"]
     assert len(cubic) == bulk["decisions"] and all(d["estimate_bps"] is None and d["ssthresh_segments"] for d in cubic)
     cat = {c["name"]: c for c in api.get("/api/v1/estimators").json()}

@@ -130,7 +130,7 @@ def test_a_capture_without_tcp_is_a_result_of_no_flows(svc, name):
     assert run["progress"]["tasks_done"] == run["progress"]["tasks_total"] == 1
     cid = r.json()["capture"]["id"]
     assert svc.api.get(f"/api/v1/captures/{cid}").json()["status"] == "ingested"
-    assert svc.api.get(f"/api/v1/captures/{cid}/flows").json() == []
+    assert svc.api.get(f"/api/v1/captures/{cid}/flows").json()["items"] == []
     assert svc.api.get(f"/api/v1/runs/{run['id']}/document").json()["captures"][0]["flows"] == []
     assert attempts(svc.db, run["id"]) == [("ingest", "done", 1)]
     check_store(svc.store, svc.api)
@@ -480,6 +480,7 @@ def test_the_sweep_dispatches_lost_work_again_and_the_run_says_it_waits(svc, mon
 
     sent: list[tuple[str, str]] = []
     monkeypatch.setattr("ackreplay.core.run_tasks.dispatch", lambda kind, tid: sent.append((kind, tid)))
+    monkeypatch.setattr("ackreplay.core.fair_queue.dispatch", lambda kind, tid: sent.append((kind, tid)))
     r = svc.api.post("/api/v1/batches", files=[("files", (f"{i}.pcap", tcp_capture(40 + i))) for i in range(4)])
     run_id = r.json()["run_id"]
     ids = [t for (t,) in psycopg.connect(svc.db).execute(

@@ -123,3 +123,4 @@ migrations.down_revision
 migrations.branch_labels
 migrations.depends_on
 migrations.downgrade
+core._unlimited  # pydantic calls the settings validator that lifts a limit given as "none"

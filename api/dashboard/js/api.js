@@ -17,6 +17,18 @@ export async function get(path, params = {}) {
   return body;
 }
 
+// Every item of a paginated endpoint ({items, next}), following its `next` links page by page.
+export async function getAll(path, params = {}) {
+  let page = await get(path, params);
+  const items = [...page.items];
+  while (page.next) {
+    const url = new URL(page.next, location.origin);
+    page = await get(url.pathname.slice(BASE.length), Object.fromEntries(url.searchParams));
+    items.push(...page.items);
+  }
+  return items;
+}
+
 export async function blob(path, params = {}) {
   const url = new URL(BASE + path, location.origin);
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);

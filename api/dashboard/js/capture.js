@@ -1,6 +1,6 @@
 // One capture: its flows (sortable; listed as soon as ingest has found them, while the run is still going, each
 // saying whether it was replayed and, when not, why) and the live progress of its runs.
-import { get } from "./api.js";
+import { get, getAll } from "./api.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
 
 const FLOW_COLUMNS = [
@@ -68,7 +68,7 @@ export async function captureView(view, id, alive) {
   };
   const refresh = async (s) => {
     if (!flows.length) {
-      flows = await get(`/captures/${id}/flows`);
+      flows = await getAll(`/captures/${id}/flows`);
       if (!flows.length) return;
     }
     if (alive()) drawFlows(s);

@@ -2,7 +2,7 @@
 // loss, estimates against the achieved rate, RTT — linked panels, brush zoom that fetches the window again at
 // full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
 // and why, what limited the sender, and the path (§9) with the seeds' models on it. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
-import { blob, get } from "./api.js";
+import { blob, get, getAll } from "./api.js";
 import { vantageText } from "./capture.js";
 import { drawCongestion, estimatorColors, plotlyReady } from "./congestion.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
@@ -15,7 +15,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   const q = query();
   const range = q.get("x") ? q.get("x").split(",").map(Number) : [null, null];
   const px = plotColumns(view.clientWidth || 1200);
-  const [flow, flows, run] = await Promise.all([get(`/captures/${captureId}/flows/${flowId}`), get(`/captures/${captureId}/flows`), get(`/runs/${runId}`)]);
+  const [flow, flows, run] = await Promise.all([get(`/captures/${captureId}/flows/${flowId}`), getAll(`/captures/${captureId}/flows`), get(`/runs/${runId}`)]);
   if (!alive()) return;
   const skipped = run.captures.find((c) => c.capture_id === captureId)?.skipped_flows || {};
   const selector = html`<div class="toolbar"><label class="inline">Flow <select id="flow-select">${flows.map((f) => html`<option value="${f.flow_id}" ${String(f.flow_id) === String(flowId) ? html`selected` : ""}>${f.flow_id}: ${f.sender} → ${f.receiver} (${mbit(f.goodput_bps)} Mbit/s)${skipped[f.flow_id] ? " — not replayed" : ""}</option>`)}</select></label></div>`;
@@ -28,7 +28,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   }
   const [graph, decisions, scores, diag, path, limits] = await Promise.all([
     get(`${base}/graph`, { t0: range[0], t1: range[1], px }),
-    get(`${base}/decisions`), get(`/runs/${runId}/scores`, { capture: captureId, flow: flowId }),
+    getAll(`${base}/decisions`), get(`/runs/${runId}/scores`, { capture: captureId, flow: flowId }),
     get(`${base}/diagnostics`), get(`${base}/path`), get(`${base}/limits`),
   ]);
   if (!alive()) return;
