@@ -11,6 +11,7 @@ offset every packet of the flow shares (its ISN + 1).
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -147,10 +148,17 @@ def test_the_ack_export_and_the_graph_name_the_packets(tmp_path: Path) -> None:
     assert set(seq["retransmitted"]["frame"]) <= set(fd.segments.filter(pl.col("retransmission"))["frame"])
     eps = g_data["episodes"]
     assert sum(len(e["retransmission_frames"]) for e in eps) == fd.summary.retransmissions
-    ev = flow_frames(cap.acks, cap.segments)[fid]
+    res = runner.invoke(app, ["score", str(S04), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    (doc,) = [f for f in json.loads(res.stdout)["captures"][0]["flows"] if f["flow_id"] == fid]
+    ev = doc["frames"]
+    assert ev == flow_frames(cap.acks, cap.segments)[fid]
     rtt_min = fd.acks.filter(pl.col("frame") == ev["rtt_min"])["rtt"].item()
     assert rtt_min == pytest.approx(fd.acks["rtt"].min(), rel=1e-12)
+    assert rtt_min == pytest.approx(doc["rttmin_s"], rel=1e-12)
     assert ev["first_data"] == fd.segments["frame"][0] and ev["last_ack"] == fd.acks["frame"][-1]
+    check_flow(S04, fd.segments.filter(pl.col("frame") == ev["first_data"]),
+               fd.acks.filter(pl.col("frame").is_in([ev["rtt_min"], ev["last_ack"]])), fd.episodes[:0])
 
 
 # ---- the xplot export
@@ -225,6 +233,13 @@ def test_xpl_export_is_the_flows_time_sequence_graph(tmp_path: Path) -> None:
     assert np.allclose([t for t, _ in ticks], fd.acks["t"].to_numpy(), rtol=0, atol=1e-6)
     sacks = [a for c, w, a in cmds if w == "line" and c == "purple"]
     assert len(sacks) == fd.acks["sack_lo"].drop_nulls().len() > 0
+
+
+@pytest.mark.parametrize(("args", "why"), [(["--format", "xpl", "-o", "x.png"], "but the output is"),
+                                           (["--format", "dot"], "the graph is written as")])
+def test_xpl_export_refuses_a_format_it_does_not_write(tmp_path: Path, args: list[str], why: str) -> None:
+    res = runner.invoke(app, ["graph", str(S04), *args])
+    assert res.exit_code == 2 and why in res.stderr
 
 
 def test_xpl_export_matches_tcptrace(tmp_path: Path) -> None:
