@@ -104,12 +104,15 @@ def test_frame_numbers_open_the_same_packet_in_tshark(path: Path) -> None:
 
 
 def test_the_frames_of_non_tcp_records_are_counted(tmp_capture) -> None:
-    """Frame numbers count every record — UDP, ARP, truncated — as Wireshark does, in pcap and pcapng, across
-    read chunks (the first record of a batch) and a spilled ingest."""
+    """Frame numbers count every record — UDP, truncated — as Wireshark does, in pcap and pcapng (the packet blocks
+    of two interfaces, in file order), across read chunks (the first record of a batch) and a spilled ingest."""
     recs, t = [], 1_700_000_000_000_000_000
     for k in range(1800):
-        if k % 3 == 0:  # a record that is not a TCP packet between the flow's
-            recs.append(g.Rec(t, g.ether(g.ipv4("10.0.0.9", "10.0.0.8", b"\0" * 8, proto=17))))
+        if k % 3 == 0:  # a record that is not a TCP packet between the flow's, on the other interface
+            recs.append(g.Rec(t, g.ether(g.ipv4("10.0.0.9", "10.0.0.8", b"\0" * 8, proto=17)), iface=1))
+            t += 1000
+        if k % 5 == 1:  # a record cut short by the snaplen
+            recs.append(g.Rec(t, g.ether(g.ipv4("10.0.0.9", "10.0.0.8", b"\0" * 40))[:20], origlen=74))
             t += 1000
         if k % 2 == 0:
             l4 = g.tcp_header(4000, 80, 1000 + 100 * (k // 2), 1, g.ACK) + b"x" * 100
@@ -118,7 +121,7 @@ def test_the_frames_of_non_tcp_records_are_counted(tmp_capture) -> None:
             l4 = g.tcp_header(80, 4000, 1, 1000 + 100 * (k // 2 + 1), g.ACK)
             recs.append(g.Rec(t, g.ether(g.ipv4("10.0.0.2", "10.0.0.1", l4))))
         t += 1000
-    for path in (tmp_capture(g.pcap(recs)), tmp_capture(g.pcapng(recs), "x.pcapng"),
+    for path in (tmp_capture(g.pcap(recs)), tmp_capture(g.pcapng(recs, (g.Iface(), g.Iface(tsresol=9))), "x.pcapng"),
                  tmp_capture(gzip.compress(g.pcap(recs)), "x.pcap.gz")):
         whole = ingest_capture(path)
         assert whole.segments["frame"].min() == 2  # the UDP record is frame 1
