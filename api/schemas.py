@@ -174,6 +174,14 @@ class EpisodeOut(BaseModel):
     end: float
     kind: str = Field(examples=["fast_retransmit"])
     count: int = Field(description="loss episodes merged into this one (closer than a pixel column)")
+    first_frame: int | None = Field(None, description="frame number (in the capture file, as Wireshark numbers "
+                                    "it) of the retransmission that opened the (first merged) episode",
+                                    examples=[230])
+    last_frame: int | None = Field(None, description="frame number of the packet that ended the (last merged) "
+                                   "episode: the ACK reaching its recovery point, or the retransmission that timed "
+                                   "out in it; null while open at the capture's end", examples=[430])
+    retransmission_frames: list[int] = Field(default_factory=list, description="frame numbers of the episode's "
+                                             "retransmitted segments", examples=[[230, 233]])
 
 
 class GraphOut(BaseModel):
@@ -189,7 +197,9 @@ class GraphOut(BaseModel):
     full_resolution: bool = Field(description="true when no point of the window was left out", examples=[False])
     points: int = Field(examples=[52958])
     sequence: dict[str, Any] = Field(description="sent, retransmitted, ack, rwnd ({t, y}: bytes) and sack "
-                                                 "({t, lo, hi})")
+                                                 "({t, lo, hi}); sent, retransmitted and ack also carry frame: "
+                                                 "each point's frame number in the capture file, as Wireshark "
+                                                 "numbers it (null when unknown)")
     flight: dict[str, Any] = Field(description="flight ({t, y}: bytes), ideal ({t, y}) and estimators: "
                                                "name → {t: loss events (s), ssthresh (bytes), cwnd_t: when the "
                                                "cwnd takes effect (Westwood+: one RTT later), cwnd (bytes)}")
@@ -365,8 +375,10 @@ class CaptureDocument(Open):
     truth_source: str | None = Field(None, examples=["upload"])
     flows: list[dict[str, Any]] = Field(description="each flow's summary, `replayed`, `skipped_reason`, `scores` "
                                                     "per estimator, `score_window_rel_s` and `limits` (what limited "
-                                                    "its sender: each label's share of its time), `comparable` "
-                                                    "and `comparable_reason`")
+                                                    "its sender: each label's share of its time), `comparable`, "
+                                                    "`comparable_reason` and `frames` (the packets behind its "
+                                                    "figures by frame number in the capture file: first_data, "
+                                                    "last_ack, rtt_min; null for a flow not replayed)")
     scores: dict[str, Any] = Field(description="capture-level scores (fairness, means over bulk flows)")
 
 

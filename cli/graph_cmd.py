@@ -1,4 +1,5 @@
-"""``ackreplay graph FILE``: the congestion graph of a flow as a PNG, SVG or PDF file (no browser needed)."""
+"""``ackreplay graph FILE``: the congestion graph of a flow as a PNG, SVG or PDF file (no browser needed), or its
+time–sequence graph in xplot's format as tcptrace writes it (``--format xpl``)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,13 @@ def graph(
     flow: Annotated[list[int] | None, typer.Option("--flow", help="The flow to draw (repeat for several; default: "
                     "the replayed flow with the most bytes, else the flow with the most bytes). A flow that was not "
                     "replayed is drawn from the capture alone, without the estimators.")] = None,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="The file to write: .png, .svg or .pdf "
-                      "(default: <capture>-flow<ID>.png). With several flows, -flow<ID> is added to each name.")]
-    = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="The file to write: .png, .svg, .pdf or "
+                      ".xpl (default: <capture>-flow<ID>.<format>). With several flows, -flow<ID> is added to each "
+                      "name.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", metavar="FORMAT", help="png, svg, pdf, or xpl: the "
+                   "time–sequence graph in xplot's format as tcptrace -S writes it (data segments, retransmissions "
+                   "marked R, the ACK line, the receive window, SACK blocks; from the capture alone, nothing "
+                   "replayed). Default: the output's suffix, else png.")] = None,
     t0: Annotated[float | None, typer.Option("--t0", help="Window start (s since the flow's first packet).")] = None,
     t1: Annotated[float | None, typer.Option("--t1", help="Window end (s).")] = None,
     log: Annotated[bool, typer.Option("--log", help="Log scale on the rate panel (nothing clipped).")] = False,
@@ -45,9 +50,18 @@ def graph(
     from ackreplay.graphs.static import FORMATS, render
 
     name = label(file)
-    if output is not None and output.suffix.lower().lstrip(".") not in FORMATS:
+    kinds = (*FORMATS, "xpl")
+    if output is not None and output.suffix.lower().lstrip(".") not in kinds:
         fail(EXIT_USAGE, "bad_format", f"cannot write {output.name!r}: the graph is written as "
-             f"{', '.join('.' + f for f in FORMATS)}")
+             f"{', '.join('.' + f for f in kinds)}")
+    if fmt is not None and fmt.lower() not in kinds:
+        fail(EXIT_USAGE, "bad_format", f"--format {fmt!r}: the graph is written as {', '.join(kinds)}")
+    fmt = fmt.lower() if fmt is not None else output.suffix.lower().lstrip(".") if output is not None else "png"
+    if output is not None and output.suffix.lower().lstrip(".") != fmt:
+        fail(EXIT_USAGE, "bad_format", f"--format {fmt} but the output is {output.name!r}")
+    if fmt == "xpl":
+        write_xpl(file, name, flow, output, memory_budget, filter_expr)
+        return
     chosen = [n.strip() for n in estimators.split(",") if n.strip()] if estimators else None
     load_plugin_files(plugin)
     try:
@@ -58,16 +72,9 @@ def graph(
     sc = score_input(file, ests, allow_vantage=allow_vantage, memory_budget=memory_budget << 20,
                      select=flow_filter(flow, None, None, filter_expr))
     replayed = {fr.flow_id: fr for fr in sc.replay.flows}
-    ids = _chosen(sc, flow, replayed, name)
-    stem = Path(Path(name).name.split(".")[0])
+    ids = _chosen(sc.ingest, flow, replayed, name)
     shown = {e.name for e in ests} if chosen else {e.name for e in ests if e.name != "newreno"}
-    for fid in ids:
-        if output is None:
-            target = Path(f"{stem}-flow{fid}.png")
-        elif len(ids) > 1:
-            target = output.with_name(f"{output.stem}-flow{fid}{output.suffix}")
-        else:
-            target = output
+    for fid, target in zip(ids, _targets(name, ids, output, fmt), strict=True):
         summary = sc.ingest.flows.by_id()[fid]
         fr = replayed.get(fid)
         data = source_for(sc.ingest, fr, fid).window(t0, t1, px=int(width * 150))
@@ -85,20 +92,57 @@ def graph(
         print(f"wrote {target}")
 
 
-def _chosen(sc: Any, flow: list[int] | None, replayed: dict[int, Any], name: str) -> list[int]:
+def _targets(name: str, ids: list[int], output: Path | None, fmt: str) -> list[Path]:
+    """The file each flow's graph goes to: ``output`` (with -flow<ID> added for several flows), else
+    <capture>-flow<ID>.<fmt> in the current directory."""
+    stem = Path(Path(name).name.split(".")[0])
+    if output is None:
+        return [Path(f"{stem}-flow{fid}.{fmt}") for fid in ids]
+    if len(ids) > 1:
+        return [output.with_name(f"{output.stem}-flow{fid}{output.suffix}") for fid in ids]
+    return [output]
+
+
+def write_xpl(file: Path, name: str, flow: list[int] | None, output: Path | None, memory_budget: int,
+              filter_expr: str | None) -> None:
+    """Each chosen flow's time–sequence graph in xplot's format (``graphs.xpl``), from the capture alone."""
+    from ackreplay.cli.ingest_cmds import load
+    from ackreplay.cli.score_cmd import flow_filter
+    from ackreplay.graphs.xpl import tsg_lines
+
+    keep = flow_filter(None, None, None, filter_expr)
+    announce_cold()
+    cap = load(file, memory_budget)
+    if keep is not None:
+        cap.flows = cap.flows.select(keep)
+    ids = _chosen(cap, flow, {}, name)
+    for fid, target in zip(ids, _targets(name, ids, output, "xpl"), strict=True):
+        fd = cap.flow(fid)
+        title = f"{fd.summary.sender}_==>_{fd.summary.receiver} (time sequence graph)"
+
+        def write(fd: Any = fd, target: Path = target, title: str = title) -> None:
+            with target.open("w", encoding="ascii") as out:
+                for line in tsg_lines(title, fd.segments, fd.acks):
+                    out.write(line + "\n")
+
+        guarded(write)
+        print(f"wrote {target}")
+
+
+def _chosen(ingest: Any, flow: list[int] | None, replayed: dict[int, Any], name: str) -> list[int]:
     """The flows to draw: each ``--flow`` (exit 4 naming those the capture does not have), else the replayed
     flow with the most bytes, else — nothing replayed — the flow with the most bytes, one that keeps ingest's
     invariants first (an invalid flow's bytes are not what it carried); exit 4 when the capture has no flow."""
     import polars as pl
 
-    known = sc.ingest.flows.by_id()
+    known = ingest.flows.by_id()
     if flow:
         missing = [f for f in flow if f not in known]
         if missing:
             fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: {'; '.join(f'flow {f}: no such flow' for f in missing)}"
                  f" (`ackreplay flows {name}` lists them)")
         return list(flow)
-    frame = sc.ingest.flows.frame
+    frame = ingest.flows.frame
     if not frame.height:
         fail(EXIT_NOT_FOUND, "no_flow", f"{name}: no TCP connection carried data: there is no flow to draw")
     if replayed:

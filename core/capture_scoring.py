@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from ackreplay.estimators import DEFAULT_ORDER, Estimator, EstimatorError, expand, names
 from ackreplay.estimators import __version__ as VERSION
 from ackreplay.estimators.sweep import MAX_VARIANTS, variants
+from ackreplay.graphs.frame_numbers import flow_frames
 from ackreplay.ingest import CaptureIngest, ingest_capture
 from ackreplay.ingest.capture import DEFAULT_MEMORY_BUDGET
 from ackreplay.replay.capture import is_bulk, replay_capture
@@ -202,6 +203,7 @@ def summary_document(summary: Mapping[str, Any]) -> dict[str, Any]:
 def capture_document(sc: ScoredCapture) -> dict[str, Any]:
     """The JSON document of one scored capture (the ``captures[]`` element of ``ackreplay score``)."""
     replayed = {f.flow_id: f for f in sc.replay.flows}
+    frames = flow_frames(sc.ingest.acks, sc.ingest.segments)
     flows = []
     for s in sc.ingest.flows:
         doc = summary_document(s.to_dict())  # (flow_id is its first field)
@@ -216,6 +218,8 @@ def capture_document(sc: ScoredCapture) -> dict[str, Any]:
         doc["limits"] = limit_shares(fr.limits) if fr is not None else None
         doc["comparable"] = fr.comparable_reason is None if fr is not None else None
         doc["comparable_reason"] = fr.comparable_reason if fr is not None else None
+        # the packets behind its figures, by frame number in the file (as the service stores them: a replayed flow's)
+        doc["frames"] = frames.get(s.flow_id) if fr is not None else None
         flows.append(doc)
     return {
         "file": str(sc.path),

@@ -118,5 +118,6 @@ def _flow_page(run_id: str, capture_id: str, after: int, names: list[str], skipp
         doc["limits"] = (diag.get("limits") or {}).get("shares") if diag is not None else None
         doc["comparable"] = diag.get("comparable_reason") is None if diag is not None else None
         doc["comparable_reason"] = diag.get("comparable_reason") if diag is not None else None
+        doc["frames"] = diag.get("frames") if diag is not None else None  # stored with a replayed flow's diagnostics
         docs.append(doc)
     return _Page(docs, hi)

@@ -56,6 +56,7 @@ from ackreplay.core.stored_capture import (
 from ackreplay.estimators import Estimator, EstimatorError
 from ackreplay.estimators import __version__ as VERSION
 from ackreplay.estimators.sweep import from_spec, variant_spec
+from ackreplay.graphs.frame_numbers import flow_frames
 from ackreplay.ingest import IngestError, ingest_capture
 from ackreplay.replay.capture import bulk_flow_ids, bulk_flows, capture_aggregate, flow_score_columns, replay_capture
 from ackreplay.replay.engine import plan
@@ -350,9 +351,10 @@ def replay_task(task_id: str) -> None:
         for table in (Result, DecisionRow, FlowDiagnostics):  # a retried task replaces its flows' rows
             session.execute(delete(table).where(table.run_id == run.id, table.capture_id == cap.id,
                                                 table.flow_id.in_(task.flow_ids)))
-        rep = _replay(session, store, cap, task.flow_ids, ests) if task.flow_ids else None
+        rep, frames = _replay(session, store, cap, task.flow_ids, ests) if task.flow_ids else (None, {})
         series_key = f"series/{run.id}/{cap.id}/{task.chunk}.parquet"  # one table per task, column flow_id
-        task.series_bytes, task.row_bytes = _store_replay(session, store, run, cap.id, rep, ests, series_key)
+        task.series_bytes, task.row_bytes = _store_replay(session, store, run, cap.id, rep, frames, ests,
+                                                          series_key)
         task.status = "done"
         task.seconds = time.perf_counter() - t0
         task.updated_at = now()
@@ -361,10 +363,11 @@ def replay_task(task_id: str) -> None:
 
 
 def _replay(session: Session, store: Store, cap: Capture, flow_ids: list[int], ests: list[Estimator]
-            ) -> CaptureReplay:
+            ) -> tuple[CaptureReplay, dict[int, dict[str, int | None]]]:
     """Some flows of a stored capture replayed: the capture's flows and truth from the database, these flows'
     tables and the bulk flows' delivery times from the store. The flows sharing a bottleneck pool their path
-    evidence among this task's flows (a group split over two tasks is judged in each)."""
+    evidence among this task's flows (a group split over two tasks is judged in each). With the packets behind
+    the flows' figures (``graphs.frame_numbers.flow_frames``)."""
     rows = flow_rows(session, cap.id)
     flows = stored_flows(rows)
     truth = stored_truth(cap)
@@ -372,13 +375,15 @@ def _replay(session: Session, store: Store, cap: Capture, flow_ids: list[int], e
     key = next(r.tables_key for r in rows if r.flow_id == flow_ids[0])
     tables = read_tables(store, key, flow_ids)
     source = StoredCapture(flows, tables.acks, tables.segments, tables.episodes)
-    return replay_capture(source, ests, truth=truth, only=set(flow_ids), deliveries=deliveries)
+    return (replay_capture(source, ests, truth=truth, only=set(flow_ids), deliveries=deliveries),
+            flow_frames(tables.acks, tables.segments))
 
 
 def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep: CaptureReplay | None,
-                  ests: list[Estimator], series_key: str) -> tuple[int, int]:
-    """Each replayed flow's scores (a row per estimator), decisions and diagnostics — with its path (§9) and what
-    limited its sender (``scoring.limits``), as they explain the estimates too — to the database, their series to
+                  frames: dict[int, dict[str, int | None]], ests: list[Estimator], series_key: str) -> tuple[int, int]:
+    """Each replayed flow's scores (a row per estimator), decisions and diagnostics — with its path (§9), what
+    limited its sender (``scoring.limits``), as they explain the estimates too, and the packets behind its figures
+    (``frames``) — to the database, their series to
     the store (one table), once they fit in the owner's quota (``core.quotas``: ``QuotaExceeded`` otherwise,
     before anything is written). The bytes stored: the series object's and the rows'."""
     reps = rep.flows if rep is not None else []
@@ -396,7 +401,7 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
     diagnostic_rows = [{**ids, "flow_id": r.flow_id, "data": jsonable({
         **r.diagnostics, "path": r.path, "path_models": path_models(r.path, r.decision_rows) if r.path else None,
         "path_group": group_of.get(r.flow_id), "limits": limit_record(r.limits),
-        "comparable_reason": r.comparable_reason})} for r in reps]
+        "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id)})} for r in reps]
     series = Store.parquet_bytes(series_table(reps)) if reps else b""
     rows = _charged_row_bytes(result_rows, decision_rows, diagnostic_rows)
     owner = session.get(Owner, run.owner_id)

@@ -282,9 +282,10 @@ def flow_decisions(session: Session, run: Run, capture_id: str, flow_id: int, *,
     return list(rows)
 
 
-#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9), what limited its sender and
-#: why the estimators cannot be compared on it (``scoring.comparable``).
-PATH_KEYS = ("path", "path_models", "path_group", "limits", "comparable_reason")
+#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9), what limited its sender,
+#: why the estimators cannot be compared on it (``scoring.comparable``) and the packets behind its figures
+#: (``graphs.frame_numbers.flow_frames``).
+PATH_KEYS = ("path", "path_models", "path_group", "limits", "comparable_reason", "frames")
 
 
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:

@@ -19,6 +19,10 @@ QUIC and HTTP/3 with qlog and qvis", ANRW 2020), with ackreplay's replay laid ov
   capacity (§9), and the path's inferred buffer (None without a capacity);
 * ``episodes`` — loss episodes by kind, for shading; episodes closer than one pixel column are merged.
 
+The points of the data sent, the retransmissions and the ACK line carry each one's packet (``frame``: its frame
+number in the capture file, as Wireshark numbers it; null for tables stored before ingest kept them), and every
+episode its first and last packet and its retransmissions', to go back to the packet (the hover says "frame N").
+
 A flow that was not replayed is drawn too, as tcptrace and Wireshark draw any connection: its time–sequence,
 flight and RTT panels and its loss episodes are what the capture shows; only the replay's parts — the rates, the
 estimators' cwnd and ssthresh, the ideal, the queue (the path's capacity comes from replay) — are empty
@@ -42,6 +46,7 @@ import numpy as np
 import polars as pl
 
 from ackreplay.graphs.downsample import column_hull, m4_indices
+from ackreplay.graphs.frame_numbers import episode_frames
 
 #: The graph's pixel width when the caller does not say (the dashboard sends its own; the report and the
 #: static images use more).
@@ -81,6 +86,9 @@ class CongestionSource:
     seg_t: np.ndarray
     seg_end: np.ndarray
     seg_retx: np.ndarray  # bool
+    seg_frame: np.ndarray  # the segments' frame numbers (-1: unknown)
+    ack_frame: np.ndarray  # the ACKs' frame numbers (-1: unknown)
+    ep_frames: list[dict[str, Any]]  # per episode: first_frame, last_frame, retransmission_frames
     ep_start: np.ndarray
     ep_end: np.ndarray
     ep_timeout: np.ndarray  # bool
@@ -121,6 +129,7 @@ class CongestionSource:
         start = _col(episodes, "start_t_rel")
         offset = _col(episodes, "start_t") - start
         end = _col(episodes, "end_t") - offset
+        ep_frames = episode_frames(seg, episodes)
         ack_t = _col(acks, "t_rel")
         seg_t = _col(seg, "t_rel")
         ts = [a for a in (ack_t, seg_t) if len(a)]
@@ -130,7 +139,8 @@ class CongestionSource:
             sack_hi=_col(acks, "sack_hi", np.int64, -1), rwnd_edge=ack + rwnd, flight=_col(acks, "flight"),
             rtt=_col(acks, "rtt"), srtt=_col(acks, "srtt"), rttmin=_col(acks, "rttmin"),
             seg_t=seg_t, seg_end=_col(seg, "seq", np.float64, 0) + _col(seg, "len", np.float64, 0),
-            seg_retx=_col(seg, "retransmission", np.bool_, False), ep_start=start,
+            seg_retx=_col(seg, "retransmission", np.bool_, False), seg_frame=_col(seg, "frame", np.int64, -1),
+            ack_frame=_col(acks, "frame", np.int64, -1), ep_frames=ep_frames, ep_start=start,
             ep_end=np.where(np.isnan(end), start, end),
             ep_timeout=(episodes["kind"].cast(pl.String) == "timeout").to_numpy() if episodes.height
             else np.zeros(0, np.bool_),
@@ -159,19 +169,24 @@ class CongestionSource:
         points = 0
         full = True
 
-        def line(x: np.ndarray, y: np.ndarray, digits: int = 6) -> dict[str, list[float | None]]:
+        def line(x: np.ndarray, y: np.ndarray, digits: int = 6, frames: np.ndarray | None = None
+                 ) -> dict[str, list[Any]]:
             nonlocal points, full
             idx = m4_indices(x, y.astype(np.float64, copy=False), t0, t1, px)
             drawable = np.count_nonzero(~np.isnan(y[(x >= t0) & (x <= t1)])) if len(x) else 0
             full = full and bool(len(idx) >= drawable)
             points += len(idx)
-            return {"t": _round(x[idx], 6), "y": _round(y[idx], digits)}
+            drawn: dict[str, list[Any]] = {"t": _round(x[idx], 6), "y": _round(y[idx], digits)}
+            if frames is not None:  # each point's packet
+                drawn["frame"] = [f if f > 0 else None for f in frames[idx].tolist()]
+            return drawn
 
         new = ~self.seg_retx
         sequence = {
-            "sent": line(self.seg_t[new], self.seg_end[new], 0),
-            "retransmitted": line(self.seg_t[self.seg_retx], self.seg_end[self.seg_retx], 0),
-            "ack": line(self.ack_t, self.ack.astype(np.float64), 0),
+            "sent": line(self.seg_t[new], self.seg_end[new], 0, self.seg_frame[new]),
+            "retransmitted": line(self.seg_t[self.seg_retx], self.seg_end[self.seg_retx], 0,
+                                  self.seg_frame[self.seg_retx]),
+            "ack": line(self.ack_t, self.ack.astype(np.float64), 0, self.ack_frame),
             "rwnd": line(self.ack_t, self.rwnd_edge, 0),
         }
         sx, sl, sh = column_hull(self.ack_t, self.sack_lo, self.sack_hi, t0, t1, px)
@@ -268,20 +283,24 @@ class CongestionSource:
                 "estimators": per}
 
     def _episodes(self, t0: float, t1: float, px: int) -> list[dict[str, Any]]:
-        """Loss episodes overlapping the window; those closer than a pixel column merge (timeout wins)."""
+        """Loss episodes overlapping the window, with their packets; those closer than a pixel column merge (timeout
+        wins; the first's first frame, the last's last frame, every retransmission's frame)."""
         width = (t1 - t0) / px
         keep = (self.ep_end >= t0) & (self.ep_start <= t1)
         out: list[dict[str, Any]] = []
-        for s, e, to in zip(self.ep_start[keep].tolist(), self.ep_end[keep].tolist(),
-                            self.ep_timeout[keep].tolist(), strict=True):
+        for s, e, to, fr in zip(self.ep_start[keep].tolist(), self.ep_end[keep].tolist(),
+                                self.ep_timeout[keep].tolist(), [self.ep_frames[k] for k in np.flatnonzero(keep)],
+                                strict=True):
             if out and s - out[-1]["end"] < width:
                 out[-1]["end"] = max(out[-1]["end"], e)
                 out[-1]["count"] += 1
+                out[-1]["last_frame"] = fr["last_frame"]
+                out[-1]["retransmission_frames"] += fr["retransmission_frames"]
                 if to:
                     out[-1]["kind"] = "timeout"
                 continue
             out.append({"start": round(s, 6), "end": round(e, 6), "kind": "timeout" if to else "fast_retransmit",
-                        "count": 1})
+                        "count": 1, **fr, "retransmission_frames": list(fr["retransmission_frames"])})
         return out
 
 

@@ -1,7 +1,7 @@
 """Ingest pipeline: a capture file → :class:`CaptureIngest` (flows, ACK streams, segments, episodes).
 
 Streaming: the file is read in chunks; each chunk is decoded and demultiplexed at once and only a
-compact set of per-packet columns (41 bytes a TCP packet) is kept, so memory grows with the
+compact set of per-packet columns (45 bytes a TCP packet) is kept, so memory grows with the
 number of TCP packets, not with the file size (payload bytes are never held beyond one chunk). A
 thread reads and scans the next chunk while this one is decoded (``records.prefetch``); flows are
 analysed on all usable cores (``ingest.analyze``).
@@ -56,11 +56,13 @@ ProgressFn = Callable[[int, int], None]
 #: Default memory budget of one ingest (bytes): a capture whose working set is estimated above it is
 #: analysed in connection groups with its packet columns and output tables on disk.
 DEFAULT_MEMORY_BUDGET = 1 << 30
-#: Working-set estimate per TCP packet held in memory: its compact columns (41 B), the connection
-#: order (8 B), the analysis rows it produces (120 B an ACK row, 56 B a segment row; a bulk
+#: Working-set estimate per TCP packet held in memory: its compact columns (45 B), the connection
+#: order (8 B), the analysis rows it produces (128 B an ACK row, 64 B a segment row; a bulk
 #: transfer has about one ACK per two segments) and the table columns made from them — measured
-#: as the peak RSS above the interpreter's of a 2 GB capture analysed in groups (``bench.ingest``).
-BYTES_PER_PACKET = 190
+#: as the peak RSS above the interpreter's of a 2 GB capture analysed in groups (``bench.ingest``): 190 B
+#: before the frame numbers, which add 4 B to the packet's columns and 8 B to its analysis row and to its
+#: table row (20 B; added, not measured again).
+BYTES_PER_PACKET = 210
 #: A connection's share of its group's working set beyond its packets, in packets' worth
 #: (``BYTES_PER_PACKET`` each): its flows' summaries while they are made (per-field lists, then the objects,
 #: ~0.9 KB a flow) and its per-flow analysis rows. Groups of many short connections sized by their packets alone

@@ -74,13 +74,14 @@ class BatchDecoder:
         """The columns ``decode_span`` and ``close_gap`` write, in their argument order."""
         c = self.store.named()
         return (c["ts"], c["seq"], c["ack"], c["flags"], c["win"], c["plen"], c["tsval"], c["tsecr"], c["opt_idx"],
-                self.store.opt, self.scratch)
+                c["frame"], self.store.opt, self.scratch)
 
     def _span(self, batch: RecordBatch, lo: int, hi: int, m: int, t0: int, nopt: int,
               reasons: np.ndarray) -> tuple[int, int]:
         """Decode records ``lo..hi-1`` into rows ``m..``; (rows end, option rows end)."""
         return decode_span(batch.buf, batch.offset, batch.caplen, batch.origlen, batch.ts_ns, batch.linktype,
-                           lo, hi, m, t0, nopt, reasons, *self._decoded(), np.empty(NCOL, np.int64))
+                           lo, hi, m, t0, nopt, reasons, batch.first_record, *self._decoded(),
+                           np.empty(NCOL, np.int64))
 
     def _two_spans(self, batch: RecordBatch, n: int, first: int, nopt: int) -> tuple[int, int]:
         """Records ``0..n/2`` here and the rest in the helper thread, then close the gap between them."""

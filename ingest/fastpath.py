@@ -1,7 +1,7 @@
 """The compiled per-packet path: decode, demultiplex, then order packets by connection.
 
 ``decode_span`` decodes a span of records (``decode.decode_one``, the function the dpkt equivalence
-tests check) into the compact columns the flow analysis reads — 41 bytes a TCP packet; nothing of the
+tests check) into the compact columns the flow analysis reads — 45 bytes a TCP packet; nothing of the
 payload survives the chunk — and each packet's endpoint pair into a per-batch scratch table;
 ``demux_rows`` then assigns connections and directions in capture order (see ``ingest.demux``).
 Spans are independent, so ``ingest.columnize`` decodes two at once; ``close_gap`` joins their rows.
@@ -9,6 +9,8 @@ Spans are independent, so ``ingest.columnize`` decodes two at once; ``close_gap`
 * 32-bit fields stay 32-bit (``seq``, ``ack``, ``tsval``, ``tsecr``); whether the packet carried the
   timestamps option, and whether its options were cut by the snaplen, are bits of ``flags`` above the
   nine TCP flag bits (``P_HAS_TS``, ``P_OPT_TRUNC``);
+* ``frame`` is the packet's frame number in its file (Wireshark's ``frame.number``: 1-based, every packet
+  record counted, TCP or not), to go back from a row of the tables to the packet;
 * the rare options — MSS, window scale, SACK-permitted (SYNs) and SACK blocks — go to a side table of
   ``OPT_NCOL`` int64 columns, referenced by ``opt_idx`` (-1: none).
 
@@ -65,7 +67,7 @@ from ackreplay.ingest.demux import (
 PACKET_COLUMNS = (
     ("ts", np.int64), ("conn", np.int32), ("dir", np.int8), ("seq", np.uint32), ("ack", np.uint32),
     ("flags", np.int16), ("win", np.uint16), ("plen", np.int32), ("tsval", np.uint32), ("tsecr", np.uint32),
-    ("opt_idx", np.int32),
+    ("opt_idx", np.int32), ("frame", np.uint32),
 )
 #: ``flags`` bits above the TCP flags: the timestamps option was present; the options were cut short.
 P_HAS_TS = 0x200
@@ -131,14 +133,15 @@ def _endpoint_pair(row: np.ndarray, scratch: np.ndarray, t: int) -> None:
 @kernel
 def decode_span(
     buf: np.ndarray, offset: np.ndarray, caplen: np.ndarray, origlen: np.ndarray, ts_ns: np.ndarray,
-    linktype: np.ndarray, lo: int, hi: int, m: int, t0: int, nopt: int, reasons: np.ndarray,
+    linktype: np.ndarray, lo: int, hi: int, m: int, t0: int, nopt: int, reasons: np.ndarray, frame0: int,
     o_ts: np.ndarray, o_seq: np.ndarray, o_ack: np.ndarray, o_flags: np.ndarray, o_win: np.ndarray,
-    o_plen: np.ndarray, o_tsval: np.ndarray, o_tsecr: np.ndarray, o_opt_idx: np.ndarray, o_opt: np.ndarray,
-    scratch: np.ndarray, row: np.ndarray,
+    o_plen: np.ndarray, o_tsval: np.ndarray, o_tsecr: np.ndarray, o_opt_idx: np.ndarray, o_frame: np.ndarray,
+    o_opt: np.ndarray, scratch: np.ndarray, row: np.ndarray,
 ) -> tuple[int, int]:
     """Decode records ``lo..hi-1`` into rows ``m..`` of the columns, and each row's endpoint pair into
     ``scratch[row - t0]``; return (rows end, option rows end). ``row`` is the decoder's work array
-    (``decode.NCOL`` int64), one per thread.
+    (``decode.NCOL`` int64), one per thread; ``frame0`` the packet records of the file before record 0
+    (record ``i`` is frame ``frame0 + i + 1``).
 
     Everything but the connection and direction: those need the capture-order state of
     :func:`demux_rows`. Disjoint record spans with disjoint output rows may run in parallel.
@@ -151,6 +154,7 @@ def decode_span(
         _endpoint_pair(row, scratch, m - t0)
         # ---- the compact columns
         o_ts[m] = ts_ns[i]
+        o_frame[m] = frame0 + i + 1
         o_seq[m] = row[C_SEQ]
         o_ack[m] = row[C_ACK]
         o_win[m] = row[C_WIN]
@@ -185,8 +189,8 @@ def decode_span(
 def close_gap(
     src: int, dst: int, rows: int, t0: int, opt_src: int, opt_dst: int, opt_rows: int,
     o_ts: np.ndarray, o_seq: np.ndarray, o_ack: np.ndarray, o_flags: np.ndarray, o_win: np.ndarray,
-    o_plen: np.ndarray, o_tsval: np.ndarray, o_tsecr: np.ndarray, o_opt_idx: np.ndarray, o_opt: np.ndarray,
-    scratch: np.ndarray,
+    o_plen: np.ndarray, o_tsval: np.ndarray, o_tsecr: np.ndarray, o_opt_idx: np.ndarray, o_frame: np.ndarray,
+    o_opt: np.ndarray, scratch: np.ndarray,
 ) -> None:
     """Move the rows ``src..src+rows-1`` a later span decoded down to ``dst`` (and its option rows from
     ``opt_src`` to ``opt_dst``, re-pointing ``opt_idx``): the spans become one contiguous run."""
@@ -208,6 +212,7 @@ def close_gap(
         o_tsval[b] = o_tsval[a]
         o_tsecr[b] = o_tsecr[a]
         o_opt_idx[b] = o_opt_idx[a] - shift if o_opt_idx[a] >= 0 else -1
+        o_frame[b] = o_frame[a]
         for j in range(SCRATCH_NCOL):
             scratch[b - t0, j] = scratch[a - t0, j]
     for k in range(opt_rows):

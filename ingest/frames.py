@@ -27,16 +27,17 @@ ACK_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
     ("acked", np.int64), ("dup", np.bool_), ("d", np.int64), ("rtt", np.float64), ("srtt", np.float64),
     ("rttmin", np.float64), ("flight", np.int64), ("tsval", np.int64), ("ack", np.int64),
     ("win", np.int32), ("sacked", np.int64), ("sack_lo", np.int64), ("sack_hi", np.int64), ("rwnd", np.int64),
+    ("frame", np.int64),
 )}
 SEGMENT_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
     ("flow_id", np.int32), ("t_ns", np.int64), ("t", np.float64), ("t_rel", np.float64),
-    ("seq", np.int64), ("len", np.int64), ("kind", np.int8),
+    ("seq", np.int64), ("len", np.int64), ("kind", np.int8), ("frame", np.int64),
 )}
 EPISODE_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
     ("flow_id", np.int32), ("start_t", np.float64), ("start_t_rel", np.float64), ("end_t", np.float64),
     ("kind", np.int8), ("dupacks_before", np.int64), ("silence_s", np.float64), ("recover_seq", np.int64),
     ("first_retx_seq", np.int64), ("retransmissions", np.int64), ("spurious", np.bool_),
-    ("decision_ack_row", np.int64),
+    ("decision_ack_row", np.int64), ("first_frame", np.int64), ("last_frame", np.int64),
 )}
 
 
@@ -50,11 +51,11 @@ _ACK_SOURCE = {
     "d": ("i", tf.AI_D), "rtt": ("f", tf.AF_RTT), "srtt": ("f", tf.AF_SRTT), "rttmin": ("f", tf.AF_RTTMIN),
     "flight": ("i", tf.AI_FLIGHT), "tsval": ("i", tf.AI_TSVAL), "ack": ("i", tf.AI_ACK),
     "sacked": ("i", tf.AI_SACKED), "sack_lo": ("i", tf.AI_SACK_LO), "sack_hi": ("i", tf.AI_SACK_HI),
-    "rwnd": ("i", tf.AI_RWND),
+    "rwnd": ("i", tf.AI_RWND), "frame": ("i", tf.AI_FRAME),
 }
 _SEGMENT_SOURCE = {
     "t_ns": ("i", tf.SI_T), "t": ("f", tf.SF_T), "t_rel": ("f", tf.SF_TREL), "seq": ("i", tf.SI_SEQ),
-    "len": ("i", tf.SI_LEN),
+    "len": ("i", tf.SI_LEN), "frame": ("i", tf.SI_FRAME),
 }
 
 
@@ -96,6 +97,8 @@ def episode_columns(E_i: np.ndarray, first_pkt: np.ndarray, flow_base: int = 0) 
         "retransmissions": E_i[tf.EI_RETX],
         "spurious": E_i[tf.EI_SPURIOUS] != 0,
         "decision_ack_row": E_i[tf.EI_ACKROW],
+        "first_frame": E_i[tf.EI_FIRST_FRAME],
+        "last_frame": E_i[tf.EI_LAST_FRAME],
     }
 
 
@@ -123,10 +126,13 @@ def segments_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
 
 
 def episodes_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
-    """The loss-episode table; an episode still open at the end of the capture has a null ``end_t``."""
+    """The loss-episode table; an episode still open at the end of the capture has a null ``end_t`` and
+    ``last_frame``."""
     data: dict[str, np.ndarray | pl.Series] = {name: cols[name] for name in EPISODE_COLUMNS}
     data["kind"] = _enum(cols["kind"], EPISODE_KINDS)
-    return pl.DataFrame(data).with_columns(pl.col("end_t").fill_nan(None))
+    return pl.DataFrame(data).with_columns(
+        pl.col("end_t").fill_nan(None),
+        pl.when(pl.col("last_frame") >= 0).then(pl.col("last_frame")).alias("last_frame"))
 
 
 class TableSink:

@@ -333,7 +333,11 @@ def _place_episodes(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo
                     E_i[tf.EI_SEQ, kept] = min(E_i[tf.EI_SEQ, kept], rx_s[q])
                     if E_i[tf.EI_END, kept] >= 0:  # it lasts until this one is acknowledged
                         c = _acked_at(A_i, a_lo, a_hi, rx_t[q], rx_e[q])
-                        E_i[tf.EI_END, kept] = max(E_i[tf.EI_END, kept], ack_t[c]) if c < n else -1
+                        if c >= n:
+                            E_i[tf.EI_END, kept] = E_i[tf.EI_LAST_FRAME, kept] = -1
+                        elif ack_t[c] > E_i[tf.EI_END, kept]:
+                            E_i[tf.EI_END, kept] = ack_t[c]
+                            E_i[tf.EI_LAST_FRAME, kept] = A_i[tf.AI_FRAME, a_lo + c]
                 else:
                     rest += 1
                     rest_seq = min(rest_seq, rx_s[q])
@@ -348,6 +352,7 @@ def _place_episodes(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo
             start = _sender_time(ack_t, sender_part, arrived[i], rs_ns)
             E_i[tf.EI_RETX, r] = rest
             E_i[tf.EI_SEQ, r] = rest_seq
+            E_i[tf.EI_FIRST_FRAME, r] = S_i[tf.SI_FRAME, s_lo + rx_j[rest_first]]
         _start_at(A_i, a_lo, a_hi, E_i, r, start)
         kept = r
         # the sender's recovery point: data sent after a retransmission starts at or beyond the sender's highest

@@ -67,6 +67,9 @@ class RecordBatch:
     ts_ns: np.ndarray  # int64: epoch nanoseconds
     linktype: np.ndarray  # int32
     source_position: int = 0  # bytes of the file consumed when the batch was scanned (progress, estimates)
+    #: packet records of the file before this batch: record ``i``'s frame number (Wireshark's ``frame.number``,
+    #: 1-based, every packet record of the file counted, pcapng's across all interfaces) is ``first_record + i + 1``
+    first_record: int = 0
 
     def __len__(self) -> int:
         return len(self.offset)
@@ -358,7 +361,7 @@ def _iter_pcap(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
         if n:
             ch.pin()
             yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], np.full(n, linktype, np.int32),
-                              ch.src.compressed_position())
+                              ch.src.compressed_position(), info.records)
             info.records += n
         if status == _BAD_LENGTH:
             cap_bad = struct.unpack(order + "I", ch.buf[pos + 8 : pos + 12])[0]
@@ -435,7 +438,8 @@ def _iter_pcapng(ch: _Chunker, info: ScanInfo) -> Iterator[RecordBatch]:
         )
         if n:
             ch.pin()
-            yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], lt[:n], ch.src.compressed_position())
+            yield RecordBatch(arr, off[:n], caplen[:n], orig[:n], ts[:n], lt[:n], ch.src.compressed_position(),
+                              info.records)
             info.records += n
         if status == _BAD_LENGTH:
             raise CorruptCaptureError("pcapng block has an impossible length", ch.base + pos)

@@ -50,25 +50,27 @@ from ackreplay.kernels import search_sorted
 
 # ACK-row integer columns
 (AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED, AI_TSECR, AI_SACK_LO,
- AI_SACK_HI, AI_RWND) = range(14)
+ AI_SACK_HI, AI_RWND, AI_FRAME) = range(15)
 # AI_TSECR: the ACK's raw TSecr (-1 = none), for the receiver-side rebuild; AI_SACK_LO/HI: the ACK's first SACK
 # block above the cumulative ACK (RFC 2018: the most recently received data; -1 = none), for the time-sequence
-# graph; AI_RWND: the receive window in bytes (the field scaled by the handshake's shift; -1 when unknown)
-AI_NCOL = 14
+# graph; AI_RWND: the receive window in bytes (the field scaled by the handshake's shift; -1 when unknown);
+# AI_FRAME: the ACK's frame number in its file (``fastpath.PACKET_COLUMNS``' ``frame``)
+AI_NCOL = 15
 # ACK-row float columns
 AF_RTT, AF_SRTT, AF_RTTMIN, AF_T, AF_TREL = range(5)
 AF_NCOL = 5
 # data-segment columns
-SI_FLOW, SI_T, SI_SEQ, SI_LEN, SI_KIND, SI_TSECR, SI_TSVAL = range(7)  # raw TSecr/TSval, -1 = none
-SI_NCOL = 7
+SI_FLOW, SI_T, SI_SEQ, SI_LEN, SI_KIND, SI_TSECR, SI_TSVAL, SI_FRAME = range(8)  # raw TSecr/TSval, -1 = none
+SI_NCOL = 8
 # data-segment float columns
 SF_T, SF_TREL = range(2)
 SF_NCOL = 2
 SEG_NEW, SEG_RETX, SEG_KEEPALIVE, SEG_ZWP = 0, 1, 2, 3
 # episode columns
 (EI_FLOW, EI_START, EI_END, EI_KIND, EI_DUPACKS, EI_RECOVER, EI_SEQ, EI_SPURIOUS, EI_ACKROW, EI_RETX,
- EI_SILENCE_NS) = range(11)
-EI_NCOL = 11
+ EI_SILENCE_NS, EI_FIRST_FRAME, EI_LAST_FRAME) = range(13)
+EI_NCOL = 13  # EI_FIRST_FRAME: the frame of the retransmission that opened it; EI_LAST_FRAME: of the packet that
+# ended it (the ACK reaching its recovery point, or the retransmission that timed out in it; -1: open at the end)
 EP_FAST_RETRANSMIT, EP_TIMEOUT = 0, 1
 # per-flow integer results
 (FI_CONN, FI_DIR, FI_NACKS, FI_NDUP, FI_NRETX, FI_NEPS, FI_NFR, FI_NTO, FI_NKEEP, FI_NZWP, FI_NSEGS,
@@ -225,6 +227,7 @@ class FlowColumns(NamedTuple):
     tsval: np.ndarray
     tsecr: np.ndarray
     opt_idx: np.ndarray
+    frame: np.ndarray
     opt_tab: np.ndarray
 
 
@@ -485,8 +488,8 @@ def _rto_in_recovery(j: int, e: int, t: int, work: WorkArrays, E_i: np.ndarray, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _open_episode(s: int, t: int, rto: bool, flow: int, sb: Scoreboard, E_i: np.ndarray, rows: np.ndarray,
-                  st: FlowState) -> None:
+def _open_episode(s: int, t: int, frame: int, rto: bool, flow: int, sb: Scoreboard, E_i: np.ndarray,
+                  rows: np.ndarray, st: FlowState) -> None:
     """Open a loss episode at the retransmission of ``s`` at ``t``: a fast retransmit after three duplicate ACKs,
     or SACKed data reported within the last max(0.2 s, srtt); else (or after an RTO) a timeout."""
     M = st.M
@@ -495,6 +498,8 @@ def _open_episode(s: int, t: int, rto: bool, flow: int, sb: Scoreboard, E_i: np.
     E_i[EI_FLOW, r] = flow
     E_i[EI_START, r] = t
     E_i[EI_END, r] = -1
+    E_i[EI_FIRST_FRAME, r] = frame
+    E_i[EI_LAST_FRAME, r] = -1
     sacked_now = _sacked_between(sb.left, sb.right, M[M_NSB], M[M_SND_UNA], M[M_SND_MAX])
     srtt = st.MF[MF_SRTT]
     recent = max(0.2, srtt) if srtt > 0 else 0.2
@@ -524,10 +529,10 @@ def _open_episode(s: int, t: int, rto: bool, flow: int, sb: Scoreboard, E_i: np.
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _retransmission(s: int, L: int, t: int, flow: int, work: WorkArrays, sb: Scoreboard, E_i: np.ndarray,
-                    rows: np.ndarray, st: FlowState) -> None:
-    """A retransmission of ``[s, s + L)`` at ``t``: counted in the open episode (an RTO closes it) or in a new
-    one; the segments it resends are marked retransmitted, by that episode."""
+def _retransmission(s: int, L: int, t: int, frame: int, flow: int, work: WorkArrays, sb: Scoreboard,
+                    E_i: np.ndarray, rows: np.ndarray, st: FlowState) -> None:
+    """A retransmission of ``[s, s + L)`` at ``t`` (packet ``frame``): counted in the open episode (an RTO closes
+    it) or in a new one; the segments it resends are marked retransmitted, by that episode."""
     M = st.M
     e = min(s + L, M[M_SND_MAX])
     nseg = M[M_NSEG]
@@ -535,9 +540,10 @@ def _retransmission(s: int, L: int, t: int, flow: int, work: WorkArrays, sb: Sco
     rto = _rto_in_recovery(j, e, t, work, E_i, st)
     if rto:
         E_i[EI_END, M[M_EP_ROW]] = t
+        E_i[EI_LAST_FRAME, M[M_EP_ROW]] = frame
         M[M_EP_OPEN] = 0
     if M[M_EP_OPEN] == 0:
-        _open_episode(s, t, rto, flow, sb, E_i, rows, st)
+        _open_episode(s, t, frame, rto, flow, sb, E_i, rows, st)
     ep_row = M[M_EP_ROW]
     E_i[EI_RETX, ep_row] += 1
     if s < E_i[EI_SEQ, ep_row]:
@@ -700,7 +706,7 @@ def _data_segment(p: int, s: int, L: int, flow: int, cols: FlowColumns, work: Wo
             M[M_JUMP_RETX] += 1
         if M[M_NHOLE] > M[M_HOLE_LO]:
             _fill_holes(s, min(s + L, M[M_SND_MAX]), work, M)
-        _retransmission(s, L, t, flow, work, sb, out.E_i, rows, st)
+        _retransmission(s, L, t, np.int64(cols.frame[p]), flow, work, sb, out.E_i, rows, st)
     if kind <= SEG_RETX and s + L > M[M_SND_MAX]:  # new data (or the part above a retransmission);
         # a probe's byte is sent again as data when the window opens: not new data yet
         _new_data(s, L, t, work, st)
@@ -716,6 +722,7 @@ def _data_segment(p: int, s: int, L: int, flow: int, cols: FlowColumns, work: Wo
     S_i[SI_KIND, ns] = kind
     S_i[SI_TSECR, ns] = np.int64(cols.tsecr[p]) if has_ts else -1
     S_i[SI_TSVAL, ns] = np.int64(cols.tsval[p]) if has_ts else -1
+    S_i[SI_FRAME, ns] = cols.frame[p]
     S_f[SF_T, ns] = t / 1e9
     S_f[SF_TREL, ns] = (t - M[M_T_FIRST]) / 1e9
     if M[M_N_SEGS] == 0:
@@ -914,6 +921,7 @@ def _advance(p: int, a: int, rtt: float, hole_reported: bool, cols: FlowColumns,
     ep_row = M[M_EP_ROW]
     if M[M_EP_OPEN] != 0 and a >= E_i[EI_RECOVER, ep_row]:
         E_i[EI_END, ep_row] = t
+        E_i[EI_LAST_FRAME, ep_row] = cols.frame[p]
         M[M_EP_OPEN] = 0
     return rtt
 
@@ -1005,6 +1013,7 @@ def _ack(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Scoreboard,
     A_i[AI_SACK_LO, na] = blk_lo
     A_i[AI_SACK_HI, na] = blk_hi
     A_i[AI_RWND, na] = np.int64(cols.win[p]) << rwnd_shift if rwnd_shift >= 0 else -1
+    A_i[AI_FRAME, na] = cols.frame[p]
     A_f[AF_RTT, na] = rtt if rtt > 0 else np.nan
     A_f[AF_SRTT, na] = MF[MF_SRTT] if MF[MF_SRTT] > 0 else np.nan
     A_f[AF_RTTMIN, na] = MF[MF_RTTMIN] if MF[MF_RTTMIN] > 0 else np.nan
@@ -1042,6 +1051,7 @@ def _main_pass(lo: int, hi: int, d: int, flow: int, order: np.ndarray, cols: Flo
             prefetch(cols.tsval, q)
             prefetch(cols.tsecr, q)
             prefetch(cols.opt_idx, q)
+            prefetch(cols.frame, q)
         p = order[i]
         f = cols.flags[p]
         if cols.dir[p] == d:

@@ -153,7 +153,9 @@ def get_flow(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner:
 
 
 @router.get("/{capture_id}/flows/{flow_id}/acks", response_class=Response,
-            responses={200: {"content": TABLE_FORMATS, "description": "the ACK stream (docs/ingest.md columns)"},
+            responses={200: {"content": TABLE_FORMATS,
+                             "description": "the ACK stream (docs/ingest.md columns; frame: each ACK's frame number "
+                                            "in the capture file, as Wireshark numbers it)"},
                        **responses("capture_not_found", "flow_not_found")},
             summary="Download one flow's ACK stream (Parquet or CSV)")
 def download_acks(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep, store: StoreDep,

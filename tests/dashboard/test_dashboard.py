@@ -410,6 +410,10 @@ def test_offline_report_draws_the_congestion_graph(browser, tmp_path):
     axes = page.evaluate("[...new Set(document.getElementById('congestion-0').data.map(t => t.yaxis))]")
     names = page.evaluate("document.getElementById('congestion-0').data.map(t => t.name)")
     assert axes == ["y", "y2", "y3", "y4", "y5"] and {"ACK", "bytes in flight", "achieved", "srtt"} <= set(names)
+    # hovering a point of the time–sequence graph names its packet in the capture file
+    hover = page.evaluate("document.getElementById('congestion-0').data.filter(t => ['data sent', 'retransmitted', "
+                          "'ACK'].includes(t.name)).map(t => t.hovertext)")
+    assert len(hover) == 3 and all(h and all(re.fullmatch(r"frame [1-9][0-9]*", x) for x in h) for h in hover)
     page.evaluate("Plotly.relayout('congestion-0', {'xaxis.range': [1.0, 1.5]})")
     expect(page.locator("#congestion-0")).to_have_attribute("data-window", "1.000000,1.500000")
     shot(page, "report-flow.png")

@@ -335,7 +335,7 @@ def reference_decode(path: str | Path) -> tuple[np.ndarray, dict[str, int]]:
         except _Skip as skip:
             counts[skip.reason] += 1
             continue
-        row[C_INDEX] = i
+        row[C_INDEX] = i  # the record's place in the file, every record counted: its frame number − 1
         row[C_TS] = ts_ns
         rows.append([_signed64(v) if v >= 1 << 63 else v for v in row])
     matrix = np.array(rows, dtype=np.int64).reshape(-1, NCOL)

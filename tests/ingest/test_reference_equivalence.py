@@ -85,6 +85,7 @@ def fast_packets(path, threads=1):
         out[:, C[f"dst_{name}"]] = dst[:, k]
     out[:, C["sport"]], out[:, C["dport"]] = src[:, 2], dst[:, 2]
     out[:, C["ts_ns"]] = pk["ts"]
+    out[:, C["index"]] = pk["frame"].astype(np.int64) - 1  # the frame number: 1-based, every record counted
     for name in ("seq", "ack", "win", "plen"):
         out[:, C[name]] = pk[name]
     flags = pk["flags"].astype(np.int64)
@@ -107,8 +108,9 @@ def fast_packets(path, threads=1):
 
 def assert_fast_equivalent(path, threads=1):
     """What the analysis reads — the fast path's compact columns, connections and directions — carries every
-    field of the dpkt reference decoder, packet by packet (``index`` and ``af`` are not kept)."""
-    return assert_same_fields(path, fast_packets(path, threads), not_kept=("index", "af"))
+    field of the dpkt reference decoder, packet by packet — the frame number (the reference's record ``index`` + 1)
+    too; ``af`` is not kept."""
+    return assert_same_fields(path, fast_packets(path, threads), not_kept=("af",))
 
 
 @pytest.mark.parametrize("threads", [1, 2], ids=["one_span", "two_spans"])

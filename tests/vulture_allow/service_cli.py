@@ -74,6 +74,9 @@ api.resamples  # LeaderboardOut
 api.resampled  # LeaderboardOut
 api.min_flows  # LeaderboardOut
 api.full_resolution  # GraphOut
+api.first_frame  # EpisodeOut (the graph's episodes: the packets behind them)
+api.last_frame  # EpisodeOut
+api.retransmission_frames  # EpisodeOut
 api.tasks_done  # RunStatusOut's progress
 api.tasks_total  # RunStatusOut's progress
 api.skipped_flows  # RunStatusOut's captures

@@ -53,9 +53,11 @@ function traces(d, { shown, log }) {
   const mb = (ys) => ys.map((v) => (v === null ? null : v / 1e6));
   const out = [];
   const s = d.sequence;
-  out.push({ name: "data sent", x: s.sent.t, y: s.sent.y, yaxis: "y", mode: "markers", marker: { size: 3, color: "#222" }, legendgroup: "seq" });
-  out.push({ name: "retransmitted", x: s.retransmitted.t, y: s.retransmitted.y, yaxis: "y", mode: "markers", marker: { size: 7, symbol: "x", color: "#d62728" }, legendgroup: "seq" });
-  out.push({ name: "ACK", x: s.ack.t, y: s.ack.y, yaxis: "y", mode: "lines", line: { shape: "hv", color: "#2ca02c", width: 1.5 }, legendgroup: "seq" });
+  // each point's packet in the capture file, as Wireshark numbers it: "frame N" on hover
+  const frames = (l) => (l.frame || []).map((f) => (f === null ? "" : `frame ${f}`));
+  out.push({ name: "data sent", x: s.sent.t, y: s.sent.y, hovertext: frames(s.sent), yaxis: "y", mode: "markers", marker: { size: 3, color: "#222" }, legendgroup: "seq" });
+  out.push({ name: "retransmitted", x: s.retransmitted.t, y: s.retransmitted.y, hovertext: frames(s.retransmitted), yaxis: "y", mode: "markers", marker: { size: 7, symbol: "x", color: "#d62728" }, legendgroup: "seq" });
+  out.push({ name: "ACK", x: s.ack.t, y: s.ack.y, hovertext: frames(s.ack), yaxis: "y", mode: "lines", line: { shape: "hv", color: "#2ca02c", width: 1.5 }, legendgroup: "seq" });
   const sx = [], sy = [];
   s.sack.t.forEach((t, i) => { sx.push(t, t, null); sy.push(s.sack.lo[i], s.sack.hi[i], null); });
   out.push({ name: "SACK blocks", x: sx, y: sy, yaxis: "y", mode: "lines", line: { color: "#9467bd", width: 3 }, legendgroup: "seq", connectgaps: false });
