@@ -186,7 +186,7 @@ def acks(
     output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .parquet or .csv.")],
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
 ) -> None:
-    """Export one flow's ACK stream (ESTIMATORS.md §1.1 columns) as Parquet or CSV."""
+    """Export one flow's ACK stream (docs/estimators.md §1.1 columns) as Parquet or CSV."""
     suffix = output.suffix.lower()
     if suffix not in (".parquet", ".csv"):
         fail(EXIT_USAGE, "bad_output_format", f"{output}: the output must end in .parquet or .csv")

@@ -27,7 +27,8 @@ FilterOption = Annotated[str | None, typer.Option(
     "10.0.0.0/8'.")]
 #: ``--estimators``: names and group words (``estimators.GROUPS``).
 ESTIMATORS_HELP = ("Comma-separated estimators, or group words: seed004 (newreno, stcp, hstcp, htcp, westwood_plus, "
-                   "bic, cubic), all (every estimator), default (be, re, crb, abse, tibet, tibet_tx, newbr, "
+                   "bic, cubic: the controls of the high-speed TCP buffer comparison, docs/controls.md), all "
+                   "(every estimator), default (be, re, crb, abse, tibet, tibet_tx, newbr, "
                    "westwood_plus, bbr_bw, newreno: what runs when none is named).")
 CHUNK = 1 << 20
 

@@ -243,11 +243,11 @@ def limit_record(limits: FlowLimits | None) -> dict[str, Any] | None:
 
 
 def path_models(path: dict[str, Any], decision_rows: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
-    """What the seeds' models predict on a flow's path (§9, ``path.analytic``): seed 004's decrease
-    factor, busy-link verdict and single-flow utilisation per decision rule, and seed 002's NewReno/Westwood+
-    shares at its buffer/BDP (with and without the floor-half fix) and over a range of buffer/BDP around it
-    (``seed002_curve``: the dashboard draws it); with the flow's ``decision_rows``, seed 004's verdict for every
-    replayed rule at this flow's losses (``replayed``); None when the path lacks a figure."""
+    """What the papers' models predict on a flow's path (§9, ``path.analytic``): the buffer study's decrease
+    factor, busy-link verdict and single-flow utilisation per decision rule, and Möller et al.'s (2007)
+    NewReno/Westwood+ shares at its buffer/BDP (with and without the floor-half fix) and over a range of buffer/BDP
+    around it (``seed002_curve``: the dashboard draws it); with the flow's ``decision_rows``, the buffer study's
+    verdict for every replayed rule at this flow's losses (``replayed``); None when the path lacks a figure."""
     from ackreplay.path.analytic import PathModel, replayed_verdicts, seed002_curve, seed002_shares, seed004
 
     c, rtt, over = path.get("capacity_bps"), path.get("base_rtt_s"), path.get("buffer_over_bdp")

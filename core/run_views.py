@@ -269,7 +269,7 @@ def _stored_diagnostics(session: Session, run: Run, capture_id: str, flow_id: in
 
 
 def path(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
-    """The path the flow crossed (§9, ``ackreplay.path``), what the seeds' models predict on it, and the group
+    """The path the flow crossed (§9, ``ackreplay.path``), what the papers' models predict on it, and the group
     of flows it shares the bottleneck with (None when alone), as the run's replay found them."""
     d = _stored_diagnostics(session, run, capture_id, flow_id)
     return {"path": d.get("path"), "path_models": d.get("path_models"), "path_group": d.get("path_group")}

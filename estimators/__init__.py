@@ -1,9 +1,9 @@
 """ackreplay.estimators — Westwood-family bandwidth estimators replayed over ACK streams. Pure library.
 
 Registry names: ``be``, ``re``, ``crb``, ``abse``, ``tibet``, ``tibet_tx``, ``newbr``, ``newreno``,
-``westwood_plus``, ``bbr_bw``, and the decision-only congestion controls of seed 004 (§8) ``stcp``, ``hstcp``,
-``htcp``, ``bic``, ``cubic``. Group words: ``default``, ``seed004``, ``all`` (:data:`GROUPS`). See
-``docs/estimators.md`` and ``../shared/ESTIMATORS.md``.
+``westwood_plus``, ``bbr_bw``, and the decision-only congestion controls of the buffer study (§8) ``stcp``,
+``hstcp``, ``htcp``, ``bic``, ``cubic``. Group words: ``default``, ``seed004``, ``all`` (:data:`GROUPS`). See
+``docs/estimators.md`` and ``docs/controls.md``; the full citations are in :mod:`.references`.
 """
 
 
@@ -42,7 +42,8 @@ except PackageNotFoundError:  # running from a source tree without installation
 #: What runs when no estimator is named: the bandwidth estimators and NewReno (the §8 controls are left out:
 #: they have no estimate, and their rows would fill the score table with dashes; ``-e seed004`` adds them).
 DEFAULT_ORDER = ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "bbr_bw", "newreno")
-#: The congestion controls seed 004 compares (§8), in its order: NewReno, STCP, HSTCP, HTCP, Westwood+, BIC, CUBIC.
+#: The congestion controls the buffer study compares (docs/controls.md §8), in its order: NewReno, STCP, HSTCP, HTCP,
+#: Westwood+, BIC, CUBIC.
 SEED004_ORDER = ("newreno", "stcp", "hstcp", "htcp", "westwood_plus", "bic", "cubic")
 #: Words that stand for a set of estimators wherever names are given (``-e seed004``, ``-e all,…``).
 GROUPS: dict[str, tuple[str, ...]] = {

@@ -1,4 +1,4 @@
-"""``ackreplay model CAPTURE``: the seeds' models on the path a capture shows, each figure with its source, what-ifs
+"""``ackreplay model CAPTURE``: the analytic models on the path a capture shows, each figure with its source, what-ifs
 in place of a figure, and what is missing and why."""
 
 from __future__ import annotations
@@ -40,8 +40,10 @@ def test_the_models_run_on_the_path_score_infers():
     code, out, _ = run("model", S01)
     text = " ".join(out.split())
     assert code == 0 and "flow 2, the largest bulk flow" in text and "capacity: 10.02 Mbit/s" in text
-    assert "from the capture: packet-pair dispersion mode" in text and "seed 002 at B = 0.9857×BDP" in text
-    assert "seed 004, one flow on 10.02 Mbit/s, 40.51 ms" in text and "seed 004's rule at this flow's 9 losses" in text
+    assert "from the capture: packet-pair dispersion mode" in text
+    assert "(Möller et al., NGI 2007) at B = 0.9857×BDP" in text
+    assert "single-flow model, one flow on 10.02 Mbit/s, 40.51 ms" in text and "b: the window's decrease factor" in text
+    assert "busy-link rule at this flow's 9 losses" in text
 
 
 def test_an_option_is_a_what_if_in_place_of_the_captures_figure():
@@ -59,7 +61,8 @@ def test_an_incomplete_path_says_what_is_missing_and_why():
     code, out, _ = run("model", S02)
     assert code == 0
     assert "buffer/BDP: —, missing: no buffer: no loss in the capture" in " ".join(out.split())
-    assert "seed 002: needs the buffer/BDP" in out and "seed 004: needs the buffer/BDP" in out
+    assert "NewReno/Westwood+ sharing (Möller et al., NGI 2007): needs the buffer/BDP" in out
+    assert "busy-link rule and single-flow model: needs the buffer/BDP" in out
     code, out, _ = run("model", S02, "--json")
     doc = json.loads(out)
     assert doc["figures"]["buffer_over_bdp"]["source"] == "missing" and doc["seed002"] is None is doc["seed004"]

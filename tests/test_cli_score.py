@@ -422,7 +422,8 @@ def test_the_report_shows_the_path_and_the_seed_models(tmp_path):
     code, _, _ = run("report", s01, "-o", target, "-e", "newreno")
     text = target.read_text()
     assert code == 0 and "<strong>path:</strong> capacity 10.0" in text and "packet-pair dispersion mode" in text
-    assert "Seed 004 on this path" in text and "westwood_plus" in text and "seed 002: throughput shares" in text
+    assert "Busy-link rule on this path" in text and "westwood_plus" in text
+    assert "Throughput shares of one NewReno and one Westwood+ flow" in text
     assert "this path: 0.99" in text  # the buffer/BDP marked on the curve
 
 
