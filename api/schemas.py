@@ -148,14 +148,18 @@ class PathOut(BaseModel):
         examples=[{"capacity_bps": 1.0e7, "capacity_hop": "bottleneck", "capture_link_bps": None, "base_rtt_s": 0.0405,
                    "buffer_bytes": 50786, "buffer_over_bdp": 0.99, "random_loss_rate": 0.0, "confidence": "high",
                    "evidence": {}}])
-    path_models: dict[str, Any] | None = Field(None, description="seed004: the busy-link rule and single-flow "
+    path_models: dict[str, Any] | None = Field(None, description="busy_link: the busy-link rule and single-flow "
                                                "model per congestion control (decrease b, busy_link iff "
-                                               "B ≥ b/(1−b)·BDP, utilisation); seed002 and seed002_floor_half: "
-                                               "the NewReno/Westwood+ shares of C of Möller et al., NGI 2007, "
-                                               "without and with Westwood+ floored at half its window "
-                                               "(docs/models.md)")
+                                               "B ≥ b/(1−b)·BDP, utilisation); share_model and "
+                                               "share_model_floor_half: the NewReno/Westwood+ shares of C of Möller "
+                                               "et al., NGI 2007, without and with Westwood+ floored at half its "
+                                               "window; share_model_curve: both over a range of buffer/BDP; "
+                                               "replayed: the busy-link rule for each replayed decision at the "
+                                               "flow's losses (docs/models.md)")
     path_group: dict[str, Any] | None = Field(None, description="the flows sharing the bottleneck and their pooled "
-                                              "path (null when the flow is alone)")
+                                              "path (null when the flow is alone); share_model: where a NewReno-like "
+                                              "and a Westwood+-like sender share it, the model's shares beside the "
+                                              "measured ones")
 
 
 class XY(BaseModel):
@@ -264,7 +268,7 @@ class RunIn(BaseModel):
         description=f"capture ids, each once (at most {MAX_RUN_CAPTURES})")
     estimators: list[Annotated[Text, StringConstraints(min_length=1, max_length=40)] | EstimatorSpec] | None = Field(
         None, max_length=100, examples=[["be", {"name": "abse", "parameters": {"N": 12}}]],
-        description="names, group words (seed004: the controls of docs/controls.md; all, default) or {name, "
+        description="names, group words (highspeed: the controls of docs/controls.md; all, default) or {name, "
                     "parameters}; default: the default set "
                     "(be, re, crb, abse, tibet, tibet_tx, newbr, westwood_plus, bbr_bw, newreno) with default "
                     "parameters")
@@ -535,8 +539,9 @@ class ParameterInfo(Open):
     default: Any = Field(examples=[10.0])
     description: str = Field(examples=["τ scale factor N (eq. (6))"])
     alternatives: dict[str, Any] | None = Field(
-        None, examples=[{"seed004": 0.8}],
-        description="other documented values by name (accepted in place of the value, e.g. cubic.beta = \"seed004\")")
+        None, examples=[{"buffer_study": 0.8}],
+        description="other documented values by name (accepted in place of the value, e.g. cubic.beta = "
+                    "\"buffer_study\")")
 
 
 class EstimatorInfo(Open):

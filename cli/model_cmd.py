@@ -111,7 +111,7 @@ def model(
 def print_curve(curve: str, as_json: bool) -> None:
     """``--curve LO:HI[:POINTS]``: Möller et al.'s (2007) shares over a range of buffer/BDP, plain and with the
     floor-half fix."""
-    from ackreplay.path.analytic import seed002_curve
+    from ackreplay.path.analytic import newreno_westwood_curve
 
     try:
         parts = [float(x) for x in curve.split(":")]
@@ -120,9 +120,9 @@ def print_curve(curve: str, as_json: bool) -> None:
     if len(parts) not in (2, 3) or not 0 < parts[0] < parts[1]:
         raise typer.BadParameter("--curve LO:HI[:POINTS] with 0 < LO < HI")
     points = int(parts[2]) if len(parts) == 3 else 12
-    rows = [{"plain": p, "floor_half": f} for p, f in zip(seed002_curve(parts[0], parts[1], points),
-                                                       seed002_curve(parts[0], parts[1], points, True),
-                                                       strict=True)]
+    rows = [{"plain": p, "floor_half": f} for p, f in zip(newreno_westwood_curve(parts[0], parts[1], points),
+                                                          newreno_westwood_curve(parts[0], parts[1], points, True),
+                                                          strict=True)]
     if as_json:
         print(json.dumps(rows, indent=1))
         return
@@ -147,7 +147,7 @@ def capture_path(capture: Path, flow: int | None, allow_vantage: bool, memory_bu
 
     announce_cold()
     # the decision rules the buffer study models, replayed so that their verdicts at this flow's losses show too
-    sc = score_input(capture, build_estimators(["seed004"], {}), allow_vantage=allow_vantage,
+    sc = score_input(capture, build_estimators(["highspeed"], {}), allow_vantage=allow_vantage,
                      memory_budget=memory_budget << 20, keep_series=False)
     name = label(capture)
     by_id = sc.ingest.flows.by_id()
@@ -201,14 +201,15 @@ def models_on(figures: dict[str, Figure], decision_rows: list[Any] | None = None
     """The models on these figures: Möller et al. 2007 at the buffer/BDP, the buffer study with all three (``None``
     where a figure they need is missing) and, with a flow's ``decision_rows``, the buffer study's rule for each
     replayed decision at its losses. Without a capture the keys are those ``model --json`` always had."""
-    from ackreplay.path.analytic import PathModel, replayed_verdicts, seed002_shares, seed004
+    from ackreplay.path.analytic import PathModel, busy_link_verdicts, newreno_westwood_shares, replayed_verdicts
 
     c, rtt, over = (figures[k].value for k, *_ in FIGURES)
     doc: dict[str, Any] = {"buffer_over_bdp": over,
-                           "seed002": None if over is None else seed002_shares(over),
-                           "seed002_floor_half": None if over is None else seed002_shares(over, floor_half=True),
-                           "seed004": None if c is None or rtt is None or over is None
-                           else seed004(PathModel.of(c, rtt, over))}
+                           "share_model": None if over is None else newreno_westwood_shares(over),
+                           "share_model_floor_half": None if over is None
+                           else newreno_westwood_shares(over, floor_half=True),
+                           "busy_link": None if c is None or rtt is None or over is None
+                           else busy_link_verdicts(PathModel.of(c, rtt, over))}
     if decision_rows is not None:
         doc["replayed"] = replayed_verdicts(decision_rows, over) if over is not None and decision_rows else {}
     return doc
@@ -219,7 +220,7 @@ def models_text(doc: dict[str, Any], figures: dict[str, Figure]) -> str:
     cannot run, which figure it lacks."""
     over = doc["buffer_over_bdp"]
     lines = []
-    s, f = doc["seed002"], doc["seed002_floor_half"]
+    s, f = doc["share_model"], doc["share_model_floor_half"]
     if s is None:
         lines.append("NewReno/Westwood+ sharing (Möller et al., NGI 2007): needs the buffer/BDP (missing; --buffer-bdp "
                      "gives one)")
@@ -229,7 +230,7 @@ def models_text(doc: dict[str, Any], figures: dict[str, Figure]) -> str:
                      f"{s['utilisation']:.3f}); "
                      "with the floor-half fix (Westwood+'s ssthresh never below half its window): NewReno "
                      f"{f['newreno']:.3f}, Westwood+ {f['westwood_plus']:.3f}")
-    if doc["seed004"] is None:
+    if doc["busy_link"] is None:
         lacking = [f"the {name} ({option} gives one)" for key, name, option, *_ in FIGURES
                    if figures[key].value is None]
         lines.append(f"busy-link rule and single-flow model: needs {', '.join(lacking)}")
@@ -238,7 +239,7 @@ def models_text(doc: dict[str, Any], figures: dict[str, Figure]) -> str:
     lines.append(f"busy-link rule and single-flow model, one flow on {c / 1e6:.4g} Mbit/s, {rtt * 1e3:.4g} ms, "
                  f"B = {over:.4g}×BDP (b: the window's decrease factor at a loss; the link stays busy iff "
                  "B ≥ b/(1−b)·BDP; utilisation: the flow's mean rate / C; docs/models.md):")
-    for name, v in doc["seed004"].items():
+    for name, v in doc["busy_link"].items():
         lines.append(f"  {name:14s} b = {v['decrease']:.3f}  link {'busy' if v['busy_link'] else 'idles'}"
                      f"  utilisation {v['utilisation']:.3f}")
     return "\n".join(lines)

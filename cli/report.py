@@ -66,13 +66,13 @@ def decisions_figure(fr: FlowReplay, with_truth: bool) -> go.Figure:
     return dec
 
 
-def seed002_figure(buffer_over_bdp: float, measured: dict[str, float] | None = None) -> go.Figure:
+def share_model_figure(buffer_over_bdp: float, measured: dict[str, float] | None = None) -> go.Figure:
     """Möller et al.'s (2007) NewReno/Westwood+ shares over buffer/BDP (with and without the floor-half fix), this
     path's buffer/BDP marked."""
-    from ackreplay.path.analytic import seed002_curve
+    from ackreplay.path.analytic import newreno_westwood_curve
 
     hi = max(8.0, 2 * buffer_over_bdp)
-    plain, fixed = seed002_curve(0.05, hi, 40), seed002_curve(0.05, hi, 40, floor_half=True)
+    plain, fixed = newreno_westwood_curve(0.05, hi, 40), newreno_westwood_curve(0.05, hi, 40, floor_half=True)
     fig = go.Figure()
     x = [p["buffer_over_bdp"] for p in plain]
     fig.add_scatter(x=x, y=[p["newreno"] for p in plain], name="NewReno", line={"color": "#1f77b4"})
@@ -135,13 +135,13 @@ def path_html(path: dict[str, Any], models: dict[str, Any] | None, figures: Figu
                    "single-flow model.</p>")
         out.append(_table(("rule", "b", "link", "utilisation"), [(n, f"{v['decrease']:.3f}", link(v),
                                                                   f"{v['utilisation']:.3f}")
-                                                                 for n, v in models["seed004"].items()]))
+                                                                 for n, v in models["busy_link"].items()]))
         if models.get("replayed"):
             out.append("<p>The busy-link rule for each replayed decision at this flow's losses (b = median of "
                        "1 − ssthresh/w; real_sender: what the captured sender did).</p>")
             out.append(_table(("rule", "b", "losses", "link"), [(n, f"{v['decrease']:.3f}", v["losses"], link(v))
                                                                for n, v in models["replayed"].items()]))
-        out.append(figures.div(seed002_figure(float(path["buffer_over_bdp"]))))
+        out.append(figures.div(share_model_figure(float(path["buffer_over_bdp"]))))
     return "".join(out)
 
 

@@ -44,7 +44,7 @@ def group_line(group: Mapping[str, Any]) -> str:
     kinds = ", ".join(f"{m['flow_id']} {m['kind']}" + (f" (b {m['decrease']:.2f})" if m.get("decrease") is not None
                                                        else "") for m in group.get("members") or [])
     text = f"path: {path_line(group['path'])}; senders: {kinds}"
-    s = group.get("seed002")
+    s = group.get("share_model")
     if s:
         text += ("; NewReno/Westwood+ model (Möller et al., NGI 2007) at this buffer/BDP: NewReno "
                  f"{s['model']['newreno']:.2f}, Westwood+ "

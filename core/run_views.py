@@ -32,6 +32,7 @@ from ackreplay.core.orm import (
 from ackreplay.core.owners import owned
 from ackreplay.core.storage import Store
 from ackreplay.core.stored_capture import flow_rows, read_tables, stored_truth
+from ackreplay.core.stored_names import current_names
 from ackreplay.graphs.congestion import CongestionSource
 from ackreplay.replay.capture import is_bulk
 from ackreplay.replay.results import DECISION_SCHEMA
@@ -265,7 +266,7 @@ def _stored_diagnostics(session: Session, run: Run, capture_id: str, flow_id: in
     row = session.scalar(select(FlowDiagnostics).where(FlowDiagnostics.run_id == run.id,
                                                        FlowDiagnostics.capture_id == capture_id,
                                                        FlowDiagnostics.flow_id == flow_id))
-    return row.data if row is not None else {}
+    return current_names(row.data) if row is not None else {}
 
 
 def path(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:

@@ -231,7 +231,7 @@ def decrease_factor(name: str, path: PathModel, cubic_beta: float = 0.7) -> floa
     return 1.0 - rules(cubic_beta)[name].backoff(w, state, path) / w
 
 
-def seed004(path: PathModel, names: Sequence[str] | None = None, cubic_beta: float = 0.7
+def busy_link_verdicts(path: PathModel, names: Sequence[str] | None = None, cubic_beta: float = 0.7
             ) -> dict[str, dict[str, Any]]:
     """Per rule: its decrease factor on this path, the buffer study's busy-link verdict and the single-flow model's
     utilisation."""
@@ -249,7 +249,7 @@ def seed004(path: PathModel, names: Sequence[str] | None = None, cubic_beta: flo
 # ---------------------------------------------------------------------------------------------- Möller et al. 2007
 
 
-def seed002_shares(buffer_over_bdp: float, floor_half: bool = False, bdp: float = 100.0, m: float = 1.0
+def newreno_westwood_shares(buffer_over_bdp: float, floor_half: bool = False, bdp: float = 100.0, m: float = 1.0
                    ) -> dict[str, float]:
     """Möller et al.'s (2007) stationary throughputs of one NewReno (flow 1) and one Westwood+ (flow 2) flow sharing a
     link, as shares of the capacity, at B = ``buffer_over_bdp``·CT (CT = ``bdp`` segments, window growth
@@ -287,13 +287,13 @@ def seed002_shares(buffer_over_bdp: float, floor_half: bool = False, bdp: float 
             "ratio": d2 / d1 if d1 > 0 else math.inf}
 
 
-def seed002_curve(lo: float = 0.05, hi: float = 8.0, points: int = 25, floor_half: bool = False
+def newreno_westwood_curve(lo: float = 0.05, hi: float = 8.0, points: int = 25, floor_half: bool = False
                   ) -> list[dict[str, float]]:
     """The shares over buffer/BDP from ``lo`` to ``hi`` (log-spaced)."""
     out = []
     for i in range(points):
         x = lo * (hi / lo) ** (i / max(points - 1, 1))
-        out.append({"buffer_over_bdp": x, **seed002_shares(x, floor_half)})
+        out.append({"buffer_over_bdp": x, **newreno_westwood_shares(x, floor_half)})
     return out
 
 
@@ -376,7 +376,7 @@ def measured_shares(members: Sequence[Mapping[str, Any]], capacity_bps: float | 
         return None
     measured = {k: sum(m["rate_bps"] for m in members if m["kind"] == k) / capacity_bps
                 for k in ("newreno", "westwood_plus")}
-    model = seed002_shares(buffer_over_bdp)
+    model = newreno_westwood_shares(buffer_over_bdp)
     return {"measured": measured, "model": {k: model[k] for k in ("newreno", "westwood_plus")},
-            "model_floor_half": {k: v for k, v in seed002_shares(buffer_over_bdp, floor_half=True).items()
+            "model_floor_half": {k: v for k, v in newreno_westwood_shares(buffer_over_bdp, floor_half=True).items()
                                  if k in ("newreno", "westwood_plus")}}

@@ -430,7 +430,7 @@ def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk:
     capacity and base RTT; returns one entry per group of two flows or more, with the group's own ``path``, its
     ``members`` (each sender's backoff as the capture shows it, ``path.analytic.sender_behaviour``, and its
     wire rate) and, where a NewReno-like and a Westwood+-like sender share it, Möller et al.'s (2007) shares beside the
-    measured ones (``seed002``, else None). The groups are found, pooled and judged for all members at once
+    measured ones (``share_model``, else None). The groups are found, pooled and judged for all members at once
     (``PathBatch.merge``, ``infer_batch``): a gather when the flows' evidence is rows of one batch
     (``flow_parts_batch``)."""
     wanted = set(bulk)
@@ -460,7 +460,7 @@ def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk:
             group_members.append({"flow_id": fr.flow_id, **sender_behaviour(fr.decision_rows),
                                   "rate_bps": rate * wire[k]})
         out.append({"flows": [m["flow_id"] for m in group_members], "path": path, "members": group_members,
-                    "seed002": measured_shares(group_members, path["capacity_bps"], path["buffer_over_bdp"])})
+                    "share_model": measured_shares(group_members, path["capacity_bps"], path["buffer_over_bdp"])})
     return out
 
 

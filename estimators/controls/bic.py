@@ -17,7 +17,7 @@ INFOCOM 2004; as deployed, Linux ``net/ipv4/tcp_bic.c``::
 
 with ``beta = 819`` (/1024 = 0.7998), ``low_window = 14``, ``fast_convergence = 1``; and on entering
 TCP_CA_Loss (a timeout) ``bictcp_reset`` clears ``last_max_cwnd``. The buffer study gives BIC's "β = 0.2": the
-decrement, so a window ×0.8 (the named alternative ``seed004``).
+decrement, so a window ×0.8 (the named alternative ``buffer_study``).
 
 Here, real-valued (§1.3), ``w`` the real sender's flight at the loss: ``ssthresh = max(w/2, 2)`` for
 ``w ≤ low_window``, else ``max(w·β, 2)``. W_max, the window BIC searches back towards, does not change
@@ -96,7 +96,7 @@ class Bic(LossBased):
     doc = refs.doc("controls", "bic")
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("beta", float, 819 / BICTCP_BETA_SCALE, "window kept at a loss above low_window: ssthresh = w·β",
-              minimum=0.0, maximum=1.0, exclusive_minimum=True, alternatives=(("seed004", 0.8),),
+              minimum=0.0, maximum=1.0, exclusive_minimum=True, alternatives=(("buffer_study", 0.8),),
               source="Linux tcp_bic.c beta = 819 (/1024); the buffer study: decrement 0.2, ×0.8"),
         Param("low_window", float, 14.0, "at or below this window BIC halves it, as standard TCP",
               unit="segments", minimum=0.0, maximum=1e9, source="Linux tcp_bic.c low_window"),

@@ -8,7 +8,7 @@ RFC 9438 §4.6 (multiplicative decrease) and §4.7 (fast convergence): at a cong
 Linux ``net/ipv4/tcp_cubic.c`` ``cubictcp_recalc_ssthresh`` is BIC's with ``beta = 717`` (/1024 =
 0.7002) and no low window; on TCP_CA_Loss (a timeout) ``bictcp_reset`` clears W_max. ns-3 ``TcpCubic``
 (Beta 0.7, FastConvergence true) does the same on whole segments of cwnd (``CubicReset`` on CA_LOSS).
-The buffer study runs CUBIC with a decrement of 0.2, β = 0.8 (the named alternative ``seed004``).
+The buffer study runs CUBIC with a decrement of 0.2, β = 0.8 (the named alternative ``buffer_study``).
 
 Here, real-valued (§1.3), ``w`` the real sender's flight at the loss: ``ssthresh = max(w·β, 2)``
 segments. W_max does not change the ssthresh; it is carried through the flow's loss events in one pass
@@ -51,7 +51,7 @@ class Cubic(Bic):
     doc = refs.doc("controls", "cubic")
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("beta", float, 0.7, "β_cubic: window kept at a loss, ssthresh = w·β", minimum=0.0, maximum=1.0,
-              exclusive_minimum=True, alternatives=(("linux", 717 / BICTCP_BETA_SCALE), ("seed004", 0.8)),
+              exclusive_minimum=True, alternatives=(("linux", 717 / BICTCP_BETA_SCALE), ("buffer_study", 0.8)),
               source="RFC 9438 §4.6 β_cubic = 0.7; ns-3 TcpCubic Beta 0.7; Linux beta = 717/1024; "
                      "the buffer study: decrement 0.2, β = 0.8"),
         FAST_CONVERGENCE,

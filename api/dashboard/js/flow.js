@@ -101,7 +101,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   ];
   const Plotly = await plotlyReady();
   const narrow = plot.clientWidth < 600;
-  if (path.path_models) await drawSeed002(Plotly, "seed002", path, narrow);
+  if (path.path_models) await drawShareModel(Plotly, "share-model", path, narrow);
   await Plotly.newPlot("decisions", dtraces, { title: { text: narrow ? "ssthresh at each loss" : "ssthresh each estimator would set at each loss event" },
     legend: LEGEND, showlegend: !narrow, xaxis: { title: { text: "time since the flow's first packet (s)" } }, yaxis: { title: { text: "segments" } },
     margin: narrow ? { t: 40, l: 50, r: 8 } : { t: 90 } }, CONFIG);
@@ -148,23 +148,23 @@ export function pathCard(doc) {
   if (!p) return "";
   const g = doc.path_group;
   const senders = g && g.members ? g.members.map((m) => `${m.flow_id} ${m.kind}${m.decrease != null ? ` (b ${num(m.decrease, 2)})` : ""}`).join(", ") : "";
-  const shares = g && g.seed002 ? html` NewReno/Westwood+ model (Möller et al., NGI 2007) at this buffer/BDP: NewReno ${num(g.seed002.model.newreno, 2)}, Westwood+ ${num(g.seed002.model.westwood_plus, 2)} of the capacity; measured ${num(g.seed002.measured.newreno, 2)}, ${num(g.seed002.measured.westwood_plus, 2)}.` : "";
+  const shares = g && g.share_model ? html` NewReno/Westwood+ model (Möller et al., NGI 2007) at this buffer/BDP: NewReno ${num(g.share_model.model.newreno, 2)}, Westwood+ ${num(g.share_model.model.westwood_plus, 2)} of the capacity; measured ${num(g.share_model.measured.newreno, 2)}, ${num(g.share_model.measured.westwood_plus, 2)}.` : "";
   const group = g ? html`<p class="muted" id="path-group">Shares its bottleneck with flows ${g.flows.join(", ")}: capacity and base RTT are the group's. Senders: ${senders}.${shares}</p>` : "";
   const models = doc.path_models;
-  const s4 = models ? html`<h3>Busy-link rule on this path (one flow)</h3><p class="muted">A flow whose window falls by b (its decrease factor at a loss) keeps the link busy iff B ≥ b/(1−b)·BDP; the utilisation is the single-flow model's mean rate over the capacity (docs/models.md in the repository).</p>
-    <div class="table-wrap"><table id="seed004"><thead><tr><th>algorithm</th><th>b</th><th>link</th><th>utilisation</th></tr></thead><tbody>${Object.entries(models.seed004).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.busy_link ? "busy" : "idles"}</td><td>${num(v.utilisation, 3)}</td></tr>`)}</tbody></table></div>
+  const modelCards = models ? html`<h3>Busy-link rule on this path (one flow)</h3><p class="muted">A flow whose window falls by b (its decrease factor at a loss) keeps the link busy iff B ≥ b/(1−b)·BDP; the utilisation is the single-flow model's mean rate over the capacity (docs/models.md in the repository).</p>
+    <div class="table-wrap"><table id="busy-link"><thead><tr><th>algorithm</th><th>b</th><th>link</th><th>utilisation</th></tr></thead><tbody>${Object.entries(models.busy_link).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.busy_link ? "busy" : "idles"}</td><td>${num(v.utilisation, 3)}</td></tr>`)}</tbody></table></div>
     ${Object.keys(models.replayed || {}).length ? html`<p class="muted">The same rule for each replayed decision at this flow's losses (b = median of 1 − ssthresh/w; real_sender: what the captured sender did):</p>
-    <div class="table-wrap"><table id="seed004-replayed"><thead><tr><th>rule</th><th>b</th><th>losses</th><th>link</th></tr></thead><tbody>${Object.entries(models.replayed).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.losses}</td><td>${v.busy_link ? "busy" : "idles"}</td></tr>`)}</tbody></table></div>` : ""}
-    <h3>NewReno and Westwood+ sharing this bottleneck (Möller et al., NGI 2007)</h3><p class="muted">At ${num(p.buffer_over_bdp, 2)}×BDP: NewReno ${num(models.seed002.newreno, 3)}, Westwood+ ${num(models.seed002.westwood_plus, 3)} of the capacity; with the floor-half fix (Westwood+ never below half its window) ${num(models.seed002_floor_half.newreno, 3)} / ${num(models.seed002_floor_half.westwood_plus, 3)}.</p>
-    <div id="seed002" class="plot" role="img" aria-label="NewReno and Westwood+ shares over buffer/BDP"></div>`
+    <div class="table-wrap"><table id="busy-link-replayed"><thead><tr><th>rule</th><th>b</th><th>losses</th><th>link</th></tr></thead><tbody>${Object.entries(models.replayed).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.losses}</td><td>${v.busy_link ? "busy" : "idles"}</td></tr>`)}</tbody></table></div>` : ""}
+    <h3>NewReno and Westwood+ sharing this bottleneck (Möller et al., NGI 2007)</h3><p class="muted">At ${num(p.buffer_over_bdp, 2)}×BDP: NewReno ${num(models.share_model.newreno, 3)}, Westwood+ ${num(models.share_model.westwood_plus, 3)} of the capacity; with the floor-half fix (Westwood+ never below half its window) ${num(models.share_model_floor_half.newreno, 3)} / ${num(models.share_model_floor_half.westwood_plus, 3)}.</p>
+    <div id="share-model" class="plot" role="img" aria-label="NewReno and Westwood+ shares over buffer/BDP"></div>`
     : html`<p class="muted">No model on this path: it needs the capacity, base RTT and buffer/BDP.</p>`;
   return html`<section class="card" id="path"><h2>Path</h2>${group}
     <div class="table-wrap"><table id="path-figures"><thead><tr><th>figure</th><th>value</th><th class="text">evidence</th></tr></thead><tbody>${Object.keys(PATH_LABELS).map((k) => html`<tr><th>${PATH_LABELS[k]}</th><td>${pathValue(k, p[k])}</td><td class="evidence">${p.evidence[k]}</td></tr>`)}</tbody></table></div>
-    <p class="muted">confidence ${p.confidence}</p>${s4}</section>`;
+    <p class="muted">confidence ${p.confidence}</p>${modelCards}</section>`;
 }
 
-async function drawSeed002(Plotly, id, doc, narrow) {
-  const c = doc.path_models.seed002_curve, x = c.map((r) => r.buffer_over_bdp), b = doc.path.buffer_over_bdp;
+async function drawShareModel(Plotly, id, doc, narrow) {
+  const c = doc.path_models.share_model_curve, x = c.map((r) => r.buffer_over_bdp), b = doc.path.buffer_over_bdp;
   await Plotly.newPlot(id, [
     { x, y: c.map((r) => r.newreno), name: "NewReno", mode: "lines", line: { color: "#1f77b4" } },
     { x, y: c.map((r) => r.westwood_plus), name: "Westwood+", mode: "lines", line: { color: "#d62728" } },
