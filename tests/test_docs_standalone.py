@@ -1,6 +1,8 @@
 """The repository documents itself (issue #36): no user-facing text points outside it — no paper by the team's
-seed number, no ``../shared`` path, no reference file that is not shipped — every registry entry links to a docs
-section that exists and cites its publication with a year, and every relative link of docs/ resolves."""
+seed number, no name built on one (``seed004``; the renamed input names are read, but only their table and the two
+modules that read them spell them), no ``../shared`` path, no reference file that is not shipped — nothing ackreplay
+prints or returns does either, every registry entry links to a docs section that exists and cites its publication
+with a year, and every relative link of docs/ resolves."""
 
 from __future__ import annotations
 
@@ -17,7 +19,12 @@ from ackreplay.api.app import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What a reader without the team's shared folder could not follow.
-FORBIDDEN = ("seed 0", "Seed 0", "../shared", "ESTIMATORS.md")
+FORBIDDEN = ("seed 0", "Seed 0", "seed00", "../shared", "ESTIMATORS.md")
+#: The one word of FORBIDDEN that names renamed inputs, still read: allowed where they are read and in their table.
+OLD_NAME = "seed00"
+ALIAS_MODULES = ("estimators/aliases.py", "core/stored_names.py")
+ALIAS_TABLE = ("docs/estimators.md", "renamed-names")
+SAMPLE = ROOT / "tests" / "data" / "ns3" / "cubic_1f_bdp1.pcap.gz"
 #: The library and interface folders whose text (help, descriptions, docstrings, printed output) users read.
 TEXT_FOLDERS = ("cli", "api", "estimators", "scoring", "path", "graphs", "ingest", "replay", "core")
 TEXT_SUFFIXES = {".py", ".js", ".html", ".css", ".md"}
@@ -36,6 +43,21 @@ def user_facing_files() -> list[Path]:
 
 def forbidden_in(text: str) -> list[str]:
     return [word for word in FORBIDDEN if word in text]
+
+
+def user_facing_text(path: Path) -> str:
+    """What a user reads in ``path``, less the places allowed to spell the renamed input names: the alias table's
+    section of its page; the modules that read them are checked for everything else."""
+    text = path.read_text()
+    rel = str(path.relative_to(ROOT))
+    if rel == ALIAS_TABLE[0]:
+        return text.replace(section(path, ALIAS_TABLE[1]), "")
+    return text.replace(OLD_NAME, "") if rel in ALIAS_MODULES else text
+
+
+def cli(*args: str | Path) -> str:
+    return subprocess.run([sys.executable, "-m", "ackreplay.cli.main", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
 
 
 def slug(heading: str) -> str:
@@ -79,7 +101,8 @@ def section(page: Path, anchor: str) -> str:
 def test_the_checks_see_what_they_look_for(tmp_path: Path) -> None:
     """The helpers catch a bad text, a missing anchor and a numbered repeat, so a pass means something."""
     assert forbidden_in("as seed 004 says") == ["seed 0"] and forbidden_in("see ../shared/x") == ["../shared"]
-    assert forbidden_in("Wang et al. 2002, eq. (1); group seed004") == []
+    assert forbidden_in("Wang et al. 2002, eq. (1); group seed004") == ["seed00"]
+    assert forbidden_in("Wang et al. 2002, eq. (1); group highspeed, cubic.beta=buffer_study") == []
     page = tmp_path / "p.md"
     page.write_text("# Top\n## <a id=\"be\"></a>BE — bandwidth (2002)\ntext\n## Top\n### `bbr_bw`: BBR's estimate\n")
     assert {"top", "top-1", "be", "be--bandwidth-2002", "bbr_bw-bbrs-estimate"} <= anchors(page)
@@ -89,16 +112,40 @@ def test_the_checks_see_what_they_look_for(tmp_path: Path) -> None:
 
 
 def test_no_user_facing_file_points_outside_the_repository() -> None:
-    bad = {str(p.relative_to(ROOT)): found for p in user_facing_files() if (found := forbidden_in(p.read_text()))}
+    bad = {str(p.relative_to(ROOT)): found for p in user_facing_files() if (found := forbidden_in(user_facing_text(p)))}
     assert not bad, f"user-facing text names what the repository does not hold: {bad}"
 
 
+def test_the_renamed_names_are_allowed_only_in_their_table_and_readers() -> None:
+    """The exemption is as narrow as it says: the table holds the old names (so it is what was cut), and the rest
+    of its page and the readers' other text still go through the check."""
+    page = ROOT / ALIAS_TABLE[0]
+    table = section(page, ALIAS_TABLE[1])
+    assert "`seed004`" in table and "`highspeed`" in table and "`buffer_study`" in table
+    assert OLD_NAME not in user_facing_text(page) and "## Registry" in user_facing_text(page)
+    for module in ALIAS_MODULES:
+        assert OLD_NAME in (ROOT / module).read_text()
+
+
 def test_the_estimators_json_and_the_openapi_description_too() -> None:
-    out = subprocess.run([sys.executable, "-m", "ackreplay.cli.main", "estimators", "--json"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout
+    out = cli("estimators", "--json")
     assert json.loads(out) and not forbidden_in(out)
     spec = json.dumps(create_app().openapi(), ensure_ascii=False)
-    assert not forbidden_in(spec)
+    assert "busy_link" in spec and "share_model" in spec and not forbidden_in(spec)
+
+
+def test_no_output_spells_a_renamed_name() -> None:
+    """A sample capture's score JSON (path models included), ``model --json`` on it, and the same asked for by
+    the old names: what is written uses the current ones."""
+    score = cli("score", SAMPLE, "-e", "highspeed", "-f", "json")
+    flow = max(json.loads(score)["captures"][0]["flows"], key=lambda f: f["bytes"])
+    assert {"busy_link", "share_model", "share_model_floor_half", "share_model_curve"} <= set(flow["path_models"])
+    assert not forbidden_in(score)
+    old = cli("score", SAMPLE, "-e", "seed004", "-p", "cubic.beta=seed004", "-f", "json")
+    assert json.loads(old)["captures"][0]["flows"] and not forbidden_in(old)
+    model = cli("model", SAMPLE, "--json")
+    assert "busy_link" in json.loads(model) and not forbidden_in(model)
+    assert not forbidden_in(cli("model", "--buffer-bdp", "2", "--json"))
 
 
 @pytest.mark.parametrize("entry", E.catalogue(), ids=lambda e: e["name"])
