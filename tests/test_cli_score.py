@@ -431,7 +431,7 @@ def test_the_report_shows_the_path_and_the_seed_models(tmp_path):
     assert "this path: 0.99" in text  # the buffer/BDP marked on the curve
 
 
-def test_model_prints_seed_002_and_seed_004(tmp_path):
+def test_model_prints_the_share_model_and_the_busy_link_rule(tmp_path):
     """``ackreplay model``: seed 002's shares at a buffer/BDP (with the floor-half fix) and seed 004's verdict
     per algorithm; ``--curve`` a range; ``--json`` the same as data; a bad range is a usage error."""
     code, out, _ = run("model", "--buffer-bdp", "0.5")

@@ -27,7 +27,7 @@ TABLE_I = {"newreno": (162, 200), "westwood_plus": (200, 200), "bic": (189, 200)
 
 
 @pytest.mark.parametrize("name", sorted(TABLE_I))
-def test_the_single_flow_model_reproduces_seed_004_table_i(name):
+def test_the_single_flow_model_reproduces_the_buffer_studys_table_i(name):
     """Within 10 % for NewReno, Westwood+, BIC and CUBIC at both buffers, RTT 100 ms. (Where the ns-2
     figures differ — STCP 187 and H-TCP 178 at B = BDP, everything at 300 ms — the seed's flows lost several
     segments per window and timed out, which a loss-per-overflow fluid model does not: docs/estimators.md.)"""
