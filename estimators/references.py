@@ -25,9 +25,9 @@ GRIECO_2004 = ("L. A. Grieco, S. Mascolo, \"Performance Evaluation and Compariso
 WU_2014 = ("R.-Q. Wu, H. Jie, N. Ding, \"An Improved TCP Congestion Control Algorithm of Based on Bandwidth Estimation "
            "in Heterogeneous Networks\", Journal of Communications 9(10), pp. 792–797, 2014")
 #: The buffer study: the decision-only controls' comparison (their decrease factors, its Table I).
-BUFFER_STUDY = ("S. Mascolo, F. Vacirca, \"Issues in Performance Evaluation of New TCP Stacks in High Speed Networks\", "
-                "Fourth International Workshop on Protocols for Fast Long-Distance Networks (PFLDnet 2006), Nara, "
-                "Japan, 2006")
+BUFFER_STUDY = ("S. Mascolo, F. Vacirca, \"Issues in Performance Evaluation of New TCP Stacks in High Speed "
+                "Networks\", Fourth International Workshop on Protocols for Fast Long-Distance Networks (PFLDnet "
+                "2006), Nara, Japan, 2006")
 
 
 def doc(page: str, anchor: str) -> str:
