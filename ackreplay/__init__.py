@@ -13,7 +13,7 @@ The public API for estimator plugins (docs/plugins.md)::
 An estimator subclasses :class:`Estimator`, sets ``name``, ``title`` and ``citation`` and defines
 ``series(self, inputs)``: its estimate in bytes/s after every event of ``inputs`` (a :class:`FlowInputs`),
 NaN before its first sample. Without a ``decide`` of its own it decides at each loss like the Westwood family
-(ESTIMATORS.md §1.3: ssthresh = estimate · RTTmin). ``PARAMS`` (a tuple of :class:`Param`) declares its
+(docs/estimators.md §1.3: ssthresh = estimate · RTTmin). ``PARAMS`` (a tuple of :class:`Param`) declares its
 parameters; ``self.params`` holds their values. The names below are imported on first use, so that commands
 that never replay (``ackreplay flows``) do not load the estimators.
 """

@@ -89,7 +89,7 @@ class FlowOut(Open):
                                            "between for a tap; null without a usable handshake", examples=[0.0004])
     reconstruction: str | None = Field(
         None, description="how the sender's view was rebuilt for a flow not captured at the sender "
-        "(ESTIMATORS.md §7): receiver_side, mid_path, or null", examples=["receiver_side"])
+        "(docs/estimators.md §7): receiver_side, mid_path, or null", examples=["receiver_side"])
     reconstruction_sound: bool = Field(False, description="enough evidence (RTT samples) to replay it by default",
                                        examples=[True])
     reconstruction_evidence: str = Field("", examples=["receiver-side capture rebuilt as the sender saw it: "
@@ -118,7 +118,7 @@ class SampleOut(BaseModel):
 
 
 class DiagnosticsOut(BaseModel):
-    """Why a flow's estimates are what they are (ESTIMATORS.md §7; docs/estimators.md "Diagnostics")."""
+    """Why a flow's estimates are what they are (docs/estimators.md §7; docs/estimators.md "Diagnostics")."""
 
     ack_compression_share: float | None = Field(None, description="share of ACK intervals under 100 µs",
                                                 examples=[0.058])
@@ -150,7 +150,7 @@ class LimitsOut(BaseModel):
 
 
 class PathOut(BaseModel):
-    """The path a flow crossed (ESTIMATORS.md §9; docs/estimators.md "The path")."""
+    """The path a flow crossed (docs/path.md §9; docs/estimators.md "The path")."""
 
     path: dict[str, Any] | None = Field(
         None, description="capacity_bps, capacity_hop, capture_link_bps, base_rtt_s, buffer_bytes, buffer_over_bdp, "
@@ -158,10 +158,18 @@ class PathOut(BaseModel):
         examples=[{"capacity_bps": 1.0e7, "capacity_hop": "bottleneck", "capture_link_bps": None, "base_rtt_s": 0.0405,
                    "buffer_bytes": 50786, "buffer_over_bdp": 0.99, "random_loss_rate": 0.0, "confidence": "high",
                    "evidence": {}}])
-    path_models: dict[str, Any] | None = Field(None, description="seed004 (per rule: decrease, busy_link, "
-                                               "utilisation), seed002 and seed002_floor_half (shares of C)")
+    path_models: dict[str, Any] | None = Field(None, description="busy_link: the busy-link rule and single-flow "
+                                               "model per congestion control (decrease b, busy_link iff "
+                                               "B ≥ b/(1−b)·BDP, utilisation); share_model and "
+                                               "share_model_floor_half: the NewReno/Westwood+ shares of C of Möller "
+                                               "et al., NGI 2007, without and with Westwood+ floored at half its "
+                                               "window; share_model_curve: both over a range of buffer/BDP; "
+                                               "replayed: the busy-link rule for each replayed decision at the "
+                                               "flow's losses (docs/models.md)")
     path_group: dict[str, Any] | None = Field(None, description="the flows sharing the bottleneck and their pooled "
-                                              "path (null when the flow is alone)")
+                                              "path (null when the flow is alone); share_model: where a NewReno-like "
+                                              "and a Westwood+-like sender share it, the model's shares beside the "
+                                              "measured ones")
 
 
 class XY(BaseModel):
@@ -280,7 +288,8 @@ class RunIn(BaseModel):
         description=f"capture ids, each once (at most {MAX_RUN_CAPTURES})")
     estimators: list[Annotated[Text, StringConstraints(min_length=1, max_length=40)] | EstimatorSpec] | None = Field(
         None, max_length=100, examples=[["be", {"name": "abse", "parameters": {"N": 12}}]],
-        description="names, group words (seed004, all, default) or {name, parameters}; default: the default set "
+        description="names, group words (highspeed: the controls of docs/controls.md; all, default) or {name, "
+                    "parameters}; default: the default set "
                     "(be, re, crb, abse, tibet, tibet_tx, newbr, westwood_plus, bbr_bw, newreno) with default "
                     "parameters")
 
@@ -392,7 +401,7 @@ class RunDocumentOut(BaseModel):
 
 
 class ScoreRow(Open):
-    """One (capture, flow, estimator) with its scores (ESTIMATORS.md §5; every key in docs/estimators.md)."""
+    """One (capture, flow, estimator) with its scores (docs/scores.md §5; every key in docs/estimators.md)."""
 
     capture_id: str = Field(examples=[CAPTURE_ID])
     flow_id: int = Field(examples=[2])
@@ -401,7 +410,7 @@ class ScoreRow(Open):
     vantage: str = Field("unknown", description="where the flow was captured: sender | receiver | mid_path | unknown",
                          examples=["sender"])
     reconstruction: str | None = Field(None, description="receiver_side | mid_path when the sender's view was "
-                                       "rebuilt (ESTIMATORS.md §7)", examples=[None])
+                                       "rebuilt (docs/estimators.md §7)", examples=[None])
     not_reproducible: str | None = Field(None, description="present when this estimator's result cannot be "
                                          "reproduced from the flow's vantage (BE and CRB off the sender: they "
                                          "depend on the ACKs' timing at the sender): why", examples=[None])
@@ -563,14 +572,22 @@ class ParameterInfo(Open):
     default: Any = Field(examples=[10.0])
     description: str = Field(examples=["τ scale factor N (eq. (6))"])
     alternatives: dict[str, Any] | None = Field(
-        None, examples=[{"seed004": 0.8}],
-        description="other documented values by name (accepted in place of the value, e.g. cubic.beta = \"seed004\")")
+        None, examples=[{"buffer_study": 0.8}],
+        description="other documented values by name (accepted in place of the value, e.g. cubic.beta = "
+                    "\"buffer_study\")")
 
 
 class EstimatorInfo(Open):
     name: str = Field(examples=["abse"])
     title: str = Field(examples=["ABSE (adaptive bandwidth share estimation)"])
-    citation: str = Field(examples=["Seed 000 §3.1.2, §3.2, eqs. (1)-(6)"])
+    citation: str = Field(examples=["R. Wang, M. Valla, M. Y. Sanadidi, B. K. F. Ng, M. Gerla, \"Using Adaptive Rate "
+                                    "Estimation to Provide Enhanced and Robust Transport over Heterogeneous "
+                                    "Networks\", Proc. 10th IEEE International Conference on Network Protocols "
+                                    "(ICNP 2002), 2002, §3.1.2, §3.2, eqs. (1)–(6)"],
+                          description="the publication(s) it implements, in full, with the section or equation")
+    doc: str | None = Field(None, examples=["docs/estimators.md#abse"],
+                            description="the section of the repository's documentation that gives its formula, "
+                            "defaults, units and decisions (null for a plugin that names none)")
     description: str
     has_series: bool
     parameters: list[ParameterInfo]

@@ -186,7 +186,7 @@ def acks(
     output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .parquet or .csv.")],
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
 ) -> None:
-    """Export one flow's ACK stream (ESTIMATORS.md §1.1 columns) as Parquet or CSV, each ACK with its frame number
+    """Export one flow's ACK stream (docs/estimators.md §1.1 columns) as Parquet or CSV, each ACK with its frame number
     (column frame: the packet's number in the capture file, as Wireshark numbers it)."""
     suffix = output.suffix.lower()
     if suffix not in (".parquet", ".csv"):

@@ -26,8 +26,9 @@ FilterOption = Annotated[str | None, typer.Option(
     "(tcpdump syntax: host, net, port, portrange, src/dst, ip/ip6/tcp, and/or/not), e.g. 'port 5201 and net "
     "10.0.0.0/8'.")]
 #: ``--estimators``: names and group words (``estimators.GROUPS``).
-ESTIMATORS_HELP = ("Comma-separated estimators, or group words: seed004 (newreno, stcp, hstcp, htcp, westwood_plus, "
-                   "bic, cubic), all (every estimator), default (be, re, crb, abse, tibet, tibet_tx, newbr, "
+ESTIMATORS_HELP = ("Comma-separated estimators, or group words: highspeed (newreno, stcp, hstcp, htcp, westwood_plus, "
+                   "bic, cubic: the controls Mascolo & Vacirca, PFLDnet 2006, compare; docs/controls.md), all "
+                   "(every estimator), default (be, re, crb, abse, tibet, tibet_tx, newbr, "
                    "westwood_plus, bbr_bw, newreno: what runs when none is named).")
 CHUNK = 1 << 20
 

@@ -1,5 +1,15 @@
-"""``ackreplay model``: what the seeds' models predict on a path (ESTIMATORS.md §9, ``path.analytic``) — the path a
-capture shows, or one given by its figures."""
+"""``ackreplay model``: what the analytic models predict on a path (docs/models.md; the path: docs/path.md §9,
+``path.analytic``) — the path a capture shows, or one given by its figures.
+
+The two models it prints (docs/models.md has their formulas and full citations):
+
+- the NewReno/Westwood+ sharing model of Möller, Barakat, Avrachenkov, Altman, "Inter-protocol fairness between TCP
+  New Reno and TCP Westwood+", NGI 2007 (Props. 1–4): each flow's share of the capacity C at a buffer/BDP, and with
+  their fix ("floor-half": Westwood+ never sets ssthresh below half its window, §IV);
+- the busy-link rule (one flow keeps the link busy iff B ≥ b/(1−b)·BDP, b the window's decrease factor at a loss)
+  and a single-flow utilisation model per congestion control, as in the high-speed TCP buffer-provisioning
+  comparison (docs/models.md#the-buffer-study).
+"""
 
 from __future__ import annotations
 
@@ -36,7 +46,7 @@ class Figure(NamedTuple):
 @dataclass
 class CapturePath:
     """The path a capture shows on one flow: which flow and why that one, its path (empty without one) and its
-    decisions at each loss (seed 004's rule per replayed decision)."""
+    decisions at each loss (the buffer study's rule per replayed decision)."""
 
     file: str
     flow_id: int | None
@@ -56,23 +66,29 @@ def model(
         "--buffer-bdp", help="Bottleneck buffer as a multiple of the BDP (default 1; with a capture: a what-if in "
                              "place of the capture's figure).")] = None,
     curve: Annotated[str | None, typer.Option(
-        "--curve", help="A range LO:HI[:POINTS] of buffer/BDP: print seed 002's shares over it.")] = None,
+        "--curve", help="A range LO:HI[:POINTS] of buffer/BDP: print the NewReno/Westwood+ shares of Möller et al. "
+                         "(NGI 2007) over it.")] = None,
     capacity_mbit: Annotated[float | None, typer.Option(
-        "--capacity", help="Capacity, Mbit/s, for seed 004's model (default 200; with a capture: a what-if).")] = None,
+        "--capacity", help="Capacity, Mbit/s, for the busy-link rule and single-flow model (default 200; with a "
+                             "capture: a what-if).")] = None,
     rtt_ms: Annotated[float | None, typer.Option(
-        "--rtt", help="Base RTT, ms, for seed 004's model (default 100; with a capture: a what-if).")] = None,
+        "--rtt", help="Base RTT, ms, for the busy-link rule and single-flow model (default 100; with a capture: a "
+                        "what-if).")] = None,
     allow_vantage: Annotated[bool, typer.Option("--allow-vantage", help="With a capture: also replay flows not "
                              "captured at the sender whose sender view cannot be rebuilt.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
     as_json: Annotated[bool, typer.Option("--json", help="JSON instead of text.")] = False,
 ) -> None:
-    """Seed 002's NewReno/Westwood+ shares (with and without the floor-half fix) and seed 004's busy-link
-    verdict and single-flow utilisation per algorithm, on the path a capture shows or at a buffer/BDP."""
+    """Analytic models on a path: the NewReno/Westwood+ shares of Möller et al., NGI 2007 (with and without their
+    floor-half fix: Westwood+ never below half its window) and, per congestion control, the busy-link rule
+    B ≥ b/(1−b)·BDP (b: the window's decrease factor at a loss) with one flow's utilisation — on the path a capture
+    shows or at a buffer/BDP. Formulas and citations: docs/models.md."""
     given = {"capacity_bps": None if capacity_mbit is None else capacity_mbit * 1e6,
              "base_rtt_s": None if rtt_ms is None else rtt_ms / 1e3, "buffer_over_bdp": buffer_bdp}
     if curve:
         if capture is not None:
-            fail(EXIT_USAGE, "bad_option", "--curve prints seed 002 over a range of buffer/BDP: it takes no capture")
+            fail(EXIT_USAGE, "bad_option", "--curve prints the NewReno/Westwood+ shares over a range of "
+                 "buffer/BDP: it takes no capture")
         print_curve(curve, as_json)
         return
     if capture is None:
@@ -93,8 +109,9 @@ def model(
 
 
 def print_curve(curve: str, as_json: bool) -> None:
-    """``--curve LO:HI[:POINTS]``: seed 002's shares over a range of buffer/BDP, plain and with the floor-half fix."""
-    from ackreplay.path.analytic import seed002_curve
+    """``--curve LO:HI[:POINTS]``: Möller et al.'s (2007) shares over a range of buffer/BDP, plain and with the
+    floor-half fix."""
+    from ackreplay.path.analytic import newreno_westwood_curve
 
     try:
         parts = [float(x) for x in curve.split(":")]
@@ -103,12 +120,14 @@ def print_curve(curve: str, as_json: bool) -> None:
     if len(parts) not in (2, 3) or not 0 < parts[0] < parts[1]:
         raise typer.BadParameter("--curve LO:HI[:POINTS] with 0 < LO < HI")
     points = int(parts[2]) if len(parts) == 3 else 12
-    rows = [{"plain": p, "floor_half": f} for p, f in zip(seed002_curve(parts[0], parts[1], points),
-                                                       seed002_curve(parts[0], parts[1], points, True),
-                                                       strict=True)]
+    rows = [{"plain": p, "floor_half": f} for p, f in zip(newreno_westwood_curve(parts[0], parts[1], points),
+                                                          newreno_westwood_curve(parts[0], parts[1], points, True),
+                                                          strict=True)]
     if as_json:
         print(json.dumps(rows, indent=1))
         return
+    print("NewReno/Westwood+ shares of the capacity, one flow each (Möller et al., NGI 2007; docs/models.md). "
+          "floor-half fix: Westwood+'s ssthresh never below half its window.")
     print("buffer/BDP  NewReno  Westwood+  W+/NR   | floor-half fix: NewReno  Westwood+")
     for r in rows:
         p, f = r["plain"], r["floor_half"]
@@ -127,8 +146,8 @@ def capture_path(capture: Path, flow: int | None, allow_vantage: bool, memory_bu
     from ackreplay.core.capture_scoring import build_estimators
 
     announce_cold()
-    # the decision rules seed 004 models, replayed so that their verdicts at this flow's losses show too
-    sc = score_input(capture, build_estimators(["seed004"], {}), allow_vantage=allow_vantage,
+    # the decision rules the buffer study models, replayed so that their verdicts at this flow's losses show too
+    sc = score_input(capture, build_estimators(["highspeed"], {}), allow_vantage=allow_vantage,
                      memory_budget=memory_budget << 20, keep_series=False)
     name = label(capture)
     by_id = sc.ingest.flows.by_id()
@@ -179,41 +198,48 @@ def path_figures(found: CapturePath, given: dict[str, float | None]) -> dict[str
 
 
 def models_on(figures: dict[str, Figure], decision_rows: list[Any] | None = None) -> dict[str, Any]:
-    """The models on these figures: seed 002 at the buffer/BDP, seed 004 with all three (``None`` where a figure
-    they need is missing) and, with a flow's ``decision_rows``, seed 004's rule for each replayed decision at its
-    losses. Without a capture the keys are those ``model --json`` always had."""
-    from ackreplay.path.analytic import PathModel, replayed_verdicts, seed002_shares, seed004
+    """The models on these figures: Möller et al. 2007 at the buffer/BDP, the buffer study with all three (``None``
+    where a figure they need is missing) and, with a flow's ``decision_rows``, the buffer study's rule for each
+    replayed decision at its losses. Without a capture the keys are those ``model --json`` always had."""
+    from ackreplay.path.analytic import PathModel, busy_link_verdicts, newreno_westwood_shares, replayed_verdicts
 
     c, rtt, over = (figures[k].value for k, *_ in FIGURES)
     doc: dict[str, Any] = {"buffer_over_bdp": over,
-                           "seed002": None if over is None else seed002_shares(over),
-                           "seed002_floor_half": None if over is None else seed002_shares(over, floor_half=True),
-                           "seed004": None if c is None or rtt is None or over is None
-                           else seed004(PathModel.of(c, rtt, over))}
+                           "share_model": None if over is None else newreno_westwood_shares(over),
+                           "share_model_floor_half": None if over is None
+                           else newreno_westwood_shares(over, floor_half=True),
+                           "busy_link": None if c is None or rtt is None or over is None
+                           else busy_link_verdicts(PathModel.of(c, rtt, over))}
     if decision_rows is not None:
         doc["replayed"] = replayed_verdicts(decision_rows, over) if over is not None and decision_rows else {}
     return doc
 
 
 def models_text(doc: dict[str, Any], figures: dict[str, Figure]) -> str:
-    """Seed 002's shares and seed 004's verdicts as text; for a model that cannot run, which figure it lacks."""
+    """Möller et al.'s (2007) shares and the busy-link verdicts as text, every printed term defined; for a model that
+    cannot run, which figure it lacks."""
     over = doc["buffer_over_bdp"]
     lines = []
-    s, f = doc["seed002"], doc["seed002_floor_half"]
+    s, f = doc["share_model"], doc["share_model_floor_half"]
     if s is None:
-        lines.append("seed 002: needs the buffer/BDP (missing; --buffer-bdp gives one)")
+        lines.append("NewReno/Westwood+ sharing (Möller et al., NGI 2007): needs the buffer/BDP (missing; --buffer-bdp "
+                     "gives one)")
     else:
-        lines.append(f"seed 002 at B = {over:.4g}×BDP: NewReno {s['newreno']:.3f}, Westwood+ {s['westwood_plus']:.3f} "
-                     f"of C (utilisation {s['utilisation']:.3f}); with the floor-half fix: NewReno "
+        lines.append(f"NewReno/Westwood+ sharing (Möller et al., NGI 2007) at B = {over:.4g}×BDP: NewReno "
+                     f"{s['newreno']:.3f}, Westwood+ {s['westwood_plus']:.3f} of C (utilisation "
+                     f"{s['utilisation']:.3f}); "
+                     "with the floor-half fix (Westwood+'s ssthresh never below half its window): NewReno "
                      f"{f['newreno']:.3f}, Westwood+ {f['westwood_plus']:.3f}")
-    if doc["seed004"] is None:
+    if doc["busy_link"] is None:
         lacking = [f"the {name} ({option} gives one)" for key, name, option, *_ in FIGURES
                    if figures[key].value is None]
-        lines.append(f"seed 004: needs {', '.join(lacking)}")
+        lines.append(f"busy-link rule and single-flow model: needs {', '.join(lacking)}")
         return "\n".join(lines)
     c, rtt = figures["capacity_bps"].value or 0.0, figures["base_rtt_s"].value or 0.0
-    lines.append(f"seed 004, one flow on {c / 1e6:.4g} Mbit/s, {rtt * 1e3:.4g} ms, B = {over:.4g}×BDP:")
-    for name, v in doc["seed004"].items():
+    lines.append(f"busy-link rule and single-flow model, one flow on {c / 1e6:.4g} Mbit/s, {rtt * 1e3:.4g} ms, "
+                 f"B = {over:.4g}×BDP (b: the window's decrease factor at a loss; the link stays busy iff "
+                 "B ≥ b/(1−b)·BDP; utilisation: the flow's mean rate / C; docs/models.md):")
+    for name, v in doc["busy_link"].items():
         lines.append(f"  {name:14s} b = {v['decrease']:.3f}  link {'busy' if v['busy_link'] else 'idles'}"
                      f"  utilisation {v['utilisation']:.3f}")
     return "\n".join(lines)
@@ -221,8 +247,8 @@ def models_text(doc: dict[str, Any], figures: dict[str, Figure]) -> str:
 
 def capture_text(found: CapturePath, figures: dict[str, Figure], doc: dict[str, Any]) -> str:
     """``model CAPTURE``'s text: the flow, each figure with its source (or why it is missing), the models on them,
-    seed 004's rule for the decisions replayed at the flow's losses, and the flows whose path is complete when this
-    one's is not."""
+    the busy-link rule for the decisions replayed at the flow's losses, and the flows whose path is complete when
+    this one's is not."""
     width = terminal_width()
 
     def wrap(text: str, indent: str = "    ") -> str:
@@ -239,7 +265,7 @@ def capture_text(found: CapturePath, figures: dict[str, Figure], doc: dict[str, 
     replayed = doc.get("replayed") or {}
     if replayed:
         losses = max(v["losses"] for v in replayed.values())
-        lines.append(wrap(f"seed 004's rule at this flow's {losses} losses (b = median of 1 − ssthresh/w; "
+        lines.append(wrap(f"busy-link rule at this flow's {losses} losses (b = median of 1 − ssthresh/w; "
                           "real_sender: what the captured sender did): " + ", ".join(
                               f"{n} b {v['decrease']:.2f} ({'busy' if v['busy_link'] else 'idles'})"
                               for n, v in replayed.items()), "  "))

@@ -55,7 +55,8 @@ def list_estimators(
                        "serves).")] = False,
     plugin: PluginOption = None,
 ) -> None:
-    """List every estimator: name, title, citation, parameters with defaults and units, where it came from."""
+    """List every estimator: name, title, citation and documentation section, parameters with defaults and units,
+    where it came from."""
     load_plugin_files(plugin)
     import ackreplay.estimators as E
     from ackreplay.estimators.plugins import FAILED
@@ -72,7 +73,8 @@ def list_estimators(
         table.add_column(col, overflow="fold")
     for entry in cat:
         params = ", ".join(_parameter(p) for p in entry["parameters"]) or "—"
-        table.add_row(entry["name"], f"{entry['title']}\n[dim]{entry['citation']}[/dim]", params, _origin(entry))
+        doc = f"\n{entry['doc']}" if entry.get("doc") else ""
+        table.add_row(entry["name"], f"{entry['title']}\n[dim]{entry['citation']}{doc}[/dim]", params, _origin(entry))
     console = Console()
     console.print(table)
     for name, why in FAILED.items():

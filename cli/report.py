@@ -3,7 +3,7 @@
 Per flow drawn: the congestion graph (``graphs.congestion``, drawn by the dashboard's own ``congestion.js``,
 inlined: time–sequence, flight with each estimator's cwnd/ssthresh at every loss, estimates against the achieved
 rate, RTT, on one time axis), each estimator's ssthresh at every loss event against the ideal and NewReno's, the
-score table and why, and the path (§9) with the seeds' models on it. Every bulk flow is drawn, replayed or not: one
+score table and why, and the path (§9) with the papers' models on it. Every bulk flow is drawn, replayed or not: one
 that was not replayed (refused as invalid, off the sender, …) has what the capture shows — time–sequence, flight
 and RTT — with a note saying why the estimators' overlays are missing; a capture without a bulk flow has its
 largest flow drawn, as ``ackreplay graph`` does.
@@ -74,22 +74,23 @@ def decisions_figure(fr: FlowReplay, with_truth: bool) -> go.Figure:
     return dec
 
 
-def seed002_figure(buffer_over_bdp: float, measured: dict[str, float] | None = None) -> go.Figure:
-    """Seed 002's NewReno/Westwood+ shares over buffer/BDP (with and without the floor-half fix), this
+def share_model_figure(buffer_over_bdp: float, measured: dict[str, float] | None = None) -> go.Figure:
+    """Möller et al.'s (2007) NewReno/Westwood+ shares over buffer/BDP (with and without the floor-half fix), this
     path's buffer/BDP marked."""
-    from ackreplay.path.analytic import seed002_curve
+    from ackreplay.path.analytic import newreno_westwood_curve
 
     hi = max(8.0, 2 * buffer_over_bdp)
-    plain, fixed = seed002_curve(0.05, hi, 40), seed002_curve(0.05, hi, 40, floor_half=True)
+    plain, fixed = newreno_westwood_curve(0.05, hi, 40), newreno_westwood_curve(0.05, hi, 40, floor_half=True)
     fig = go.Figure()
     x = [p["buffer_over_bdp"] for p in plain]
     fig.add_scatter(x=x, y=[p["newreno"] for p in plain], name="NewReno", line={"color": "#1f77b4"})
     fig.add_scatter(x=x, y=[p["westwood_plus"] for p in plain], name="Westwood+", line={"color": "#d62728"})
-    fig.add_scatter(x=x, y=[p["westwood_plus"] for p in fixed], name="Westwood+ (floor-half fix)",
+    fig.add_scatter(x=x, y=[p["westwood_plus"] for p in fixed], name="Westwood+ (floor-half fix: never below w/2)",
                     line={"color": "#d62728", "dash": "dot"})
     fig.add_vline(x=buffer_over_bdp, line={"color": "grey", "dash": "dash"},
                   annotation_text=f"this path: {buffer_over_bdp:.2f}×BDP")
-    fig.update_layout(title="seed 002: throughput shares of one NewReno and one Westwood+ flow", height=330,
+    fig.update_layout(title="Throughput shares of one NewReno and one Westwood+ flow (Möller et al., NGI 2007)",
+                      height=330,
                       xaxis={"title": "buffer / BDP", "type": "log"}, yaxis={"title": "share of C", "range": [0, 1]},
                       legend=LEGEND, margin={"t": 90})
     return fig
@@ -125,8 +126,8 @@ class Figures:
 
 
 def path_html(path: dict[str, Any], models: dict[str, Any] | None, figures: Figures, title: str = "path") -> str:
-    """The §9 path: each figure with its evidence, seed 004's verdict and single-flow utilisation per rule, the
-    same rule for every replayed decision at the flow's losses, and seed 002's curve with this path's
+    """The §9 path: each figure with its evidence, the buffer study's verdict and single-flow utilisation per rule, the
+    same rule for every replayed decision at the flow's losses, and Möller et al.'s (2007) curve with this path's
     buffer/BDP."""
     from ackreplay.cli.wording import path_line
 
@@ -137,17 +138,18 @@ def path_html(path: dict[str, Any], models: dict[str, Any] | None, figures: Figu
     out = [f"<p><strong>{html.escape(title)}:</strong> {html.escape(path_line(path))}</p>",
            _table(("figure", "value", "evidence"), [(k, path.get(k), v) for k, v in evidence])]
     if models:
-        out.append("<p>Seed 004 on this path (one flow): decrease factor b, the rule B ≥ b/(1−b)·BDP, and the "
-                   "utilisation of the single-flow model.</p>")
+        out.append("<p>Busy-link rule on this path (one flow; docs/models.md): b, the window's decrease factor at a "
+                   "loss; the link stays busy iff B ≥ b/(1−b)·BDP; utilisation, the flow's mean rate over C in the "
+                   "single-flow model.</p>")
         out.append(_table(("rule", "b", "link", "utilisation"), [(n, f"{v['decrease']:.3f}", link(v),
                                                                   f"{v['utilisation']:.3f}")
-                                                                 for n, v in models["seed004"].items()]))
+                                                                 for n, v in models["busy_link"].items()]))
         if models.get("replayed"):
-            out.append("<p>Seed 004's rule for each replayed decision at this flow's losses (b = median of "
+            out.append("<p>The busy-link rule for each replayed decision at this flow's losses (b = median of "
                        "1 − ssthresh/w; real_sender: what the captured sender did).</p>")
             out.append(_table(("rule", "b", "losses", "link"), [(n, f"{v['decrease']:.3f}", v["losses"], link(v))
                                                                for n, v in models["replayed"].items()]))
-        out.append(figures.div(seed002_figure(float(path["buffer_over_bdp"]))))
+        out.append(figures.div(share_model_figure(float(path["buffer_over_bdp"]))))
     return "".join(out)
 
 
@@ -236,7 +238,7 @@ HEAD = ("<!doctype html><html><head><meta charset='utf-8'><title>ackreplay repor
         "pre{background:#f6f6f6;padding:.8em;overflow-x:auto}"
         "table.path{border-collapse:collapse;font-size:.9em}table.path td,table.path th{border:1px solid #ddd;"
         "padding:.2em .5em;text-align:left;vertical-align:top}</style></head><body><h1>ackreplay report</h1>"
-        "<p>Estimates are replayed open-loop over each flow's real ACK stream (ESTIMATORS.md). "
+        "<p>Estimates are replayed open-loop over each flow's real ACK stream (docs/estimators.md). "
         "'bias' is the time-weighted mean of (E−R)/R against the achieved rate R; '*' marks the best "
         "per column.</p>"
         "<p>Each flow's congestion graph: time–sequence (data sent, retransmissions, ACK line, SACK blocks, "
@@ -352,7 +354,7 @@ def unreplayed_html(sc: ScoredCapture, flow_id: int, graphs: dict[str, Any]) -> 
 
 def flow_html(sc: ScoredCapture, fr: FlowReplay, graphs: dict[str, Any], figures: Figures) -> list[str]:
     """One replayed flow: its heading, the congestion graph (its data into ``graphs``), the decisions at each loss,
-    the score table and why, and its path with the seeds' models."""
+    the score table and why, and its path with the papers' models."""
     parts = flow_heading(sc, fr.flow_id)
     parts.append(graph_div(graphs, source_for(sc.ingest, fr, fr.flow_id).window(px=REPORT_PX), fr.flow_id))
     if len(fr.decisions):

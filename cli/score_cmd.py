@@ -165,7 +165,7 @@ def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use
     try:
         try:
             # an estimator's arithmetic on empty or degenerate input (no RTT sample yet…) yields NaN by design
-            # (ESTIMATORS.md: NaN before the first sample); numpy's warnings about it are not for the user
+            # (docs/estimators.md: NaN before the first sample); numpy's warnings about it are not for the user
             with regular_file(path) as readable, warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore", RuntimeWarning)
                 sc = score_file(readable, ests, use_sidecar=use_sidecar and readable == path, progress=bar,

@@ -33,7 +33,7 @@ TRUTH_COLUMNS = (
     ("mean_signed_rel_error_truth", ("bias", "vs truth"), 1.0, 3, "zero"),
     ("mean_abs_rel_error_truth", ("|err|", "vs truth"), 1.0, 3, "min"),
 )
-#: What each column is (ESTIMATORS.md §5), printed once under the tables.
+#: What each column is (docs/scores.md §5), printed once under the tables.
 LEGEND: tuple[tuple[str, str], ...] = (
     ("mean", "time-weighted mean estimate E (Mbit/s)"),
     ("bias", "time-weighted mean of (E-R)/R, R = the achieved rate (best: 0)"),

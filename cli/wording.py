@@ -40,13 +40,14 @@ def limits_line(shares: Mapping[str, float]) -> str:
 
 def group_line(group: Mapping[str, Any]) -> str:
     """The CLI's line for a group of flows sharing a bottleneck: its path, how each sender backed off, and
-    seed 002 beside the measured shares where a NewReno-like and a Westwood+-like sender share it."""
+    Möller et al. 2007 beside the measured shares where a NewReno-like and a Westwood+-like sender share it."""
     kinds = ", ".join(f"{m['flow_id']} {m['kind']}" + (f" (b {m['decrease']:.2f})" if m.get("decrease") is not None
                                                        else "") for m in group.get("members") or [])
     text = f"path: {path_line(group['path'])}; senders: {kinds}"
-    s = group.get("seed002")
+    s = group.get("share_model")
     if s:
-        text += (f"; seed 002 at this buffer/BDP: NewReno {s['model']['newreno']:.2f}, Westwood+ "
+        text += ("; NewReno/Westwood+ model (Möller et al., NGI 2007) at this buffer/BDP: NewReno "
+                 f"{s['model']['newreno']:.2f}, Westwood+ "
                  f"{s['model']['westwood_plus']:.2f} of C (measured {s['measured']['newreno']:.2f}, "
                  f"{s['measured']['westwood_plus']:.2f})")
     return text

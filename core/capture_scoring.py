@@ -81,7 +81,7 @@ class ScoredCapture:
 
 
 def build_estimators(selected: Sequence[str] | None, params: dict[str, dict[str, Any]]) -> list[Estimator]:
-    """Estimators by name or group word (``seed004``, ``all``: ``estimators.GROUPS``; default: the default
+    """Estimators by name or group word (``highspeed``, ``all``: ``estimators.GROUPS``; default: the default
     set, in the reference order) with per-estimator parameters; a parameter naming several values
     (``"0.1,0.5,1"``, ``"0.1:2:0.1"``, a list) makes one variant per value (``estimators.sweep``)."""
     chosen = expand(selected) if selected else list(DEFAULT_ORDER)
@@ -247,12 +247,18 @@ def limit_record(limits: FlowLimits | None) -> dict[str, Any] | None:
 
 
 def path_models(path: dict[str, Any], decision_rows: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:
-    """What the seeds' models predict on a flow's path (§9, ``path.analytic``): seed 004's decrease
-    factor, busy-link verdict and single-flow utilisation per decision rule, and seed 002's NewReno/Westwood+
-    shares at its buffer/BDP (with and without the floor-half fix) and over a range of buffer/BDP around it
-    (``seed002_curve``: the dashboard draws it); with the flow's ``decision_rows``, seed 004's verdict for every
-    replayed rule at this flow's losses (``replayed``); None when the path lacks a figure."""
-    from ackreplay.path.analytic import PathModel, replayed_verdicts, seed002_curve, seed002_shares, seed004
+    """What the papers' models predict on a flow's path (§9, ``path.analytic``): the buffer study's decrease
+    factor, busy-link verdict and single-flow utilisation per decision rule, and Möller et al.'s (2007)
+    NewReno/Westwood+ shares at its buffer/BDP (with and without the floor-half fix) and over a range of buffer/BDP
+    around it (``share_model_curve``: the dashboard draws it); with the flow's ``decision_rows``, the buffer study's
+    verdict for every replayed rule at this flow's losses (``replayed``); None when the path lacks a figure."""
+    from ackreplay.path.analytic import (
+        PathModel,
+        busy_link_verdicts,
+        newreno_westwood_curve,
+        newreno_westwood_shares,
+        replayed_verdicts,
+    )
 
     c, rtt, over = path.get("capacity_bps"), path.get("base_rtt_s"), path.get("buffer_over_bdp")
     if not c or not rtt or over is None:
@@ -260,9 +266,10 @@ def path_models(path: dict[str, Any], decision_rows: Sequence[Mapping[str, Any]]
     hi = max(8.0, 2.0 * over)
     curve = [{"buffer_over_bdp": p["buffer_over_bdp"], "newreno": p["newreno"], "westwood_plus": p["westwood_plus"],
               "westwood_plus_floor_half": f["westwood_plus"]}
-             for p, f in zip(seed002_curve(0.05, hi, 25), seed002_curve(0.05, hi, 25, floor_half=True), strict=True)]
-    return {"seed004": seed004(PathModel.of(c, rtt, over)), "seed002": seed002_shares(over),
-            "seed002_floor_half": seed002_shares(over, floor_half=True), "seed002_curve": curve,
+             for p, f in zip(newreno_westwood_curve(0.05, hi, 25),
+                             newreno_westwood_curve(0.05, hi, 25, floor_half=True), strict=True)]
+    return {"busy_link": busy_link_verdicts(PathModel.of(c, rtt, over)), "share_model": newreno_westwood_shares(over),
+            "share_model_floor_half": newreno_westwood_shares(over, floor_half=True), "share_model_curve": curve,
             "replayed": replayed_verdicts(decision_rows, over)}
 
 

@@ -21,6 +21,7 @@ from ackreplay.core.capture_scoring import summary_document
 from ackreplay.core.db import session_scope
 from ackreplay.core.orm import Capture, Flow, FlowDiagnostics, Result, Run, RunCapture
 from ackreplay.core.run_views import PATH_KEYS
+from ackreplay.core.stored_names import current_names
 
 #: Flows per page: a page's result rows (× estimators and variants) are what memory holds at a time.
 PAGE_FLOWS = 500
@@ -95,7 +96,7 @@ def _flow_page(run_id: str, capture_id: str, after: int, names: list[str], skipp
                                                       Result.flow_id.between(lo, hi))):
             results.setdefault(r.flow_id, {})[r.estimator] = r.scores
             windows[r.flow_id] = r.window
-        diagnostics = {d.flow_id: d.data for d in session.scalars(select(FlowDiagnostics).where(
+        diagnostics = {d.flow_id: current_names(d.data) for d in session.scalars(select(FlowDiagnostics).where(
             FlowDiagnostics.run_id == run_id, FlowDiagnostics.capture_id == capture_id,
             FlowDiagnostics.flow_id.between(lo, hi)))}
         summaries = [(f.flow_id, f.summary) for f in flows]

@@ -33,6 +33,7 @@ from ackreplay.core.orm import (
 from ackreplay.core.owners import owned
 from ackreplay.core.storage import Store
 from ackreplay.core.stored_capture import flow_rows, read_tables, stored_truth
+from ackreplay.core.stored_names import current_names
 from ackreplay.graphs.congestion import CongestionSource
 from ackreplay.replay.capture import is_bulk
 from ackreplay.replay.results import DECISION_SCHEMA
@@ -298,11 +299,11 @@ def _stored_diagnostics(session: Session, run: Run, capture_id: str, flow_id: in
     row = session.scalar(select(FlowDiagnostics).where(FlowDiagnostics.run_id == run.id,
                                                        FlowDiagnostics.capture_id == capture_id,
                                                        FlowDiagnostics.flow_id == flow_id))
-    return row.data if row is not None else {}
+    return current_names(row.data) if row is not None else {}
 
 
 def path(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
-    """The path the flow crossed (§9, ``ackreplay.path``), what the seeds' models predict on it, and the group
+    """The path the flow crossed (§9, ``ackreplay.path``), what the papers' models predict on it, and the group
     of flows it shares the bottleneck with (None when alone), as the run's replay found them."""
     d = _stored_diagnostics(session, run, capture_id, flow_id)
     return {"path": d.get("path"), "path_models": d.get("path_models"), "path_group": d.get("path_group")}

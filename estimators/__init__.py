@@ -1,9 +1,9 @@
 """ackreplay.estimators — Westwood-family bandwidth estimators replayed over ACK streams. Pure library.
 
 Registry names: ``be``, ``re``, ``crb``, ``abse``, ``tibet``, ``tibet_tx``, ``newbr``, ``newreno``,
-``westwood_plus``, ``bbr_bw``, and the decision-only congestion controls of seed 004 (§8) ``stcp``, ``hstcp``,
-``htcp``, ``bic``, ``cubic``. Group words: ``default``, ``seed004``, ``all`` (:data:`GROUPS`). See
-``docs/estimators.md`` and ``../shared/ESTIMATORS.md``.
+``westwood_plus``, ``bbr_bw``, and the decision-only congestion controls of the buffer study (§8) ``stcp``,
+``hstcp``, ``htcp``, ``bic``, ``cubic``. Group words: ``default``, ``highspeed``, ``all`` (:data:`GROUPS`). See
+``docs/estimators.md`` and ``docs/controls.md``; the full citations are in :mod:`.references`.
 """
 
 
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from ackreplay.estimators.aliases import group_word
 from ackreplay.estimators.bandwidth import (  # noqa: F401  (registration)
     abse,
     bbr,
@@ -40,23 +41,25 @@ except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0+unknown"
 
 #: What runs when no estimator is named: the bandwidth estimators and NewReno (the §8 controls are left out:
-#: they have no estimate, and their rows would fill the score table with dashes; ``-e seed004`` adds them).
+#: they have no estimate, and their rows would fill the score table with dashes; ``-e highspeed`` adds them).
 DEFAULT_ORDER = ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "bbr_bw", "newreno")
-#: The congestion controls seed 004 compares (§8), in its order: NewReno, STCP, HSTCP, HTCP, Westwood+, BIC, CUBIC.
-SEED004_ORDER = ("newreno", "stcp", "hstcp", "htcp", "westwood_plus", "bic", "cubic")
-#: Words that stand for a set of estimators wherever names are given (``-e seed004``, ``-e all,…``).
+#: The congestion controls the buffer study compares (docs/controls.md §8), in its order: NewReno, STCP, HSTCP, HTCP,
+#: Westwood+, BIC, CUBIC.
+HIGHSPEED_ORDER = ("newreno", "stcp", "hstcp", "htcp", "westwood_plus", "bic", "cubic")
+#: Words that stand for a set of estimators wherever names are given (``-e highspeed``, ``-e all,…``); a renamed
+#: word is still read (:mod:`.aliases`).
 GROUPS: dict[str, tuple[str, ...]] = {
     "default": DEFAULT_ORDER,
-    "seed004": SEED004_ORDER,
-    "all": DEFAULT_ORDER + tuple(n for n in SEED004_ORDER if n not in DEFAULT_ORDER),
+    "highspeed": HIGHSPEED_ORDER,
+    "all": DEFAULT_ORDER + tuple(n for n in HIGHSPEED_ORDER if n not in DEFAULT_ORDER),
 }
 
 
 def expand(selected: Sequence[str]) -> list[str]:
-    """Names with every group word replaced by its members, in order, each name once."""
+    """Names with every group word (or renamed group word) replaced by its members, in order, each name once."""
     out: list[str] = []
     for name in selected:
-        for n in GROUPS.get(name, (name,)):
+        for n in GROUPS.get(group_word(name), (name,)):
             if n not in out:
                 out.append(n)
     return out
@@ -64,7 +67,7 @@ def expand(selected: Sequence[str]) -> list[str]:
 __all__ = [
     "DEFAULT_ORDER",
     "GROUPS",
-    "SEED004_ORDER",
+    "HIGHSPEED_ORDER",
     "Decision",
     "Estimator",
     "EstimatorError",

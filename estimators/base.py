@@ -2,7 +2,7 @@
 
 Every estimator reads a :class:`~estimators.inputs.FlowInputs` and returns its estimate in bytes/s at
 every event (NaN before its first sample — never 0), and at every loss event the ssthresh and cwnd it
-would have set (ESTIMATORS.md §1.3, seed 000 §2).
+would have set (docs/estimators.md §1.3, Wang et al. 2002 §2).
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ class Estimator:
     name: ClassVar[str]
     title: ClassVar[str]
     citation: ClassVar[str]
+    #: Where the repository's documentation describes it: ``docs/<page>.md#<anchor>`` (None for a plugin that
+    #: does not say).
+    doc: ClassVar[str | None] = None
     PARAMS: ClassVar[tuple[Param, ...]] = ()
     has_series: ClassVar[bool] = True
     #: Relative time per event of ``series`` (replay starts the costliest first on parallel threads; measured
@@ -77,7 +80,7 @@ class Estimator:
     code_sha256: ClassVar[str | None] = None
     #: The estimate depends on when the ACKs reached the sender — their spacing there, not only how many bytes
     #: each acknowledged — so a capture taken anywhere else cannot reproduce it: the return path between the
-    #: capture point and the sender bunches ACKs (ACK compression) that the capture never sees (ESTIMATORS.md
+    #: capture point and the sender bunches ACKs (ACK compression) that the capture never sees (docs/estimators.md
     #: §7). Off the sender, such an estimator's scores carry ``not_reproducible`` (the reason) and the
     #: rankings leave them out unless asked.
     depends_on_sender_ack_timing: ClassVar[bool] = False
@@ -96,7 +99,8 @@ class Estimator:
     @classmethod
     def schema(cls) -> dict[str, Any]:
         doc = (cls.__doc__ or "").strip().split("\n\n")[0]
-        return {"name": cls.name, "title": cls.title, "citation": cls.citation, "description": doc,
+        return {"name": cls.name, "title": cls.title, "citation": cls.citation, "doc": cls.doc,
+                "description": doc,
                 "has_series": cls.has_series, "depends_on_sender_ack_timing": cls.depends_on_sender_ack_timing,
                 "parameters": [p.schema() for p in cls.PARAMS], "origin": dict(cls.origin),
                 "code_sha256": cls.code_sha256}
@@ -203,10 +207,10 @@ def value_at(series: np.ndarray, i: int) -> float | None:
 
 
 TAU = Param("tau", float, 1.0, "time constant of the Tustin low-pass filter", unit="s", minimum=0.0,
-            exclusive_minimum=True, maximum=3600.0, source="UCLA ns-2 TCPW tau_ (seed 000 eq. (1))")
-#: Every filter of the Tustin form takes it (ESTIMATORS.md §2): true pairs each sample with the previous one
+            exclusive_minimum=True, maximum=3600.0, source="UCLA ns-2 TCPW tau_ (Wang et al. 2002 eq. (1))")
+#: Every filter of the Tustin form takes it (docs/estimators.md §2): true pairs each sample with the previous one
 #: (the original Westwood and the UCLA ns-2 agent; a sample over a µs-long interval is weighted by the next,
-#: ms-long one: the documented over-estimation under ACK compression); false is seed 000 eq. (1) as printed.
+#: ms-long one: the documented over-estimation under ACK compression); false is Wang et al. 2002 eq. (1) as printed.
 PAIRING = Param("pairing", bool, True, "Tustin filter pairs each sample with the previous one, (s_k + s_{k−1})/2 "
-                "(the original Westwood); false: s_k alone (seed 000 eq. (1) as printed)",
-                source="ESTIMATORS.md §2; UCLA ns-2 TCPW filter_type_ 3; seed 000 eq. (1)")
+                "(the original Westwood); false: s_k alone (Wang et al. 2002 eq. (1) as printed)",
+                source="docs/estimators.md §2; UCLA ns-2 TCPW filter_type_ 3; Wang et al. 2002 eq. (1)")

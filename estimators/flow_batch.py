@@ -89,7 +89,7 @@ class FlowBatch:
     def build(acks: Mapping[str, np.ndarray], row_offsets: np.ndarray, segments: Mapping[str, np.ndarray] | None,
               seg_offsets: np.ndarray | None, mss: np.ndarray | Sequence[int], flow_ids: np.ndarray | Sequence[int]
               ) -> FlowBatch:
-        """Merge the ACK rows of every flow into events (ESTIMATORS.md §1.1: rows with equal timestamps inside
+        """Merge the ACK rows of every flow into events (docs/estimators.md §1.1: rows with equal timestamps inside
         one flow form one event; their ``d`` and ``acked`` add up, the event carries the last row's other
         columns; RTT filters see the last sample of any row). ``acks``: the ACK columns of ``ACK_COLUMNS`` as
         numpy arrays (nulls filled as :data:`ACK_FILL`), the flows' rows concatenated in flow order;

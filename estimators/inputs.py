@@ -1,4 +1,4 @@
-"""What an estimator reads: one flow's ACK stream merged into events (ESTIMATORS.md §1.1).
+"""What an estimator reads: one flow's ACK stream merged into events (docs/estimators.md §1.1).
 
 ACK rows with equal timestamps form one event at that instant: their ``d`` (and ``acked``) add up and
 the event carries the last row's other columns. Times are seconds since the flow's first packet

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ackreplay.estimators.aliases import alternative_name
+
 
 class EstimatorError(ValueError):
     """An unknown estimator, an unknown parameter or a value out of range. ``code`` is stable."""
@@ -21,8 +23,9 @@ class Param:
 
     ``minimum``/``maximum`` bound numbers (``exclusive_minimum`` makes the lower bound strict);
     ``choices`` lists the allowed strings; ``nullable`` allows ``None`` (meaning "off"/"derived").
-    ``alternatives`` names other documented values (e.g. ``(("seed004", 0.8),)`` beside a deployed default):
-    a number parameter accepts such a name in place of its value (``--param cubic.beta=seed004``).
+    ``alternatives`` names other documented values (e.g. ``(("buffer_study", 0.8),)`` beside a deployed
+    default): a number parameter accepts such a name (or its renamed old name, :mod:`.aliases`) in place of its
+    value (``--param cubic.beta=buffer_study``).
     """
 
     name: str
@@ -68,8 +71,8 @@ class Param:
             return value
         if self.type in (int, float):
             named = dict(self.alternatives)
-            if isinstance(value, str) and value in named:
-                value = named[value]
+            if isinstance(value, str) and alternative_name(value) in named:
+                value = named[alternative_name(value)]
             try:
                 num = self.type(value) if not isinstance(value, bool) else None
             except (TypeError, ValueError):

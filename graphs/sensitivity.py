@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-#: The scores plotted (ESTIMATORS.md §5), with their axis labels.
+#: The scores plotted (docs/scores.md §5), with their axis labels.
 SCORES = (("mean_signed_rel_error", "bias (E−R)/R"), ("mean_abs_rel_error", "|E−R|/R"), ("cov", "cov"),
           ("ssthresh_over_ideal_median", "ssthresh/ideal (median)"))
 

@@ -87,7 +87,7 @@ class FlowSummary:
     #: Where the capture point lies: the share of the handshake's round trip between the sender and it (0 at the
     #: sender, 1 at the receiver, between for a tap; ``ingest.vantage``), None without a usable handshake.
     vantage_position: float | None
-    #: How the sender's view was rebuilt when the capture was not taken at the sender (ESTIMATORS.md §7):
+    #: How the sender's view was rebuilt when the capture was not taken at the sender (docs/estimators.md §7):
     #: "receiver_side", or None (sender side, or a vantage that is not reconstructed).
     reconstruction: str | None = None
     reconstruction_sound: bool = False  # enough evidence to replay the flow by default

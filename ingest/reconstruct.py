@@ -1,4 +1,4 @@
-"""The sender's view of a flow captured at the receiver (ESTIMATORS.md §7).
+"""The sender's view of a flow captured at the receiver (docs/estimators.md §7).
 
 At the receiver, ACKs are seen as they leave and data as it arrives: the data→ACK time is the receiver's
 own turnaround (µs), so the seq/ack RTT samples, the flight and the loss times that ingest derives for a

@@ -1,6 +1,6 @@
 """Compiled per-flow analysis: one direction of a connection → ACK stream, data segments, episodes.
 
-Implements ``ESTIMATORS.md`` §1.1 (per-ACK inputs) and §1.2 (loss events) over the packets of one
+Implements ``docs/estimators.md`` §1.1 (per-ACK inputs) and §1.2 (loss events) over the packets of one
 connection in capture-time order. All sequence arithmetic is on 64-bit values unwrapped from the
 32-bit fields (so sequence wrap is invisible), relative to the data sender's first data byte
 (ISN + 1 when the SYN was captured, else the first sequence or acknowledgement number seen).
@@ -115,7 +115,7 @@ def mss_from_counts(uniq: np.ndarray, cnt: np.ndarray, k: int, n: int) -> tuple[
 
     "Frequent" means at least 5 % of the data segments (and at least 2); "large" means ≥ 512 bytes.
     A most-common size with no frequent divisor is the MSS whatever its size up to 65535: loopback
-    (65483) and jumbo-frame links carry segments far above 9000 bytes (ESTIMATORS.md §1.1).
+    (65483) and jumbo-frame links carry segments far above 9000 bytes (docs/estimators.md §1.1).
     A payload above 65535 (the MSS option is 16 bits; IPv4 cannot carry it) is a super-segment (GSO,
     BIG TCP) and never the MSS: a flow of only such payloads falls back to 1460 (Ethernet).
     """
@@ -772,7 +772,7 @@ def _from_sender(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Sco
 @njit(cache=True, nogil=True, inline="always")
 def _receiver_syn(f: int, t: int, st: FlowState) -> None:
     """The receiver's SYN or SYN-ACK at ``t``: the handshake's times; the SYN→SYN-ACK time of a client that sent
-    one SYN is an RTT sample (ESTIMATORS.md 1.1) — normally the first, which seeds srtt. A SYN-ACK recorded after
+    one SYN is an RTT sample (docs/estimators.md 1.1) — normally the first, which seeds srtt. A SYN-ACK recorded after
     data was already timed only lowers RTTmin: the base RTT is never above a sample the flow reports."""
     M, MF = st.M, st.MF
     if (f & ACK) != 0 and M[M_SENDER_CLIENT] != 0:

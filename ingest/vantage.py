@@ -1,6 +1,6 @@
 """Where was the capture taken, relative to a flow's data sender? With the evidence, in words, and — from the
 handshake — the tap's position: the fraction of the round trip that lies between the sender and the capture
-point (0 at the sender, 1 at the receiver; ESTIMATORS.md §7).
+point (0 at the sender, 1 at the receiver; docs/estimators.md §7).
 
 1. Handshake timing (strongest). With the client's SYN at t0, the SYN-ACK at t1 and the client's ACK at t2,
    SYN→SYN-ACK (t1−t0) is the capture point→server→capture point part of the round trip and SYN-ACK→ACK

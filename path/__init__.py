@@ -1,7 +1,7 @@
 """ackreplay.path — the path a capture shows (capacity, base RTT, buffer, random loss) and the analytic models
 run on it. Pure library (no database, no web, no settings).
 
-The path inference (ESTIMATORS.md §9), by job: ``links`` (what each flow's summary tells of its link: MSS,
+The path inference (docs/path.md §9), by job: ``links`` (what each flow's summary tells of its link: MSS,
 wire overhead, vantage), ``dispersion`` (capacity: packet-pair rates, their histogram and its mode),
 ``figures`` (base RTT, buffer and random loss, and every figure of many rows in one compiled pass),
 ``evidence`` (a path's evidence as columns, ``PathBatch``, and its rows, ``PathParts``; pooling a group),

@@ -1,7 +1,7 @@
-"""What the seeds' models predict on a path (ESTIMATORS.md §9): seed 004's busy-link rule and a single-flow
-model per decision rule, and seed 002's hybrid fluid model of one NewReno and one Westwood+ flow.
+"""What the papers' models predict on a path (docs/path.md §9): the buffer study's busy-link rule and a single-flow
+model per decision rule, and Möller et al.'s (2007) hybrid fluid model of one NewReno and one Westwood+ flow.
 
-**Seed 004** (high-speed TCP variants vs buffer provisioning): a flow whose window falls by the factor b at a
+**The buffer study** (high-speed TCP variants vs buffer provisioning): a flow whose window falls by the factor b at a
 loss keeps the link busy iff ``B ≥ b/(1−b)·BDP``. The single-flow model plays one flow's window on
 (C, RTTmin, B) round trip by round trip — queue ``max(0, w − BDP)``, round trip ``RTTmin + queue/C``, rate
 ``min(w/RTTmin, C)`` — with the algorithm's growth rule between losses and its backoff when the queue
@@ -13,12 +13,12 @@ max probing beyond (Linux ``tcp_bic.c``); CUBIC ``W(t) = C_c(t−K)³ + W_max``,
 (RFC 9438, with its Reno-friendly region). Backoffs (§8): NewReno ½; Westwood+ to the pipe ``C·RTTmin``
 (its bandwidth estimate of a busy link times RTTmin); STCP ×0.875; HSTCP ×(1 − b(w)); H-TCP ×β, β =
 RTTmin/RTTmax in [0.5, 0.8]; BIC ×819/1024 (×½ below 14 segments); CUBIC ×β. The deployed defaults are the
-defaults; seed 004's own constants (its ns-2 CUBIC's β = 0.8) are parameters.
+defaults; the buffer study's own constants (its ns-2 CUBIC's β = 0.8) are parameters.
 
-**Seed 002** (Möller, Barakat, Avrachenkov, Altman): Props. 1–4 — the link is fully used iff (14) or (15);
+**Möller et al. 2007** (Möller, Barakat, Avrachenkov, Altman): Props. 1–4 — the link is fully used iff (14) or (15);
 the virtual time to the next congestion event s* by (16) with W₀ (full use) or (20) with W₀ and W₋₁ (not);
 its absolute time t* by (17) or (21); the stationary windows after a synchronised loss (30), with the
-Westwood+ factor β = CT/(CT+B) (or max(β, ½) with the seed's floor-half fix); the throughputs D_i/t* (7).
+Westwood+ factor β = CT/(CT+B) (or max(β, ½) with the paper's floor-half fix); the throughputs D_i/t* (7).
 Lambert's W (Corless et al. 1996) is computed here by Halley's iteration (scipy is not a dependency).
 """
 
@@ -62,7 +62,7 @@ def lambert_w(x: float, branch: int = 0) -> float:
     return w
 
 
-# ---------------------------------------------------------------------------------------------- seed 004
+# ---------------------------------------------------------------------------------------------- the buffer study
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,7 @@ def single_flow_utilisation(rule: Rule, path: PathModel, losses: int = 40) -> fl
 
 
 def busy_link(decrease: float, buffer_over_bdp: float) -> bool:
-    """Seed 004's rule: one flow whose window falls by ``decrease`` (b) keeps the link busy iff
+    """The buffer study's rule: one flow whose window falls by ``decrease`` (b) keeps the link busy iff
     ``B ≥ b/(1−b)·BDP`` (a rule that does not decrease, b ≤ 0, always does)."""
     return decrease <= 0.0 or (decrease < 1.0 and buffer_over_bdp >= decrease / (1.0 - decrease) - 1e-12)
 
@@ -231,9 +231,9 @@ def decrease_factor(name: str, path: PathModel, cubic_beta: float = 0.7) -> floa
     return 1.0 - rules(cubic_beta)[name].backoff(w, state, path) / w
 
 
-def seed004(path: PathModel, names: Sequence[str] | None = None, cubic_beta: float = 0.7
+def busy_link_verdicts(path: PathModel, names: Sequence[str] | None = None, cubic_beta: float = 0.7
             ) -> dict[str, dict[str, Any]]:
-    """Per rule: its decrease factor on this path, seed 004's busy-link verdict and the single-flow model's
+    """Per rule: its decrease factor on this path, the buffer study's busy-link verdict and the single-flow model's
     utilisation."""
     known = rules(cubic_beta)
     out: dict[str, dict[str, Any]] = {}
@@ -246,17 +246,17 @@ def seed004(path: PathModel, names: Sequence[str] | None = None, cubic_beta: flo
     return out
 
 
-# ---------------------------------------------------------------------------------------------- seed 002
+# ---------------------------------------------------------------------------------------------- Möller et al. 2007
 
 
-def seed002_shares(buffer_over_bdp: float, floor_half: bool = False, bdp: float = 100.0, m: float = 1.0
+def newreno_westwood_shares(buffer_over_bdp: float, floor_half: bool = False, bdp: float = 100.0, m: float = 1.0
                    ) -> dict[str, float]:
-    """Seed 002's stationary throughputs of one NewReno (flow 1) and one Westwood+ (flow 2) flow sharing a
+    """Möller et al.'s (2007) stationary throughputs of one NewReno (flow 1) and one Westwood+ (flow 2) flow sharing a
     link, as shares of the capacity, at B = ``buffer_over_bdp``·CT (CT = ``bdp`` segments, window growth
     ``m`` segments per round trip each): the windows after a synchronised loss (30), then s* and t* by
     Props. 1–3, the data volumes (7). Returns ``newreno``, ``westwood_plus`` (shares of C), their sum
     ``utilisation`` and ``ratio`` (Westwood+ / NewReno). ``floor_half``: Westwood+ never below half its
-    window (β ≥ ½, seed 002 §IV)."""
+    window (β ≥ ½, Möller et al. 2007 §IV)."""
     ct = bdp
     b = buffer_over_bdp * ct
     beta = ct / (ct + b)
@@ -287,18 +287,18 @@ def seed002_shares(buffer_over_bdp: float, floor_half: bool = False, bdp: float 
             "ratio": d2 / d1 if d1 > 0 else math.inf}
 
 
-def seed002_curve(lo: float = 0.05, hi: float = 8.0, points: int = 25, floor_half: bool = False
+def newreno_westwood_curve(lo: float = 0.05, hi: float = 8.0, points: int = 25, floor_half: bool = False
                   ) -> list[dict[str, float]]:
     """The shares over buffer/BDP from ``lo`` to ``hi`` (log-spaced)."""
     out = []
     for i in range(points):
         x = lo * (hi / lo) ** (i / max(points - 1, 1))
-        out.append({"buffer_over_bdp": x, **seed002_shares(x, floor_half)})
+        out.append({"buffer_over_bdp": x, **newreno_westwood_shares(x, floor_half)})
     return out
 
 
 def replayed_verdicts(decision_rows: Sequence[Mapping[str, Any]], buffer_over_bdp: float) -> dict[str, dict[str, Any]]:
-    """Seed 004's rule for every replayed decision rule on this path: per estimator (the Westwood family,
+    """The buffer study's rule for every replayed decision rule on this path: per estimator (the Westwood family,
     NewReno, and any decision-only rule replay adds, by its name), its decrease factor at this flow's losses —
     the median of ``1 − ssthresh/w`` with w the real sender's flight at the loss — and whether one flow backing
     off so keeps the link busy (``B ≥ b/(1−b)·BDP``); ``real_sender``: the same for what the captured sender
@@ -367,7 +367,7 @@ def _spread(xs: Sequence[float]) -> float:
 
 def measured_shares(members: Sequence[Mapping[str, Any]], capacity_bps: float | None,
                     buffer_over_bdp: float | None) -> dict[str, Any] | None:
-    """Seed 002 beside the measurement, for a group of flows sharing a bottleneck that holds a NewReno-like
+    """Möller et al. 2007 beside the measurement, for a group of flows sharing a bottleneck that holds a NewReno-like
     and a Westwood+-like sender (``members``: ``flow_id``, ``kind``, ``rate_bps`` — its wire rate while
     delivering): each kind's measured share of the capacity (summed over its flows) and the model's at the
     path's buffer/BDP; None when the group lacks either kind or a figure."""
@@ -376,7 +376,7 @@ def measured_shares(members: Sequence[Mapping[str, Any]], capacity_bps: float | 
         return None
     measured = {k: sum(m["rate_bps"] for m in members if m["kind"] == k) / capacity_bps
                 for k in ("newreno", "westwood_plus")}
-    model = seed002_shares(buffer_over_bdp)
+    model = newreno_westwood_shares(buffer_over_bdp)
     return {"measured": measured, "model": {k: model[k] for k in ("newreno", "westwood_plus")},
-            "model_floor_half": {k: v for k, v in seed002_shares(buffer_over_bdp, floor_half=True).items()
+            "model_floor_half": {k: v for k, v in newreno_westwood_shares(buffer_over_bdp, floor_half=True).items()
                                  if k in ("newreno", "westwood_plus")}}

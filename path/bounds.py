@@ -1,4 +1,4 @@
-"""What a real network allows the path's figures to be (ESTIMATORS.md §9), checked on every row the inference
+"""What a real network allows the path's figures to be (docs/path.md §9), checked on every row the inference
 judges: a figure the evidence contradicts is bounded, or refused (null, with the reason), never shown as it is.
 
 **Which hop the capacity is.** ACK trains (sender side, mid-path tap) count a pair only when its later

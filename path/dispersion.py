@@ -1,4 +1,4 @@
-"""Bottleneck capacity by packet-pair dispersion (ESTIMATORS.md §9).
+"""Bottleneck capacity by packet-pair dispersion (docs/path.md §9).
 
 Two packets that queue back to back at the bottleneck leave it spaced by ``size/C`` (Keshav's packet pair;
 Jacobson's "pipe"). Pairs disturbed by cross traffic read low (expansion: another packet got in between) or

@@ -1,4 +1,4 @@
-"""A path's evidence (ESTIMATORS.md §9) as columns: :class:`PathBatch` holds the evidence of many flows (or
+"""A path's evidence (docs/path.md §9) as columns: :class:`PathBatch` holds the evidence of many flows (or
 of many groups' pooled evidence), one row each — a sparse dispersion histogram, the RTT figures, the loss
 episodes' queueing delays — and is a sequence of :class:`PathParts`, views of its rows.
 

@@ -1,4 +1,4 @@
-"""The figures judged from a path's evidence (ESTIMATORS.md §9), compiled over many rows at once
+"""The figures judged from a path's evidence (docs/path.md §9), compiled over many rows at once
 (:func:`row_figures`): the capacity (the dispersion mode, :mod:`ackreplay.path.dispersion`), the base RTT,
 the buffer, buffer/BDP and the random-loss rate.
 

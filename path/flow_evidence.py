@@ -1,4 +1,4 @@
-"""Each flow's path evidence read from its capture's tables (ESTIMATORS.md §9): the pair rates of the
+"""Each flow's path evidence read from its capture's tables (docs/path.md §9): the pair rates of the
 dispersion histogram (:mod:`ackreplay.path.dispersion`), its RTT samples' minimum and deep quantiles, and the
 queueing delay before each loss episode (:mod:`ackreplay.path.figures`) — for many flows in one compiled pass
 over their concatenated columns (:func:`flow_parts_batch`), or for one (:func:`flow_parts`, the same code on

@@ -1,4 +1,4 @@
-"""Which flows share a bottleneck (ESTIMATORS.md §9): flows between the same two hosts whose lifetimes overlap
+"""Which flows share a bottleneck (docs/path.md §9): flows between the same two hosts whose lifetimes overlap
 (:func:`bottleneck_group_rows`); the command line words such a group in ``cli.wording.group_line``.
 """
 

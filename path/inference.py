@@ -1,4 +1,4 @@
-"""The §9 ``path`` object (ESTIMATORS.md §9) from a path's evidence: its figures (:func:`row_figures`, many
+"""The §9 ``path`` object (docs/path.md §9) from a path's evidence: its figures (:func:`row_figures`, many
 rows at once) and one sentence of evidence for each — its method and numbers, or why it is null (the command
 line's one-line summary of it is ``cli.wording.path_line``).
 

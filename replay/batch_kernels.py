@@ -43,7 +43,7 @@ def score_windows(offsets: np.ndarray, t: np.ndarray, srtt: np.ndarray, seg_offs
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def achieved_rates(offsets: np.ndarray, t: np.ndarray, acked: np.ndarray, window: float) -> np.ndarray:
-    """The achieved rate (ESTIMATORS.md §4, ``references.achieved_into``) of every flow (NaN at each flow's first
+    """The achieved rate (docs/scores.md §4, ``references.achieved_into``) of every flow (NaN at each flow's first
     event)."""
     out = np.full(len(t), np.nan)
     for f in range(len(offsets) - 1):

@@ -1,10 +1,10 @@
-"""Decisions at loss events, batched across flows (ESTIMATORS.md §1.3, §5).
+"""Decisions at loss events, batched across flows (docs/estimators.md §1.3, §5).
 
 Every loss episode of a batch's flows becomes one row of :class:`LossEvents` — its decision context (the event,
 the flight, RTTmin, the start and end of the recovery), NewReno's ssthresh, the ideal (achieved rate × RTTmin,
 and the truth's) and what the real sender did — computed for all the batch's episodes at once. Each estimator's
 decisions come back as columns (:class:`DecisionColumns`): the shared Westwood reaction
-(``Estimator.decide``, seed 000 §2) vectorised over every event; an estimator with its own ``decide`` or
+(``Estimator.decide``, Wang et al. 2002 §2) vectorised over every event; an estimator with its own ``decide`` or
 ``decide_all`` (CRB, NewBR, TIBET, Westwood+, NewReno, the loss-based controls of §8, plugins) is asked flow by
 flow for the flows that had losses, with the same contexts as a flow replayed alone. The §5 decision scores of
 every flow are one compiled pass over those columns (:func:`decision_scores_batch`), with numpy's own mean and

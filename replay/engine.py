@@ -1,5 +1,5 @@
 """Replay: one flow's ACK stream through every estimator — series, decisions at every loss event,
-references and scores (ESTIMATORS.md §1, §4, §5) — and many flows at once as one batch. A whole capture's
+references and scores (docs/estimators.md §1, §4, §5) — and many flows at once as one batch. A whole capture's
 flows, batched, with their shared paths and the capture's aggregate: ``replay.capture``.
 
 Pure: it takes ingest results and returns Polars tables and dicts. Every result records the
@@ -63,7 +63,7 @@ from ackreplay.scoring.scores import CONVERGENCE_HOLD, TOLERANCE
 
 __all__ = ["DECISION_SCHEMA", "FlowReplay", "FlowSource", "replay_batch", "replay_flow", "scores_frame"]
 
-REFERENCE_WINDOW = 1.0  # W, s (ESTIMATORS.md §4)
+REFERENCE_WINDOW = 1.0  # W, s (docs/scores.md §4)
 #: Bytes per event that a flow's replay holds from its first round of jobs to its end (the achieved rate,
 #: the time weights, the event times), and the footprints of the first round's jobs (achieved rate, time
 #: weights, diagnostics) — measured like ``Estimator.footprint``; see ``replay.parallel.fitting_workers``.
@@ -429,8 +429,8 @@ def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk:
     share a bottleneck (``path.groups.bottleneck_group_rows``): each member's ``path`` takes the group's
     capacity and base RTT; returns one entry per group of two flows or more, with the group's own ``path``, its
     ``members`` (each sender's backoff as the capture shows it, ``path.analytic.sender_behaviour``, and its
-    wire rate) and, where a NewReno-like and a Westwood+-like sender share it, seed 002's shares beside the
-    measured ones (``seed002``, else None). The groups are found, pooled and judged for all members at once
+    wire rate) and, where a NewReno-like and a Westwood+-like sender share it, Möller et al.'s (2007) shares beside the
+    measured ones (``share_model``, else None). The groups are found, pooled and judged for all members at once
     (``PathBatch.merge``, ``infer_batch``): a gather when the flows' evidence is rows of one batch
     (``flow_parts_batch``)."""
     wanted = set(bulk)
@@ -460,7 +460,7 @@ def share_paths(flows: Sequence[FlowReplay], summaries: Mapping[int, Any], bulk:
             group_members.append({"flow_id": fr.flow_id, **sender_behaviour(fr.decision_rows),
                                   "rate_bps": rate * wire[k]})
         out.append({"flows": [m["flow_id"] for m in group_members], "path": path, "members": group_members,
-                    "seed002": measured_shares(group_members, path["capacity_bps"], path["buffer_over_bdp"])})
+                    "share_model": measured_shares(group_members, path["capacity_bps"], path["buffer_over_bdp"])})
     return out
 
 

@@ -240,7 +240,7 @@ class FlowReplay:
 
     @property
     def scores(self) -> dict[str, dict[str, Any]]:
-        """estimator → score name → value (ESTIMATORS.md §5), built from the batch's columns on first use."""
+        """estimator → score name → value (docs/scores.md §5), built from the batch's columns on first use."""
         if self._scores is None:
             self._scores = self._batch_scores.scores_of(self._pos) if self._batch_scores is not None else {}
         return self._scores
@@ -292,7 +292,7 @@ class FlowReplay:
         return self._series
 
     def scores_frame(self) -> pl.DataFrame:
-        """One row per estimator: its scores (ESTIMATORS.md §5; parameters left out)."""
+        """One row per estimator: its scores (docs/scores.md §5; parameters left out)."""
         return scores_frame({self.flow_id: self.scores})
 
     def _repr_html_(self) -> str:  # notebooks

@@ -1,4 +1,4 @@
-"""Why an estimate is what it is: per-flow diagnostics (ESTIMATORS.md §7 "Explanations").
+"""Why an estimate is what it is: per-flow diagnostics (docs/estimators.md §7 "Explanations").
 
 An estimate far above the flow's achieved rate or the path's capacity must be explainable from the
 report. Per flow (replay scans many flows' events at once for the first two):
@@ -13,7 +13,7 @@ report. Per flow (replay scans many flows' events at once for the first two):
   because which of two equal samples a sort puts first depends on numpy's version and on the SIMD sort it
   picks for the CPU.
 * ``dispersion_capacity_bps`` — the bottleneck's capacity from packet dispersion: the path's
-  ``capacity_bps`` (``ackreplay.path.dispersion``, ESTIMATORS.md §9: the packet-pair dispersion mode above
+  ``capacity_bps`` (``ackreplay.path.dispersion``, docs/path.md §9: the packet-pair dispersion mode above
   the average dispersion rate, pathrate's method, from data seen after the bottleneck or from the ACKs of
   data queued back to back), set by replay; ``dispersion_from`` says which (``data``/``acks``). Not the
   median of all inter-ACK rates: that is the flow's own rate, not the path's (3.0 Mbit/s on the bundled

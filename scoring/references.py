@@ -1,4 +1,4 @@
-"""What the estimates are scored against (ESTIMATORS.md §4): the achieved rate and the truth."""
+"""What the estimates are scored against (docs/scores.md §4): the achieved rate and the truth."""
 
 from __future__ import annotations
 

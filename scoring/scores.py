@@ -1,4 +1,4 @@
-"""Scores (ESTIMATORS.md §5): time-weighted statistics of an estimate against a reference.
+"""Scores (docs/scores.md §5): time-weighted statistics of an estimate against a reference.
 
 Each value holds from its event to the next, so a statistic over time weights it by that interval
 (a plain mean over ACK rows would over-weight high-rate stretches, where ACKs are dense). Where the

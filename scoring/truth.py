@@ -1,4 +1,4 @@
-"""Ground truth given by the user (ESTIMATORS.md §4): a bottleneck shared by the bulk flows, or a fixed
+"""Ground truth given by the user (docs/scores.md §4): a bottleneck shared by the bulk flows, or a fixed
 share per flow, with per-flow overrides.
 
 Text form (CLI ``--truth``): comma-separated ``key=value``: ``bottleneck=5Mbit,shared_by=all``,

@@ -1,4 +1,4 @@
-"""``ackreplay model CAPTURE``: the seeds' models on the path a capture shows, each figure with its source, what-ifs
+"""``ackreplay model CAPTURE``: the analytic models on the path a capture shows, each figure with its source, what-ifs
 in place of a figure, and what is missing and why."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ackreplay.cli.main import app
-from ackreplay.path.analytic import seed002_shares
+from ackreplay.path.analytic import newreno_westwood_shares
 from tests.conftest import ROOT, SHARED, shared_captures
 
 SAMPLE = ROOT / "samples" / "sample.pcap"
@@ -35,13 +35,15 @@ def test_the_models_run_on_the_path_score_infers():
     for key in ("capacity_bps", "base_rtt_s", "buffer_over_bdp"):
         assert doc["figures"][key]["value"] == path[key] and doc["figures"][key]["source"] == "capture"
     assert "packet-pair dispersion mode" in doc["figures"]["capacity_bps"]["note"]
-    assert doc["seed002"] == seed002_shares(path["buffer_over_bdp"])
-    assert set(doc["seed004"]) >= {"newreno", "westwood_plus", "cubic"} and "real_sender" in doc["replayed"]
+    assert doc["share_model"] == newreno_westwood_shares(path["buffer_over_bdp"])
+    assert set(doc["busy_link"]) >= {"newreno", "westwood_plus", "cubic"} and "real_sender" in doc["replayed"]
     code, out, _ = run("model", S01)
     text = " ".join(out.split())
     assert code == 0 and "flow 2, the largest bulk flow" in text and "capacity: 10.02 Mbit/s" in text
-    assert "from the capture: packet-pair dispersion mode" in text and "seed 002 at B = 0.9857×BDP" in text
-    assert "seed 004, one flow on 10.02 Mbit/s, 40.51 ms" in text and "seed 004's rule at this flow's 9 losses" in text
+    assert "from the capture: packet-pair dispersion mode" in text
+    assert "(Möller et al., NGI 2007) at B = 0.9857×BDP" in text
+    assert "single-flow model, one flow on 10.02 Mbit/s, 40.51 ms" in text and "b: the window's decrease factor" in text
+    assert "busy-link rule at this flow's 9 losses" in text
 
 
 def test_an_option_is_a_what_if_in_place_of_the_captures_figure():
@@ -50,7 +52,7 @@ def test_an_option_is_a_what_if_in_place_of_the_captures_figure():
     buffer = doc["figures"]["buffer_over_bdp"]
     assert code == 0 and buffer["value"] == 4 and buffer["source"] == "--buffer-bdp"
     assert buffer["note"].startswith("what-if (the capture shows 0.9857)")
-    assert doc["figures"]["capacity_bps"]["source"] == "capture" and doc["seed002"] == seed002_shares(4)
+    assert doc["figures"]["capacity_bps"]["source"] == "capture" and doc["share_model"] == newreno_westwood_shares(4)
 
 
 def test_an_incomplete_path_says_what_is_missing_and_why():
@@ -59,13 +61,14 @@ def test_an_incomplete_path_says_what_is_missing_and_why():
     code, out, _ = run("model", S02)
     assert code == 0
     assert "buffer/BDP: —, missing: no buffer: no loss in the capture" in " ".join(out.split())
-    assert "seed 002: needs the buffer/BDP" in out and "seed 004: needs the buffer/BDP" in out
+    assert "NewReno/Westwood+ sharing (Möller et al., NGI 2007): needs the buffer/BDP" in out
+    assert "busy-link rule and single-flow model: needs the buffer/BDP" in out
     code, out, _ = run("model", S02, "--json")
     doc = json.loads(out)
-    assert doc["figures"]["buffer_over_bdp"]["source"] == "missing" and doc["seed002"] is None is doc["seed004"]
+    assert doc["figures"]["buffer_over_bdp"]["source"] == "missing" and doc["share_model"] is None is doc["busy_link"]
     assert doc["figures"]["capacity_bps"]["source"] == "capture"
     code, out, _ = run("model", S02, "--buffer-bdp", "4", "--json")
-    assert code == 0 and json.loads(out)["seed004"]["newreno"]["busy_link"]
+    assert code == 0 and json.loads(out)["busy_link"]["newreno"]["busy_link"]
 
 
 def test_a_flow_not_replayed_or_unknown():
@@ -90,6 +93,6 @@ def test_model_works_on_every_shared_capture():
         doc = json.loads(out)
         for key, fig in doc["figures"].items():
             assert (fig["value"] is None) == (fig["source"] == "missing") and fig["note"], (capture, key)
-        assert (doc["seed002"] is None) == (doc["figures"]["buffer_over_bdp"]["value"] is None), capture
+        assert (doc["share_model"] is None) == (doc["figures"]["buffer_over_bdp"]["value"] is None), capture
         if doc["flow_id"] is None:
             assert doc["chosen"].startswith("no flow was replayed"), capture

@@ -174,7 +174,7 @@ def test_the_report_holds_the_graph_thinned_to_its_width_and_compressed(tmp_path
     want = json.loads(json.dumps(source_for(sc.ingest, flows[2], 2).window(px=report_module.REPORT_PX)))
     assert graphs["congestion-0"]["sequence"] != want["sequence"]  # packed: the steps, not the values
     assert _unpack(graphs["congestion-0"]) == want and want["px"] == 1200 and not want["full_resolution"]
-    assert "seed 002: throughput shares" in _element(page, "report-figures")
+    assert "Throughput shares of one NewReno and one Westwood+ flow" in _element(page, "report-figures")
     assert not re.search(r"<script[^>]+src=", page)
 
 

@@ -376,10 +376,10 @@ def test_notebook_results_convert_to_pandas_and_render_as_html():
 NS3_CUBIC = ROOT / "tests" / "data" / "ns3" / "cubic_1f_bdp1.pcap.gz"
 
 
-def test_seed004_group_scores_the_decision_only_controls(tmp_path):
-    """``-e seed004`` adds STCP, HSTCP, HTCP, BIC and CUBIC beside NewReno and Westwood+: decisions and the
+def test_highspeed_group_scores_the_decision_only_controls(tmp_path):
+    """``-e highspeed`` adds STCP, HSTCP, HTCP, BIC and CUBIC beside NewReno and Westwood+: decisions and the
     loss-event scores in the JSON, CSV and Parquet; their estimate columns none, never 0."""
-    code, out, _ = run("score", NS3_CUBIC, "-e", "seed004", "-f", "json")
+    code, out, _ = run("score", NS3_CUBIC, "-e", "highspeed", "-f", "json")
     assert code == 0
     flow = max(json.loads(out)["captures"][0]["flows"], key=lambda f: f["bytes"])
     sc = flow["scores"]
@@ -388,10 +388,14 @@ def test_seed004_group_scores_the_decision_only_controls(tmp_path):
         assert sc[name]["mean_bps"] is None and sc[name]["decisions"] == flow["loss_events"] > 0
         assert sc[name]["ssthresh_over_ideal_median"] > 0 and sc[name]["closer_than_newreno_share"] is not None
     assert sc["cubic"]["parameters"] == {"beta": 0.7, "fast_convergence": True}
-    code, out, _ = run("score", NS3_CUBIC, "-e", "stcp,cubic", "-p", "cubic.beta=seed004", "-f", "csv")
+    code, out, _ = run("score", NS3_CUBIC, "-e", "stcp,cubic", "-p", "cubic.beta=buffer_study", "-f", "csv")
     rows = [r for r in csv.DictReader(io.StringIO(out)) if r["bulk"] == "True"]
     assert [r["estimator"] for r in rows] == ["stcp", "cubic"] and rows[0]["mean_bps"] == ""
     assert json.loads(rows[1]["parameters"])["beta"] == 0.8
+    # the old names (docs/estimators.md, renamed names) are still read, and never written back
+    code, out, _ = run("score", NS3_CUBIC, "-e", "seed004", "-p", "cubic.beta=seed004", "-f", "json")
+    old = max(json.loads(out)["captures"][0]["flows"], key=lambda f: f["bytes"])["scores"]
+    assert code == 0 and list(old) == list(sc) and old["cubic"]["parameters"]["beta"] == 0.8 and "seed00" not in out
     code, _, _ = run("score", NS3_CUBIC, "-e", "all", "--out", tmp_path / "out")
     base = tmp_path / "out" / NS3_CUBIC.name
     decisions = pl.read_parquet(base / "decisions.parquet")
@@ -406,7 +410,7 @@ def test_seed004_group_scores_the_decision_only_controls(tmp_path):
 def test_graph_names_decision_only_controls_by_their_markers(tmp_path):
     """CUBIC and the other §8 controls have no estimate: no rate line, their ssthresh markers named in the
     flight panel (a group word selects them)."""
-    code, _, _ = run("graph", NS3_CUBIC, "-e", "seed004", "-o", tmp_path / "g.svg")
+    code, _, _ = run("graph", NS3_CUBIC, "-e", "highspeed", "-o", tmp_path / "g.svg")
     assert code == 0
     svg = (tmp_path / "g.svg").read_text()
     assert "cubic ssthresh" in svg and "westwood_plus" in svg and "westwood_plus ssthresh" not in svg
@@ -422,18 +426,19 @@ def test_the_report_shows_the_path_and_the_seed_models(tmp_path):
     code, _, _ = run("report", s01, "-o", target, "-e", "newreno")
     text = target.read_text()
     assert code == 0 and "<strong>path:</strong> capacity 10.0" in text and "packet-pair dispersion mode" in text
-    assert "Seed 004 on this path" in text and "westwood_plus" in text and "seed 002: throughput shares" in text
+    assert "Busy-link rule on this path" in text and "westwood_plus" in text
+    assert "Throughput shares of one NewReno and one Westwood+ flow" in text
     assert "this path: 0.99" in text  # the buffer/BDP marked on the curve
 
 
-def test_model_prints_seed_002_and_seed_004(tmp_path):
+def test_model_prints_the_share_model_and_the_busy_link_rule(tmp_path):
     """``ackreplay model``: seed 002's shares at a buffer/BDP (with the floor-half fix) and seed 004's verdict
     per algorithm; ``--curve`` a range; ``--json`` the same as data; a bad range is a usage error."""
     code, out, _ = run("model", "--buffer-bdp", "0.5")
     assert code == 0 and "NewReno 0.375, Westwood+ 0.623" in out and "cubic" in out and "link busy" in out
     code, out, _ = run("model", "--buffer-bdp", "2", "--json")
     doc = json.loads(out)
-    assert doc["seed002_floor_half"]["newreno"] == pytest.approx(0.5) and doc["seed004"]["newreno"]["busy_link"]
+    assert doc["share_model_floor_half"]["newreno"] == pytest.approx(0.5) and doc["busy_link"]["newreno"]["busy_link"]
     code, out, _ = run("model", "--curve", "0.1:10:5")
     assert code == 0 and len([line for line in out.splitlines() if line.strip()[:1].isdigit()]) == 5
     code, _, _err = run("model", "--curve", "3:1")

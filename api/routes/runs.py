@@ -204,7 +204,7 @@ def run_diagnostics(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, sessi
 
 @router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/path", response_model=PathOut,
             responses=RESULT_ERRORS, summary="The path the flow crossed: capacity, base RTT, buffer, buffer/BDP, "
-            "random-loss rate with their evidence, and what seeds 002 and 004 predict on it")
+            "random-loss rate with their evidence, and what the analytic models of docs/models.md predict on it")
 def run_path(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
              owner: OwnerDep) -> dict[str, Any]:
     return results.path(session, results.get_run(session, owner, run_id), capture_id, flow_id)

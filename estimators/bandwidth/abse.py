@@ -1,6 +1,6 @@
-"""ABSE — adaptive bandwidth share estimation (seed 000 §3.1.2, §3.2, eqs. (1)–(6)).
+"""ABSE — adaptive bandwidth share estimation (Wang et al. 2002 §3.1.2, §3.2, eqs. (1)–(6)).
 
-Per ACK, with ``cwnd = flight_k`` and ``RTT = srtt_k`` (ESTIMATORS.md §3 "ABSE"):
+Per ACK, with ``cwnd = flight_k`` and ``RTT = srtt_k`` (docs/estimators.md §3 "ABSE"):
 
 1. sampling interval (eqs. (2)–(3)): ``T_k = Δt_k`` without congestion (``ŝ·RTTmin ≥ cwnd``) or with
    ``cwnd = 0``, else ``RTT·(cwnd − ŝ·RTTmin)/cwnd`` clamped to [Δt_k, RTT]; ``Δt_k`` when it exceeds
@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import Batched, Columns
 from ackreplay.estimators.filters import adaptive_step
 from ackreplay.estimators.params import Param
@@ -105,17 +106,19 @@ def abse_batch(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, srtt: np.ndarr
 
 @register
 class ABSE(Batched):
-    """Adaptive bandwidth share estimation: adaptive sample window and adaptive filter (seed 000 §3.2)."""
+    """Adaptive bandwidth share estimation: adaptive sample window and adaptive filter (Wang et al. 2002 §3.2)."""
 
     name = "abse"
     cost = 2.0
     footprint = 48.0
     title = "ABSE (adaptive bandwidth share estimation)"
-    citation = "Seed 000 §3.1.2, §3.2, eqs. (1)-(6)"
+    citation = f"{refs.WANG_2002}, §3.1.2, §3.2, eqs. (1)–(6)"
+    doc = refs.doc("estimators", "abse")
     PARAMS = (
         Param("beta", float, 0.6, "instability filter gain β (eq. (5))", minimum=0.0, maximum=1.0,
-              source="seed 000 eq. (5)"),
-        Param("N", float, 10.0, "τ scale factor N (eq. (6))", minimum=0.0, maximum=1000.0, source="seed 000 eq. (6)"),
+              source="Wang et al. 2002 eq. (5)"),
+        Param("N", float, 10.0, "τ scale factor N (eq. (6))", minimum=0.0, maximum=1000.0,
+              source="Wang et al. 2002 eq. (6)"),
     )
 
     def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:

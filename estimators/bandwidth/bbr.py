@@ -64,6 +64,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, value_at
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
@@ -578,6 +579,7 @@ class BbrBw(Batched):
                 "Queue 14(5), 2016; Cheng, Cardwell, Hassas Yeganeh, Jacobson: Delivery Rate Estimation, "
                 "draft-cheng-iccrg-delivery-rate-estimation-02, 2022; Linux net/ipv4/tcp_rate.c, "
                 "net/ipv4/tcp_bbr.c, lib/win_minmax.c")
+    doc = refs.doc("estimators", "bbr_bw")
     PARAMS = (
         Param("rtt_window", int, 10, "length of the max filter in packet-timed rounds (bbr_bw_rtts = CYCLE_LEN + 2)",
               unit="rounds", minimum=1, maximum=1000, source="tcp_bbr.c bbr_bw_rtts"),

@@ -1,7 +1,7 @@
 """BE — bandwidth estimation of the original TCP Westwood.
 
-Seed 000 §3.1.1 (Westwood, MobiCom 2001), eq. (1); ESTIMATORS.md §3 "BE". Sample per ACK
-``b_k = d_k/Δt_k``, filtered by the Tustin low-pass with time constant τ (§2, UCLA ns-2 ``tau_``).
+Wang et al. 2002 §3.1.1, eq. (1) (the original Westwood: Mascolo et al., MobiCom 2001); docs/estimators.md §3
+"BE". Sample per ACK ``b_k = d_k/Δt_k``, filtered by the Tustin low-pass with time constant τ (§2, UCLA ns-2 ``tau_``).
 Known behaviour: over-estimates under congestion and ACK compression.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.bandwidth.rate import filtered_into
 from ackreplay.estimators.base import PAIRING, TAU, Batched, Columns
 from ackreplay.estimators.params import Param
@@ -54,12 +55,13 @@ def be_batch(offsets: np.ndarray, t: np.ndarray, d: np.ndarray, mss: np.ndarray,
 
 @register
 class BE(Batched):
-    """Bandwidth estimation: d_k/Δt_k per ACK through a Tustin low-pass (seed 000 §3.1.1, eq. (1))."""
+    """Bandwidth estimation: d_k/Δt_k per ACK through a Tustin low-pass (Wang et al. 2002 §3.1.1, eq. (1))."""
 
     name = "be"
     depends_on_sender_ack_timing = True  # d_k/Δt_k: the ACKs' spacing as they reach the sender (§7)
     title = "BE (Westwood bandwidth estimation)"
-    citation = "Seed 000 §3.1.1, eq. (1); Mascolo et al., TCP Westwood, MobiCom 2001"
+    citation = f"{refs.WANG_2002}, §3.1.1, eq. (1); {refs.MASCOLO_2001}"
+    doc = refs.doc("estimators", "be")
     PARAMS = (
         TAU,
         PAIRING,

@@ -1,4 +1,4 @@
-"""CRB — combined RE/BE (seed 000 §3.1.2; ESTIMATORS.md §3 "CRB").
+"""CRB — combined RE/BE (Wang et al. 2002 §3.1.2; docs/estimators.md §3 "CRB").
 
 Keeps BE and RE; the congestion indicator ``ρ_k = flight_k/(RE_k·RTTmin)`` (expected over achieved
 rate) attributes the situation to congestion when ``ρ > θ`` (use RE) and to random error otherwise
@@ -14,6 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.bandwidth.be import be_into
 from ackreplay.estimators.bandwidth.rate import re_into, re_series
 from ackreplay.estimators.base import PAIRING, TAU, Batched, Columns, Decision, LossContext, batch_of_one
@@ -69,20 +70,21 @@ _NO_RE = np.empty(0)  # (crb_batch's re_keep when RE is not kept)
 
 @register
 class CRB(Batched):
-    """Combined RE/BE: RE when flight/(RE·RTTmin) > θ (congestion), else BE (seed 000 §3.1.2)."""
+    """Combined RE/BE: RE when flight/(RE·RTTmin) > θ (congestion), else BE (Wang et al. 2002 §3.1.2)."""
 
     name = "crb"
     depends_on_sender_ack_timing = True  # when ρ ≤ θ it is BE, whose samples are the ACKs' spacing at the sender
     cost = 3.0
     footprint = 56.0
     title = "CRB (combined RE/BE)"
-    citation = "Seed 000 §3.1.2"
+    citation = f"{refs.WANG_2002}, §3.1.2"
+    doc = refs.doc("estimators", "crb")
     PARAMS = (
         TAU,
         PAIRING,
         Param("theta", float, 1.4, "congestion threshold on flight/(RE·RTTmin) (assumed: the CRB paper's "
               "value is not public)", minimum=0.0, exclusive_minimum=True, maximum=100.0,
-              source="assumed (ESTIMATORS.md)"),
+              source="assumed (docs/estimators.md)"),
     )
 
     @property

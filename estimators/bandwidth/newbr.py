@@ -1,6 +1,6 @@
-"""NewBR — ERE = u·BE + (1 − u)·RE with queue-based loss discrimination (seed 003 §III).
+"""NewBR — ERE = u·BE + (1 − u)·RE with queue-based loss discrimination (Wu, Jie & Ding 2014 §III).
 
-ESTIMATORS.md §3 "NewBR":
+docs/estimators.md §3 "NewBR":
 
 - ``rtt_max_n = β·rtt_max_{n−1} + (1 − β)/2·(rtt_n + rtt_{n−1})`` over RTT samples (β = 19/21), seeded
   with the first sample; ``d = rtt − rtt_min``, ``d_max = rtt_max − rtt_min``,
@@ -23,6 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.bandwidth.be import be_into
 from ackreplay.estimators.bandwidth.rate import re_into
 from ackreplay.estimators.base import FAST_RETRANSMIT, PAIRING, TAU, Batched, Columns, Decision, LossContext, value_at
@@ -301,16 +302,19 @@ class NewBR(Batched):
     cost = 10.0
     footprint = 80.0
     title = "NewBR"
-    citation = "Seed 003 §III (Wu, Jie, Ding: TCP NewBR)"
+    citation = f"{refs.WU_2014}, §III"
+    doc = refs.doc("estimators", "newbr")
     PARAMS = (
         TAU,
         PAIRING,
-        Param("beta", float, 19 / 21, "rtt_max filter gain β", minimum=0.0, maximum=1.0, source="seed 003 §III"),
-        Param("gamma", float, 10.0, "u's exponent scale ∂", minimum=0.0, maximum=1000.0, source="seed 003 §III"),
+        Param("beta", float, 19 / 21, "rtt_max filter gain β", minimum=0.0, maximum=1.0,
+              source="Wu, Jie & Ding 2014 §III"),
+        Param("gamma", float, 10.0, "u's exponent scale ∂", minimum=0.0, maximum=1000.0,
+              source="Wu, Jie & Ding 2014 §III"),
         Param("xi", float, 3.0, "queue threshold ξ (packets) separating random from congestion loss",
-              minimum=0.0, maximum=10000.0, source="seed 003 §III"),
+              minimum=0.0, maximum=10000.0, source="Wu, Jie & Ding 2014 §III"),
         Param("receiver_timestamps", bool, True, "compute BE and RE on the receiver's TSval clock when present",
-              source="seed 003 §III"),
+              source="Wu, Jie & Ding 2014 §III"),
     )
 
     def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:

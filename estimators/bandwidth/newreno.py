@@ -1,4 +1,4 @@
-"""NewReno — the baseline reaction (RFC 6582; ESTIMATORS.md §3 "NewReno").
+"""NewReno — the baseline reaction (RFC 6582; docs/estimators.md §3 "NewReno").
 
 No estimate of its own: its "rate" ``flight/srtt`` is shown for reference. Loss:
 ``ssthresh = max(flight/2, 2·mss)``; fast retransmit ``cwnd = ssthresh``, timeout ``cwnd = 1``.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, value_at
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.registry import register
@@ -38,7 +39,10 @@ class NewReno(Batched):
     cost = 0.1
     footprint = 24.0
     title = "NewReno (baseline)"
-    citation = "RFC 6582; RFC 5681"
+    citation = ("T. Henderson, S. Floyd, A. Gurtov, Y. Nishida, \"The NewReno Modification to TCP's Fast Recovery "
+                "Algorithm\", RFC 6582, 2012, §3.2; M. Allman, V. Paxson, E. Blanton, \"TCP Congestion Control\", "
+                "RFC 5681, 2009, eq. (4)")
+    doc = refs.doc("estimators", "newreno")
     has_series = False
 
     def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:

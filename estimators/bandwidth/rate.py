@@ -1,6 +1,6 @@
 """RE — rate estimation (Westwood with RE samples).
 
-Seed 000 §3.1.1 and Fig. 1(b); seed 003 §II; ESTIMATORS.md §3 "RE". Sample per ACK
+Wang et al. 2002 §3.1.1 and Fig. 1(b); Wu, Jie & Ding 2014 §II; docs/estimators.md §3 "RE". Sample per ACK
 ``r_k = Σ_{j: t_j > t_k − T} d_j / T`` with ``T = srtt_k`` (or a fixed T); while less than T has
 elapsed since the first ACK row the window is (t_first, t_k] and the divisor the elapsed time. Filtered
 by the Tustin low-pass. Known behaviour: accurate under congestion; under-estimates when random
@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import PAIRING, TAU, Batched, Columns
 from ackreplay.estimators.filters import tustin_step
 from ackreplay.estimators.params import Param
@@ -111,12 +112,13 @@ class RE(Batched):
     name = "re"
     footprint = 40.0
     title = "RE (Westwood rate estimation)"
-    citation = "Seed 000 §3.1.1, Fig. 1(b); seed 003 §II"
+    citation = f"{refs.WANG_2002}, §3.1.1, Fig. 1(b); {refs.WU_2014}, §II"
+    doc = refs.doc("estimators", "re")
     PARAMS = (
         TAU,
         PAIRING,
         Param("window", float, None, "fixed sample window T in seconds; null = the flow's smoothed RTT",
-              unit="s", minimum=0.0, exclusive_minimum=True, nullable=True, source="seed 003 §II"),
+              unit="s", minimum=0.0, exclusive_minimum=True, nullable=True, source="Wu, Jie & Ding 2014 §II"),
     )
 
     def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray

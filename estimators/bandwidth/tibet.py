@@ -1,4 +1,4 @@
-"""TIBET — time-interval based bandwidth estimation (seed 001 §2; ESTIMATORS.md §3 "TIBET").
+"""TIBET — time-interval based bandwidth estimation (Capone & Martignon 2001 §2; docs/estimators.md §3 "TIBET").
 
 Two low-pass filters, one of the bytes and one of the intervals: ``L̄ = a·L̄ + (1 − a)·L_k``,
 ``Ī = a·Ī + (1 − a)·I_k``, ``Bwe = L̄/Ī``; both start at 0 (their ratio is then an exponentially
@@ -9,7 +9,7 @@ the two low-pass filters" without a value).
 segments (payload length, inter-departure time, retransmissions included, equal send times merged) —
 immune to ACK compression — and is evaluated at the ACK events (its latest value at each).
 
-Coarse-clock RTTmin rule (off by default, seed 001 §2): every ``ncong`` congestion events RTTmin is
+Coarse-clock RTTmin rule (off by default, Capone & Martignon 2001 §2): every ``ncong`` congestion events RTTmin is
 multiplied by β while it is below the clock granularity.
 """
 
@@ -20,6 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import Batched, Columns, Decision, LossContext
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
@@ -29,7 +30,7 @@ from ackreplay.kernels import search_right_into
 
 @njit(cache=True, nogil=True)
 def _tibet_step(lbar: float, ibar: float, length: float, interval: float, a: float) -> tuple[float, float]:
-    """The two low-pass filters after one sample (seed 001 §2): bytes L̄ and interval Ī."""
+    """The two low-pass filters after one sample (Capone & Martignon 2001 §2): bytes L̄ and interval Ī."""
     return a * lbar + (1.0 - a) * length, a * ibar + (1.0 - a) * interval
 
 
@@ -152,14 +153,14 @@ def tibet_tx_batch(offsets: np.ndarray, seg_offsets: np.ndarray, seg_t: np.ndarr
 class _Tibet(Batched):
     PARAMS = (
         Param("a", float, 0.99, "pole of the two low-pass filters (assumed: the paper gives no value)",
-              minimum=0.0, maximum=1.0, exclusive_minimum=True, source="assumed (ESTIMATORS.md)"),
-        Param("coarse_clock", bool, False, "apply the coarse-clock RTTmin rule", source="seed 001 §2"),
+              minimum=0.0, maximum=1.0, exclusive_minimum=True, source="assumed (docs/estimators.md)"),
+        Param("coarse_clock", bool, False, "apply the coarse-clock RTTmin rule", source="Capone & Martignon 2001 §2"),
         Param("ncong", int, 5, "congestion events between RTTmin reductions", minimum=1, maximum=1000,
-              source="seed 001 §2"),
+              source="Capone & Martignon 2001 §2"),
         Param("coarse_beta", float, 0.5, "RTTmin reduction factor β", minimum=0.0, maximum=1.0,
-              exclusive_minimum=True, source="seed 001 §2"),
+              exclusive_minimum=True, source="Capone & Martignon 2001 §2"),
         Param("clock_granularity", float, 0.01, "clock granularity below which RTTmin is reduced", unit="s",
-              minimum=0.0, exclusive_minimum=True, maximum=1.0, source="seed 001 §2"),
+              minimum=0.0, exclusive_minimum=True, maximum=1.0, source="Capone & Martignon 2001 §2"),
     )
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:
@@ -174,12 +175,13 @@ class _Tibet(Batched):
 
 @register
 class Tibet(_Tibet):
-    """TIBET on ACKs: low-pass of bytes over low-pass of intervals (seed 001 §2)."""
+    """TIBET on ACKs: low-pass of bytes over low-pass of intervals (Capone & Martignon 2001 §2)."""
 
     name = "tibet"
     cost = 0.5
     title = "TIBET (ACK-based)"
-    citation = "Seed 001 §2 (Capone, Fratta, Martignon: TIBET)"
+    citation = f"{refs.CAPONE_2001}, §2"
+    doc = refs.doc("estimators", "tibet")
 
     def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:
         return tibet_batch(offsets, cols.t, cols.d, self.params["a"])
@@ -187,13 +189,14 @@ class Tibet(_Tibet):
 
 @register
 class TibetTx(_Tibet):
-    """TIBET on the sender's transmitted segments, evaluated at the ACKs (seed 001 §2, send-based)."""
+    """TIBET on the sender's transmitted segments, evaluated at the ACKs (Capone & Martignon 2001 §2, send-based)."""
 
     name = "tibet_tx"
     cost = 1.0
     footprint = 48.0
     title = "TIBET (send-based)"
-    citation = "Seed 001 §2, send-based variant"
+    citation = f"{refs.CAPONE_2001}, §2 (send-based variant)"
+    doc = refs.doc("estimators", "tibet_tx")
 
     def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:
         return tibet_tx_batch(offsets, seg_offsets, cols.seg_t, cols.seg_len, cols.t, self.params["a"])

@@ -1,13 +1,13 @@
 """Westwood+ as Linux implements it (``net/ipv4/tcp_westwood.c``), for comparison with deployed stacks.
 
-ESTIMATORS.md §3 "Westwood+"; Grieco & Mascolo 2004 (cited in seed 002). Tumbling windows in Linux's
+docs/estimators.md §3 "Westwood+"; Grieco & Mascolo 2004 (cited in Möller et al. 2007). Tumbling windows in Linux's
 order: on each ACK, if ``t − window_start > max(rtt_latest, 50 ms)`` close the window — sample
 ``bk/Δ``, two cascaded EWMAs with a = 7/8 (``bw_ns_est`` then ``bw_est``; the first sample seeds
 both — as in Linux, any sample while both are still 0 seeds them, so an empty first window does not
 pin the estimate at 0) — then add the ACK's ``d`` to ``bk``. No window closes before the first RTT sample.
 Loss: ``ssthresh = max(bw_est·RTTmin/mss, 2)`` with Linux's own RTTmin (reset to the next sample after
 a timeout); Linux sets ``cwnd = ssthresh`` when recovery ends. ``floor_half`` never lets ssthresh go
-below NewReno's flight/2 (the fix proposed in seed 002 §IV).
+below NewReno's flight/2 (the fix proposed in Möller et al. 2007 §IV).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, value_at
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
@@ -74,13 +75,15 @@ class WestwoodPlus(Batched):
     name = "westwood_plus"
     cost = 0.3
     title = "Westwood+ (Linux)"
-    citation = "Linux net/ipv4/tcp_westwood.c; Grieco & Mascolo, CCR 2004; seed 002 §IV (floor_half)"
+    citation = f"Linux net/ipv4/tcp_westwood.c; {refs.GRIECO_2004}; {refs.MOLLER_2007}, §IV (floor_half)"
+    doc = refs.doc("estimators", "westwood_plus")
     PARAMS = (
         Param("min_window", float, 0.05, "shortest sampling window (TCP_WESTWOOD_RTT_MIN = HZ/20)", unit="s",
               minimum=0.0, maximum=10.0, source="tcp_westwood.c"),
         Param("gain", float, 0.875, "EWMA weight of the previous value (7/8 in Linux)", minimum=0.0,
               maximum=1.0, exclusive_minimum=True, source="tcp_westwood.c westwood_do_filter"),
-        Param("floor_half", bool, False, "never set ssthresh below NewReno's flight/2", source="seed 002 §IV"),
+        Param("floor_half", bool, False, "never set ssthresh below NewReno's flight/2",
+              source="Möller et al. 2007 §IV"),
     )
 
     def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:

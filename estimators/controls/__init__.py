@@ -1,1 +1,1 @@
-"""The decision-only congestion controls (ESTIMATORS.md §8): what each would set at every loss, no estimate."""
+"""The decision-only congestion controls (docs/controls.md §8): what each would set at every loss, no estimate."""

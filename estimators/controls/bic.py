@@ -1,4 +1,4 @@
-"""BIC TCP — binary increase, a fixed decrease above a low window (ESTIMATORS.md §8 ``bic``).
+"""BIC TCP — binary increase, a fixed decrease above a low window (docs/controls.md §8 ``bic``).
 
 Xu, Harfoush, Rhee, "Binary increase congestion control (BIC) for fast long-distance networks",
 INFOCOM 2004; as deployed, Linux ``net/ipv4/tcp_bic.c``::
@@ -16,8 +16,8 @@ INFOCOM 2004; as deployed, Linux ``net/ipv4/tcp_bic.c``::
             return max((tcp_snd_cwnd(tp) * beta) / BICTCP_BETA_SCALE, 2U);
 
 with ``beta = 819`` (/1024 = 0.7998), ``low_window = 14``, ``fast_convergence = 1``; and on entering
-TCP_CA_Loss (a timeout) ``bictcp_reset`` clears ``last_max_cwnd``. Seed 004 gives BIC's "β = 0.2": the
-decrement, so a window ×0.8 (the named alternative ``seed004``).
+TCP_CA_Loss (a timeout) ``bictcp_reset`` clears ``last_max_cwnd``. The buffer study gives BIC's "β = 0.2": the
+decrement, so a window ×0.8 (the named alternative ``buffer_study``).
 
 Here, real-valued (§1.3), ``w`` the real sender's flight at the loss: ``ssthresh = max(w/2, 2)`` for
 ``w ≤ low_window``, else ``max(w·β, 2)``. W_max, the window BIC searches back towards, does not change
@@ -34,6 +34,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import LossContext
 from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH, LossBased
 from ackreplay.estimators.inputs import FlowInputs
@@ -90,11 +91,13 @@ class Bic(LossBased):
 
     name = "bic"
     title = "BIC TCP (decisions only)"
-    citation = "Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c; seed 004 §II; ESTIMATORS.md §8"
+    citation = ("L. Xu, K. Harfoush, I. Rhee, \"Binary Increase Congestion Control (BIC) for Fast Long-Distance "
+                f"Networks\", Proc. IEEE INFOCOM 2004; Linux net/ipv4/tcp_bic.c; {refs.BUFFER_STUDY}, §II")
+    doc = refs.doc("controls", "bic")
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("beta", float, 819 / BICTCP_BETA_SCALE, "window kept at a loss above low_window: ssthresh = w·β",
-              minimum=0.0, maximum=1.0, exclusive_minimum=True, alternatives=(("seed004", 0.8),),
-              source="Linux tcp_bic.c beta = 819 (/1024); seed 004: decrement 0.2, ×0.8"),
+              minimum=0.0, maximum=1.0, exclusive_minimum=True, alternatives=(("buffer_study", 0.8),),
+              source="Linux tcp_bic.c beta = 819 (/1024); the buffer study: decrement 0.2, ×0.8"),
         Param("low_window", float, 14.0, "at or below this window BIC halves it, as standard TCP",
               unit="segments", minimum=0.0, maximum=1e9, source="Linux tcp_bic.c low_window"),
         FAST_CONVERGENCE,

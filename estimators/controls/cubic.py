@@ -1,4 +1,4 @@
-"""CUBIC — multiplicative decrease β = 0.7 and W_max with fast convergence (ESTIMATORS.md §8 ``cubic``).
+"""CUBIC — multiplicative decrease β = 0.7 and W_max with fast convergence (docs/controls.md §8 ``cubic``).
 
 RFC 9438 §4.6 (multiplicative decrease) and §4.7 (fast convergence): at a congestion event
 
@@ -8,7 +8,7 @@ RFC 9438 §4.6 (multiplicative decrease) and §4.7 (fast convergence): at a cong
 Linux ``net/ipv4/tcp_cubic.c`` ``cubictcp_recalc_ssthresh`` is BIC's with ``beta = 717`` (/1024 =
 0.7002) and no low window; on TCP_CA_Loss (a timeout) ``bictcp_reset`` clears W_max. ns-3 ``TcpCubic``
 (Beta 0.7, FastConvergence true) does the same on whole segments of cwnd (``CubicReset`` on CA_LOSS).
-Seed 004 runs CUBIC with a decrement of 0.2, β = 0.8 (the named alternative ``seed004``).
+The buffer study runs CUBIC with a decrement of 0.2, β = 0.8 (the named alternative ``buffer_study``).
 
 Here, real-valued (§1.3), ``w`` the real sender's flight at the loss: ``ssthresh = max(w·β, 2)``
 segments. W_max does not change the ssthresh; it is carried through the flow's loss events in one pass
@@ -24,6 +24,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.controls.bic import BICTCP_BETA_SCALE, FAST_CONVERGENCE, Bic
 from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH
 from ackreplay.estimators.params import Param
@@ -45,12 +46,14 @@ class Cubic(Bic):
 
     name = "cubic"
     title = "CUBIC (decisions only)"
-    citation = "RFC 9438 §4.6–4.7; Linux net/ipv4/tcp_cubic.c; ns-3 TcpCubic; seed 004 §II; ESTIMATORS.md §8"
+    citation = ("L. Xu, S. Ha, I. Rhee, V. Goel, L. Eggert, \"CUBIC for Fast and Long-Distance Networks\", RFC 9438, "
+                f"2023, §4.6–4.7; Linux net/ipv4/tcp_cubic.c; ns-3 TcpCubic; {refs.BUFFER_STUDY}, §II")
+    doc = refs.doc("controls", "cubic")
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("beta", float, 0.7, "β_cubic: window kept at a loss, ssthresh = w·β", minimum=0.0, maximum=1.0,
-              exclusive_minimum=True, alternatives=(("linux", 717 / BICTCP_BETA_SCALE), ("seed004", 0.8)),
+              exclusive_minimum=True, alternatives=(("linux", 717 / BICTCP_BETA_SCALE), ("buffer_study", 0.8)),
               source="RFC 9438 §4.6 β_cubic = 0.7; ns-3 TcpCubic Beta 0.7; Linux beta = 717/1024; "
-                     "seed 004: decrement 0.2, β = 0.8"),
+                     "the buffer study: decrement 0.2, β = 0.8"),
         FAST_CONVERGENCE,
     )
 

@@ -1,4 +1,4 @@
-"""HighSpeed TCP — a decrease that shrinks as the window grows (ESTIMATORS.md §8 ``hstcp``).
+"""HighSpeed TCP — a decrease that shrinks as the window grows (docs/controls.md §8 ``hstcp``).
 
 RFC 3649 §5: for ``w ≤ Low_Window`` HighSpeed TCP backs off as standard TCP, ``b(w) = 0.5``; above it
 
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import LossContext
 from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH, LossBased
 from ackreplay.estimators.inputs import FlowInputs
@@ -61,7 +62,9 @@ class HighSpeed(LossBased):
 
     name = "hstcp"
     title = "HighSpeed TCP (decisions only)"
-    citation = "RFC 3649 §5; seed 004 §II; Linux net/ipv4/tcp_highspeed.c; ESTIMATORS.md §8"
+    citation = ("S. Floyd, \"HighSpeed TCP for Large Congestion Windows\", RFC 3649, 2003, §5; Linux "
+                f"net/ipv4/tcp_highspeed.c; {refs.BUFFER_STUDY}, §II")
+    doc = refs.doc("controls", "hstcp")
     PARAMS = (
         Param("low_window", float, 38.0, "Low_Window: up to this window b(w) = 0.5 (standard TCP)",
               unit="segments", minimum=1.0, maximum=1e9, source="RFC 3649 §5"),

@@ -1,4 +1,4 @@
-"""H-TCP — a backoff that adapts to the queueing delay, unless the throughput moved (ESTIMATORS.md §8 ``htcp``).
+"""H-TCP — a backoff that adapts to the queueing delay, unless the throughput moved (docs/controls.md §8 ``htcp``).
 
 Leith & Shorten, "H-TCP: TCP for high-speed and long-distance networks", PFLDnet 2004 §3 (adaptive
 backoff): at a congestion event ``cwnd ← β·cwnd`` with ``β = RTTmin/RTTmax`` clamped to [0.5, 0.8] — the
@@ -45,6 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import LossContext
 from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH, LossBased
 from ackreplay.estimators.inputs import FlowInputs
@@ -132,7 +133,9 @@ class Htcp(LossBased):
 
     name = "htcp"
     title = "H-TCP (decisions only)"
-    citation = "Leith & Shorten, PFLDnet 2004 §3; Linux net/ipv4/tcp_htcp.c; seed 004 §II; ESTIMATORS.md §8"
+    citation = ("D. Leith, R. Shorten, \"H-TCP: TCP for high-speed and long-distance networks\", Proc. PFLDnet "
+                f"2004, §3; Linux net/ipv4/tcp_htcp.c; {refs.BUFFER_STUDY}, §II")
+    doc = refs.doc("controls", "htcp")
     PARAMS = (
         Param("beta_min", float, 0.5, "smallest backoff β (and β after a throughput change or at the first loss)",
               minimum=0.0, maximum=1.0, exclusive_minimum=True, source="Linux tcp_htcp.c BETA_MIN 64/128; "

@@ -1,4 +1,4 @@
-"""The loss-based congestion controls of seed 004 as decision-only entries (ESTIMATORS.md §8).
+"""The loss-based congestion controls of the buffer study as decision-only entries (docs/controls.md §8).
 
 STCP, HSTCP, HTCP, BIC and CUBIC grow their windows between losses by rules that depend on their own
 past decisions (closed loop), which a fixed trace cannot replay. What replay can score is open-loop:

@@ -1,8 +1,8 @@
-"""Scalable TCP — a fixed multiplicative decrease at every loss (ESTIMATORS.md §8 ``stcp``).
+"""Scalable TCP — a fixed multiplicative decrease at every loss (docs/controls.md §8 ``stcp``).
 
 Kelly, "Scalable TCP: improving performance in highspeed wide area networks", CCR 33(2), 2003 §2:
 on a loss ``cwnd ← cwnd − ⌈b·cwnd⌉`` with ``b = 0.125`` (and ``cwnd ← cwnd + a`` per ACK, a = 0.01, which
-replay does not need: it is closed loop). Seed 004 §II uses the same a and b. Linux
+replay does not need: it is closed loop). The buffer study §II uses the same a and b. Linux
 ``net/ipv4/tcp_scalable.c``::
 
     static u32 tcp_scalable_ssthresh(struct sock *sk)
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import LossContext
 from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH, LossBased
 from ackreplay.estimators.inputs import FlowInputs
@@ -42,11 +43,15 @@ class Scalable(LossBased):
 
     name = "stcp"
     title = "Scalable TCP (decisions only)"
-    citation = "Kelly, CCR 2003 §2; seed 004 §II; Linux net/ipv4/tcp_scalable.c; ESTIMATORS.md §8"
+    citation = ("T. Kelly, \"Scalable TCP: Improving Performance in Highspeed Wide Area Networks\", ACM SIGCOMM "
+                "Computer Communication Review 33(2), 2003, §2; Linux net/ipv4/tcp_scalable.c; "
+                f"{refs.BUFFER_STUDY}, §II")
+    doc = refs.doc("controls", "stcp")
     PARAMS = (
         Param("b", float, 0.125, "multiplicative decrease at a loss: ssthresh = w·(1 − b)", minimum=0.0,
               maximum=1.0, exclusive_minimum=True,
-              source="Kelly 2003 b = 0.125; Linux TCP_SCALABLE_MD_SCALE 3 (w − w>>3); ns-3 MdFactor; seed 004 §II"),
+              source="Kelly 2003 b = 0.125; Linux TCP_SCALABLE_MD_SCALE 3 (w − w>>3); ns-3 MdFactor; "
+                     "the buffer study §II"),
     )
 
     def ssthresh(self, inputs: FlowInputs, contexts: Sequence[LossContext], w: np.ndarray,

@@ -1,4 +1,4 @@
-"""per-flow diagnostics of a run (ESTIMATORS.md §7 explanations)
+"""per-flow diagnostics of a run (docs/estimators.md §7 explanations)
 
 Revision ID: 0005
 Revises: 0004

@@ -473,12 +473,12 @@ def test_the_report_draws_a_flow_that_was_not_replayed_from_the_capture(browser,
 
 
 def test_report_names_the_decision_only_controls_by_their_markers(browser, tmp_path):
-    """``ackreplay report -e seed004``: CUBIC and the other §8 controls have no estimate, so no rate line; their
+    """``ackreplay report -e highspeed``: CUBIC and the other §8 controls have no estimate, so no rate line; their
     ssthresh markers in the flight panel carry their names in the legend (and toggle them), Westwood+ keeps
     its rate line."""
     target = tmp_path / "report.html"
     capture = ROOT / "tests" / "data" / "ns3" / "cubic_1f_bdp1.pcap.gz"
-    subprocess.run([EXE, "report", str(capture), "-e", "seed004", "-o", str(target)], cwd=ROOT, check=True,
+    subprocess.run([EXE, "report", str(capture), "-e", "highspeed", "-o", str(target)], cwd=ROOT, check=True,
                    capture_output=True)
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     page = context.new_page()
@@ -623,10 +623,10 @@ def test_the_path_card_and_the_queue_panel(server, page):
     expect(page.locator("#path-figures")).to_contain_text("Mbit/s")
     expect(page.locator("#path-group")).to_contain_text("Shares its bottleneck with flows")
     expect(page.locator("#path-group")).to_contain_text("newreno (b 0.50)")
-    expect(page.locator("#seed004 tbody tr")).to_have_count(7)
-    expect(page.locator("#seed004-replayed")).to_contain_text("real_sender")
-    page.wait_for_selector("#seed002 .main-svg", timeout=30_000)
-    marked = page.evaluate("document.getElementById('seed002').data.find(t => t.name === 'this path').x[0]")
+    expect(page.locator("#busy-link tbody tr")).to_have_count(7)
+    expect(page.locator("#busy-link-replayed")).to_contain_text("real_sender")
+    page.wait_for_selector("#share-model .main-svg", timeout=30_000)
+    marked = page.evaluate("document.getElementById('share-model').data.find(t => t.name === 'this path').x[0]")
     path = httpx.get(f"{server}/api/v1/runs/{run_id}/captures/{cid}/flows/{fid}/path").json()
     assert marked == pytest.approx(path["path"]["buffer_over_bdp"]) and 1.5 < marked < 2.5
     names = page.evaluate("document.getElementById('congestion').data.map(t => t.name)")

@@ -55,12 +55,13 @@ def test_hstcp_decrease_is_rfc3649s_log_line():
 
 def test_bic_halves_below_low_window_and_keeps_819_of_1024_above():
     assert ss_of("bic", [10, 14, 100]) == [5.0, 7.0, 79.98046875]
-    assert ss_of("bic", [100], beta="seed004") == [80.0]  # the seed's decrement 0.2
+    assert ss_of("bic", [100], beta="buffer_study") == [80.0]  # the buffer study's decrement 0.2
 
 
 def test_cubic_keeps_seven_tenths_and_the_seeds_alternative():
     assert ss_of("cubic", [100, 3, 2]) == pytest.approx([70.0, 2.1, 2.0])
-    assert ss_of("cubic", [100], beta="seed004") == [80.0]
+    assert ss_of("cubic", [100], beta="buffer_study") == [80.0]
+    assert ss_of("cubic", [100], beta="seed004") == [80.0]  # the alternative's old name, still read
     assert ss_of("cubic", [1024], beta="linux") == [717.0]
 
 
@@ -149,7 +150,8 @@ def test_decision_only_no_estimate_and_the_reaction(name):
 
 
 def test_groups_expand_in_order():
-    assert E.expand(["seed004"]) == ["newreno", "stcp", "hstcp", "htcp", "westwood_plus", "bic", "cubic"]
+    assert E.expand(["highspeed"]) == ["newreno", "stcp", "hstcp", "htcp", "westwood_plus", "bic", "cubic"]
+    assert E.expand(["seed004"]) == E.expand(["highspeed"])  # the group word's old name, still read
     assert E.expand(["be", "all"])[:2] == ["be", "re"] and set(E.expand(["all"])) == set(E.names())
     assert E.expand(["stcp", "cubic", "stcp"]) == ["stcp", "cubic"]
     assert not set(E.DEFAULT_ORDER) & set(LOSS_BASED)  # the default set keeps to the estimators

@@ -11,13 +11,13 @@ import pytest
 from ackreplay.path.analytic import (
     PathModel,
     busy_link,
+    busy_link_verdicts,
     lambert_w,
     measured_shares,
+    newreno_westwood_curve,
+    newreno_westwood_shares,
     replayed_verdicts,
     rules,
-    seed002_curve,
-    seed002_shares,
-    seed004,
     sender_behaviour,
     single_flow_utilisation,
 )
@@ -27,7 +27,7 @@ TABLE_I = {"newreno": (162, 200), "westwood_plus": (200, 200), "bic": (189, 200)
 
 
 @pytest.mark.parametrize("name", sorted(TABLE_I))
-def test_the_single_flow_model_reproduces_seed_004_table_i(name):
+def test_the_single_flow_model_reproduces_the_buffer_studys_table_i(name):
     """Within 10 % for NewReno, Westwood+, BIC and CUBIC at both buffers, RTT 100 ms. (Where the ns-2
     figures differ — STCP 187 and H-TCP 178 at B = BDP, everything at 300 ms — the seed's flows lost several
     segments per window and timed out, which a loss-per-overflow fluid model does not: docs/estimators.md.)"""
@@ -37,18 +37,18 @@ def test_the_single_flow_model_reproduces_seed_004_table_i(name):
     assert 200 * single_flow_utilisation(rule, PathModel.of(200e6, 0.1, 1.0)) == pytest.approx(full, rel=0.10)
 
 
-def test_seed_004_rule():
+def test_the_busy_link_rule():
     """B ≥ b/(1−b)·BDP: NewReno (b = ½) needs one BDP; CUBIC (b = 0.3) 0.43; Westwood+ always (b = B/(B+BDP))."""
     assert busy_link(0.5, 1.0) and not busy_link(0.5, 0.99)
     assert busy_link(0.3, 0.43) and not busy_link(0.3, 0.42)
-    verdicts = seed004(PathModel.of(200e6, 0.1, 0.1))
+    verdicts = busy_link_verdicts(PathModel.of(200e6, 0.1, 0.1))
     assert verdicts["westwood_plus"]["busy_link"] and not verdicts["newreno"]["busy_link"]
     assert verdicts["westwood_plus"]["utilisation"] == pytest.approx(1.0)
     assert verdicts["newreno"]["utilisation"] < 0.9  # not busy: the model idles the link too
     assert all(v["busy_link"] and v["utilisation"] == pytest.approx(1.0) for v in
-               seed004(PathModel.of(200e6, 0.1, 1.0)).values())
-    assert set(seed004(PathModel.of(10e6, 0.04, 1.0))) == {"newreno", "westwood_plus", "stcp", "hstcp", "htcp",
-                                                          "bic", "cubic"}
+               busy_link_verdicts(PathModel.of(200e6, 0.1, 1.0)).values())
+    assert set(busy_link_verdicts(PathModel.of(10e6, 0.04, 1.0))) == {"newreno", "westwood_plus", "stcp", "hstcp",
+                                                                      "htcp", "bic", "cubic"}
 
 
 def test_lambert_w():
@@ -65,26 +65,26 @@ def test_lambert_w():
         lambert_w(0.1, -1)
 
 
-def test_seed_002_statements():
+def test_the_newreno_westwood_share_model_statements():
     """Equal shares at B = CT; Westwood+ ahead below, NewReno ahead above; Prop. 4's limits (Westwood+ takes
     it all as B → 0; ¾ vs ¼ as B → ∞, the ratio near 1/3 at large buffers); the floor-half fix equalises
     above the BDP and changes nothing below."""
-    eq = seed002_shares(1.0)
+    eq = newreno_westwood_shares(1.0)
     assert eq["newreno"] == pytest.approx(eq["westwood_plus"]) and eq["utilisation"] == pytest.approx(1.0)
     for x in (0.05, 0.2, 0.5, 0.9):
-        s = seed002_shares(x)
+        s = newreno_westwood_shares(x)
         assert s["westwood_plus"] > s["newreno"] and s["utilisation"] == pytest.approx(1.0, abs=0.01)
-        assert seed002_shares(x, floor_half=True) == s
+        assert newreno_westwood_shares(x, floor_half=True) == s
     for x in (1.5, 3.0, 10.0):
-        s = seed002_shares(x)
+        s = newreno_westwood_shares(x)
         assert s["newreno"] > s["westwood_plus"]
-        f = seed002_shares(x, floor_half=True)
+        f = newreno_westwood_shares(x, floor_half=True)
         assert f["newreno"] == pytest.approx(f["westwood_plus"])
-    tiny, huge = seed002_shares(1e-3), seed002_shares(1e4)
+    tiny, huge = newreno_westwood_shares(1e-3), newreno_westwood_shares(1e4)
     assert tiny["newreno"] < 0.01 and tiny["westwood_plus"] > 0.99
     assert huge["newreno"] == pytest.approx(0.75, abs=0.005) and huge["westwood_plus"] == pytest.approx(0.25, abs=0.005)
-    assert seed002_shares(100)["ratio"] == pytest.approx(1 / 3, rel=0.05)
-    ratios = [p["ratio"] for p in seed002_curve(0.05, 50, 15)]
+    assert newreno_westwood_shares(100)["ratio"] == pytest.approx(1 / 3, rel=0.05)
+    ratios = [p["ratio"] for p in newreno_westwood_curve(0.05, 50, 15)]
     assert all(a > b for a, b in itertools.pairwise(ratios))  # Westwood+'s share falls as the buffer grows
 
 
@@ -130,6 +130,6 @@ def test_sender_behaviour_and_measured_shares():
                                                                      "rate_bps": 4e6}]
     s = measured_shares(members, 10e6, 2.0)
     assert s["measured"] == {"newreno": pytest.approx(0.6), "westwood_plus": pytest.approx(0.4)}
-    assert s["model"]["newreno"] == pytest.approx(seed002_shares(2.0)["newreno"])
+    assert s["model"]["newreno"] == pytest.approx(newreno_westwood_shares(2.0)["newreno"])
     assert s["model_floor_half"]["newreno"] == pytest.approx(0.5)
     assert measured_shares(members[:1], 10e6, 2.0) is None and measured_shares(members, 10e6, None) is None

@@ -173,9 +173,9 @@ def test_the_score_document_and_graph_carry_the_path():
     why = explain(flow["diagnostics"], flow["scores"])
     assert any(f"{path['capacity_bps'] / 1e6:.3f} Mbit/s" in line for line in why)
     # buffer ≈ BDP: CUBIC (b = 0.3) keeps the link busy, NewReno's verdict is the buffer ≥ BDP test itself
-    assert models["seed004"]["cubic"]["busy_link"]
-    assert models["seed004"]["newreno"]["busy_link"] == (path["buffer_over_bdp"] >= 1.0)
-    assert models["seed002"]["ratio"] == pytest.approx(1.0, abs=0.05)
+    assert models["busy_link"]["cubic"]["busy_link"]
+    assert models["busy_link"]["newreno"]["busy_link"] == (path["buffer_over_bdp"] >= 1.0)
+    assert models["share_model"]["ratio"] == pytest.approx(1.0, abs=0.05)
     # the replayed rules at this flow's losses: NewReno halves; the captured CUBIC sender backed off by ~0.3
     replayed = models["replayed"]
     assert replayed["newreno"]["decrease"] == pytest.approx(0.5) and replayed["newreno"]["losses"] == 9
@@ -211,7 +211,7 @@ def test_the_senders_sharing_a_bottleneck_are_told_apart(tmp_path):
     kinds = {m["flow_id"]: m for m in g["members"]}
     assert kinds[4]["kind"] == "newreno" and kinds[4]["decrease"] == pytest.approx(0.5, abs=0.05)
     assert kinds[5]["kind"] == "other" and kinds[5]["decrease"] == pytest.approx(0.3, abs=0.05)
-    assert g["seed002"] is None
+    assert g["share_model"] is None
 
 
 NS3 = ROOT / "tests" / "data" / "ns3"

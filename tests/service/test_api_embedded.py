@@ -169,11 +169,11 @@ def test_post_runs_with_parameters(api):
     assert rows and all(r["parameters"]["N"] == 12.0 for r in rows)
 
 
-def test_seed004_group_through_the_api(api):
-    """A run with the group word ``seed004``: the §8 controls' loss-event scores and decisions in the results,
+def test_highspeed_group_through_the_api(api):
+    """A run with the group word ``highspeed``: the §8 controls' loss-event scores and decisions in the results,
     their estimates none (null), never 0; the catalogue describes them as decision-only."""
     cid = upload(api, ROOT / "tests" / "data" / "ns3" / "cubic_1f_bdp1.pcap.gz").json()["capture"]["id"]
-    r = api.post("/api/v1/runs", json={"captures": [cid], "estimators": ["seed004"]})
+    r = api.post("/api/v1/runs", json={"captures": [cid], "estimators": ["highspeed"]})
     assert r.status_code == 202, r.text
     run = wait_run(api, r.json()["run_id"])
     assert [e["name"] for e in run["estimators"]] == ["newreno", "stcp", "hstcp", "htcp", "westwood_plus", "bic",
@@ -188,7 +188,7 @@ def test_seed004_group_through_the_api(api):
     cat = {c["name"]: c for c in api.get("/api/v1/estimators").json()}
     assert not cat["cubic"]["has_series"]
     beta = next(p for p in cat["cubic"]["parameters"] if p["name"] == "beta")
-    assert beta["default"] == 0.7 and beta["alternatives"]["seed004"] == 0.8
+    assert beta["default"] == 0.7 and beta["alternatives"] == {"linux": 717 / 1024, "buffer_study": 0.8}
 
 
 @pytest.mark.parametrize("estimators,code", [

@@ -16,7 +16,7 @@ const FLOW_COLUMNS = [
   { key: "replay", label: "replay", text: true, fmt: (v) => (v === "replayed" ? v : html`<span class="muted reason">${v}</span>`) },
 ];
 
-/** "receiver (reconstructed)" for a flow rebuilt as its sender saw it (ESTIMATORS.md §7); a tap with where it
+/** "receiver (reconstructed)" for a flow rebuilt as its sender saw it (docs/estimators.md §7); a tap with where it
  * lies, as `cli.wording.vantage_text` says it. */
 export function vantageLabel(f) {
   return f.reconstruction ? `${vantageText(f)} (reconstructed)` : vantageText(f);

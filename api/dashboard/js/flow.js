@@ -1,7 +1,7 @@
 // One flow of one run: the congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every
 // loss, estimates against the achieved rate, RTT — linked panels, brush zoom that fetches the window again at
 // full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
-// and why, what limited the sender, and the path (§9) with the seeds' models on it. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
+// and why, what limited the sender, and the path (§9) with the papers' models on it. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
 import { blob, get, getAll } from "./api.js";
 import { vantageText } from "./capture.js";
 import { drawCongestion, estimatorColors, plotlyReady } from "./congestion.js";
@@ -100,7 +100,7 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   ];
   const Plotly = await plotlyReady();
   const narrow = plot.clientWidth < 600;
-  if (path.path_models) await drawSeed002(Plotly, "seed002", path, narrow);
+  if (path.path_models) await drawShareModel(Plotly, "share-model", path, narrow);
   await Plotly.newPlot("decisions", dtraces, { title: { text: narrow ? "ssthresh at each loss" : "ssthresh each estimator would set at each loss event" },
     legend: LEGEND, showlegend: !narrow, xaxis: { title: { text: "time since the flow's first packet (s)" } }, yaxis: { title: { text: "segments" } },
     margin: narrow ? { t: 40, l: 50, r: 8 } : { t: 90 } }, CONFIG);
@@ -166,30 +166,30 @@ function pathValue(key, v) {
   return num(v, 2);
 }
 
-/** The Path card (ESTIMATORS.md §9): each figure with its evidence, the flows sharing the bottleneck, seed 004's
- * verdict and single-flow utilisation per algorithm, and the place of seed 002's curve. */
+/** The Path card (docs/path.md §9): each figure with its evidence, the flows sharing the bottleneck, the buffer study's
+ * verdict and single-flow utilisation per algorithm, and the place of Möller et al.'s (2007) curve. */
 export function pathCard(doc) {
   const p = doc.path;
   if (!p) return "";
   const g = doc.path_group;
   const senders = g && g.members ? g.members.map((m) => `${m.flow_id} ${m.kind}${m.decrease != null ? ` (b ${num(m.decrease, 2)})` : ""}`).join(", ") : "";
-  const shares = g && g.seed002 ? html` Seed 002 at this buffer/BDP: NewReno ${num(g.seed002.model.newreno, 2)}, Westwood+ ${num(g.seed002.model.westwood_plus, 2)} of the capacity; measured ${num(g.seed002.measured.newreno, 2)}, ${num(g.seed002.measured.westwood_plus, 2)}.` : "";
+  const shares = g && g.share_model ? html` NewReno/Westwood+ model (Möller et al., NGI 2007) at this buffer/BDP: NewReno ${num(g.share_model.model.newreno, 2)}, Westwood+ ${num(g.share_model.model.westwood_plus, 2)} of the capacity; measured ${num(g.share_model.measured.newreno, 2)}, ${num(g.share_model.measured.westwood_plus, 2)}.` : "";
   const group = g ? html`<p class="muted" id="path-group">Shares its bottleneck with flows ${g.flows.join(", ")}: capacity and base RTT are the group's. Senders: ${senders}.${shares}</p>` : "";
   const models = doc.path_models;
-  const s4 = models ? html`<h3>Seed 004 on this path (one flow)</h3><p class="muted">A flow whose window falls by b at a loss keeps the link busy iff B ≥ b/(1−b)·BDP; the utilisation is the single-flow model's.</p>
-    <div class="table-wrap"><table id="seed004"><thead><tr><th>algorithm</th><th>b</th><th>link</th><th>utilisation</th></tr></thead><tbody>${Object.entries(models.seed004).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.busy_link ? "busy" : "idles"}</td><td>${num(v.utilisation, 3)}</td></tr>`)}</tbody></table></div>
+  const modelCards = models ? html`<h3>Busy-link rule on this path (one flow)</h3><p class="muted">A flow whose window falls by b (its decrease factor at a loss) keeps the link busy iff B ≥ b/(1−b)·BDP; the utilisation is the single-flow model's mean rate over the capacity (docs/models.md in the repository).</p>
+    <div class="table-wrap"><table id="busy-link"><thead><tr><th>algorithm</th><th>b</th><th>link</th><th>utilisation</th></tr></thead><tbody>${Object.entries(models.busy_link).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.busy_link ? "busy" : "idles"}</td><td>${num(v.utilisation, 3)}</td></tr>`)}</tbody></table></div>
     ${Object.keys(models.replayed || {}).length ? html`<p class="muted">The same rule for each replayed decision at this flow's losses (b = median of 1 − ssthresh/w; real_sender: what the captured sender did):</p>
-    <div class="table-wrap"><table id="seed004-replayed"><thead><tr><th>rule</th><th>b</th><th>losses</th><th>link</th></tr></thead><tbody>${Object.entries(models.replayed).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.losses}</td><td>${v.busy_link ? "busy" : "idles"}</td></tr>`)}</tbody></table></div>` : ""}
-    <h3>Seed 002: NewReno and Westwood+ sharing this bottleneck</h3><p class="muted">At ${num(p.buffer_over_bdp, 2)}×BDP: NewReno ${num(models.seed002.newreno, 3)}, Westwood+ ${num(models.seed002.westwood_plus, 3)} of the capacity; with the floor-half fix ${num(models.seed002_floor_half.newreno, 3)} / ${num(models.seed002_floor_half.westwood_plus, 3)}.</p>
-    <div id="seed002" class="plot" role="img" aria-label="seed 002 shares over buffer/BDP"></div>`
+    <div class="table-wrap"><table id="busy-link-replayed"><thead><tr><th>rule</th><th>b</th><th>losses</th><th>link</th></tr></thead><tbody>${Object.entries(models.replayed).map(([n, v]) => html`<tr><td>${n}</td><td>${num(v.decrease, 3)}</td><td>${v.losses}</td><td>${v.busy_link ? "busy" : "idles"}</td></tr>`)}</tbody></table></div>` : ""}
+    <h3>NewReno and Westwood+ sharing this bottleneck (Möller et al., NGI 2007)</h3><p class="muted">At ${num(p.buffer_over_bdp, 2)}×BDP: NewReno ${num(models.share_model.newreno, 3)}, Westwood+ ${num(models.share_model.westwood_plus, 3)} of the capacity; with the floor-half fix (Westwood+ never below half its window) ${num(models.share_model_floor_half.newreno, 3)} / ${num(models.share_model_floor_half.westwood_plus, 3)}.</p>
+    <div id="share-model" class="plot" role="img" aria-label="NewReno and Westwood+ shares over buffer/BDP"></div>`
     : html`<p class="muted">No model on this path: it needs the capacity, base RTT and buffer/BDP.</p>`;
   return html`<section class="card" id="path"><h2>Path</h2>${group}
     <div class="table-wrap"><table id="path-figures"><thead><tr><th>figure</th><th>value</th><th class="text">evidence</th></tr></thead><tbody>${Object.keys(PATH_LABELS).map((k) => html`<tr><th>${PATH_LABELS[k]}</th><td>${pathValue(k, p[k])}</td><td class="evidence">${p.evidence[k]}</td></tr>`)}</tbody></table></div>
-    <p class="muted">confidence ${p.confidence}</p>${s4}</section>`;
+    <p class="muted">confidence ${p.confidence}</p>${modelCards}</section>`;
 }
 
-async function drawSeed002(Plotly, id, doc, narrow) {
-  const c = doc.path_models.seed002_curve, x = c.map((r) => r.buffer_over_bdp), b = doc.path.buffer_over_bdp;
+async function drawShareModel(Plotly, id, doc, narrow) {
+  const c = doc.path_models.share_model_curve, x = c.map((r) => r.buffer_over_bdp), b = doc.path.buffer_over_bdp;
   await Plotly.newPlot(id, [
     { x, y: c.map((r) => r.newreno), name: "NewReno", mode: "lines", line: { color: "#1f77b4" } },
     { x, y: c.map((r) => r.westwood_plus), name: "Westwood+", mode: "lines", line: { color: "#d62728" } },
@@ -215,7 +215,7 @@ function seenAt(vantage) {
   return ` as the ACKs passed ${where} (not the sender's share: the return path after ${where} bunches ACKs unseen here)`;
 }
 
-/** The diagnostics as sentences (ESTIMATORS.md §7): ACK compression, BE's largest samples and their cause,
+/** The diagnostics as sentences (docs/estimators.md §7): ACK compression, BE's largest samples and their cause,
  * the path's capacity (packet-pair dispersion mode, §9), and how CRB and NewBR classified each loss. */
 export /** What limited the sender (docs/estimators.md "What limited the sender"): each label's share of the flow's
  * time, the largest first; nothing for a run replayed before the service stored them. */
