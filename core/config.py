@@ -42,10 +42,17 @@ class Settings(BaseSettings):
     auth: Literal["auto", "required", "open"] = Field(
         "auto", description="auto: open until the first API token exists; required; open (single user)")
     replay_batch_flows: int = Field(16, description="flows replayed per task")
+    replay_task_events: int = Field(
+        0, ge=0, description="a replay task also takes the flows after its replay_batch_flows while all its flows' "
+                             "ACKs stay within this many (0: never): a capture of many short flows then makes a few "
+                             "large tasks rather than one per 16 flows")
     stale_task_seconds: float = Field(
         30.0, gt=0, description="lost work is dispatched again: a started task whose worker has not beaten its "
                                 "heartbeat for this long, a queued task older than this whose broker message is "
                                 "gone (workers sweep three times per period, at most every 10 s)")
+    step_pause_seconds: float = Field(
+        0.0, ge=0, description="for tests only: pause this long between two chunks of a task's long steps (ingest's "
+                               "flow storage), to make a step outlast several heartbeats")
     orphan_seconds: float = Field(
         3600.0, gt=0, description="objects in the store that no capture or run owns (an upload cut off, a "
                                   "crash between store and database) are removed once this old")

@@ -116,7 +116,11 @@ class RunCapture(Base):
     error_code: Mapped[str | None] = mapped_column(String(60), nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     scores: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    skipped: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # flow id → reason
+    #: The flows not replayed (``core.skipped_flows``): the first 100 by flow id (flow id → reason), how many in
+    #: all, how many per kind of reason; a run planned before migration 0008 holds every one here (total null).
+    skipped: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    skipped_total: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    skipped_counts: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     ingest_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
     queued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 

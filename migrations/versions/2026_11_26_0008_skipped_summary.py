@@ -1,0 +1,31 @@
+"""a capture's skipped flows kept as a summary: the first 100, how many, how many per kind of reason
+
+Revision ID: 0008
+Revises: 0007
+Create Date: 2026-11-26 18:30:00
+
+Existing runs keep every skipped flow in ``run_captures.skipped`` with ``skipped_total`` null, and are read
+as they are (``core.skipped_flows``).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = '0008'
+down_revision = '0007'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table('run_captures', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('skipped_total', sa.Integer(), nullable=True))
+        batch_op.add_column(sa.Column('skipped_counts', sa.JSON(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table('run_captures', schema=None) as batch_op:
+        batch_op.drop_column('skipped_counts')
+        batch_op.drop_column('skipped_total')
