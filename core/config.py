@@ -42,10 +42,6 @@ class Settings(BaseSettings):
     auth: Literal["auto", "required", "open"] = Field(
         "auto", description="auto: open until the first API token exists; required; open (single user)")
     replay_batch_flows: int = Field(16, description="flows replayed per task")
-    replay_task_events: int = Field(
-        0, ge=0, description="a replay task also takes the flows after its replay_batch_flows while all its flows' "
-                             "ACKs stay within this many (0: never): a capture of many short flows then makes a few "
-                             "large tasks rather than one per 16 flows")
     stale_task_seconds: float = Field(
         30.0, gt=0, description="lost work is dispatched again: a started task whose worker has not beaten its "
                                 "heartbeat for this long, a queued task older than this whose broker message is "

@@ -330,15 +330,14 @@ def plan_replay(task_id: str, t0: float) -> None:
             _maybe_finish_run(session, task.run_id)
             return
         summaries = capture_summaries(session, store, cap.id, PLAN_FIELDS)
-        decided = plan_reasons(summaries).with_columns(summaries.column("acks"))
+        decided = plan_reasons(summaries)
         skipped = summarise(decided)
         todo = decided.filter(pl.col("reason").is_null())
         del decided, summaries
         rc.skipped, rc.skipped_total, rc.skipped_counts = skipped.shown, skipped.total, skipped.counts
         rc.ingest_seconds = time.perf_counter() - t0
         rc.status = "replaying"
-        replay_tasks = _replay_tasks(session, task.run_id, cap.id, task_flows(todo["flow_id"].to_numpy(),
-                                                                              todo["acks"].to_numpy()))
+        replay_tasks = _replay_tasks(session, task.run_id, cap.id, task_flows(todo["flow_id"].to_numpy()))
         task.status = "done"
         task.seconds = time.perf_counter() - t0
         session.flush()
@@ -348,21 +347,10 @@ def plan_replay(task_id: str, t0: float) -> None:
             after_commit(session, partial(dispatch, "replay", tid))
 
 
-def task_flows(flow_ids: np.ndarray, acks: np.ndarray) -> list[list[int]]:
-    """The flows of each replay task, in order: ``replay_batch_flows`` consecutive flows, and with
-    ``replay_task_events`` the flows after them while the task's ACKs (``acks``, per flow) stay within it."""
-    settings = get_settings()
-    size, events = max(1, settings.replay_batch_flows), settings.replay_task_events
-    if not events:
-        return [flow_ids[i: i + size].tolist() for i in range(0, len(flow_ids), size)]
-    ends = np.cumsum(acks.astype(np.int64))
-    out, lo = [], 0
-    while lo < len(flow_ids):
-        base = ends[lo - 1] if lo else 0
-        hi = max(lo + size, int(np.searchsorted(ends, base + events, side="right")))
-        out.append(flow_ids[lo:hi].tolist())
-        lo = hi
-    return out
+def task_flows(flow_ids: np.ndarray) -> list[list[int]]:
+    """The flows of each replay task, in order: ``replay_batch_flows`` consecutive flows each."""
+    size = max(1, get_settings().replay_batch_flows)
+    return [flow_ids[i: i + size].tolist() for i in range(0, len(flow_ids), size)]
 
 
 def _replay_tasks(session: Session, run_id: str, capture_id: str, flows: list[list[int]]) -> list[str]:
