@@ -5,6 +5,10 @@ Starts ``ackreplay serve`` (embedded: SQLite, local store, in-process worker) on
 temporary directory; every request goes to 127.0.0.1 and the load loop is bounded (``--requests`` per
 client). Usage: ``python -m bench.service [--packets N] [--clients 50] [--requests 20]``.
 
+``--shapes bulk10k,small100k,small1m`` instead runs the shapes of many flows through the shared deployment
+(PostgreSQL, Redis, two Celery workers: ``bench.service_scale``), whole-run time against ``ackreplay score`` and the
+workers' peak RSS against their memory budget (``--budget MB``, ``--lock FILE``).
+
 ``--soak SECONDS`` instead runs the soak of ``bench.soak``: ``--clients`` clients mixing uploads, runs and
 reads for that long, with errors, p50/p99 and the API processes' memory at start and end.
 """
@@ -77,7 +81,15 @@ def main() -> None:
     ap.add_argument("--soak", type=float, default=None, metavar="SECONDS", help="run the soak for this long instead")
     ap.add_argument("--warmup", type=float, default=None, metavar="SECONDS",
                     help="soak: warm-up before memory is sampled (default: a tenth of the soak, at least 20 s)")
+    ap.add_argument("--shapes", default=None, help="run these shapes of many flows instead (bench.service_scale)")
+    ap.add_argument("--budget", type=int, default=1024, help="--shapes: the workers' memory budget, MB")
+    ap.add_argument("--lock", default=None, help="--shapes: hold an exclusive lock on this file while measuring")
     args = ap.parse_args()
+    if args.shapes:
+        from bench.service_scale import run_shapes
+
+        run_shapes(args.shapes.split(","), args.budget, args.lock)
+        return
     if args.soak:
         soak_only(args)
         return

@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     run_burst: int = Field(
         100, ge=1, description="runs an owner may start at once before run_rate_per_minute applies (the "
                                "bucket's size)")
+    step_pause_seconds: float = Field(
+        0.0, ge=0, description="for tests only: pause this long between two chunks of a task's long steps (ingest's "
+                               "flow storage), to make a step outlast several heartbeats")
     orphan_seconds: float = Field(
         3600.0, gt=0, description="objects in the store that no capture or run owns (an upload cut off, a "
                                   "crash between store and database) are removed once this old")

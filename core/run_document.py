@@ -15,13 +15,17 @@ import json
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+import polars as pl
 from sqlalchemy import select
 
 from ackreplay.core.capture_scoring import summary_document
 from ackreplay.core.db import session_scope
 from ackreplay.core.orm import Capture, Flow, FlowDiagnostics, Result, Run, RunCapture
 from ackreplay.core.run_views import PATH_KEYS
+from ackreplay.core.skipped_flows import holds_every_one
+from ackreplay.core.stored_capture import summaries_from_documents
 from ackreplay.core.stored_names import current_names
+from ackreplay.replay.engine import plan_reasons
 
 #: Flows per page: a page's result rows (× estimators and variants) are what memory holds at a time.
 PAGE_FLOWS = 500
@@ -59,7 +63,8 @@ def _capture_chunks(run_id: str, names: list[str], capture_id: str) -> Iterator[
             return
         head = {"capture_id": cap.id, "file": cap.name, "status": rc.status, "error": rc.error, "stats": cap.stats,
                 "truth": cap.truth, "truth_source": "upload" if cap.truth else None}
-        scores, skipped = rc.scores or {}, rc.skipped or {}
+        # (a run planned before its skipped flows were summarised holds every one: else each page decides its own)
+        scores, skipped = rc.scores or {}, (rc.skipped or {}) if holds_every_one(rc) else None
     yield (json.dumps(head)[:-1] + ', "flows": [').encode()
     groups: dict[str, dict[str, Any]] = {}
     after = -1
@@ -80,10 +85,11 @@ class _Page(NamedTuple):
     last: int
 
 
-def _flow_page(run_id: str, capture_id: str, after: int, names: list[str], skipped: dict[str, str],
+def _flow_page(run_id: str, capture_id: str, after: int, names: list[str], skipped: dict[str, str] | None,
                groups: dict[str, dict[str, Any]]) -> _Page:
     """The documents of the next ``PAGE_FLOWS`` flows after flow ``after`` (their path groups added to
-    ``groups``)."""
+    ``groups``); ``skipped``: why each skipped flow was (flow id as text → reason), or None to decide it from
+    the page's summaries (``replay.engine.plan_reasons``, as the run's plan did)."""
     with session_scope() as session:
         flows = list(session.scalars(select(Flow).where(Flow.capture_id == capture_id, Flow.flow_id > after)
                                      .order_by(Flow.flow_id).limit(PAGE_FLOWS)))
@@ -100,6 +106,9 @@ def _flow_page(run_id: str, capture_id: str, after: int, names: list[str], skipp
             FlowDiagnostics.run_id == run_id, FlowDiagnostics.capture_id == capture_id,
             FlowDiagnostics.flow_id.between(lo, hi)))}
         summaries = [(f.flow_id, f.summary) for f in flows]
+    if skipped is None:
+        decided = plan_reasons(summaries_from_documents(summary for _, summary in summaries))
+        skipped = {str(f): r for f, r in decided.filter(pl.col("reason").is_not_null()).iter_rows()}
     for d in diagnostics.values():
         if d.get("path_group"):
             groups[json.dumps(d["path_group"], sort_keys=True)] = d["path_group"]

@@ -9,9 +9,6 @@ capture) end as the run's status and error text; infrastructure errors propagate
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -19,19 +16,21 @@ from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
+import polars as pl
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ackreplay.core import quotas
 from ackreplay.core.capture_scoring import build_estimators, jsonable, limit_record, path_models
 from ackreplay.core.config import get_settings
-from ackreplay.core.db import after_commit, get_engine, session_scope
+from ackreplay.core.db import after_commit, session_scope
 from ackreplay.core.errors import ServiceError, is_infrastructure
 from ackreplay.core.fair_queue import release_soon
+from ackreplay.core.flow_records import write_flow_rows
+from ackreplay.core.heartbeat import Heartbeat, beat, worker_id
 from ackreplay.core.orm import (
     Capture,
     DecisionRow,
-    Flow,
     FlowDiagnostics,
     Owner,
     Result,
@@ -39,27 +38,31 @@ from ackreplay.core.orm import (
     RunCapture,
     Task,
     epoch,
+    new_id,
     now,
 )
 from ackreplay.core.queue import dispatch
 from ackreplay.core.rate_limits import admit_run
+from ackreplay.core.skipped_flows import summarise
 from ackreplay.core.storage import Store, get_store
 from ackreplay.core.stored_capture import (
     StoredCapture,
-    flow_rows,
+    capture_bulk,
+    capture_summaries,
     read_deliveries,
     read_tables,
-    stored_flows,
     stored_truth,
+    tables_key,
+    task_summaries,
     write_tables,
 )
 from ackreplay.estimators import Estimator, EstimatorError
 from ackreplay.estimators import __version__ as VERSION
 from ackreplay.estimators.sweep import from_spec, variant_spec
 from ackreplay.graphs.frame_numbers import flow_frames
-from ackreplay.ingest import IngestError, ingest_capture
-from ackreplay.replay.capture import bulk_flow_ids, bulk_flows, capture_aggregate, flow_score_columns, replay_capture
-from ackreplay.replay.engine import plan
+from ackreplay.ingest import CaptureIngest, IngestError, ingest_capture
+from ackreplay.replay.capture import capture_aggregate, flow_score_columns, replay_capture
+from ackreplay.replay.engine import PLAN_FIELDS, plan_reasons
 from ackreplay.replay.results import CaptureReplay, series_table
 
 log = logging.getLogger("ackreplay.pipeline")
@@ -141,47 +144,6 @@ def run_task(kind: str, task_id: str) -> None:
         release_soon()  # its slot in the dispatch window is free: the next owner's turn
 
 
-def worker_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def heartbeat_seconds() -> float:
-    """How often a running task's heartbeat is refreshed: five beats fit in ``stale_task_seconds``."""
-    return min(10.0, max(0.2, get_settings().stale_task_seconds / 5))
-
-
-class Heartbeat:
-    """While a task runs in a Celery worker, refresh its ``heartbeat_at`` every few seconds (own connection),
-    so that a task whose worker died is recognised within ``stale_task_seconds`` and dispatched again.
-    Embedded mode needs none: the in-process worker dies with the server, which re-queues at start."""
-
-    def __init__(self, task_id: str) -> None:
-        self.task_id = task_id
-        self.stop = threading.Event()
-        self.thread: threading.Thread | None = None
-
-    def __enter__(self) -> Heartbeat:
-        if not get_settings().embedded_worker:
-            self.thread = threading.Thread(target=self._beat, name=f"heartbeat-{self.task_id}", daemon=True)
-            self.thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stop.set()
-        if self.thread is not None:
-            self.thread.join(timeout=5)
-
-    def _beat(self) -> None:
-        me = worker_id()
-        while not self.stop.wait(heartbeat_seconds()):
-            try:
-                with get_engine().begin() as conn:
-                    conn.execute(update(Task).where(Task.id == self.task_id, Task.worker == me,
-                                                    Task.status == "started").values(heartbeat_at=now()))
-            except Exception:  # the database is down: the task itself will notice
-                log.debug("heartbeat of task %s not recorded", self.task_id, exc_info=True)
-
-
 class Claimed(NamedTuple):
     """The run and the capture of a task a worker claimed."""
 
@@ -260,77 +222,155 @@ def fail_task(task_id: str, claimed: Claimed, exc: BaseException) -> None:
         _maybe_finish_run(session, run_id)
 
 
+class IngestTarget(NamedTuple):
+    """What an ingest task works on: its run and capture, the capture's status and stored object."""
+
+    run_id: str
+    capture_id: str
+    status: str
+    storage_key: str
+
+
 def ingest_task(task_id: str) -> None:
-    store = get_store()
+    """Ingest a capture of a run, a step at a time, each in its own short transaction so that no step holds the
+    task's row (its heartbeat) or the capture's for long: read the capture (``ingest_capture``, within the
+    memory budget), store its tables and flow summaries (:func:`store_capture`), then plan its replay
+    (:func:`plan_replay`). A capture deleted meanwhile fails the task (``capture_deleted``); its run was failed
+    by the deletion (``capture_removed``). Idempotent: an ingested capture is not read again."""
     t0 = time.perf_counter()
-    replay_tasks: list[str] = []
+    with session_scope() as session:
+        target = _ingest_target(session, task_id)
+    if target is None:
+        return
+    if target.status not in ("ingested", "failed"):
+        try:
+            result = _read_capture(target.storage_key)
+        except IngestError as exc:
+            _ingest_failed(task_id, target, exc, t0)
+            return
+        store_capture(get_store(), target.capture_id, result)
+        del result
+    plan_replay(task_id, t0)
+
+
+def _ingest_target(session: Session, task_id: str) -> IngestTarget | None:
+    task = session.get(Task, task_id)
+    assert task is not None
+    cap = session.get(Capture, task.capture_id)
+    rc = session.get(RunCapture, (task.run_id, task.capture_id))
+    if cap is None or rc is None:  # deleted meanwhile
+        task.status = "done"
+        return None
+    return IngestTarget(task.run_id, cap.id, cap.status, cap.storage_key)
+
+
+def _read_capture(storage_key: str) -> CaptureIngest:
+    with get_store().local_file(storage_key) as path:
+        settings = get_settings()
+        return ingest_capture(path, max_decompressed_bytes=settings.max_decompressed_bytes,
+                              memory_budget=settings.ingest_memory_budget_mb << 20, progress=lambda *_: beat())
+
+
+def _ingest_failed(task_id: str, target: IngestTarget, exc: IngestError, t0: float) -> None:
+    """A capture that is no capture: it, its place in the run and the task fail with ingest's reason."""
     with session_scope() as session:
         task = session.get(Task, task_id)
-        assert task is not None
-        cap = session.get(Capture, task.capture_id)
-        rc = session.get(RunCapture, (task.run_id, task.capture_id))
-        if cap is None or rc is None:  # deleted meanwhile
+        cap = session.get(Capture, target.capture_id, with_for_update=True)
+        rc = session.get(RunCapture, (target.run_id, target.capture_id))
+        if task is None or cap is None or rc is None:
+            return
+        cap.status, cap.error_code, cap.error = "failed", exc.code, str(exc)
+        rc.status, rc.error_code, rc.error = "failed", exc.code, str(exc)
+        task.status, task.error = "failed", str(exc)
+        task.seconds = time.perf_counter() - t0
+        session.flush()
+        _maybe_finish_run(session, target.run_id)
+
+
+def store_capture(store: Store, capture_id: str, result: CaptureIngest) -> None:
+    """An ingested capture's tables and flow summaries to the store (``core.stored_capture.write_tables``), its
+    flows to the database a chunk at a time (``core.flow_records``), under a lock of the capture's row: a
+    deletion waits for it, or came first and fails the task (``capture_deleted``)."""
+    with session_scope() as session:
+        cap = session.get(Capture, capture_id)
+        if cap is None:
+            raise _deleted(capture_id)
+        truth = stored_truth(cap)
+    key = write_tables(store, capture_id, result, truth)
+    with session_scope() as session:
+        cap = session.get(Capture, capture_id, with_for_update=True)
+        if cap is None:
+            raise _deleted(capture_id)
+        if cap.status == "ingested":  # (a duplicate of this task got there first)
+            return
+        write_flow_rows(session, capture_id, key, result.flows)
+        cap.stats = {**result.stats.to_dict(), "file": cap.name}
+        cap.status = "ingested"
+
+
+def _deleted(capture_id: str) -> ServiceError:
+    return ServiceError(f"capture {capture_id} was deleted while it was being ingested", code="capture_deleted",
+                        status=409)
+
+
+def plan_replay(task_id: str, t0: float) -> None:
+    """Which flows of the ingested capture are replayed (``replay.engine.plan_reasons``, on the stored summaries'
+    columns), the skipped ones summarised (``core.skipped_flows``), and the replay tasks, a flow-id list of
+    ``replay_batch_flows`` each (those already made kept); the capture finished at once when none is needed."""
+    store = get_store()
+    with session_scope() as session:
+        task = session.get(Task, task_id)
+        if task is None:
+            return
+        # the capture's row first, as a deletion locks it: then its rows' (never the other way round)
+        cap = session.get(Capture, task.capture_id, with_for_update=True)
+        rc = session.get(RunCapture, (task.run_id, task.capture_id), with_for_update=True)
+        if cap is None or rc is None:
             task.status = "done"
             return
-        if cap.status != "ingested":
-            try:
-                _ingest(session, store, cap)
-            except IngestError as exc:
-                cap.status, cap.error_code, cap.error = "failed", exc.code, str(exc)
-                rc.status, rc.error_code, rc.error = "failed", exc.code, str(exc)
-                task.status, task.error = "failed", str(exc)
-                task.seconds = time.perf_counter() - t0
-                session.flush()
-                _maybe_finish_run(session, task.run_id)
-                return
         if cap.status == "failed":
             rc.status, rc.error_code, rc.error = "failed", cap.error_code, cap.error
             task.status = "failed"
             session.flush()
             _maybe_finish_run(session, task.run_id)
             return
+        summaries = capture_summaries(session, store, cap.id, PLAN_FIELDS)
+        decided = plan_reasons(summaries)
+        skipped = summarise(decided)
+        todo = decided.filter(pl.col("reason").is_null())
+        del decided, summaries
+        rc.skipped, rc.skipped_total, rc.skipped_counts = skipped.shown, skipped.total, skipped.counts
         rc.ingest_seconds = time.perf_counter() - t0
-        todo, skipped = plan(stored_flows(flow_rows(session, cap.id)))
-        rc.skipped = {str(k): v for k, v in skipped.items()}
         rc.status = "replaying"
-        size = max(1, get_settings().replay_batch_flows)
-        for i in range(0, len(todo), size):
-            existing = session.scalar(select(Task).where(Task.run_id == task.run_id, Task.capture_id == cap.id,
-                                                         Task.kind == "replay", Task.chunk == i // size + 1))
-            if existing is None:
-                existing = Task(run_id=task.run_id, capture_id=cap.id, kind="replay", chunk=i // size + 1,
-                                flow_ids=todo[i: i + size])
-                session.add(existing)
-                session.flush()
-            if existing.status != "done":
-                replay_tasks.append(existing.id)
+        replay_tasks = _replay_tasks(session, task.run_id, cap.id, task_flows(todo["flow_id"].to_numpy()))
         task.status = "done"
         task.seconds = time.perf_counter() - t0
         session.flush()
-        if not todo:
+        if not todo.height:
             _finish_capture(session, task.run_id, cap.id)
         if replay_tasks:
             after_commit(session, release_soon)
 
 
-def _ingest(session: Session, store: Store, cap: Capture) -> None:
-    """Ingest the capture: its tables to the store (``core.stored_capture.write_tables``), its flows' summaries
-    to the database."""
-    with store.local_file(cap.storage_key) as path:
-        settings = get_settings()
-        result = ingest_capture(path, max_decompressed_bytes=settings.max_decompressed_bytes,
-                                memory_budget=settings.ingest_memory_budget_mb << 20)
-    session.execute(delete(Flow).where(Flow.capture_id == cap.id))
-    key = write_tables(store, cap.id, result, stored_truth(cap))
-    rows = [
-        {"capture_id": cap.id, "flow_id": s.flow_id, "sender": s.sender, "receiver": s.receiver,
-         "vantage": s.vantage, "bytes": s.bytes, "goodput_bps": s.goodput_bps, "summary": s.to_dict(),
-         "tables_key": key} for s in result.flows]
-    if rows:  # a capture without TCP data has no flows: a result (0 flows), not an error
-        session.execute(insert(Flow), rows)
-    cap.stats = {**result.stats.to_dict(), "file": cap.name}
-    cap.status = "ingested"
-    session.flush()
+def task_flows(flow_ids: np.ndarray) -> list[list[int]]:
+    """The flows of each replay task, in order: ``replay_batch_flows`` consecutive flows each."""
+    size = max(1, get_settings().replay_batch_flows)
+    return [flow_ids[i: i + size].tolist() for i in range(0, len(flow_ids), size)]
+
+
+def _replay_tasks(session: Session, run_id: str, capture_id: str, flows: list[list[int]]) -> list[str]:
+    """The replay tasks of a capture in a run (``flows``: each one's flow ids), made where missing (one
+    insert); the ids of those not done."""
+    have = {chunk: (tid, status) for tid, chunk, status in session.execute(
+        select(Task.id, Task.chunk, Task.status).where(Task.run_id == run_id, Task.capture_id == capture_id,
+                                                        Task.kind == "replay"))}
+    chunks = [chunk for chunk in range(1, len(flows) + 1) if chunk not in have]
+    ids = [new_id() for _ in chunks]
+    if chunks:
+        session.execute(insert(Task), [
+            {"id": tid, "run_id": run_id, "capture_id": capture_id, "kind": "replay", "chunk": chunk,
+             "flow_ids": flows[chunk - 1]} for tid, chunk in zip(ids, chunks, strict=True)])
+    return [tid for tid, status in have.values() if status != "done"] + ids
 
 
 def replay_task(task_id: str) -> None:
@@ -364,16 +404,16 @@ def replay_task(task_id: str) -> None:
 
 def _replay(session: Session, store: Store, cap: Capture, flow_ids: list[int], ests: list[Estimator]
             ) -> tuple[CaptureReplay, dict[int, dict[str, int | None]]]:
-    """Some flows of a stored capture replayed: the capture's flows and truth from the database, these flows'
-    tables and the bulk flows' delivery times from the store. The flows sharing a bottleneck pool their path
-    evidence among this task's flows (a group split over two tasks is judged in each). With the packets behind
-    the flows' figures (``graphs.frame_numbers.flow_frames``)."""
-    rows = flow_rows(session, cap.id)
-    flows = stored_flows(rows)
+    """Some flows of a stored capture replayed: their summaries from the database (their rows only), their tables
+    from the store (the row groups holding them), and with a truth the bulk flows' delivery times (the fair
+    share divides among them all). The flows sharing a bottleneck pool their path evidence among this task's
+    flows (a group split over two tasks is judged in each). With the packets behind the flows' figures
+    (``graphs.frame_numbers.flow_frames``)."""
+    flows = task_summaries(session, cap.id, flow_ids)
     truth = stored_truth(cap)
-    deliveries = read_deliveries(store, cap.id, bulk_flow_ids(flows, truth)) if truth is not None else []
-    key = next(r.tables_key for r in rows if r.flow_id == flow_ids[0])
-    tables = read_tables(store, key, flow_ids)
+    bulk = capture_bulk(session, cap.id, truth)["flow_id"].to_list() if truth is not None else []
+    deliveries = read_deliveries(store, cap.id, bulk) if truth is not None else []
+    tables = read_tables(store, tables_key(cap.id), flow_ids)
     source = StoredCapture(flows, tables.acks, tables.segments, tables.episodes)
     return (replay_capture(source, ests, truth=truth, only=set(flow_ids), deliveries=deliveries),
             flow_frames(tables.acks, tables.segments))
@@ -448,14 +488,14 @@ def _finish_capture(session: Session, run_id: str, capture_id: str) -> None:
     cap = session.get(Capture, capture_id)
     assert rc is not None and run is not None and cap is not None
     names = [e["name"] for e in run.estimators]
-    rows = session.scalars(select(Result).where(Result.run_id == run_id, Result.capture_id == capture_id)
-                           .order_by(Result.flow_id))
+    rows = session.execute(select(Result.flow_id, Result.estimator, Result.scores).where(
+        Result.run_id == run_id, Result.capture_id == capture_id).order_by(Result.flow_id))
     per_flow: dict[int, dict[str, dict[str, Any]]] = {}
-    for r in rows:
-        per_flow.setdefault(r.flow_id, {})[r.estimator] = r.scores
+    for fid, name, flow_scores in rows:
+        per_flow.setdefault(fid, {})[name] = flow_scores
     ids = sorted(per_flow)
     scores = {n: flow_score_columns([per_flow[fid][n] for fid in ids]) for n in names}
-    bulk = bulk_flows(stored_flows(flow_rows(session, capture_id)), stored_truth(cap))
+    bulk = capture_bulk(session, capture_id, stored_truth(cap))
     rc.scores = capture_aggregate(np.asarray(ids, np.int64), scores, bulk)
     rc.status = "succeeded"
     session.flush()

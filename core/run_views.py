@@ -4,7 +4,6 @@ comparison document is ``core.run_document``'s."""
 
 from __future__ import annotations
 
-import heapq
 import math
 import threading
 import time
@@ -31,6 +30,7 @@ from ackreplay.core.orm import (
     epoch,
 )
 from ackreplay.core.owners import owned
+from ackreplay.core.skipped_flows import skipped_page, stored_summary
 from ackreplay.core.storage import Store
 from ackreplay.core.stored_capture import flow_rows, read_tables, stored_truth
 from ackreplay.core.stored_names import current_names
@@ -45,11 +45,10 @@ def get_run(session: Session, owner: Owner, run_id: str) -> Run:
 
 
 #: A run's status lists its captures a page at a time (a batch may hold thousands), and of each capture the
-#: first skipped flows with counts by reason (a capture may skip 100 000 flows): one status stays within
-#: a few MB however large the run.
+#: first skipped flows with counts by reason (``core.skipped_flows``: a capture may skip 1 000 000 flows): one
+#: status stays within a few MB however large the run.
 STATUS_PAGE = 100
 MAX_PAGE = 1000
-SKIPPED_SHOWN = 100
 
 
 def status(session: Session, run: Run, *, offset: int = 0, limit: int = STATUS_PAGE) -> dict[str, Any]:
@@ -80,18 +79,10 @@ def capture_count(session: Session, run: Run) -> int:
 
 def capture_status(rc: RunCapture) -> dict[str, Any]:
     """One capture in a run: its status and error, and its skipped flows summarised (the first
-    ``SKIPPED_SHOWN`` by flow id, how many in all, how many per kind of reason)."""
-    skipped: dict[str, str] = rc.skipped or {}
-    shown = heapq.nsmallest(SKIPPED_SHOWN, skipped, key=int)
+    ``SKIPPED_SHOWN`` by flow id, how many in all, how many per kind of reason: ``core.skipped_flows``)."""
+    skipped = stored_summary(rc)
     return {"capture_id": rc.capture_id, "status": rc.status, "error_code": rc.error_code, "error": rc.error,
-            "skipped_flows": {k: skipped[k] for k in shown}, "skipped_total": len(skipped),
-            "skipped_counts": dict(Counter(reason_kind(r) for r in skipped.values()))}
-
-
-def reason_kind(reason: str) -> str:
-    """What kind of reason a flow was skipped for: the reason up to its first colon, which is where a
-    flow's own evidence starts ("vantage receiver: 12 RTT samples …" is a "vantage receiver")."""
-    return reason.split(":", 1)[0]
+            "skipped_flows": skipped.shown, "skipped_total": skipped.total, "skipped_counts": skipped.counts}
 
 
 class SkippedPage(NamedTuple):
@@ -102,13 +93,12 @@ class SkippedPage(NamedTuple):
     total: int
 
 
-def skipped_flows(session: Session, run: Run, capture_id: str, *, offset: int, limit: int) -> SkippedPage:
+def skipped_flows(session: Session, store: Store, run: Run, capture_id: str, *, offset: int,
+                  limit: int) -> SkippedPage:
     rc = session.get(RunCapture, (run.id, capture_id))
     if rc is None:
         raise NotFound(f"run {run.id} has no capture {capture_id}", code="capture_not_found")
-    skipped: dict[str, str] = rc.skipped or {}
-    ids = sorted(skipped, key=int)[offset: offset + limit]
-    return SkippedPage([{"flow_id": int(k), "reason": skipped[k]} for k in ids], len(skipped))
+    return SkippedPage(skipped_page(session, store, rc, offset=offset, limit=limit), stored_summary(rc).total)
 
 
 #: What a task not yet released to the workers waits on (``core.fair_queue``).

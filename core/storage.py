@@ -8,7 +8,7 @@ import hashlib
 import io
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -95,7 +95,10 @@ class Store:
             yield target
 
     def write_parquet(self, key: str, frame: pl.DataFrame, *, row_group_size: int | None = None) -> None:
-        self.write_bytes(key, self.parquet_bytes(frame, row_group_size=row_group_size))
+        """Store a table as Parquet, written to the object as it is encoded (no second copy of it in memory)."""
+        self.fs.makedirs(self.path(key).rsplit("/", 1)[0], exist_ok=True)
+        with self.fs.open(self.path(key), "wb") as out:
+            frame.write_parquet(out, row_group_size=row_group_size)
 
     @staticmethod
     def parquet_bytes(frame: pl.DataFrame, *, row_group_size: int | None = None) -> bytes:
@@ -109,14 +112,16 @@ class Store:
         with self.fs.open(self.path(key), "wb") as out:
             out.write(data)
 
-    def read_parquet(self, key: str, where: pl.Expr | None = None) -> pl.DataFrame:
+    def read_parquet(self, key: str, where: pl.Expr | None = None,
+                     columns: Sequence[str] | None = None) -> pl.DataFrame:
         """Read a table, optionally only the rows matching ``where`` (row groups skipped by their
-        statistics when the store is local)."""
+        statistics when the store is local) and only ``columns``."""
         if self.local:
             lazy = pl.scan_parquet(self.path(key))
-            return (lazy.filter(where) if where is not None else lazy).collect()
+            lazy = lazy.filter(where) if where is not None else lazy
+            return (lazy.select(columns) if columns is not None else lazy).collect()
         with self.fs.open(self.path(key), "rb") as src:
-            frame = pl.read_parquet(io.BytesIO(src.read()))
+            frame = pl.read_parquet(io.BytesIO(src.read()), columns=list(columns) if columns is not None else None)
         return frame.filter(where) if where is not None else frame
 
     def objects(self, prefix: str) -> list[tuple[str, float]]:

@@ -4,7 +4,7 @@ so that a replay task runs the pipeline ``ackreplay score`` runs (``replay.captu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, NamedTuple
 
@@ -13,10 +13,11 @@ import polars as pl
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ackreplay.core.heartbeat import beat
 from ackreplay.core.orm import Capture, Flow
 from ackreplay.core.storage import Store
 from ackreplay.ingest.model import FLOW_FIELDS, CaptureIngest, FlowSummaries, FlowSummary
-from ackreplay.replay.capture import bulk_flow_ids
+from ackreplay.replay.capture import bulk_flow_ids, bulk_flows, is_bulk
 from ackreplay.replay.engine import flow_columns
 from ackreplay.scoring.truth import Truth
 
@@ -25,6 +26,8 @@ TABLES = ("acks", "segments", "episodes")
 #: Row-group size of the capture tables: the rows of a flow are contiguous, so a replay task reading a few
 #: flows skips most row groups by their flow_id statistics.
 TABLE_ROW_GROUP = 16_384
+#: Rows of ``flows`` fetched at a time when a capture's summaries are read from the database.
+FLOW_PAGE = 10_000
 #: The FlowSummary fields with a default, for a stored summary that lacks one.
 _DEFAULTS = {f.name: f.default for f in fields(FlowSummary) if f.default is not MISSING}
 
@@ -50,10 +53,41 @@ def flow_rows(session: Session, capture_id: str) -> list[Flow]:
     return list(session.scalars(select(Flow).where(Flow.capture_id == capture_id).order_by(Flow.flow_id)))
 
 
-def stored_flows(rows: Sequence[Flow]) -> FlowSummaries:
-    """The flows' summaries as ingest made them (``FlowSummary.to_dict`` is what the database stores)."""
-    return FlowSummaries.from_columns({name: [r.summary.get(name, _DEFAULTS.get(name)) for r in rows]
+def summaries_from_documents(documents: Iterable[dict[str, Any]]) -> FlowSummaries:
+    """Flow summaries from their stored documents (``FlowSummary.to_dict``, as the ``flows`` table holds them)."""
+    docs = list(documents)
+    return FlowSummaries.from_columns({name: [d.get(name, _DEFAULTS.get(name)) for d in docs]
                                        for name in FLOW_FIELDS})
+
+
+def flows_key(capture_id: str) -> str:
+    return f"{tables_key(capture_id)}/flows.parquet"
+
+
+def capture_summaries(session: Session, store: Store, capture_id: str,
+                      columns: Sequence[str] | None = None) -> FlowSummaries:
+    """Every flow's summary of an ingested capture, as ingest made them: the columns stored beside its tables
+    (a capture ingested before they were: the ``flows`` table's documents, a column at a time). ``columns``:
+    only these fields are needed (the summaries then hold at least these)."""
+    if store.exists(flows_key(capture_id)):
+        return FlowSummaries(store.read_parquet(flows_key(capture_id), columns=columns))
+    q = select(Flow.summary).where(Flow.capture_id == capture_id).order_by(Flow.flow_id)
+    return summaries_from_documents(session.scalars(q.execution_options(yield_per=FLOW_PAGE)))
+
+
+def task_summaries(session: Session, capture_id: str, flow_ids: Sequence[int]) -> FlowSummaries:
+    """The summaries of flows ``flow_ids`` of a capture, in flow order: their rows of ``flows`` only."""
+    q = (select(Flow.summary).where(Flow.capture_id == capture_id, Flow.flow_id.in_(list(flow_ids)))
+         .order_by(Flow.flow_id))
+    return summaries_from_documents(session.scalars(q))
+
+
+def capture_bulk(session: Session, capture_id: str, truth: Truth | None) -> pl.DataFrame:
+    """The capture's bulk flows (``replay.capture.bulk_flows``: ``flow_id``, ``goodput_bps``), from the rows of
+    ``flows`` that carried enough bytes only."""
+    q = (select(Flow.summary).where(Flow.capture_id == capture_id, is_bulk(Flow.bytes, truth))
+         .order_by(Flow.flow_id))
+    return bulk_flows(summaries_from_documents(session.scalars(q)), truth)
 
 
 def stored_truth(cap: Capture) -> Truth | None:
@@ -71,6 +105,8 @@ def write_tables(store: Store, capture_id: str, result: CaptureIngest, truth: Tr
     key = tables_key(capture_id)
     for name, frame in zip(TABLES, (result.acks, result.segments, result.episodes), strict=True):
         store.write_parquet(f"{key}/{name}.parquet", frame, row_group_size=TABLE_ROW_GROUP)
+        beat()
+    store.write_parquet(flows_key(capture_id), result.flows.frame, row_group_size=TABLE_ROW_GROUP)
     bulk = bulk_flow_ids(result.flows, truth)
     deliveries = result.acks.filter(pl.col("flow_id").is_in(bulk) & (pl.col("acked") > 0)).select("flow_id", "t")
     store.write_parquet(f"captures/{capture_id}/deliveries.parquet", deliveries)

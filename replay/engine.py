@@ -497,6 +497,11 @@ NOT_SELECTED = "not selected (--flow/--host/--port)"
 INVALID = "invalid: "
 
 
+#: The summary fields :func:`plan` decides on.
+PLAN_FIELDS = ("flow_id", "vantage", "acks", "reconstruction", "reconstruction_sound", "reconstruction_evidence",
+               "invalid")
+
+
 def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
          only: set[int] | None = None) -> tuple[list[int], dict[int, str]]:
     """Which flows are replayed (§1.0, §7), and why the others are not: captured at the sender, or soundly
@@ -504,8 +509,20 @@ def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
     adds the rest. Never a flow that breaks ingest's invariants (``ingest.invariants``: its figures rest on
     sequence numbers from another connection). ``summaries``: ingest FlowSummary-likes, or ingest's columnar
     ``FlowSummaries`` (decided a column at a time)."""
-    f = summary_frame(summaries, ("flow_id", "vantage", "acks", "reconstruction", "reconstruction_sound",
-                                  "reconstruction_evidence", "invalid"),
+    decided = plan_reasons(summaries, allow_vantage=allow_vantage, only=only)
+    todo = decided.filter(pl.col("reason").is_null())["flow_id"].to_list()
+    out = decided.filter(pl.col("reason").is_not_null())
+    texts: dict[str, str] = {}  # one string object per distinct reason, however many flows give it
+    skipped = dict(zip(out["flow_id"].to_list(), [texts.setdefault(t, t) for t in out["reason"].to_list()],
+                       strict=True))
+    return todo, skipped
+
+
+def plan_reasons(summaries: Sequence[Any], *, allow_vantage: bool = False,
+                 only: set[int] | None = None) -> pl.DataFrame:
+    """:func:`plan`'s decision as columns: every flow's ``flow_id`` (Int64) and the ``reason`` it is not
+    replayed (null for a flow that is), in order."""
+    f = summary_frame(summaries, PLAN_FIELDS,
                       {"reconstruction_sound": False, "reconstruction_evidence": "", "invalid": ""})
     rebuilt = pl.col("reconstruction").is_not_null()
     sound = rebuilt & pl.col("reconstruction_sound").cast(pl.Boolean).fill_null(False)
@@ -524,13 +541,7 @@ def plan(summaries: Sequence[Any], *, allow_vantage: bool = False,
                                   pl.lit(" (--allow-vantage replays it anyway)")))
               .when(pl.col("acks") < 2).then(pl.lit("fewer than two ACKs"))
               .otherwise(pl.lit(None, pl.String)))
-    decided = f.select(pl.col("flow_id").cast(pl.Int64), reason.alias("reason"))
-    todo = decided.filter(pl.col("reason").is_null())["flow_id"].to_list()
-    out = decided.filter(pl.col("reason").is_not_null())
-    texts: dict[str, str] = {}  # one string object per distinct reason, however many flows give it
-    skipped = dict(zip(out["flow_id"].to_list(), [texts.setdefault(t, t) for t in out["reason"].to_list()],
-                       strict=True))
-    return todo, skipped
+    return f.select(pl.col("flow_id").cast(pl.Int64), reason.alias("reason"))
 
 
 def flow_rows(frame: pl.DataFrame) -> Callable[[int], pl.DataFrame]:

@@ -106,10 +106,11 @@ def get_run(run_id: RunId, session: SessionDep, owner: OwnerDep, offset: Offset 
 @router.get("/runs/{run_id}/captures/{capture_id}/skipped", response_model=SkippedPage,
             responses=responses("run_not_found", "capture_not_found"),
             summary="The flows of one capture a run did not replay, and why (paginated)")
-def run_skipped(run_id: RunId, capture_id: CaptureId, session: SessionDep, owner: OwnerDep, offset: Offset = 0,
+def run_skipped(run_id: RunId, capture_id: CaptureId, session: SessionDep, owner: OwnerDep, store: StoreDep,
+                offset: Offset = 0,
                 limit: Annotated[int, Query(ge=1, le=10_000, examples=[1000])] = 1000) -> SkippedPage:
     run = results.get_run(session, owner, run_id)
-    page = results.skipped_flows(session, run, capture_id, offset=offset, limit=limit)
+    page = results.skipped_flows(session, store, run, capture_id, offset=offset, limit=limit)
     return SkippedPage.model_validate({
         "items": page.items, "total": page.total, "limit": limit, "offset": offset,
         "next": next_page(f"/api/v1/runs/{run.id}/captures/{capture_id}/skipped", offset, limit, page.total)})

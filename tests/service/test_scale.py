@@ -1,0 +1,189 @@
+"""The service at scale, by what it reads and keeps rather than by time: a replay task reads its own flows' rows
+only, a capture that skips every one of its many flows keeps a summary and a run status of a few kB, a capture
+deleted while its flows are being stored fails its run with the reason, and a task whose step outlasts several
+heartbeats keeps beating (its worker is not taken for dead)."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import event
+
+from bench.make_capture import generate, generate_mix
+from tests.service.accounting import check_store
+from tests.service.harness import client, configured, fresh_database, upload, wait_run
+from tests.service.test_e2e_celery import start_worker, stop, wait_ready
+
+pytestmark = pytest.mark.services
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """96 bulk flows, all replayed; 30 000 flows of 2-4 packets, none replayed (no vantage replay accepts)."""
+    base = tmp_path_factory.mktemp("scale")
+    generate(base / "units.pcap", 12_000, flows=96)
+    generate_mix(base / "mix.pcap", 30_000, 2, 4)
+    return SimpleNamespace(units=base / "units.pcap", mix=base / "mix.pcap")
+
+
+@pytest.fixture
+def svc(tmp_path: Path, postgres_server: Any) -> Iterator[SimpleNamespace]:
+    data = tmp_path / "data"
+    db = fresh_database(postgres_server.url)
+    with configured({"DATABASE_URL": db, "ACKREPLAY_DATA_DIR": str(data)}):
+        yield SimpleNamespace(api=client(), store=data / "store", db=db)
+
+
+class RowCounter:
+    """Rows each SELECT handed back, by the table it reads first (SQLAlchemy's cursor events)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, int] = {}
+        self.queries = 0
+
+    def __call__(self, conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        if not statement.lstrip().upper().startswith("SELECT"):
+            return
+        table = re.search(r"\bFROM\s+\"?(\w+)", statement, re.IGNORECASE).group(1).lower()  # type: ignore[union-attr]
+        self.rows[table] = self.rows.get(table, 0) + max(cursor.rowcount, 0)
+        self.queries += 1
+
+
+def test_a_replay_task_reads_only_its_own_flows(svc, captures):
+    from ackreplay.core.db import get_engine
+    from ackreplay.core.run_tasks import run_task
+
+    body = upload(svc.api, captures.units).json()
+    run = wait_run(svc.api, body["run_id"], timeout=300)
+    assert run["status"] == "succeeded", run
+    with psycopg.connect(svc.db) as conn:
+        tasks = conn.execute("select id, flow_ids from tasks where run_id = %s and kind = 'replay' order by chunk",
+                             (run["id"],)).fetchall()
+        flows = conn.execute("select count(*) from flows").fetchone()[0]
+        before = conn.execute("select flow_id, estimator, scores::text from results order by 1, 2").fetchall()
+    assert flows == 96 and len(tasks) == 6  # 16 flows a task
+    task_id, flow_ids = tasks[3]
+    with psycopg.connect(svc.db) as conn:  # run it again: as a retried task would be
+        conn.execute("update tasks set status = 'queued', worker = null where id = %s", (task_id,))
+    counter = RowCounter()
+    event.listen(get_engine(), "after_cursor_execute", counter)
+    try:
+        run_task("replay", task_id)
+    finally:
+        event.remove(get_engine(), "after_cursor_execute", counter)
+    assert counter.rows.get("flows", 0) == len(flow_ids) == 16, counter.rows
+    assert counter.rows.get("results", 0) <= 16 * len(run["estimators"]), counter.rows
+    assert sum(counter.rows.values()) <= 16 * (len(run["estimators"]) + 2) + 20, counter.rows
+    assert counter.queries <= 30, counter.queries
+    with psycopg.connect(svc.db) as conn:  # idempotent: the same rows
+        assert conn.execute("select flow_id, estimator, scores::text from results order by 1, 2").fetchall() == before
+        assert conn.execute("select status from tasks where id = %s", (task_id,)).fetchone() == ("done",)
+    check_store(svc.store, svc.api)
+
+
+def test_a_capture_skipping_all_its_flows_keeps_a_summary(svc, captures):
+    from ackreplay.ingest import ingest_capture
+    from ackreplay.replay.engine import plan
+
+    body = upload(svc.api, captures.mix).json()
+    run = wait_run(svc.api, body["run_id"], timeout=300)
+    assert run["status"] == "succeeded", run
+    answer = svc.api.get(f"/api/v1/runs/{body['run_id']}")
+    assert len(answer.content) < 20_000, len(answer.content)
+    (mine,) = answer.json()["captures"]
+    _, skipped = plan(ingest_capture(captures.mix).flows)
+    assert mine["skipped_total"] == len(skipped) == 30_000
+    assert mine["skipped_counts"] == {"vantage unknown": 30_000}
+    assert mine["skipped_flows"] == {str(f): skipped[f] for f in range(100)}
+    with psycopg.connect(svc.db) as conn:  # what the database keeps: the summary, not an entry per flow
+        kept, total = conn.execute("select skipped::text, skipped_total from run_captures").fetchone()
+        assert len(kept) < 20_000 and total == 30_000
+        assert conn.execute("select count(*) from flows").fetchone() == (30_000,)
+        assert conn.execute("select count(*) from tasks where kind = 'replay'").fetchone() == (0,)
+    base = f"/api/v1/runs/{body['run_id']}/captures/{body['capture']['id']}/skipped"
+    tail = svc.api.get(base, params={"offset": 29_990}).json()
+    assert tail["total"] == 30_000 and tail["next"] is None
+    assert [(x["flow_id"], x["reason"]) for x in tail["items"]] == [(f, skipped[f]) for f in range(29_990, 30_000)]
+    flows = svc.api.get(f"/api/v1/runs/{body['run_id']}/document").json()["captures"][0]["flows"]
+    assert [f["skipped_reason"] for f in flows] == [skipped[f] for f in range(30_000)]
+    check_store(svc.store, svc.api)
+
+
+def _lock_waiters(db: str) -> int:
+    with psycopg.connect(db) as conn:
+        return conn.execute("select count(*) from pg_stat_activity where wait_event_type = 'Lock'").fetchone()[0]
+
+
+def test_a_capture_deleted_while_its_flows_are_stored_fails_the_run(svc, captures, monkeypatch):
+    import ackreplay.core.run_tasks
+
+    real, entered, release = ackreplay.core.run_tasks.write_flow_rows, threading.Event(), threading.Event()
+
+    def held(*a: Any, **k: Any) -> Any:
+        entered.set()
+        assert release.wait(60)
+        return real(*a, **k)
+
+    monkeypatch.setattr("ackreplay.core.run_tasks.write_flow_rows", held)
+    body = upload(svc.api, captures.mix).json()
+    assert entered.wait(120)
+    deleted: list[int] = []
+    deleting = threading.Thread(target=lambda: deleted.append(
+        svc.api.delete(f"/api/v1/captures/{body['capture']['id']}").status_code))
+    deleting.start()
+    deadline = time.monotonic() + 30
+    while _lock_waiters(svc.db) == 0:  # the deletion waits for the flows being stored
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    release.set()
+    deleting.join(60)
+    assert deleted == [204]
+    run = wait_run(svc.api, body["run_id"], timeout=120)
+    assert run["status"] == "failed" and run["captures"] == [], run
+    assert run["error"] == f"capture {body['capture']['id']}: deleted before the run finished", run
+    with psycopg.connect(svc.db) as conn:
+        assert conn.execute("select count(*) from flows").fetchone() == (0,)
+    check_store(svc.store, svc.api)
+
+
+def test_a_long_step_keeps_its_heartbeat(postgres_server, redis_server, tmp_path, captures):
+    """Every chunk of ingest's steps pauses 1.5 s (the test knob): the ingest lasts far longer than the
+    1 s after which a silent task's worker is taken for dead, and the sweep never dispatches it again."""
+    env = {"DATABASE_URL": fresh_database(postgres_server.url), "REDIS_URL": redis_server.url,
+           "ACKREPLAY_STORAGE_URL": f"file://{tmp_path / 'store'}", "ACKREPLAY_DATA_DIR": str(tmp_path / "data"),
+           "ACKREPLAY_STALE_TASK_SECONDS": "1", "ACKREPLAY_STEP_PAUSE_SECONDS": "1.5"}
+    with configured(env):
+        import os
+
+        from tests.conftest import ROOT
+
+        api = client()
+        log = tmp_path / "worker.log"
+        worker = start_worker({**os.environ, **env, "PYTHONPATH": str(ROOT)}, log)
+        try:
+            wait_ready(log)
+            body = upload(api, captures.units).json()
+            beats: set[Any] = set()
+            started = time.monotonic()
+            while (run := api.get(f"/api/v1/runs/{body['run_id']}").json())["status"] not in ("succeeded", "failed"):
+                with psycopg.connect(env["DATABASE_URL"]) as conn:
+                    beats |= {b for (b,) in conn.execute(
+                        "select heartbeat_at from tasks where kind = 'ingest' and status = 'started'")}
+                assert "worker stopped" not in (run["waiting"] or ""), run
+                assert time.monotonic() - started < 300
+                time.sleep(0.1)
+        finally:
+            stop(worker)
+    assert run["status"] == "succeeded", run
+    assert len(beats) >= 10, beats  # beats throughout the ≥ 6 s ingest, about every 0.2 s
+    with psycopg.connect(env["DATABASE_URL"]) as conn:
+        assert conn.execute("select attempts, redispatches, note from tasks where kind = 'ingest'").fetchall() == [
+            (1, 0, None)]
