@@ -77,6 +77,34 @@ def search_sorted(a: np.ndarray, x: Any, right: bool) -> int:
 
 
 @njit(cache=True, nogil=True)
+def search_left_from(a: np.ndarray, x: float, hint: int) -> int:
+    """``np.searchsorted(a, x)`` (side left) for a sorted ``a`` without NaN, searched from ``hint`` (the previous
+    key's answer): forward by galloping steps (1, 2, 4, …) then a binary search in the last step, or a binary search
+    below ``hint`` when the key stepped back. Keys that mostly ascend cost a few steps each, near in memory, instead
+    of a binary search's cache miss per step over the whole array."""
+    n = len(a)
+    if x != x:  # numpy sorts NaN last
+        return n
+    i = min(max(hint, 0), n)
+    if i > 0 and not a[i - 1] < x:  # the answer is below the hint
+        lo, hi = 0, i - 1
+    else:
+        step = 1
+        lo = i  # a[lo - 1] < x (or lo = 0)
+        while lo + step <= n and a[lo + step - 1] < x:
+            lo += step
+            step *= 2
+        hi = min(lo + step - 1, n)
+    while lo < hi:  # the first a[j] >= x in [lo, hi]
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
 def sort_in_place(x: np.ndarray) -> None:
     """Sort ``x`` in place, ascending (Shell's sort: the runs sorted here are short or nearly sorted, and it
     compiles in a fraction of the time numba's own sort takes)."""

@@ -9,8 +9,6 @@ from typing import NoReturn
 
 import typer
 
-from ackreplay.ingest import IngestError
-
 #: Exit codes (documented in README and docs/cli.md).
 EXIT_USAGE = 2  # bad arguments (Typer/Click's own code)
 EXIT_BAD_INPUT = 3  # a capture that cannot be ingested
@@ -31,6 +29,8 @@ def warn(message: str) -> None:
 @contextmanager
 def ingest_errors(path: str) -> Iterator[None]:
     """Turn ingest errors for ``path`` into a clean message and exit code 3."""
+    from ackreplay.ingest.errors import IngestError
+
     try:
         yield
     except IngestError as exc:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -16,9 +17,10 @@ from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fai
 from ackreplay.cli.inputs import FilterOption, label, regular_file
 from ackreplay.cli.render import column_table, num, terminal_width
 from ackreplay.cli.warmup import announce_cold
-from ackreplay.ingest import CaptureIngest, FlowSummaries, FlowSummary, ingest_capture
-from ackreplay.ingest.capture import DEFAULT_MEMORY_BUDGET
-from ackreplay.ingest.model import FLOW_FIELDS
+from ackreplay.ingest.budget import DEFAULT_MEMORY_BUDGET
+
+if TYPE_CHECKING:
+    from ackreplay.ingest import CaptureIngest, FlowSummaries, FlowSummary
 
 MemoryBudget = Annotated[int, typer.Option(
     "--memory-budget", min=1, metavar="MB",
@@ -33,8 +35,15 @@ FLOW_JSON_FIELDS = (
 )
 
 
-#: The keys of a flow object of ``flows --json``: its file, the documented keys, then every other summary field.
-FLOW_JSON_KEYS = ("file", *FLOW_JSON_FIELDS, *(k for k in FLOW_FIELDS if k not in FLOW_JSON_FIELDS))
+@functools.cache
+def flow_json_keys() -> tuple[str, ...]:
+    """The keys of a flow object of ``flows --json``: its file, the documented keys, then every other summary
+    field."""
+    from ackreplay.ingest.model import FLOW_FIELDS
+
+    return "file", *FLOW_JSON_FIELDS, *(k for k in FLOW_FIELDS if k not in FLOW_JSON_FIELDS)
+
+
 #: Flows encoded at a time by :func:`flows_json`.
 JSON_BLOCK = 4096
 _BOOL_JSON = {True: "true", False: "false"}
@@ -72,6 +81,8 @@ def _json_values(values: list[Any]) -> list[str]:
 def _value_columns(flows: Sequence[FlowSummary]) -> Callable[[str], list[Any]]:
     """A field's values of every flow of ``flows``: read from its column for ingest's ``FlowSummaries``, else
     from each summary."""
+    from ackreplay.ingest import FlowSummaries
+
     if isinstance(flows, FlowSummaries):
         return lambda name: flows.column(name).to_list()
     return lambda name: [getattr(s, name) for s in flows]
@@ -79,12 +90,13 @@ def _value_columns(flows: Sequence[FlowSummary]) -> Callable[[str], list[Any]]:
 
 def flows_json(files: Iterable[tuple[str, Sequence[FlowSummary]]]) -> Iterator[str]:
     """The text of ``json.dumps([{"file": name, **flow}, …], indent=2)`` for the flows of each file, the flow's
-    keys in ``FLOW_JSON_KEYS`` order, in pieces of ``JSON_BLOCK`` flows: each encoded a column at a time and
+    keys in :func:`flow_json_keys` order, in pieces of ``JSON_BLOCK`` flows: each encoded a column at a time and
     joined once with the keys and punctuation."""
     # a flow's pieces: each value after its key (the file's after the flows' separator and the opening brace),
     # then the closing brace
-    columns = [(',\n    "' + k + '": ', k) for k in FLOW_JSON_KEYS[1:]]
-    width = 2 * len(FLOW_JSON_KEYS) + 1
+    keys = flow_json_keys()
+    columns = [(',\n    "' + k + '": ', k) for k in keys[1:]]
+    width = 2 * len(keys) + 1
     items = 0
     yield "["
     for name, flows in files:
@@ -108,6 +120,8 @@ def flows_json(files: Iterable[tuple[str, Sequence[FlowSummary]]]) -> Iterator[s
 
 def load(path: Path, memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB) -> CaptureIngest:
     """Ingest one capture argument (a file, ``-`` for standard input, or a pipe); bad input exits 3."""
+    from ackreplay.ingest import ingest_capture
+
     announce_cold()
     with ingest_errors(label(path)):
         try:

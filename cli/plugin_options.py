@@ -57,13 +57,18 @@ def list_estimators(
 ) -> None:
     """List every estimator: name, title, citation and documentation section, parameters with defaults and units,
     where it came from."""
-    load_plugin_files(plugin)
-    import ackreplay.estimators as E
-    from ackreplay.estimators.plugins import FAILED
+    from ackreplay.cli import estimator_catalogue as catalogue
 
-    cat = E.catalogue()
+    failed: dict[str, str] = {}
+    if plugin or catalogue.installed_plugins():
+        load_plugin_files(plugin)
+        from ackreplay.estimators.plugins import FAILED
+
+        cat, failed = catalogue.registry_catalogue(), FAILED
+    else:  # only the built-in estimators: their recorded catalogue, without importing them
+        cat = catalogue.recorded_catalogue()
     if as_json:
-        print(json.dumps(cat, indent=2, default=str))
+        print(json.dumps(cat, indent=2))
         return
     from rich.console import Console
     from rich.table import Table
@@ -77,5 +82,5 @@ def list_estimators(
         table.add_row(entry["name"], f"{entry['title']}\n[dim]{entry['citation']}{doc}[/dim]", params, _origin(entry))
     console = Console()
     console.print(table)
-    for name, why in FAILED.items():
+    for name, why in failed.items():
         console.print(f"[red]plugin {name} not loaded:[/red] {why}", markup=True, highlight=False)

@@ -29,6 +29,7 @@ import polars as pl
 
 from ackreplay.ingest import tcpflow as tf
 from ackreplay.ingest.analyze import GroupAnalysis, analyze_group, default_threads
+from ackreplay.ingest.budget import DEFAULT_MEMORY_BUDGET
 from ackreplay.ingest.chunked import analyze_connection
 from ackreplay.ingest.columnize import BatchDecoder
 from ackreplay.ingest.decode import REASONS
@@ -53,9 +54,6 @@ from ackreplay.ingest.source import ByteSource
 ProgressFn = Callable[[int, int], None]
 
 
-#: Default memory budget of one ingest (bytes): a capture whose working set is estimated above it is
-#: analysed in connection groups with its packet columns and output tables on disk.
-DEFAULT_MEMORY_BUDGET = 1 << 30
 #: Working-set estimate per TCP packet held in memory: its compact columns (45 B), the connection
 #: order (8 B), the analysis rows it produces (128 B an ACK row, 64 B a segment row; a bulk
 #: transfer has about one ACK per two segments) and the table columns made from them — measured

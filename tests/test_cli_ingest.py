@@ -89,11 +89,11 @@ def test_flows_json_is_the_text_json_dumps_writes(monkeypatch):
     # ingest's columns (FlowSummaries, read a column at a time) and lists of summaries (read one by one)
     files = [("a.pcap", [*flows, *odd]), ("dir/b \"c\".pcap", []), ("ü.pcap", [*odd[::-1], *flows]),
              ("cols.pcap", flows), ("part.pcap", flows[1:3])]
-    want = json.dumps([{"file": name, **{k: getattr(s, k) for k in ingest_cmds.FLOW_JSON_KEYS[1:]}}
+    want = json.dumps([{"file": name, **{k: getattr(s, k) for k in ingest_cmds.flow_json_keys()[1:]}}
                        for name, shown in files for s in shown], indent=2)
     for block in (1, 3, 4096):
         monkeypatch.setattr(ingest_cmds, "JSON_BLOCK", block)
         assert "".join(ingest_cmds.flows_json(files)) == want
     assert "".join(ingest_cmds.flows_json([("x", [])])) == json.dumps([], indent=2)
     flow = json.loads(runner.invoke(app, ["flows", str(S03), "--json"]).stdout)[0]
-    assert list(flow) == list(ingest_cmds.FLOW_JSON_KEYS)
+    assert list(flow) == list(ingest_cmds.flow_json_keys())

@@ -69,6 +69,7 @@ from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decisio
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.kernels import search_left_from
 
 #: The walk's decorator: cached, releasing the GIL, and without numba's reference-counting runtime (``_nrt=False``,
 #: as ``ingest.fastpath``'s per-packet kernels): every helper here takes the state arrays, and with the runtime
@@ -514,9 +515,12 @@ def send_times(t: np.ndarray, ack: np.ndarray, srtt: np.ndarray, rttmin: np.ndar
         covers[k] = ack[k] if k == 0 else max(covers[k - 1], ack[k])
     local = np.empty(ns)  # the data→ACK time of each new segment (NaN: a retransmission, or none covers it)
     last, high = 0.0, NONE
+    kt = kc = 0  # the previous transmission's answers: the searches walk on from them (search_left_from)
     for i in range(ns):
         end = seg_seq[i] + seg_len[i]
-        k = max(np.searchsorted(t, seg_t[i]), np.searchsorted(covers, end))
+        kt = search_left_from(t, seg_t[i], kt)
+        kc = search_left_from(covers, end, kc)
+        k = max(kt, kc)
         local[i] = t[k] - seg_t[i] if k < n and end > high else np.nan
         high = max(high, end)
         if k < n and not np.isnan(srtt[k]):

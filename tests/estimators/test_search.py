@@ -43,3 +43,21 @@ def test_a_with_nan_falls_back_to_numpy() -> None:
     a = np.array([1.0, 2.0, np.nan])
     keys = np.array([0.5, 2.0, np.nan, 3.0])
     assert np.array_equal(searchsorted_right(a, keys), np.searchsorted(a, keys, side="right"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(values, max_size=60), st.lists(values | st.just(np.nan), max_size=60), st.lists(st.integers(-3, 70)),
+       st.booleans())
+def test_search_from_a_hint_equals_numpy(a: list[float], v: list[float], hints: list[int], sort_keys: bool) -> None:
+    """``kernels.search_left_from`` is ``np.searchsorted(a, x)`` whatever the hint: the previous key's answer (keys
+    ascending or stepping back), or any other index, in range or not."""
+    from ackreplay.kernels import search_left_from
+
+    arr = np.sort(np.array(a, np.float64))
+    keys = np.sort(np.array(v, np.float64)) if sort_keys else np.array(v, np.float64)
+    hint = 0
+    for k, x in enumerate(keys):
+        if k < len(hints) and hints[k] % 3 == 0:
+            hint = hints[k]
+        hint = search_left_from(arr, x, hint)
+        assert hint == np.searchsorted(arr, x)

@@ -1,0 +1,77 @@
+"""Light commands start at once: ``import ackreplay.cli``, ``--help``, ``estimators`` and ``model`` without a capture
+load neither numba, Polars, numpy nor ingest's or the estimators' kernels (what they cost is measured by
+``bench/startup.py``; here only which modules a fresh process holds), and the catalogue ``estimators`` reads
+instead of importing the estimators is the registry's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ackreplay.cli import estimator_catalogue
+from tests.conftest import ROOT
+
+#: Modules a light command must not import (numba's own and every package of compiled kernels).
+HEAVY = ("numba", "polars", "numpy", "llvmlite", "ackreplay.ingest.capture", "ackreplay.ingest.tcpflow",
+         "ackreplay.estimators", "ackreplay.replay", "ackreplay.kernels", "ackreplay.core")
+
+PROBE = """
+import json, sys
+from ackreplay.cli.main import app
+try:
+    app(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def modules_after(*args: str) -> tuple[str, set[str]]:
+    """A fresh process's standard output and the modules it holds after running ``ackreplay ARGS`` (no ``ARGS``:
+    after importing ``ackreplay.cli.main`` only)."""
+    code = PROBE if args else "import json, sys; import ackreplay.cli.main; print(json.dumps(sorted(sys.modules)), " \
+                              "file=sys.stderr)"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120,
+                          cwd=ROOT, check=True)
+    return done.stdout, set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+@pytest.mark.parametrize("args", [(), ("--help",), ("estimators",), ("estimators", "--json"),
+                                  ("model", "--buffer-bdp", "1"), ("score", "--help")],
+                         ids=lambda a: " ".join(a) or "import")
+def test_light_commands_import_no_kernels(args: tuple[str, ...]) -> None:
+    out, modules = modules_after(*args)
+    assert heavy(modules) == []
+    assert args[:1] != ("estimators",) or "newreno" in out  # the command did run
+
+
+def test_numba_is_set_up_the_lean_way_when_a_command_first_imports_it() -> None:
+    """The CLI no longer imports numba itself: the first import (by a kernel module) hides ``cffi`` and ``yaml``
+    from it and installs the cache's lean loading."""
+    code = ("import sys; import ackreplay.cli; assert 'numba' not in sys.modules; import numba\n"
+            "from numba.core import caching\n"
+            "print(getattr(caching.Cache.load_overload, '_lean', False), 'cffi' in sys.modules, 'yaml' in sys.modules,"
+            " type(numba.__loader__).__name__)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                          check=True)
+    assert done.stdout.split() == ["True", "False", "False", "SourceFileLoader"]
+
+
+def test_the_recorded_catalogue_is_the_registrys() -> None:
+    """``cli/data/estimators.json`` holds what the registry gives for the built-in estimators (after changing an
+    estimator's metadata: ``python -m ackreplay.cli.estimator_catalogue`` writes it again)."""
+    from ackreplay.estimators.plugins import GROUP
+
+    assert estimator_catalogue.PLUGIN_GROUP == GROUP
+    assert estimator_catalogue.recorded_catalogue() == estimator_catalogue.registry_catalogue(builtin_only=True), \
+        "cli/data/estimators.json is out of date: python -m ackreplay.cli.estimator_catalogue"
