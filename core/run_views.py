@@ -92,20 +92,21 @@ def reason_kind(reason: str) -> str:
     return reason.split(":", 1)[0]
 
 
-class SkippedPage(NamedTuple):
-    """One page of the flows a capture of a run skipped (flow id, reason), and how many there are."""
+class FlowsPage(NamedTuple):
+    """One page of a capture's flows in a run (the flows it skipped, flow id and reason; or what limited each
+    flow's sender), and how many there are."""
 
     items: list[dict[str, Any]]
     total: int
 
 
-def skipped_flows(session: Session, run: Run, capture_id: str, *, offset: int, limit: int) -> SkippedPage:
+def skipped_flows(session: Session, run: Run, capture_id: str, *, offset: int, limit: int) -> FlowsPage:
     rc = session.get(RunCapture, (run.id, capture_id))
     if rc is None:
         raise NotFound(f"run {run.id} has no capture {capture_id}", code="capture_not_found")
     skipped: dict[str, str] = rc.skipped or {}
     ids = sorted(skipped, key=int)[offset: offset + limit]
-    return SkippedPage([{"flow_id": int(k), "reason": skipped[k]} for k in ids], len(skipped))
+    return FlowsPage([{"flow_id": int(k), "reason": skipped[k]} for k in ids], len(skipped))
 
 
 def waiting(run: Run, tasks: list[Task]) -> str | None:
@@ -280,6 +281,19 @@ def limits(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[st
     (``core.capture_scoring.limit_record``); both empty for a run replayed before the service stored them."""
     got = _stored_diagnostics(session, run, capture_id, flow_id).get("limits") or {}
     return {"shares": got.get("shares") or {}, "intervals": got.get("intervals") or []}
+
+
+def capture_limits(session: Session, run: Run, capture_id: str, *, offset: int, limit: int) -> FlowsPage:
+    """What limited the sender of each flow of one capture the run replayed (the capture page's table): a page of
+    ``{flow_id, shares}`` by flow id (``shares`` None for a run replayed before the service stored them), and how
+    many flows there are."""
+    if session.get(RunCapture, (run.id, capture_id)) is None:
+        raise NotFound(f"run {run.id} has no capture {capture_id}", code="capture_not_found")
+    mine = (FlowDiagnostics.run_id == run.id, FlowDiagnostics.capture_id == capture_id)
+    total = session.scalar(select(func.count()).select_from(FlowDiagnostics).where(*mine)) or 0
+    rows = session.execute(select(FlowDiagnostics.flow_id, FlowDiagnostics.data[("limits", "shares")]).where(*mine)
+                           .order_by(FlowDiagnostics.flow_id).offset(offset).limit(limit))
+    return FlowsPage([{"flow_id": fid, "shares": shares or None} for fid, shares in rows], total)
 
 
 def _bulk_flows(session: Session, capture_id: str) -> set[int]:
