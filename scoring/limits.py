@@ -26,10 +26,12 @@ advertised window (receiver), retransmissions (congestion), throughput against t
 The rules, per interval, in order (thresholds: :class:`LimitParams`):
 
 1. ``app`` when the sender had nothing to send for half of it or more: idle (from an ACK that left no flight
-   to the next data sent or the next ACK that finds data out), or running dry before an idle time — from an ACK
-   whose data in hand (its flight and all that was sent after it before the flight next fell to nothing) was
-   below the window the sender had shown (the largest peak flight of the interval and the eight before) to the
-   next ACK: it could have sent more and had no more (the kernel's own accounting calls it so too);
+   to the next data sent or the next ACK that finds data out), or running dry before an idle time (nothing
+   outstanding and nothing sent for 1/16 of a round trip or more: a sender that sends again at once, as one
+   waiting for every ACK before its next block, had data) — from the last segment sent before it, and from an
+   ACK whose data in hand (its flight and all that was sent after it before that idle time) was below the window
+   the sender had shown (the largest peak flight of the interval and the eight before) to the next ACK: it could
+   have sent more and had no more (the kernel's own accounting calls it so too);
 2. ``unknown`` when no ACK arrived in it — unless data was sent in it: a flight sent before any ACK of it came
    back is limited by what its ACKs find, the next interval's label;
 3. ``rwnd`` when the data outstanding before an ACK (in flight + SACKed) came within one MSS of the window the
@@ -129,6 +131,7 @@ class LimitParams:
     rtt_outlier: float = 1.8  # an RTT sample over this many robust RTTs is set aside ...
     rtt_persist: float = 8.0  # ... unless such samples last this many robust RTTs
     srtt_flight: float = 2.0  # an event whose srtt is over this many robust RTTs carries no flight
+    quiet: float = 0.0625  # rule 1: an idle time a burst runs dry before lasts this many robust RTTs or more
     receiver_end: float = 0.9  # a capture at this share of the round trip or more is after the bottleneck
 
     def array(self) -> np.ndarray:
@@ -145,7 +148,7 @@ _Q_ABS, _Q_REL, _GROWTH_REL, _GROWTH_MSS = _AT["queue_abs_s"], _AT["queue_rel"],
 _GROWTH_WITHIN, _RESTART, _RESTART_MSS = _AT["growth_within"], _AT["restart_share"], _AT["restart_mss"]
 _RATE_FRAC, _SWING, _MIN_LEN = _AT["rate_frac"], _AT["swing"], _AT["min_interval_s"]
 _OUTLIER, _PERSIST, _RECEIVER_END = _AT["rtt_outlier"], _AT["rtt_persist"], _AT["receiver_end"]
-_SRTT_FLIGHT = _AT["srtt_flight"]
+_SRTT_FLIGHT, _QUIET = _AT["srtt_flight"], _AT["quiet"]
 #: Feature columns per interval (the kernels' ``feat``).
 (_F_EVENTS, _F_ACKED, _F_PEAK, _F_LOW, _F_ROOM, _F_RTT, _F_DUPS, _F_SENT, _F_SMALL, _F_IDLE, _F_DRY) = range(11)
 _N_FEATURES = 11
@@ -415,7 +418,7 @@ def spans_into(b: np.ndarray, a: np.ndarray, z: np.ndarray, col: int, feat: np.n
 
 
 def dry_spans(b: np.ndarray, t: np.ndarray, flight: np.ndarray, seg_t: np.ndarray, seg_len: np.ndarray,
-              peak: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+              peak: np.ndarray, rref: np.ndarray, quiet: float) -> tuple[np.ndarray, np.ndarray]:
     """The times a burst ran dry before an idle time (rule 1), sorted and not overlapping: from the last data
     segment sent before the flight fell to nothing to then (the sender sent nothing more while the ACKs opened
     its window: a block sent whole, within its window, is the application's from when it left), and from an ACK
@@ -423,9 +426,14 @@ def dry_spans(b: np.ndarray, t: np.ndarray, flight: np.ndarray, seg_t: np.ndarra
     was below the window the sender had shown (the largest peak flight of its interval and the eight before) to
     the next ACK. The sender could have sent more and had nothing to send: the application's time, as the kernel
     counts it (the data written did not fill the window), and T-RAT's and Siekkinen et al.'s (a sender idle or
-    sending less than it could). A flow that never drains (a bulk or send-buffer limited sender) has none."""
+    sending less than it could). An idle time is one the sender keeps for ``quiet`` × the robust RTT or more
+    after the flight fell to nothing (a sender that sends again at once, as one waiting for every ACK before its
+    next block, had data). A flow that never drains (a bulk or send-buffer limited sender) has none."""
     n = len(t)
     zeros = np.flatnonzero(flight == 0.0)
+    nxt_seg = np.searchsorted(seg_t, t[zeros], side="right")
+    then = np.where(nxt_seg < len(seg_t), seg_t[np.minimum(nxt_seg, max(len(seg_t) - 1, 0))], np.inf)
+    zeros = zeros[then - t[zeros] >= quiet * np.nan_to_num(rref[zeros])] if len(seg_t) else zeros
     nxt = np.searchsorted(zeros, np.arange(n), side="right")
     has = nxt < len(zeros)
     j = zeros[np.minimum(nxt, max(len(zeros) - 1, 0))] if len(zeros) else np.zeros(n, np.int64)
@@ -695,7 +703,8 @@ def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarra
         seg_t = sent_times(t, rtt, rref, seg_t, bound, position)
         order = np.argsort(seg_t, kind="stable")
         seg_t, seg_len = seg_t[order], seg_len[order]
-        if position > END_SHARE:  # a rebuilt flow (not at the sender): its flight rebuilt from the send times
+        if position > END_SHARE and len(seg_t) >= _RTT_WINDOW:  # a rebuilt flow (not at the sender) with data:
+            # its flight rebuilt from the send times
             flight = rebuilt_flight(t, seg_t, inputs.seg_seq[order] + seg_len, inputs.ack, sack)
     # in flight before an ACK: after it + what it took out, less what it acknowledged that was SACKed already
     # (not in flight: a recovery's last ACK acknowledges the whole SACKed range)
@@ -706,12 +715,13 @@ def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarra
     return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len, rttmin)
 
 
-def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray) -> np.ndarray:
+def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray, p: np.ndarray) -> np.ndarray:
     feat = np.zeros((len(b) - 1, _N_FEATURES))
     ack_features_into(b, f.t, f.before, f.flight, f.acked, f.outstanding, f.rwnd_prev, inputs.dup, f.rtt, feat)
     seg_features_into(b, f.seg_t, f.seg_len, inputs.mss, feat)
     idle_into(b, f.t, f.flight, f.seg_t, feat)
-    spans_into(b, *dry_spans(b, f.t, f.flight, f.seg_t, f.seg_len, feat[:, _F_PEAK]), _F_DRY, feat)
+    spans_into(b, *dry_spans(b, f.t, f.flight, f.seg_t, f.seg_len, feat[:, _F_PEAK], f.rref, p[_QUIET]), _F_DRY,
+               feat)
     return feat
 
 
@@ -775,7 +785,7 @@ def flow_limits(inputs: FlowInputs, rwnd: np.ndarray | None = None, sacked: np.n
     if not np.isfinite(f.rref).any():  # no RTT: no round trips to cut the flow into
         return _empty(t)
     b = grid_bounds(t, f.rref, p[_MIN_LEN])
-    code = _decide(_features(f, inputs, b), b, inputs.mss, f.rttmin, p)
+    code = _decide(_features(f, inputs, b, p), b, inputs.mss, f.rttmin, p)
     start, end = b[:-1].copy(), b[1:].copy()
     return FlowLimits(start, end, code, shares_of(start, end, code))
 
