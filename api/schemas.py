@@ -352,14 +352,34 @@ class SkippedFlow(BaseModel):
     reason: str = Field(examples=["vantage receiver: no reconstruction"])
 
 
-class SkippedPage(BaseModel):
-    """A page of the flows one capture of a run did not replay, by flow id."""
+class FlowLimitShares(BaseModel):
+    flow_id: int = Field(examples=[1])
+    shares: dict[str, float] | None = Field(None, description="each label's share of the flow's time (cwnd, "
+                                            "rwnd, app, sndbuf, unknown; summing to 1 within 1e-12); null for a "
+                                            "run replayed before the service stored them",
+                                            examples=[{"cwnd": 0.69, "rwnd": 0.01, "app": 0.27, "sndbuf": 0.03,
+                                                       "unknown": 0.0}])
 
-    items: list[SkippedFlow]
+
+class RunFlowPage(BaseModel):
+    """A page of some flows of one capture of a run, by flow id: how many there are, and the next page's URL."""
+
     total: int = Field(examples=[1])
     limit: int = Field(examples=[1000])
     offset: int = Field(examples=[0])
     next: str | None = Field(None, examples=[None])
+
+
+class SkippedPage(RunFlowPage):
+    """A page of the flows one capture of a run did not replay, by flow id."""
+
+    items: list[SkippedFlow]
+
+
+class LimitsPage(RunFlowPage):
+    """A page of what limited the sender of each flow of one capture a run replayed, by flow id."""
+
+    items: list[FlowLimitShares]
 
 
 class RunSummaryOut(BaseModel):

@@ -85,20 +85,20 @@ def capture_status(rc: RunCapture) -> dict[str, Any]:
             "skipped_flows": skipped.shown, "skipped_total": skipped.total, "skipped_counts": skipped.counts}
 
 
-class SkippedPage(NamedTuple):
-    """One page of rows (the flows a capture of a run skipped: flow id, reason; a flow's decisions), and how
-    many there are."""
+class RowsPage(NamedTuple):
+    """One page of rows (the flows a capture of a run skipped: flow id, reason; what limited each flow's sender;
+    a flow's decisions), and how many there are."""
 
     items: list[dict[str, Any]]
     total: int
 
 
 def skipped_flows(session: Session, store: Store, run: Run, capture_id: str, *, offset: int,
-                  limit: int) -> SkippedPage:
+                  limit: int) -> RowsPage:
     rc = session.get(RunCapture, (run.id, capture_id))
     if rc is None:
         raise NotFound(f"run {run.id} has no capture {capture_id}", code="capture_not_found")
-    return SkippedPage(skipped_page(session, store, rc, offset=offset, limit=limit), stored_summary(rc).total)
+    return RowsPage(skipped_page(session, store, rc, offset=offset, limit=limit), stored_summary(rc).total)
 
 
 #: What a task not yet released to the workers waits on (``core.fair_queue``).
@@ -256,12 +256,12 @@ def capture_graph(store: Store, flow: Flow, *, t0: float | None, t1: float | Non
 
 
 def decisions(session: Session, run: Run, capture_id: str, flow_id: int, *, offset: int, limit: int
-              ) -> SkippedPage:
+              ) -> RowsPage:
     """One page of the flow's decisions (by loss event, then estimator as stored), and how many it has."""
     _result(session, run, capture_id, flow_id)
     where = (DecisionRow.run_id == run.id, DecisionRow.capture_id == capture_id, DecisionRow.flow_id == flow_id)
     total = session.scalar(select(func.count()).select_from(DecisionRow).where(*where)) or 0
-    return SkippedPage(flow_decisions(session, run, capture_id, flow_id, offset=offset, limit=limit), int(total))
+    return RowsPage(flow_decisions(session, run, capture_id, flow_id, offset=offset, limit=limit), int(total))
 
 
 def flow_decisions(session: Session, run: Run, capture_id: str, flow_id: int, *, offset: int = 0,
@@ -304,6 +304,19 @@ def limits(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[st
     (``core.capture_scoring.limit_record``); both empty for a run replayed before the service stored them."""
     got = _stored_diagnostics(session, run, capture_id, flow_id).get("limits") or {}
     return {"shares": got.get("shares") or {}, "intervals": got.get("intervals") or []}
+
+
+def capture_limits(session: Session, run: Run, capture_id: str, *, offset: int, limit: int) -> RowsPage:
+    """What limited the sender of each flow of one capture the run replayed (the capture page's table): a page of
+    ``{flow_id, shares}`` by flow id (``shares`` None for a run replayed before the service stored them), and how
+    many flows there are."""
+    if session.get(RunCapture, (run.id, capture_id)) is None:
+        raise NotFound(f"run {run.id} has no capture {capture_id}", code="capture_not_found")
+    mine = (FlowDiagnostics.run_id == run.id, FlowDiagnostics.capture_id == capture_id)
+    total = session.scalar(select(func.count()).select_from(FlowDiagnostics).where(*mine)) or 0
+    rows = session.execute(select(FlowDiagnostics.flow_id, FlowDiagnostics.data[("limits", "shares")]).where(*mine)
+                           .order_by(FlowDiagnostics.flow_id).offset(offset).limit(limit))
+    return RowsPage([{"flow_id": fid, "shares": shares or None} for fid, shares in rows], total)
 
 
 def _bulk_flows(session: Session, capture_id: str) -> set[int]:

@@ -9,8 +9,8 @@ Each round trip of a flow (an interval one smoothed RTT long) gets one label:
   refills, below);
 * ``unknown`` — nothing to decide on (no ACK in the interval while data was out, or no RTT at all).
 
-Per flow: each label's share of the flow's time (first to last ACK; the shares sum to 1) and the series of
-intervals (start, end, label) on the flow's time axis (``FlowInputs.t``).
+Per flow: each label's share of the flow's time (first to last ACK; the shares sum to 1 within 1e-12) and the
+series of intervals (start, end, label) on the flow's time axis (``FlowInputs.t``).
 
 After two passive methods. T-RAT (Y. Zhang, L. Breslau, V. Paxson and S. Shenker, "On the Characteristics and
 Origins of Internet Flow Rates", ACM SIGCOMM 2002) cuts a flow into flights of one round trip and names what
@@ -25,8 +25,13 @@ advertised window (receiver), retransmissions (congestion), throughput against t
 
 The rules, per interval, in order (thresholds: :class:`LimitParams`):
 
-1. ``app`` when nothing was outstanding for half of it or more (idle: from an ACK that left no flight to the
-   next data sent or the next ACK that finds data out);
+1. ``app`` when the sender had nothing to send for half of it or more: idle (from an ACK that left no flight
+   to the next data sent or the next ACK that finds data out), or running dry before an idle time (nothing
+   outstanding and nothing sent for 1/16 of a round trip or more: a sender that sends again at once, as one
+   waiting for every ACK before its next block, had data) — from the last segment sent before it, and from an
+   ACK whose data in hand (its flight and all that was sent after it before that idle time) was below the window
+   the sender had shown (the largest peak flight of the interval and the eight before) to the next ACK: it could
+   have sent more and had no more (the kernel's own accounting calls it so too);
 2. ``unknown`` when no ACK arrived in it — unless data was sent in it: a flight sent before any ACK of it came
    back is limited by what its ACKs find, the next interval's label;
 3. ``rwnd`` when the data outstanding before an ACK (in flight + SACKed) came within one MSS of the window the
@@ -65,9 +70,16 @@ Decided here, where the papers are silent: the interval is one robust RTT — th
 samples, a sample over 1.8× that median set aside unless such samples last eight medians (after an idle time a
 receiver-side reconstruction times the first flights from the ACK before the idle: idle time + RTT) — at least
 5 ms; the samples set aside are not queue samples either, and an event whose smoothed RTT is over twice the
-median carries no flight (a receiver-side flight is the data arriving within one srtt, swollen with it); a
-receiver- or tap-side capture sees data that share of a round trip after it was sent, so segment times are
-moved back by ``vantage_position`` × RTT; the epoch, the two-interval queue and the growth tests are not the
+median (after timeouts) carries no flight. A receiver- or tap-side capture sees data that share of a round trip
+after it was sent, so each segment's time moves back by ``vantage_position`` × its round trip (the RTT sample of
+the ACK that answers it, else the robust RTT); a flow rebuilt there (``vantage_position`` over the ingest's
+``END_SHARE``: not at the sender) has its flight after each ACK rebuilt from those send times (the highest
+sequence sent by then, less the ACK and the SACKed bytes) in place of the ingest's (the data arriving within
+one srtt, an srtt swollen by the samples taken across idle times). At the receiver (``vantage_position`` ≥ 0.9:
+after the bottleneck) a segment's round trip, and the RTT sample of the ACK that answers it, are at most RTTmin
++ the time since the back-to-back train it arrived in began (a segment arriving over twice the bottleneck's
+spacing after the one before found the queue empty): a sample taken across an idle time cannot place data, or
+stretch a round trip, into the idle time. The epoch, the two-interval queue and the growth tests are not the
 papers' (T-RAT classifies whole flows, Siekkinen et al. periods of many round trips); BBR's pacing counts as the
 network (its pacing rate is its model of the path). The labels cover the flow's first to last ACK.
 """
@@ -80,6 +92,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
+
+from ackreplay.ingest.vantage import END_SHARE
 
 if TYPE_CHECKING:
     from ackreplay.estimators.flow_batch import FlowBatch
@@ -115,8 +129,10 @@ class LimitParams:
     swing: float = 0.4  # rule 10: flight swing of a send-buffer limited sender
     min_interval_s: float = 0.005  # the shortest interval (LAN flows)
     rtt_outlier: float = 1.8  # an RTT sample over this many robust RTTs is set aside ...
-    rtt_persist: float = 8.0  # ... unless such samples last this many robust RTTs ...
-    srtt_flight: float = 2.0  # ... and an event whose srtt is over this many carries no flight
+    rtt_persist: float = 8.0  # ... unless such samples last this many robust RTTs
+    srtt_flight: float = 2.0  # an event whose srtt is over this many robust RTTs carries no flight
+    quiet: float = 0.0625  # rule 1: an idle time a burst runs dry before lasts this many robust RTTs or more
+    receiver_end: float = 0.9  # a capture at this share of the round trip or more is after the bottleneck
 
     def array(self) -> np.ndarray:
         return np.array(astuple(self), np.float64)
@@ -131,10 +147,11 @@ _EPOCH_STALL, _EPOCH_GROWTH, _REFILL = _AT["epoch_stall"], _AT["epoch_growth_mss
 _Q_ABS, _Q_REL, _GROWTH_REL, _GROWTH_MSS = _AT["queue_abs_s"], _AT["queue_rel"], _AT["growth_rel"], _AT["growth_mss"]
 _GROWTH_WITHIN, _RESTART, _RESTART_MSS = _AT["growth_within"], _AT["restart_share"], _AT["restart_mss"]
 _RATE_FRAC, _SWING, _MIN_LEN = _AT["rate_frac"], _AT["swing"], _AT["min_interval_s"]
-_OUTLIER, _PERSIST, _SRTT_FLIGHT = _AT["rtt_outlier"], _AT["rtt_persist"], _AT["srtt_flight"]
+_OUTLIER, _PERSIST, _RECEIVER_END = _AT["rtt_outlier"], _AT["rtt_persist"], _AT["receiver_end"]
+_SRTT_FLIGHT, _QUIET = _AT["srtt_flight"], _AT["quiet"]
 #: Feature columns per interval (the kernels' ``feat``).
-(_F_EVENTS, _F_ACKED, _F_PEAK, _F_LOW, _F_ROOM, _F_RTT, _F_DUPS, _F_SENT, _F_SMALL, _F_IDLE) = range(10)
-_N_FEATURES = 10
+(_F_EVENTS, _F_ACKED, _F_PEAK, _F_LOW, _F_ROOM, _F_RTT, _F_DUPS, _F_SENT, _F_SMALL, _F_IDLE, _F_DRY) = range(11)
+_N_FEATURES = 11
 #: RTT samples the robust RTT is the median of.
 _RTT_WINDOW = 8
 
@@ -177,13 +194,18 @@ class FlowLimits:
 
 def shares_of(start: np.ndarray, end: np.ndarray, code: np.ndarray) -> dict[str, float]:
     """Each label's share of the total length of the intervals (every label present; ``unknown`` = 1 when the
-    intervals have no length)."""
+    intervals have no length). The shares sum to 1 within 1e-12 (``sum()`` in label order): the rounding left
+    by the divisions is given to the largest share."""
     length = end - start
     total = float(length.sum())
     if not total > 0:
         return {name: float(i == UNKNOWN) for i, name in enumerate(LABELS)}
     sums = np.bincount(code.astype(np.int64), weights=length, minlength=len(LABELS))
-    return {name: float(sums[i] / total) for i, name in enumerate(LABELS)}
+    shares = [float(x) for x in sums / float(sums.sum())]
+    top = int(np.argmax(shares))
+    shares[top] += 1.0 - math.fsum(shares)
+    shares[top] += 1.0 - sum(shares)  # (sum() adds in order: what it still leaves over)
+    return dict(zip(LABELS, shares, strict=True))
 
 
 # ---- compiled kernels (one flow each)
@@ -388,6 +410,71 @@ def idle_into(b: np.ndarray, t: np.ndarray, flight: np.ndarray, seg_t: np.ndarra
 
 
 @njit(cache=True, nogil=True)
+def spans_into(b: np.ndarray, a: np.ndarray, z: np.ndarray, col: int, feat: np.ndarray) -> None:
+    """Add the spans ``[a[i], z[i])`` (sorted by ``a``, not overlapping) to column ``col`` of the intervals they
+    cover, split at the interval bounds."""
+    k = 0
+    nk = len(b) - 1
+    for i in range(len(a)):
+        if not z[i] > a[i]:
+            continue
+        while k < nk and b[k + 1] <= a[i]:
+            k += 1
+        kk = k
+        while kk < nk and b[kk] < z[i]:
+            feat[kk, col] += min(z[i], b[kk + 1]) - max(a[i], b[kk])
+            kk += 1
+
+
+def dry_spans(b: np.ndarray, t: np.ndarray, flight: np.ndarray, seg_t: np.ndarray, seg_len: np.ndarray,
+              peak: np.ndarray, rref: np.ndarray, quiet: float) -> tuple[np.ndarray, np.ndarray]:
+    """The times a burst ran dry before an idle time (rule 1), sorted and not overlapping: from the last data
+    segment sent before the flight fell to nothing to then (the sender sent nothing more while the ACKs opened
+    its window: a block sent whole, within its window, is the application's from when it left), and from an ACK
+    whose data in hand — its flight and all the sender sent after it before the flight next fell to nothing —
+    was below the window the sender had shown (the largest peak flight of its interval and the eight before) to
+    the next ACK. The sender could have sent more and had nothing to send: the application's time, as the kernel
+    counts it (the data written did not fill the window), and T-RAT's and Siekkinen et al.'s (a sender idle or
+    sending less than it could). An idle time is one the sender keeps for ``quiet`` × the robust RTT or more
+    after the flight fell to nothing (a sender that sends again at once, as one waiting for every ACK before its
+    next block, had data). A flow that never drains (a bulk or send-buffer limited sender) has none."""
+    n = len(t)
+    zeros = np.flatnonzero(flight == 0.0)
+    nxt_seg = np.searchsorted(seg_t, t[zeros], side="right")
+    then = np.where(nxt_seg < len(seg_t), seg_t[np.minimum(nxt_seg, max(len(seg_t) - 1, 0))], np.inf)
+    zeros = zeros[then - t[zeros] >= quiet * np.nan_to_num(rref[zeros])] if len(seg_t) else zeros
+    nxt = np.searchsorted(zeros, np.arange(n), side="right")
+    has = nxt < len(zeros)
+    j = zeros[np.minimum(nxt, max(len(zeros) - 1, 0))] if len(zeros) else np.zeros(n, np.int64)
+    sent = np.concatenate(([0.0], np.cumsum(seg_len)))
+    after = sent[np.searchsorted(seg_t, t[j], side="right")] - sent[np.searchsorted(seg_t, t, side="right")]
+    window = np.nan_to_num(peak)
+    for lag in range(1, 9):
+        window[lag:] = np.maximum(window[lag:], np.nan_to_num(peak[:-lag]))
+    at = np.clip(np.searchsorted(b, t, side="right") - 1, 0, len(window) - 1)
+    dry = has & (flight > 0.0) & (flight + after < window[at])
+    dry[-1] = False
+    idx = np.flatnonzero(dry)
+    # the drains: from the last segment sent before each idle start (an ACK leaving no flight after one that did)
+    ends = zeros[(zeros > 0) & (flight[np.maximum(zeros - 1, 0)] > 0.0)] if len(zeros) else zeros
+    last = np.searchsorted(seg_t, t[ends], side="right") - 1
+    ends, last = ends[last >= 0], last[last >= 0]
+    return _union(np.concatenate((t[idx], seg_t[last])), np.concatenate((t[idx + 1], t[ends])))
+
+
+def _union(a: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Spans ``[a, z)`` merged where they overlap, sorted."""
+    if not len(a):
+        return a, z
+    order = np.argsort(a, kind="stable")
+    a, z = a[order], np.maximum.accumulate(z[order])
+    new = np.concatenate(([True], a[1:] > z[:-1]))
+    first = np.flatnonzero(new)
+    last = np.concatenate((first[1:] - 1, [len(a) - 1]))
+    return a[first], z[last]
+
+
+@njit(cache=True, nogil=True)
 def _grew(peak: np.ndarray, k: int, since: int, rel: float, plus: float) -> bool:
     """Rule 8: the peak flight at least ``rel`` × the largest of the (up to) three intervals before (not before
     ``since``) + ``plus``."""
@@ -546,41 +633,104 @@ class _Flow:
     rttmin: float  # s, the flow's smallest RTT (NaN: none)
 
 
+def queue_bound(seg_t: np.ndarray, seg_len: np.ndarray, rttmin: float) -> np.ndarray:
+    """Per data segment seen after the bottleneck, the longest round trip it can have had: RTTmin + the time
+    since the train of segments it arrived in began. A bottleneck with data queued sends the next segment one
+    transmission time after the last (per byte: the flow's median spacing of its segments per byte, a full
+    bottleneck's), so a segment arriving more than twice that after the one before found the queue empty: it
+    waited in no queue, and each one after it, back to back, in one no longer than the train so far."""
+    n = len(seg_t)
+    if n < 2 or not rttmin > 0.0:
+        return np.full(n, np.inf)
+    gap = np.diff(seg_t)
+    per_byte = gap / np.maximum(seg_len[1:], 1.0)
+    busy = per_byte[gap > 0.0]
+    tau = float(np.median(busy)) if len(busy) else 0.0
+    starts = np.concatenate(([True], gap > 2.0 * tau * np.maximum(seg_len[1:], 1.0)))
+    first = seg_t[np.maximum.accumulate(np.where(starts, np.arange(n), 0))]
+    return rttmin + (seg_t - first)
+
+
+def bounded_samples(t: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """The RTT samples with each held to what the data it answers allows: the ACK at ``t`` answers the last
+    segment that arrived by then, whose round trip was at most its ``bound`` (:func:`queue_bound`), to which the
+    receiver's own delay before the ACK adds. A receiver-side sample taken across an idle time (idle time + RTT)
+    comes down to the round trip its data can have had."""
+    if not len(seg_t):
+        return rtt
+    at = np.searchsorted(seg_t, t, side="right") - 1
+    cap = np.where(at >= 0, t - seg_t[np.maximum(at, 0)] + bound[np.maximum(at, 0)], np.inf)
+    return np.where(rtt > cap, cap, rtt)
+
+
+def sent_times(t: np.ndarray, rtt: np.ndarray, rref: np.ndarray, seg_t: np.ndarray, bound: np.ndarray,
+               position: float) -> np.ndarray:
+    """When data seen on its way (a receiver- or tap-side capture, ``position`` of the round trip from the
+    sender) was sent: ``position`` × its round trip earlier — the RTT sample of the first ACK at or after it
+    (the ACK that answers it: its sample is the time since the sender sent the data it newly acknowledges),
+    else the robust RTT there, at most ``bound`` (:func:`queue_bound`, at the receiver). Only samples the
+    robust RTT kept (``rtt``) count, and the bound holds the rest: a receiver-side sample taken across an idle
+    time (the first flight after it echoes the ACK before it: idle time + RTT) would place the data in the
+    idle time."""
+    n = len(t)
+    at = np.clip(np.searchsorted(t, seg_t, side="left"), 0, max(n - 1, 0))
+    r = np.minimum(np.where(rtt[at] > 0.0, rtt[at], rref[at]), bound)
+    return seg_t - position * np.nan_to_num(r)
+
+
+def rebuilt_flight(t: np.ndarray, seg_sent: np.ndarray, seg_end: np.ndarray, ack: np.ndarray, sack: np.ndarray
+                   ) -> np.ndarray:
+    """A rebuilt (receiver- or tap-side) flow's flight after each ACK: the highest sequence sent by then
+    (``seg_sent``/``seg_end``, sorted by time: :func:`sent_times`) less the ACK and the bytes it SACKs — in place
+    of the ingest's (the data arriving within one srtt, an srtt swollen by the samples taken across idle
+    times). NaN before the first segment."""
+    top = np.maximum.accumulate(seg_end.astype(np.float64)) if len(seg_end) else np.empty(0)
+    at = np.searchsorted(seg_sent, t, side="right") - 1
+    flight = np.where(at >= 0, top[np.maximum(at, 0)] - ack - sack, np.nan) if len(top) else np.full(len(t), np.nan)
+    return np.where(np.isnan(flight), np.nan, np.maximum(flight, 0.0))
+
+
 def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarray | None, position: float,
                   p: np.ndarray) -> _Flow:
     t = inputs.t
     n = len(t)
+    seg_t = np.asarray(inputs.seg_t, np.float64)
+    seg_len = np.asarray(inputs.seg_len, np.float64)
+    mins = [float(np.nanmin(c)) for c in (inputs.rttmin, inputs.rtt_any) if np.isfinite(c).any()]
+    rttmin = min(mins) if mins else math.nan
+    bound = (queue_bound(seg_t, seg_len, rttmin) if position >= p[_RECEIVER_END] and len(seg_t)
+             else np.full(len(seg_t), np.inf))
     rref = np.empty(n)
     rtt = np.empty(n)
-    robust_rtt_into(t, inputs.rtt_any, _first_finite(inputs.srtt, inputs.rttmin), p[_OUTLIER], p[_PERSIST], rref,
-                    rtt)
-    flight = inputs.flight.astype(np.float64)
-    flight[inputs.srtt > p[_SRTT_FLIGHT] * rref] = np.nan  # a receiver-side flight swollen with a bogus srtt
+    robust_rtt_into(t, bounded_samples(t, inputs.rtt_any, seg_t, bound), _first_finite(inputs.srtt, inputs.rttmin),
+                    p[_OUTLIER], p[_PERSIST], rref, rtt)
     acked = inputs.acked.astype(np.float64)
     sack = _per_event(sacked, inputs.row_event, n, 0.0)
+    flight = inputs.flight.astype(np.float64)
+    flight[inputs.srtt > p[_SRTT_FLIGHT] * rref] = np.nan  # an ACK after an srtt blown up (timeouts)
+    if position and len(seg_t):  # data seen on its way: moved back to when it was sent
+        seg_t = sent_times(t, rtt, rref, seg_t, bound, position)
+        order = np.argsort(seg_t, kind="stable")
+        seg_t, seg_len = seg_t[order], seg_len[order]
+        if position > END_SHARE and len(seg_t) >= _RTT_WINDOW:  # a rebuilt flow (not at the sender) with data:
+            # its flight rebuilt from the send times
+            flight = rebuilt_flight(t, seg_t, inputs.seg_seq[order] + seg_len, inputs.ack, sack)
     # in flight before an ACK: after it + what it took out, less what it acknowledged that was SACKed already
     # (not in flight: a recovery's last ACK acknowledges the whole SACKed range)
     before = flight + np.maximum(acked - np.maximum(np.concatenate(([0.0], sack[:-1])) - sack, 0.0), 0.0)
     rw = _per_event(rwnd, inputs.row_event, n, -1.0)
     rwnd_prev = np.concatenate((rw[:1], rw[:-1]))
     outstanding = before + np.concatenate(([0.0], sack[:-1]))
-    seg_t = np.asarray(inputs.seg_t, np.float64)
-    seg_len = np.asarray(inputs.seg_len, np.float64)
-    if position and len(seg_t):  # data seen on its way: moved back to when it was sent
-        at = np.clip(np.searchsorted(t, seg_t, side="right") - 1, 0, max(n - 1, 0))
-        seg_t = seg_t - position * np.nan_to_num(rref[at])
-        order = np.argsort(seg_t, kind="stable")
-        seg_t, seg_len = seg_t[order], seg_len[order]
-    mins = [float(np.nanmin(c)) for c in (inputs.rttmin, inputs.rtt_any) if np.isfinite(c).any()]
-    return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len,
-                 min(mins) if mins else math.nan)
+    return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len, rttmin)
 
 
-def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray) -> np.ndarray:
+def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray, p: np.ndarray) -> np.ndarray:
     feat = np.zeros((len(b) - 1, _N_FEATURES))
     ack_features_into(b, f.t, f.before, f.flight, f.acked, f.outstanding, f.rwnd_prev, inputs.dup, f.rtt, feat)
     seg_features_into(b, f.seg_t, f.seg_len, inputs.mss, feat)
     idle_into(b, f.t, f.flight, f.seg_t, feat)
+    spans_into(b, *dry_spans(b, f.t, f.flight, f.seg_t, f.seg_len, feat[:, _F_PEAK], f.rref, p[_QUIET]), _F_DRY,
+               feat)
     return feat
 
 
@@ -614,7 +764,8 @@ def _decide(feat: np.ndarray, b: np.ndarray, mss: int, rttmin: float, p: np.ndar
     swing = np.nan_to_num(np.where(peak > 0, (peak - feat[:, _F_LOW]) / np.where(peak > 0, peak, 1.0), 0.0))
     acked = feat[:, _F_ACKED]
     code = np.empty(len(length), np.int8)
-    label_into(feat[:, _F_EVENTS], idle, feat[:, _F_ROOM] < p[_RWND_SLACK] * mss, feat[:, _F_DUPS] >= p[_LOSS_DUPS],
+    no_time = idle + np.where(pos, feat[:, _F_DRY] / safe, 0.0)  # idle, or dry before an idle time
+    label_into(feat[:, _F_EVENTS], no_time, feat[:, _F_ROOM] < p[_RWND_SLACK] * mss, feat[:, _F_DUPS] >= p[_LOSS_DUPS],
                queue, (acked >= 2 * mss) & (feat[:, _F_SENT] < p[_REFILL] * acked), np.nan_to_num(peak / mss),
                _restarted(feat, idle, mss, p),
                _neighbours_mean(rate), cref, _neighbours_max(swing), _neighbours_max(idle), feat[:, _F_SMALL], p,
@@ -643,7 +794,7 @@ def flow_limits(inputs: FlowInputs, rwnd: np.ndarray | None = None, sacked: np.n
     if not np.isfinite(f.rref).any():  # no RTT: no round trips to cut the flow into
         return _empty(t)
     b = grid_bounds(t, f.rref, p[_MIN_LEN])
-    code = _decide(_features(f, inputs, b), b, inputs.mss, f.rttmin, p)
+    code = _decide(_features(f, inputs, b, p), b, inputs.mss, f.rttmin, p)
     start, end = b[:-1].copy(), b[1:].copy()
     return FlowLimits(start, end, code, shares_of(start, end, code))
 

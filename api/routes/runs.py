@@ -39,6 +39,7 @@ from ackreplay.api.schemas import (
     GraphOut,
     LeaderboardOut,
     LimitsOut,
+    LimitsPage,
     PathOut,
     RunCreated,
     RunDocumentOut,
@@ -111,9 +112,26 @@ def run_skipped(run_id: RunId, capture_id: CaptureId, session: SessionDep, owner
                 limit: Annotated[int, Query(ge=1, le=10_000, examples=[1000])] = 1000) -> SkippedPage:
     run = results.get_run(session, owner, run_id)
     page = results.skipped_flows(session, store, run, capture_id, offset=offset, limit=limit)
-    return SkippedPage.model_validate({
-        "items": page.items, "total": page.total, "limit": limit, "offset": offset,
-        "next": next_page(f"/api/v1/runs/{run.id}/captures/{capture_id}/skipped", offset, limit, page.total)})
+    return SkippedPage.model_validate(_flow_page(page, f"/api/v1/runs/{run.id}/captures/{capture_id}/skipped",
+                                                 offset, limit))
+
+
+@router.get("/runs/{run_id}/captures/{capture_id}/limits", response_model=LimitsPage,
+            responses=responses("run_not_found", "capture_not_found"),
+            summary="What limited the sender of each flow of one capture the run replayed: each label's share "
+                    "of its time, by flow id (paginated)")
+def run_capture_limits(run_id: RunId, capture_id: CaptureId, session: SessionDep, owner: OwnerDep, offset: Offset = 0,
+                       limit: Annotated[int, Query(ge=1, le=10_000, examples=[1000])] = 1000) -> LimitsPage:
+    run = results.get_run(session, owner, run_id)
+    page = results.capture_limits(session, run, capture_id, offset=offset, limit=limit)
+    return LimitsPage.model_validate(_flow_page(page, f"/api/v1/runs/{run.id}/captures/{capture_id}/limits",
+                                                offset, limit))
+
+
+def _flow_page(page: results.RowsPage, path: str, offset: int, limit: int) -> dict[str, Any]:
+    """A page of a capture's flows in a run as the API answers it (``RunFlowPage``)."""
+    return {"items": page.items, "total": page.total, "limit": limit, "offset": offset,
+            "next": next_page(path, offset, limit, page.total)}
 
 
 # response_model documents the payload; the route streams the JSON itself (core.run_document), which FastAPI

@@ -565,6 +565,42 @@ def test_the_page_of_a_flow_the_run_did_not_replay_draws_what_the_capture_shows(
     shot(page, "dashboard-flow-not-replayed.png")
 
 
+def test_capture_table_says_what_limited_each_flow(server, page):
+    """The capture page's flow table has a "limited by" column: each replayed flow's limits shares as the API
+    serves them (``GET /runs/{id}/captures/{c}/limits``, paginated, summing to 1), the largest first; flows
+    not replayed have none. Its CSV export carries the column."""
+    cid, run_id = _default_run(server, S09)
+    url = f"{server}/api/v1/runs/{run_id}/captures/{cid}/limits"
+    body = httpx.get(url).json()
+    shares = {item["flow_id"]: item["shares"] for item in body["items"]}
+    assert body["total"] == len(shares) >= 2 and body["next"] is None
+    assert all(abs(sum(s.values()) - 1.0) <= 1e-12 for s in shares.values())
+    first = httpx.get(url, params={"limit": 1}).json()
+    assert len(first["items"]) == 1 and first["next"].endswith("/limits?offset=1&limit=1")
+    missing = httpx.get(f"{server}/api/v1/runs/{run_id}/captures/{'0' * 32}/limits")
+    assert missing.status_code == 404 and missing.json()["error"] == "capture_not_found"
+
+    def words(s: dict[str, float]) -> str:
+        kept = sorted(((v, k) for k, v in s.items() if v >= 0.005), reverse=True)
+        return ", ".join(f"{k} {100 * v:.0f} %" for v, k in kept)
+
+    page.goto(f"{server}/dashboard/#/captures/{cid}?run={run_id}")
+    expect(page.locator("#run-status")).to_contain_text("succeeded", timeout=60_000)
+    table = page.locator("#flows-table")
+    expect(table.locator("thead")).to_contain_text("limited by")
+    expect(table.locator("tbody tr", has_text="replayed").first).to_contain_text(" %")
+    column = table.locator("thead th").all_inner_texts().index("limited by")
+    cells = page.evaluate(f"[...document.querySelectorAll('#flows-table tbody tr')].map(r => [r.cells[0].innerText, "
+                          f"r.cells[{column}].innerText, r.cells[r.cells.length - 1].innerText])")
+    assert {int(f): text for f, text, replay in cells if replay == "replayed"} == {
+        f: words(s) for f, s in shares.items()}
+    assert all(text == "" for _, text, replay in cells if replay.startswith("not replayed"))
+    with page.expect_download() as dl:
+        page.click("#export-flows")
+    exported = pl.read_csv(dl.value.path())
+    assert "limited by" in exported.columns
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_nothing_overflows_at_desktop_and_phone_widths(server, browser, width):
     """At 1400 px and 390 px no page is wider than the window (tables scroll inside their own box)."""

@@ -28,4 +28,5 @@ LimitParams.swing
 LimitParams.min_interval_s
 LimitParams.rtt_outlier
 LimitParams.rtt_persist
+LimitParams.receiver_end
 LimitParams.srtt_flight

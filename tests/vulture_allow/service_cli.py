@@ -46,6 +46,7 @@ api.get_quota  # GET /api/v1/quota
 api.create_run  # POST /api/v1/runs
 api.run_document  # GET /api/v1/runs/{run_id}/document
 api.run_skipped  # GET /api/v1/runs/{run_id}/captures/{capture_id}/skipped
+api.run_capture_limits  # GET /api/v1/runs/{run_id}/captures/{capture_id}/limits
 api.run_scores  # GET /api/v1/runs/{run_id}/scores
 api.run_series  # GET /api/v1/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/series
 api.run_decisions  # GET …/flows/{flow_id}/decisions (of a run's capture)

@@ -13,6 +13,7 @@ const FLOW_COLUMNS = [
   { key: "loss_events", label: "loss events" },
   { key: "retransmissions", label: "retransmissions" },
   { key: "vantage", label: "vantage", text: true, fmt: (v, f) => vantageLabel(f) },
+  { key: "limits", label: "limited by", text: true },
   { key: "replay", label: "replay", text: true, fmt: (v) => (v === "replayed" ? v : html`<span class="muted reason">${v}</span>`) },
 ];
 
@@ -27,6 +28,24 @@ export function vantageLabel(f) {
 export function vantageText(f) {
   return f.vantage === "mid_path" && f.vantage_position != null
     ? `mid_path at ${(100 * f.vantage_position).toFixed(0)} % of the RTT from the sender` : f.vantage;
+}
+
+/** What limited a flow's sender in a few words, as the CLI's "limited by" line: each label's share of its time,
+ * the largest first (under 0.5 % left out: it rounds to 0 %); "—" when nothing is known. */
+export function limitsText(shares) {
+  const kept = Object.entries(shares || {}).filter(([, v]) => v != null && v >= 0.005).sort((a, b) => b[1] - a[1]);
+  return kept.map(([k, v]) => `${k} ${(100 * v).toFixed(0)} %`).join(", ") || "—";
+}
+
+/** Every flow's limits shares of the capture in the run, by flow id (the API's pages followed to the end). */
+async function captureLimits(runId, id) {
+  const out = new Map();
+  for (let offset = 0; ;) {
+    const page = await get(`/runs/${runId}/captures/${id}/limits`, { offset, limit: 10000 });
+    for (const item of page.items) out.set(item.flow_id, item.shares);
+    offset += page.items.length;
+    if (!page.next || !page.items.length) return out;
+  }
 }
 
 export async function captureView(view, id, alive) {
@@ -52,12 +71,16 @@ export async function captureView(view, id, alive) {
   const link = (r) => (run ? `#/runs/${run.id}/captures/${id}/flows/${r.flow_id}` : null);
   const state = { key: q.get("sort") || "flow_id", desc: q.get("desc") === "1" };
   let flows = [];
+  let limits = new Map();
   let shown = "";
   const drawFlows = (s) => {
     const skipped = s?.captures.find((c) => c.capture_id === id)?.skipped_flows || {};
     const done = !s || s.status === "succeeded" || s.status === "failed";
-    for (const f of flows) f.replay = skipped[f.flow_id] ? `not replayed: ${skipped[f.flow_id]}` : !run ? "no run" : done ? (s.status === "failed" ? "failed" : "replayed") : "pending";
-    const key = flows.map((f) => f.replay).join("|");
+    for (const f of flows) {
+      f.replay = skipped[f.flow_id] ? `not replayed: ${skipped[f.flow_id]}` : !run ? "no run" : done ? (s.status === "failed" ? "failed" : "replayed") : "pending";
+      f.limits = limits.has(f.flow_id) ? limitsText(limits.get(f.flow_id)) : f.replay === "replayed" ? "—" : "";
+    }
+    const key = flows.map((f) => `${f.replay}:${f.limits}`).join("|");
     if (key === shown) return;
     shown = key;
     const box = document.getElementById("flows");
@@ -71,6 +94,7 @@ export async function captureView(view, id, alive) {
       flows = await getAll(`/captures/${id}/flows`);
       if (!flows.length) return;
     }
+    if (run && s?.status === "succeeded" && !limits.size) limits = await captureLimits(run.id, id);
     if (alive()) drawFlows(s);
   };
   const last = await follow(run, alive, refresh);
