@@ -58,11 +58,12 @@ CONTRADICTED = 0.5
 VERDICTS = ("sender", "receiver", "mid_path", "unknown")
 _SENDER, _RECEIVER, _MID_PATH, _UNKNOWN = range(4)
 _TIMING = "handshake SYN→SYN-ACK {0:.3f} ms, SYN-ACK→ACK {1:.3f} ms"
-_CONTRADICTED = (" (the data/ACK pairs of the connection contradict the handshake's split — a slow answer —: the "
-                 "nearer end by a factor of 3 between its parts)")
+_CONTRADICTED = (" (the data/ACK pairs of the connection contradict the handshake's split, a slow answer: no "
+                 "position between the ends is taken from it, the nearer end by a factor of 3 between its parts)")
 _MID = (": neither end answers at once — a tap on the path, {1:.3f} ms from the client and back, "
         "{0:.3f} ms from the server and back; {2:.1f} % of the round trip lies between the sender and the tap")
-_PAIRS = "; data→ACK at the tap at least {:.3f} ms (the tap→receiver→tap part and the receiver's ACK delay)"
+_PAIRS = ("; data→ACK at the tap at least {:.3f} ms (the tap→receiver→tap part and the receiver's ACK delay; "
+          "handshake: {:.3f} ms)")
 _CLOCKING = "data→ACK median {:.3f} ms vs data segment gap median {:.3f} ms (ratio {:.1f})"
 _CLOCKED = {_SENDER: ": ACKs come a round trip after the data", _RECEIVER: ": ACKs follow the data at once",
             _UNKNOWN: ": ambiguous"}
@@ -174,7 +175,9 @@ def _by_handshake(client: np.ndarray, syn: np.ndarray, synack: np.ndarray, hsack
     placed = near_client | near_server | mid
     sel = np.flatnonzero(placed)
     out.verdict[f[sel]] = np.where(mid, _MID_PATH, np.where(cl == near_client, _SENDER, _RECEIVER))[sel]
-    out.position[f[sel]] = np.where(cl, from_client, 1.0 - from_client)[sel]
+    # (the share towards the sender over the sum, not 1 − the client's share: the same float whichever end sends)
+    position = np.where(kept, np.where(cl, b, a) / (a + b), np.where(cl == near_client, 0.0, 1.0))
+    out.position[f[sel]] = position[sel]
     _put(out.evidence, f[sel], [_handshake_text(a[k], b[k], low[k], bool(cl[k]), bool(kept[k]),
                                                 "client" if near_client[k] else "server" if near_server[k] else "")
                                 for k in sel.tolist()])
@@ -187,7 +190,8 @@ def _handshake_text(a: float, b: float, low: float, client: bool, trusted: bool,
     text = _TIMING.format(a, b)
     if not near:
         position = b / (a + b) if client else a / (a + b)
-        return text + _MID.format(a, b, 100 * position) + (_PAIRS.format(low) if low == low else "")
+        pairs = _PAIRS.format(low, a if client else b) if low == low else ""
+        return text + _MID.format(a, b, 100 * position) + pairs
     text += f": capture next to the {near}; the data sender is the {'client' if client else 'server'}"
     return text if trusted else text + _CONTRADICTED
 
