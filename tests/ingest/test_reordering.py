@@ -13,6 +13,7 @@ from ackreplay.ingest import ingest_capture
 from ackreplay.ingest import tcpflow as tf
 from ackreplay.ingest.reordering import reordered_segments
 from tests import pcapgen as g
+from tests.conftest import SHARED
 
 MSS = 1000
 MS = 1_000_000
@@ -182,3 +183,22 @@ def test_sender_side_rtt_sources(tmp_capture):
     acks = cap.flow(flow.flow_id).acks
     assert acks["rtt_source"].cast(pl.String).to_list() == ["seq", "ts"]
     assert acks["rtt"].to_list() == [pytest.approx(0.020), pytest.approx(0.025)]
+
+
+@pytest.mark.parametrize(("sender_side", "other_side"), [
+    ("generated/s06_cubic_1f_10M_rtt40_buf1bdp_2sides.pcap",
+     "generated/s06_cubic_1f_10M_rtt40_buf1bdp_2sides_rcv.pcap"),
+    ("public/pypi-mptcpanalyzer-0.3.2__client_2.pcap", "public/pypi-mptcpanalyzer-0.3.2__server_2.pcap"),
+])
+def test_shared_pairs_count_the_senders_retransmissions_from_the_other_end(sender_side, other_side):
+    """The shared captures' pairs (their MANIFEST): a Linux bulk flow at both ends, and the mptcpanalyzer subflows
+    captured on both hosts (behind egress delays: taps near each end). Retransmissions and reordering agree on
+    every data flow of the client; a D-SACK can be seen at the receiver's host alone (11.0.0.1:39755: its ACK
+    did not reach the client's capture), so spurious retransmissions are at least the sender side's."""
+    sides = [{f.sender: f for f in ingest_capture(SHARED / name).flows if f.sender.startswith(("10.", "11."))
+              and f.data_segments > 20} for name in (sender_side, other_side)]
+    assert sides[0].keys() == sides[1].keys() and sides[0]
+    for sender, s in sides[0].items():
+        o = sides[1][sender]
+        assert (o.retransmissions, o.reordered_segments) == (s.retransmissions, s.reordered_segments)
+        assert o.spurious_retransmissions >= s.spurious_retransmissions
