@@ -455,9 +455,11 @@ def _sacked_between(sb_l: np.ndarray, sb_r: np.ndarray, nsb: int, lo: int, hi: i
 
 @njit(cache=True, nogil=True, inline="always")
 def _segment_kind(s: int, L: int, M: np.ndarray) -> int:
-    """A data segment's kind (``SEG_*``), counted: a byte at most below the cumulative ACK (keepalive) or sent into
-    a zero window (probe), else a retransmission when it starts below the highest sequence sent, else new data."""
-    if L <= 1 and M[M_UNA_KNOWN] != 0 and s + L <= M[M_SND_UNA]:
+    """A data segment's kind (``SEG_*``), counted: a byte at most below the cumulative ACK (keepalive; before any
+    ACK, a byte at most repeating the last byte sent, tshark's rule) or sent into a zero window (probe), else a
+    retransmission when it starts below the highest sequence sent, else new data."""
+    before_ack = M[M_UNA_KNOWN] == 0 and M[M_N_SEGS] > 0 and s + L == M[M_SND_MAX]
+    if L <= 1 and (before_ack or (M[M_UNA_KNOWN] != 0 and s + L <= M[M_SND_UNA])):
         M[M_N_KEEP] += 1
         return SEG_KEEPALIVE
     if L <= 1 and M[M_RCV_WIN_ZERO] != 0:
