@@ -197,8 +197,13 @@ PS_NCOL = 21
     M_N_TO, M_N_DSACK, M_SYN_T, M_SYNACK_T, M_HSACK_T, M_SYN_COUNT, M_SYNACK_COUNT, M_SENDER_CLIENT, M_FIRST_DATA_T,
     M_LAST_ACK_ROW_T, M_EP_OPEN, M_EP_ROW, M_LAST_EP_ROW, M_ACK_LO, M_SEG_LO, M_EP_LO, M_N_SEGS, M_FIRST_ACK,
     M_FIRST_SEQ, M_MAX_T, M_WMAX, M_SEEN, M_PROVEN, M_JUMP, M_JUMP_LO, M_JUMP_HI, M_JUMP_RETX, M_UNPROVEN, M_HOLE_LO,
-    M_NHOLE, M_N_SPUR) = range(61)
-M_NCOL = 61
+    M_NHOLE, M_N_SPUR, M_ACK_RISE_LO, M_ACK_RISE_T) = range(63)
+M_NCOL = 63
+#: An ACK may be recorded just before the data it acknowledges (a receiving host's GRO hands the stack the
+#: coalesced segment, whose ACK the capture records 2 µs before the segment): data that fill bytes only an ACK
+#: raised the highest sequence over, within this long (ns) of that ACK, are the originals recorded late
+#: (``M_ACK_RISE_LO``/``M_ACK_RISE_T``: where and when an ACK last raised it; -1 none)
+LATE_RECORD_NS = 200_000
 # (M_MAX_T: when the highest sequence last rose; M_WMAX: the receiver's largest window in bytes; M_SEEN, M_PROVEN,
 # M_JUMP, M_JUMP_RETX: FI_SEEN, …; M_JUMP_LO/HI: the latest sequence jump's range; M_UNPROVEN: bytes of the
 # unproven holes, ``WorkArrays.hole_l/hole_r[M_HOLE_LO:M_NHOLE]``)
@@ -434,6 +439,7 @@ def flow_start(st: FlowState, work: WorkArrays, rows: np.ndarray) -> bool:
         M[j] = NOT_SEEN
     M[M_EP_ROW] = -1
     M[M_LAST_EP_ROW] = -1
+    M[M_ACK_RISE_T] = -1
     M[M_MAX_T] = P[PS_FIRST_PKT]
     M[M_ACK_LO] = rows[NEXT_ACK]
     M[M_SEG_LO] = rows[NEXT_SEG]
@@ -454,10 +460,11 @@ def _sacked_between(sb_l: np.ndarray, sb_r: np.ndarray, nsb: int, lo: int, hi: i
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _segment_kind(s: int, L: int, M: np.ndarray) -> int:
+def _segment_kind(s: int, L: int, t: int, M: np.ndarray) -> int:
     """A data segment's kind (``SEG_*``), counted: a byte at most below the cumulative ACK (keepalive; before any
     ACK, a byte at most repeating the last byte sent, tshark's rule) or sent into a zero window (probe), else a
-    retransmission when it starts below the highest sequence sent, else new data."""
+    retransmission when it starts below the highest sequence sent — but for bytes only an ACK recorded just before
+    (``LATE_RECORD_NS``) claimed sent — else new data."""
     before_ack = M[M_UNA_KNOWN] == 0 and M[M_N_SEGS] > 0 and s + L == M[M_SND_MAX]
     if L <= 1 and (before_ack or (M[M_UNA_KNOWN] != 0 and s + L <= M[M_SND_UNA])):
         M[M_N_KEEP] += 1
@@ -465,7 +472,8 @@ def _segment_kind(s: int, L: int, M: np.ndarray) -> int:
     if L <= 1 and M[M_RCV_WIN_ZERO] != 0:
         M[M_N_ZWP] += 1
         return SEG_ZWP
-    if s < M[M_SND_MAX]:
+    late = M[M_ACK_RISE_T] >= 0 and s >= M[M_ACK_RISE_LO] and t - M[M_ACK_RISE_T] <= LATE_RECORD_NS
+    if s < M[M_SND_MAX] and not late:
         M[M_N_RETX] += 1
         return SEG_RETX
     return SEG_NEW
@@ -702,7 +710,7 @@ def _data_segment(p: int, s: int, L: int, flow: int, cols: FlowColumns, work: Wo
         M[M_MAX_T] = t
     if M[M_FIRST_DATA_T] == NOT_SEEN:
         M[M_FIRST_DATA_T] = t
-    kind = _segment_kind(s, L, M)
+    kind = _segment_kind(s, L, t, M)
     if kind == SEG_RETX:
         if M[M_JUMP_LO] <= s < M[M_JUMP_HI]:  # it resends bytes only a sequence jump claims were sent
             M[M_JUMP_RETX] += 1
@@ -977,6 +985,9 @@ def _ack_number(raw: int, t: int, st: FlowState) -> tuple[int, int]:
         M[M_MAX_KNOWN] = 1
         M[M_MAX_T] = t
     elif M[M_SND_MAX] < a:
+        if M[M_ACK_RISE_T] < 0 or t - M[M_ACK_RISE_T] > LATE_RECORD_NS:
+            M[M_ACK_RISE_LO] = M[M_SND_MAX]
+        M[M_ACK_RISE_T] = t
         _rise(a, t, 0, st)
     return a_full, a
 
