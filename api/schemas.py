@@ -83,10 +83,20 @@ class FlowOut(Open):
     rttmin_s: float | None = Field(examples=[0.0502])
     mss: int = Field(examples=[1448])
     loss_events: int = Field(examples=[39])
+    retransmissions: int = Field(0, description="data segments sent again (not the reordered originals)",
+                                 examples=[41])
+    spurious_retransmissions: int = Field(0, description="retransmissions a D-SACK (RFC 2883) reported received "
+                                          "twice", examples=[7])
+    reordered_segments: int = Field(0, description="originals the path delivered after later segments (seen away "
+                                    "from the sender; docs/ingest.md)", examples=[0])
     vantage: str = Field(description="sender | receiver | mid_path | unknown", examples=["sender"])
     vantage_position: float | None = Field(None, description="the share of the handshake's round trip between the "
                                            "sender and the capture point: 0 at the sender, 1 at the receiver, "
                                            "between for a tap; null without a usable handshake", examples=[0.0004])
+    capture_position: float | None = Field(None, description="the connection's capture point, the same for both its "
+                                           "directions: the share of the round trip between the client and it (0 "
+                                           "at the client, 1 at the server); null without a usable handshake",
+                                           examples=[0.0004])
     reconstruction: str | None = Field(
         None, description="how the sender's view was rebuilt for a flow not captured at the sender "
         "(docs/estimators.md §7): receiver_side, mid_path, or null", examples=["receiver_side"])

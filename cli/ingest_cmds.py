@@ -143,15 +143,18 @@ def flows_table(shown: FlowSummaries) -> str:
     columns = [
         list(map(str, col("flow_id"))), col("sender"), col("receiver"), list(map(str, col("packets"))),
         list(map(str, col("bytes"))), [num(x, 1e-6, 3) for x in col("goodput_bps")],
-        [num(x, 1e3, 2) for x in col("rttmin_s")], list(map(str, col("mss"))), list(map(str, col("retransmissions"))),
+        [num(x, 1e3, 2) for x in col("rttmin_s")], list(map(str, col("mss"))),
+        list(map("{}/{}/{}".format, col("retransmissions"), col("spurious_retransmissions"),
+                 col("reordered_segments"))),
         list(map("{}/{}".format, col("fast_retransmit_events"), col("timeout_events"))),
         [v + (" (rebuilt)" if rec and sound else "")
          for v, rec, sound in zip(col("vantage"), col("reconstruction"), col("reconstruction_sound"), strict=True)],
     ]
     # what each column counts under its name: packets are the connection's both ways (data and ACKs), bytes the
-    # data the receiver acknowledged, retransmissions data segments sent again
+    # data the receiver acknowledged, retransmissions data segments sent again (of them spurious: a D-SACK reported
+    # the original received) and reordered originals the path delivered late (seen away from the sender)
     headers = ["flow", "sender", "receiver", "packets\nboth ways", "bytes\nacked", "goodput\nMbit/s",
-               "rttmin\nms", "mss\nbytes", "retx\nsegments", "fr/rto\nepisodes", "vantage"]
+               "rttmin\nms", "mss\nbytes", "retx/spur/\nreordered", "fr/rto\nepisodes", "vantage"]
     return column_table(headers, columns, "rllrrrrrrrl", width=terminal_width())
 
 

@@ -34,7 +34,10 @@ if TYPE_CHECKING:
 
 #: The path's figures a CSV row carries (``path_<name>``).
 PATH_FIGURES = ("capacity_bps", "base_rtt_s", "buffer_bytes", "buffer_over_bdp", "random_loss_rate", "confidence")
-FLOW_COLUMNS = ("file", "flow_id", "sender", "receiver", "bytes", "bulk", "vantage", "reconstruction", "estimator")
+#: (each flow's data segments sent again, those a D-SACK proved spurious, and the originals the path reordered)
+RETRANSMISSION_COLUMNS = ("retransmissions", "spurious_retransmissions", "reordered_segments")
+FLOW_COLUMNS = ("file", "flow_id", "sender", "receiver", "bytes", "bulk", "vantage", "reconstruction",
+                *RETRANSMISSION_COLUMNS, "estimator")
 PATH_COLUMNS = tuple(f"path_{k}" for k in PATH_FIGURES)
 #: What limited the flow's sender: each label's share of its time (``scoring.limits``; empty where not found).
 LIMIT_COLUMNS = tuple(f"limit_{k}" for k in LABELS)
@@ -56,7 +59,7 @@ def scores_csv_of(scored: Sequence[ScoredCapture]) -> str:
         per_flow = table.height // len(flows)
         paths = [f.path or {} for f in flows]
         ends = summary_rows(sc.ingest.flows, [f.flow_id for f in flows],
-                            ("sender", "receiver", "bytes", "vantage", "reconstruction"))
+                            ("sender", "receiver", "bytes", "vantage", "reconstruction", *RETRANSMISSION_COLUMNS))
         rec = pl.col("reconstruction").cast(pl.String)
         info = pl.concat([ends.with_columns(pl.when(rec != "").then(rec).alias("reconstruction")), pl.DataFrame({
             c: pl.Series(c, [jsonable(p.get(k)) for p in paths], strict=False)

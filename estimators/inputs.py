@@ -26,7 +26,7 @@ ACK_COLUMNS = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin
                "sack_lo", "sack_hi", "rwnd")
 SEGMENT_COLUMNS = ("t_rel", "len", "seq", "kind")
 #: Segment kinds as ingest codes them (the ``kind`` column's physical values).
-SEGMENT_KINDS = ("new", "retransmission", "keepalive", "zero_window_probe")
+SEGMENT_KINDS = ("new", "retransmission", "keepalive", "zero_window_probe", "reordered")
 
 
 def numpy_columns(frame: pl.DataFrame, names: tuple[str, ...]) -> dict[str, np.ndarray]:

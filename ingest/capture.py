@@ -49,6 +49,7 @@ from ackreplay.ingest.model import CaptureIngest, CaptureStats, FlowSummaries, F
 from ackreplay.ingest.packets import PacketStore
 from ackreplay.ingest.reconstruct import CONFIDENCE_NOTE, reconstruct_receiver_side
 from ackreplay.ingest.records import CHUNK_BYTES, ScanInfo, iter_records, prefetch
+from ackreplay.ingest.reordering import mark_reordered
 from ackreplay.ingest.source import ByteSource
 
 ProgressFn = Callable[[int, int], None]
@@ -137,6 +138,8 @@ def reconstruct_flows(g: GroupAnalysis, summaries: FlowSummaries) -> FlowSummari
         a_hi = a_lo + int(g.F_i[f, tf.FI_NACKS])
         own = g.A_f[tf.AF_RTT, a_lo:a_hi]  # the capture point's own data→ACK times, before they are rewritten
         pairs = float(np.nanmin(own)) if a_hi > a_lo and not np.isnan(own).all() else None
+        s.reordered_segments = mark_reordered(g.S_i, g.E_i, g.F_i[f], ep_lo)
+        s.retransmissions -= s.reordered_segments
         rec = reconstruct_receiver_side(g.A_i, g.A_f, g.S_i, g.E_i, g.F_i[f], ep_lo, s.vantage == "mid_path")
         s.reconstruction = rec.method
         s.reconstruction_sound = rec.sound

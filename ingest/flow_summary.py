@@ -97,10 +97,10 @@ def flow_summaries(base: int, F_i: np.ndarray, F_f: np.ndarray, rtt: np.ndarray,
     endpoints = format_endpoints(ends[:, 0], ends[:, 1], ends[:, 2])
 
     new = _runs(seg_kind, F[:, tf.FI_SEG_LO], n_segs) == tf.SEG_NEW
-    verdicts, evidence, positions = classify_vantages(
+    verdicts, evidence, positions, capture_positions = classify_vantages(
         F[:, tf.FI_SENDER_CLIENT] != 0, F[:, tf.FI_SYN], F[:, tf.FI_SYNACK], F[:, tf.FI_HSACK],
         _runs(rtt, F[:, tf.FI_ACK_LO], n_acks), n_acks,
-        _runs(seg_t, F[:, tf.FI_SEG_LO], n_segs)[new], run_sums(new, n_segs))
+        _runs(seg_t, F[:, tf.FI_SEG_LO], n_segs)[new], run_sums(new, n_segs), conn)
 
     start = F[:, tf.FI_FIRST_PKT] / 1e9
     end = F[:, tf.FI_LAST_PKT] / 1e9
@@ -127,12 +127,14 @@ def flow_summaries(base: int, F_i: np.ndarray, F_f: np.ndarray, rtt: np.ndarray,
         "rttmin_s": optional(F_f[:, tf.FF_RTTMIN]), "srtt_s": optional(F_f[:, tf.FF_SRTT]),
         "handshake_rtt_s": optional(F_f[:, tf.FF_RTT_HS]),
         "acks": n_acks, "dupacks": F[:, tf.FI_NDUP], "retransmissions": F[:, tf.FI_NRETX],
+        "spurious_retransmissions": F[:, tf.FI_NSPUR], "reordered_segments": np.zeros(n, np.int64),
         "loss_events": F[:, tf.FI_NEPS], "fast_retransmit_events": F[:, tf.FI_NFR],
         "timeout_events": F[:, tf.FI_NTO], "keepalives": F[:, tf.FI_NKEEP], "zero_window_probes": F[:, tf.FI_NZWP],
         "dsacks": F[:, tf.FI_NDSACK], "sack": F[:, tf.FI_SACK] != 0, "timestamps": F[:, tf.FI_TS] != 0,
         "window_scaling": F[:, tf.FI_WS] != 0, "syn_seen": F[:, tf.FI_SYN] != tf.NOT_SEEN,
         "options_truncated_packets": F[:, tf.FI_OPT_TRUNC],
         "vantage": verdicts, "vantage_evidence": evidence, "vantage_position": positions,
+        "capture_position": capture_positions,
         "invalid": violations(FlowFigures.of(F, acked, duration, goodput)),
     }
     for f in fields(FlowSummary):  # the reconstruction's fields, as a flow not rebuilt has them

@@ -19,8 +19,10 @@ import polars as pl
 from ackreplay.ingest import tcpflow as tf
 from ackreplay.ingest.spill import ColumnSpill
 
-SEGMENT_KINDS = pl.Enum(["new", "retransmission", "keepalive", "zero_window_probe"])
+SEGMENT_KINDS = pl.Enum(["new", "retransmission", "keepalive", "zero_window_probe", "reordered"])
 EPISODE_KINDS = pl.Enum(["fast_retransmit", "timeout"])
+#: ``rtt_source`` by ``tcpflow.RTT_*`` code less one (``RTT_NONE``: null)
+RTT_SOURCES = pl.Enum(["handshake", "seq", "ts", "window"])
 
 ACK_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
     ("flow_id", np.int32), ("t_ns", np.int64), ("t", np.float64), ("t_rel", np.float64),
@@ -28,6 +30,7 @@ ACK_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
     ("rttmin", np.float64), ("flight", np.int64), ("tsval", np.int64), ("ack", np.int64),
     ("win", np.int32), ("sacked", np.int64), ("sack_lo", np.int64), ("sack_hi", np.int64), ("rwnd", np.int64),
     ("frame", np.int64),
+    ("rtt_source", np.int8),
 )}
 SEGMENT_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
     ("flow_id", np.int32), ("t_ns", np.int64), ("t", np.float64), ("t_rel", np.float64),
@@ -69,6 +72,7 @@ def ack_columns(A_i: np.ndarray, A_f: np.ndarray, flow_base: int = 0) -> dict[st
     cols["flow_id"] = _flow(A_i[tf.AI_FLOW], flow_base)
     cols["dup"] = A_i[tf.AI_DUP] != 0
     cols["win"] = A_i[tf.AI_WIN].astype(np.int32)
+    cols["rtt_source"] = A_i[tf.AI_RTT_SRC].astype(np.int8)
     return cols
 
 
@@ -110,10 +114,15 @@ def _enum(codes: np.ndarray, dtype: pl.Enum) -> pl.Series:
 def acks_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
     """The ACK-stream table (``docs/ingest.md``); RTT columns without a sample, absent TSvals, SACK blocks and
     unknown receive windows null."""
-    return pl.DataFrame({name: cols[name] for name in ACK_COLUMNS}).with_columns(
+    source = cols["rtt_source"]
+    data: dict[str, np.ndarray | pl.Series] = {name: cols[name] for name in ACK_COLUMNS}
+    data["rtt_source"] = _enum(np.maximum(source, 1) - 1, RTT_SOURCES)
+    data["rtt_source_code"] = source
+    return pl.DataFrame(data).with_columns(
+        pl.when(pl.col("rtt_source_code") > 0).then(pl.col("rtt_source")).alias("rtt_source"),
         pl.col("rtt", "srtt", "rttmin").fill_nan(None),
         *(pl.when(pl.col(c) >= 0).then(pl.col(c)).alias(c) for c in ("tsval", "sack_lo", "sack_hi", "rwnd")),
-    )
+    ).drop("rtt_source_code")
 
 
 def segments_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:

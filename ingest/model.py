@@ -70,7 +70,7 @@ class FlowSummary:
     handshake_rtt_s: float | None
     acks: int
     dupacks: int
-    retransmissions: int
+    retransmissions: int  # data segments sent again (not the reordered originals)
     loss_events: int
     fast_retransmit_events: int
     timeout_events: int
@@ -87,6 +87,10 @@ class FlowSummary:
     #: Where the capture point lies: the share of the handshake's round trip between the sender and it (0 at the
     #: sender, 1 at the receiver, between for a tap; ``ingest.vantage``), None without a usable handshake.
     vantage_position: float | None
+    #: The connection's capture point, the same for both its directions: the share of the handshake's round trip
+    #: between the client and the capture point (0 at the client, 1 at the server; ``ingest.vantage``), each part
+    #: bounded by the data/ACK pairs; None without a usable handshake.
+    capture_position: float | None = None
     #: How the sender's view was rebuilt when the capture was not taken at the sender (docs/estimators.md §7):
     #: "receiver_side", or None (sender side, or a vantage that is not reconstructed).
     reconstruction: str | None = None
@@ -97,6 +101,11 @@ class FlowSummary:
     #: The invariants the flow's figures break, in words (``ingest.invariants``): "" when it keeps them all. A flow
     #: that breaks one (its numbers come partly from another sequence space) is not replayed.
     invalid: str = ""
+    #: retransmissions a D-SACK (RFC 2883) reported received twice: the original had arrived
+    spurious_retransmissions: int = 0
+    #: originals delivered after later segments (``ingest.reordering``: only away from the sender), which a capture
+    #: at the sender would not see out of order
+    reordered_segments: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         # every field is a scalar held in a slot: object.__getstate__ gives them as (None, {field: value}) in

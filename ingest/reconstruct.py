@@ -51,6 +51,9 @@ from ackreplay.ingest import tcpflow as tf
 
 #: Fewer RTT samples than this and the reconstruction is not sound (the flow is not replayed by default).
 MIN_SAMPLES = 8
+#: A window release after an idle gap longer than an RTO (at least Linux's 200 ms floor, else 1.5 handshake round
+#: trips) is the application's, not the path's: no RTT sample from it (``_window_releases``)
+IDLE_RTO_NS = 200_000_000
 CONFIDENCE_NOTE = ("ACKs lost on the return path are invisible at the receiver (counted as if they arrived); "
                    "the sender's send times come from TSval echoes (~1 ms clock ticks); the ACKs' spacing at the "
                    "sender (bunched on the return path after the capture point) is not seen, so estimators that "
@@ -98,14 +101,16 @@ def _receiver_side(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: 
     # the seq/ack samples ingest took at the capture point: the tap→receiver→tap part (receiver side: ~0)
     tap_rtt = A_f[tf.AF_RTT, a_lo:a_hi].copy()
     send = _send_times(A_i, a_lo, a_hi, S_i, s_lo, s_hi, rs_ns, info)
+    by_echo = send >= 0  # send times from TSval echoes; the others from window releases
     if info[0] < MIN_SAMPLES and wshift >= 0:
-        _window_releases(A_i, a_lo, a_hi, S_i, s_lo, s_hi, wshift, send, info)
+        idle_ns = max(IDLE_RTO_NS, int(1.5 * hs_rtt_ns))  # the sender's RTO floor, or 1.5 handshake RTTs
+        _window_releases(A_i, a_lo, a_hi, S_i, s_lo, s_hi, wshift, idle_ns, send, info)
     # neither: every advancing ACK's sample is the handshake's round trip (queueing delay unseen)
     held = info[0] < MIN_SAMPLES and info[1] < MIN_SAMPLES and rs_ns > 0
     info[2] = 1 if held else 0
     sender_part = np.empty(n, np.float64)
-    samples, srtt = _rtt_samples(A_i, A_f, a_lo, a_hi, S_i, s_lo, s_hi, send, tap_rtt, held, hs_rtt_ns, rs_ns,
-                                 sender_part)
+    samples, srtt = _rtt_samples(A_i, A_f, a_lo, a_hi, S_i, s_lo, s_hi, send, by_echo, tap_rtt, held, hs_rtt_ns,
+                                 rs_ns, sender_part)
     _flight(A_i, a_lo, a_hi, S_i, s_lo, s_hi, sender_part)
     # ---- loss episodes at the sender's time: the sender-side part before the retransmission passed (the
     # receiver side: one srtt before it arrived)
@@ -173,10 +178,11 @@ def _retransmissions_by_start(S_i: np.ndarray, s_lo: int, s_hi: int) -> tuple[np
 
 @njit(cache=True)
 def _rtt_samples(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int, s_hi: int,
-                 send: np.ndarray, tap_rtt: np.ndarray, held: bool, hs_rtt_ns: int, rs_ns: int,
+                 send: np.ndarray, by_echo: np.ndarray, tap_rtt: np.ndarray, held: bool, hs_rtt_ns: int, rs_ns: int,
                  sender_part: np.ndarray) -> tuple[int, float]:
-    """RTT samples, srtt and RTTmin as the sender would have them into ACK rows ``a_lo:a_hi`` (from the segments'
-    ``send`` times; ``held``: each the handshake's round trip, ``rs_ns``, plus the tap's own sample ``tap_rtt``), and
+    """RTT samples, srtt and RTTmin as the sender would have them into ACK rows ``a_lo:a_hi``, with their source
+    (from the segments' ``send`` times — ``by_echo``: from a TSval echo, else a window release; ``held``: each the
+    handshake's round trip, ``rs_ns``, plus the tap's own sample ``tap_rtt``), and
     how long data the sender sends when each ACK reaches it takes to pass the capture point into ``sender_part``.
     Returns (samples, the last srtt)."""
     n = a_hi - a_lo
@@ -208,21 +214,22 @@ def _rtt_samples(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: np
                 d_raw, d_val = S_i[tf.SI_TSVAL, s_lo + jj], seg_tsv[jj]
             jj += 1
         rtt = -1.0
+        src = tf.RTT_NONE
         if a > prev_ack:
             d = np.searchsorted(new_end, a, side="right") - 1  # the highest new segment ending by a
             c = np.searchsorted(rx_s, a, side="left")  # retransmissions starting below a …
             karn_bad = c > 0 and rx_e_max[c - 1] > prev_ack  # … that reach above prev_ack
             if held:  # the tap's own sample plus the handshake's tap→sender→tap part
                 if not karn_bad:
-                    rtt = rs_ns / 1e9 + (tap_rtt[k] if not np.isnan(tap_rtt[k]) else rr)
+                    rtt, src = rs_ns / 1e9 + (tap_rtt[k] if not np.isnan(tap_rtt[k]) else rr), tf.RTT_HANDSHAKE
             elif d >= 0 and new_end[d] > prev_ack and new_send[d] >= 0 and not karn_bad and t_m > new_send[d]:
-                rtt = (t_m - new_send[d]) / 1e9
+                rtt, src = (t_m - new_send[d]) / 1e9, tf.RTT_TS if by_echo[new_j[d]] else tf.RTT_WINDOW
             e_raw = A_i[tf.AI_TSECR, row]
             if rtt < 0 and not held and e_raw >= 0 and d_raw >= 0:  # TSecr: the transmission it echoes
                 e = tf.unwrap(e_raw, d_raw, d_val)
                 qi = np.searchsorted(seg_tsv[:jj], e, side="left")
                 if qi < jj and seg_tsv[qi] == e and send[qi] >= 0 and t_m > send[qi]:
-                    rtt = (t_m - send[qi]) / 1e9
+                    rtt, src = (t_m - send[qi]) / 1e9, tf.RTT_TS
             prev_ack = a
         if rtt > 0:
             samples += 1
@@ -233,6 +240,7 @@ def _rtt_samples(A_i: np.ndarray, A_f: np.ndarray, a_lo: int, a_hi: int, S_i: np
             rr = tap_rtt[k] if not rr_seen else 0.875 * rr + 0.125 * tap_rtt[k]
             rr_seen = True
         A_f[tf.AF_RTT, row] = rtt if rtt > 0 else np.nan
+        A_i[tf.AI_RTT_SRC, row] = src if rtt > 0 else tf.RTT_NONE
         A_f[tf.AF_SRTT, row] = srtt if srtt > 0 else np.nan
         A_f[tf.AF_RTTMIN, row] = rttmin if rttmin > 0 else np.nan
         # (the latest round trip, not srtt: in slow start the queue, so the RTT, grows faster than srtt follows)
@@ -319,6 +327,8 @@ def _place_episodes(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo
     kept = -1
     horizon = -1  # when the kept episode's recovery ended at the sender (-1: not within the capture)
     for r in range(e_lo, e_hi):
+        if E_i[tf.EI_FLOW, r] < 0:  # dropped already: its retransmissions were reordered originals
+            continue
         i = r - e_lo
         start = _sender_time(ack_t, sender_part, arrived[i], rs_ns)
         if E_i[tf.EI_KIND, r] != tf.EP_TIMEOUT and kept >= 0 and (horizon < 0 or start < horizon):
@@ -421,12 +431,15 @@ def _acked_at(A_i: np.ndarray, a_lo: int, a_hi: int, t: int, seq: int) -> int:
 
 @njit(cache=True)
 def _window_releases(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_lo: int, s_hi: int, wshift: int,
-                     send: np.ndarray, info: np.ndarray) -> None:
+                     idle_ns: int, send: np.ndarray, info: np.ndarray) -> None:
     """Send times without timestamps (§7): the data an ACK released. When ACK k moves the receive window's
     right edge beyond the previous edge R, the data beyond R could only be sent once ACK k reached the
     sender; the segment that starts exactly at R, arriving after ACK k left, was sent when ACK k arrived
     (a sender stopped by the window resumes at its edge). Segments of a sender not held by the window
-    rarely start exactly at an old edge; when one does, its sample is an upper bound."""
+    rarely start exactly at an old edge; when one does, its sample is an upper bound — and none is taken when
+    the data stopped for longer than ``idle_ns`` (an RTO) between the release and the segment: an
+    application-limited sender had nothing to send when the window opened, and the time until it sent measures
+    the application, not the path."""
     m = s_hi - s_lo
     # new segments in arrival order have increasing starts: index them by start
     starts = np.empty(m, np.int64)
@@ -438,6 +451,10 @@ def _window_releases(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_l
             idx[c] = j
             c += 1
     starts = starts[:c]
+    resumed = np.full(m, -(1 << 62), np.int64)  # when the data last resumed after an idle gap, by segment
+    for j in range(1, m):
+        t_j = S_i[tf.SI_T, s_lo + j]
+        resumed[j] = t_j if t_j - S_i[tf.SI_T, s_lo + j - 1] > idle_ns else resumed[j - 1]
     edge = -(1 << 62)
     for k in range(a_hi - a_lo):
         row = a_lo + k
@@ -446,7 +463,8 @@ def _window_releases(A_i: np.ndarray, a_lo: int, a_hi: int, S_i: np.ndarray, s_l
             q = np.searchsorted(starts, edge, side="left")
             if q < c and starts[q] == edge:
                 j = idx[q]
-                if send[j] < 0 and S_i[tf.SI_T, s_lo + j] > A_i[tf.AI_T, row]:
+                t_k = A_i[tf.AI_T, row]
+                if send[j] < 0 and S_i[tf.SI_T, s_lo + j] > t_k and resumed[j] <= t_k:
                     send[j] = A_i[tf.AI_T, row]
                     info[1] += 1
         if right > edge:

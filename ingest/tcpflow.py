@@ -50,12 +50,16 @@ from ackreplay.kernels import search_sorted
 
 # ACK-row integer columns
 (AI_FLOW, AI_T, AI_ACKED, AI_DUP, AI_D, AI_FLIGHT, AI_TSVAL, AI_ACK, AI_WIN, AI_SACKED, AI_TSECR, AI_SACK_LO,
- AI_SACK_HI, AI_RWND, AI_FRAME) = range(15)
+ AI_SACK_HI, AI_RWND, AI_FRAME, AI_RTT_SRC) = range(16)
 # AI_TSECR: the ACK's raw TSecr (-1 = none), for the receiver-side rebuild; AI_SACK_LO/HI: the ACK's first SACK
 # block above the cumulative ACK (RFC 2018: the most recently received data; -1 = none), for the time-sequence
 # graph; AI_RWND: the receive window in bytes (the field scaled by the handshake's shift; -1 when unknown);
 # AI_FRAME: the ACK's frame number in its file (``fastpath.PACKET_COLUMNS``' ``frame``)
-AI_NCOL = 15
+AI_NCOL = 16
+#: Where an ACK row's RTT sample came from (``AI_RTT_SRC``; the ``acks`` table's ``rtt_source``): none, the handshake
+#: (its ACK, or a rebuilt flow held at the handshake's round trip), a Karn-clean seq/ack match, the TSval/TSecr echo
+#: (a rebuilt flow's send times from the ACK TSvals the data echo, too), a rebuilt flow's window release (§7)
+RTT_NONE, RTT_HANDSHAKE, RTT_SEQ, RTT_TS, RTT_WINDOW = range(5)
 # ACK-row float columns
 AF_RTT, AF_SRTT, AF_RTTMIN, AF_T, AF_TREL = range(5)
 AF_NCOL = 5
@@ -66,6 +70,8 @@ SI_NCOL = 8
 SF_T, SF_TREL = range(2)
 SF_NCOL = 2
 SEG_NEW, SEG_RETX, SEG_KEEPALIVE, SEG_ZWP = 0, 1, 2, 3
+#: An original that arrived after later segments (``ingest.reordering``; only away from the sender)
+SEG_REORDERED = 4
 # episode columns
 (EI_FLOW, EI_START, EI_END, EI_KIND, EI_DUPACKS, EI_RECOVER, EI_SEQ, EI_SPURIOUS, EI_ACKROW, EI_RETX,
  EI_SILENCE_NS, EI_FIRST_FRAME, EI_LAST_FRAME) = range(13)
@@ -77,8 +83,8 @@ EP_FAST_RETRANSMIT, EP_TIMEOUT = 0, 1
  FI_FIRST_DATA, FI_LAST_ACK, FI_BYTES_ACKED, FI_BYTES_SENT, FI_SYN, FI_SYNACK, FI_HSACK, FI_SYN_COUNT,
  FI_SENDER_CLIENT, FI_MSS, FI_MSS_SRC, FI_SACK, FI_TS, FI_WS, FI_FIRST_PKT, FI_LAST_PKT, FI_NPKTS,
  FI_ACK_LO, FI_SEG_LO, FI_NDSACK, FI_OPT_TRUNC, FI_SYN_MSS_S, FI_SYN_MSS_R, FI_RCV_WSHIFT, FI_SEEN, FI_PROVEN,
- FI_JUMP, FI_JUMP_RETX, FI_EARLY, FI_WMAX) = range(41)
-FI_NCOL = 41  # FI_RCV_WSHIFT: the receiver's window scale shift (0 without scaling, -1 unknown: no SYNs)
+ FI_JUMP, FI_JUMP_RETX, FI_EARLY, FI_WMAX, FI_NSPUR) = range(42)
+FI_NCOL = 42  # FI_RCV_WSHIFT: the receiver's window scale shift (0 without scaling, -1 unknown: no SYNs)
 # FI_SEEN: payload bytes of the data segments seen (each sequence byte once); FI_PROVEN: bytes of the holes proven
 # (module docstring); FI_JUMP: the largest sequence jump (a hole beyond proof; 0 none); FI_JUMP_RETX: retransmissions
 # starting in a sequence jump; FI_EARLY: bytes acknowledged below the first data segment seen (no SYN: sent before
@@ -193,8 +199,13 @@ PS_NCOL = 21
     M_N_TO, M_N_DSACK, M_SYN_T, M_SYNACK_T, M_HSACK_T, M_SYN_COUNT, M_SYNACK_COUNT, M_SENDER_CLIENT, M_FIRST_DATA_T,
     M_LAST_ACK_ROW_T, M_EP_OPEN, M_EP_ROW, M_LAST_EP_ROW, M_ACK_LO, M_SEG_LO, M_EP_LO, M_N_SEGS, M_FIRST_ACK,
     M_FIRST_SEQ, M_MAX_T, M_WMAX, M_SEEN, M_PROVEN, M_JUMP, M_JUMP_LO, M_JUMP_HI, M_JUMP_RETX, M_UNPROVEN, M_HOLE_LO,
-    M_NHOLE) = range(60)
-M_NCOL = 60
+    M_NHOLE, M_N_SPUR, M_ACK_RISE_LO, M_ACK_RISE_T) = range(63)
+M_NCOL = 63
+#: An ACK may be recorded just before the data it acknowledges (a receiving host's GRO hands the stack the
+#: coalesced segment, whose ACK the capture records 2 µs before the segment): data that fill bytes only an ACK
+#: raised the highest sequence over, within this long (ns) of that ACK, are the originals recorded late
+#: (``M_ACK_RISE_LO``/``M_ACK_RISE_T``: where and when an ACK last raised it; -1 none)
+LATE_RECORD_NS = 200_000
 # (M_MAX_T: when the highest sequence last rose; M_WMAX: the receiver's largest window in bytes; M_SEEN, M_PROVEN,
 # M_JUMP, M_JUMP_RETX: FI_SEEN, …; M_JUMP_LO/HI: the latest sequence jump's range; M_UNPROVEN: bytes of the
 # unproven holes, ``WorkArrays.hole_l/hole_r[M_HOLE_LO:M_NHOLE]``)
@@ -431,6 +442,7 @@ def flow_start(st: FlowState, work: WorkArrays, rows: np.ndarray) -> bool:
         M[j] = NOT_SEEN
     M[M_EP_ROW] = -1
     M[M_LAST_EP_ROW] = -1
+    M[M_ACK_RISE_T] = -1
     M[M_MAX_T] = P[PS_FIRST_PKT]
     M[M_ACK_LO] = rows[NEXT_ACK]
     M[M_SEG_LO] = rows[NEXT_SEG]
@@ -451,16 +463,20 @@ def _sacked_between(sb_l: np.ndarray, sb_r: np.ndarray, nsb: int, lo: int, hi: i
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _segment_kind(s: int, L: int, M: np.ndarray) -> int:
-    """A data segment's kind (``SEG_*``), counted: a byte at most below the cumulative ACK (keepalive) or sent into
-    a zero window (probe), else a retransmission when it starts below the highest sequence sent, else new data."""
-    if L <= 1 and M[M_UNA_KNOWN] != 0 and s + L <= M[M_SND_UNA]:
+def _segment_kind(s: int, L: int, t: int, M: np.ndarray) -> int:
+    """A data segment's kind (``SEG_*``), counted: a byte at most below the cumulative ACK (keepalive; before any
+    ACK, a byte at most repeating the last byte sent, tshark's rule) or sent into a zero window (probe), else a
+    retransmission when it starts below the highest sequence sent — but for bytes only an ACK recorded just before
+    (``LATE_RECORD_NS``) claimed sent — else new data."""
+    before_ack = M[M_UNA_KNOWN] == 0 and M[M_N_SEGS] > 0 and s + L == M[M_SND_MAX]
+    if L <= 1 and (before_ack or (M[M_UNA_KNOWN] != 0 and s + L <= M[M_SND_UNA])):
         M[M_N_KEEP] += 1
         return SEG_KEEPALIVE
     if L <= 1 and M[M_RCV_WIN_ZERO] != 0:
         M[M_N_ZWP] += 1
         return SEG_ZWP
-    if s < M[M_SND_MAX]:
+    late = M[M_ACK_RISE_T] >= 0 and s >= M[M_ACK_RISE_LO] and t - M[M_ACK_RISE_T] <= LATE_RECORD_NS
+    if s < M[M_SND_MAX] and not late:
         M[M_N_RETX] += 1
         return SEG_RETX
     return SEG_NEW
@@ -700,7 +716,7 @@ def _data_segment(p: int, s: int, L: int, flow: int, cols: FlowColumns, work: Wo
         M[M_MAX_T] = t
     if M[M_FIRST_DATA_T] == NOT_SEEN:
         M[M_FIRST_DATA_T] = t
-    kind = _segment_kind(s, L, M)
+    kind = _segment_kind(s, L, t, M)
     if kind == SEG_RETX:
         if M[M_JUMP_LO] <= s < M[M_JUMP_HI]:  # it resends bytes only a sequence jump claims were sent
             M[M_JUMP_RETX] += 1
@@ -834,11 +850,12 @@ def _delivered(p: int, a: int, cols: FlowColumns, M: np.ndarray) -> tuple[int, b
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sack_blocks(k: int, a_raw: int, a_full: int, opt_tab: np.ndarray, sb: Scoreboard, E_i: np.ndarray,
-                 M: np.ndarray) -> tuple[int, int]:
+def _sack_blocks(k: int, a_raw: int, a_full: int, opt_tab: np.ndarray, sb: Scoreboard, work: WorkArrays,
+                 E_i: np.ndarray, M: np.ndarray) -> tuple[int, int]:
     """The SACK blocks of an ACK of ``a_full`` (raw ``a_raw``; ``k``: its row of ``opt_tab``, -1 none): D-SACKs
-    counted (one inside the last episode's retransmissions marks it spurious), the others added to the
-    scoreboard. Returns the first block above the cumulative ACK (-1, -1 when none)."""
+    counted (one inside the last episode's retransmissions marks it spurious, and each retransmitted segment it
+    reports a spurious retransmission), the others added to the scoreboard. Returns the first block above the
+    cumulative ACK (-1, -1 when none)."""
     nb = opt_tab[k, O_NSACK] if k >= 0 else 0
     blk_lo = np.int64(-1)
     blk_hi = np.int64(-1)
@@ -857,6 +874,7 @@ def _sack_blocks(k: int, a_raw: int, a_full: int, opt_tab: np.ndarray, sb: Score
                     is_dsack = True
         if is_dsack:
             M[M_N_DSACK] += 1
+            M[M_N_SPUR] += _spurious_segments(l_b, r_b, work, M)
             last = M[M_LAST_EP_ROW]
             if last >= 0 and l_b < E_i[EI_RECOVER, last] and r_b > E_i[EI_SEQ, last]:
                 E_i[EI_SPURIOUS, last] = 1
@@ -867,6 +885,21 @@ def _sack_blocks(k: int, a_raw: int, a_full: int, opt_tab: np.ndarray, sb: Score
             nsb = _sb_add(sb.left, sb.right, nsb, l_b, r_b)
     M[M_NSB] = nsb
     return blk_lo, blk_hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _spurious_segments(lo: int, hi: int, work: WorkArrays, M: np.ndarray) -> int:
+    """The retransmitted segments a D-SACK of ``[lo, hi)`` reports received twice (RFC 2883 §4: the retransmission
+    was spurious), each counted once (``seg_rx`` 2 from then on)."""
+    nseg = M[M_NSEG]
+    j = search_sorted(work.seg_e[:nseg], lo, True)
+    n = 0
+    while j < nseg and work.seg_s[j] < hi:
+        if work.seg_rx[j] == 1:
+            work.seg_rx[j] = 2
+            n += 1
+        j += 1
+    return n
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -900,12 +933,15 @@ def _karn_rtt(t: int, a: int, rtt: float, hole_reported: bool, work: WorkArrays,
 
 @njit(cache=True, nogil=True, inline="always")
 def _advance(p: int, a: int, rtt: float, hole_reported: bool, cols: FlowColumns, work: WorkArrays, sb: Scoreboard,
-             E_i: np.ndarray, M: np.ndarray) -> float:
-    """Packet ``p``, an ACK advancing the cumulative ACK to ``a``: its RTT sample (seq/ack under Karn's rule, else
-    the TSecr of a TSval sent once; -1.0 none); the scoreboard pruned below ``a``; the open episode ends when
-    ``a`` reaches its recovery point."""
+             E_i: np.ndarray, M: np.ndarray) -> tuple[float, int]:
+    """Packet ``p``, an ACK advancing the cumulative ACK to ``a``: its RTT sample (the handshake's ``rtt`` when it
+    has one, else seq/ack under Karn's rule, else the TSecr of a TSval sent once; -1.0 none) and its source
+    (``RTT_*``); the scoreboard pruned below ``a``; the open episode ends when ``a`` reaches its recovery point."""
     t = cols.ts[p]
+    src = RTT_HANDSHAKE if rtt > 0 else RTT_SEQ
     rtt = _karn_rtt(t, a, rtt, hole_reported, work, M)
+    if rtt < 0:
+        src = RTT_TS
     ntsv = M[M_NTSV]
     if rtt < 0 and (cols.flags[p] & P_HAS_TS) != 0 and ntsv > 0:
         te = unwrap(np.int64(cols.tsecr[p]), M[M_TSV_REF_RAW], M[M_TSV_REF_VAL])
@@ -923,7 +959,7 @@ def _advance(p: int, a: int, rtt: float, hole_reported: bool, cols: FlowColumns,
         E_i[EI_END, ep_row] = t
         E_i[EI_LAST_FRAME, ep_row] = cols.frame[p]
         M[M_EP_OPEN] = 0
-    return rtt
+    return rtt, src if rtt > 0 else RTT_NONE
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -957,6 +993,9 @@ def _ack_number(raw: int, t: int, st: FlowState) -> tuple[int, int]:
         M[M_MAX_KNOWN] = 1
         M[M_MAX_T] = t
     elif M[M_SND_MAX] < a:
+        if M[M_ACK_RISE_T] < 0 or t - M[M_ACK_RISE_T] > LATE_RECORD_NS:
+            M[M_ACK_RISE_LO] = M[M_SND_MAX]
+        M[M_ACK_RISE_T] = t
         _rise(a, t, 0, st)
     return a_full, a
 
@@ -976,12 +1015,13 @@ def _ack(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Scoreboard,
     M[M_WMAX] = max(M[M_WMAX], np.int64(cols.win[p]) << (rwnd_shift if rwnd_shift >= 0 else MAX_WSHIFT))
     a_full, a = _ack_number(a_raw, t, st)
     rtt = _handshake_ack_rtt(t, cols.plen[p] == 0, M)
+    src = RTT_HANDSHAKE if rtt > 0 else RTT_NONE
     acked, dup, dlv = _delivered(p, a, cols, M)
     # a hole the receiver reported before this ACK: its bytes were (or will be) sent again
     hole_reported = M[M_DUP_SINCE_ADV] > 0 or M[M_NSB] > 0
-    blk_lo, blk_hi = _sack_blocks(cols.opt_idx[p], a_raw, a_full, cols.opt_tab, sb, out.E_i, M)
+    blk_lo, blk_hi = _sack_blocks(cols.opt_idx[p], a_raw, a_full, cols.opt_tab, sb, work, out.E_i, M)
     if acked > 0:
-        rtt = _advance(p, a, rtt, hole_reported, cols, work, sb, out.E_i, M)
+        rtt, src = _advance(p, a, rtt, hole_reported, cols, work, sb, out.E_i, M)
     elif dup:
         M[M_DUP_SINCE_ADV] += 1
         M[M_N_DUP] += 1
@@ -1014,6 +1054,7 @@ def _ack(p: int, flow: int, cols: FlowColumns, work: WorkArrays, sb: Scoreboard,
     A_i[AI_SACK_HI, na] = blk_hi
     A_i[AI_RWND, na] = np.int64(cols.win[p]) << rwnd_shift if rwnd_shift >= 0 else -1
     A_i[AI_FRAME, na] = cols.frame[p]
+    A_i[AI_RTT_SRC, na] = src if rtt > 0 else RTT_NONE
     A_f[AF_RTT, na] = rtt if rtt > 0 else np.nan
     A_f[AF_SRTT, na] = MF[MF_SRTT] if MF[MF_SRTT] > 0 else np.nan
     A_f[AF_RTTMIN, na] = MF[MF_RTTMIN] if MF[MF_RTTMIN] > 0 else np.nan
@@ -1118,6 +1159,7 @@ def flow_finish(flow: int, d: int, rows: np.ndarray, st: FlowState, F_i: np.ndar
     F_i[flow, FI_ACK_LO] = M[M_ACK_LO]
     F_i[flow, FI_SEG_LO] = M[M_SEG_LO]
     F_i[flow, FI_NDSACK] = M[M_N_DSACK]
+    F_i[flow, FI_NSPUR] = M[M_N_SPUR]
     F_i[flow, FI_OPT_TRUNC] = P[PS_OPT_TRUNC]
     F_i[flow, FI_SYN_MSS_S] = P[PS_SYN_MSS_S]
     F_i[flow, FI_SYN_MSS_R] = P[PS_SYN_MSS_R]

@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from ackreplay.cli.score_csv import PATH_FIGURES
+from ackreplay.cli.score_csv import PATH_FIGURES, RETRANSMISSION_COLUMNS
 from ackreplay.core.capture_scoring import csv_cell, jsonable
 from ackreplay.scoring.limits import LABELS
 from ackreplay.scoring.truth import DEFAULT_MIN_FLOW_BYTES
@@ -28,7 +28,7 @@ def scores_csv(doc: dict[str, Any]) -> str:
                 row = {"file": file, "flow_id": f["flow_id"], "sender": f["sender"],
                        "receiver": f["receiver"], "bytes": f["bytes"], "bulk": str(f["bytes"] >= min_bytes),
                        "vantage": f["vantage"], "reconstruction": f.get("reconstruction") or None,
-                       "estimator": name}
+                       **{k: f[k] for k in RETRANSMISSION_COLUMNS}, "estimator": name}
                 row.update({k: jsonable(v) for k, v in s.items() if k != "parameters"})
                 row["parameters"] = json.dumps(jsonable(s.get("parameters", {})), sort_keys=True)
                 row.update({f"path_{k}": jsonable(path.get(k)) for k in PATH_FIGURES})

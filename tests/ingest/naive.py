@@ -34,7 +34,7 @@ def classify_vantage(
     without a usable handshake). One flow of ``vantage.classify_vantages``."""
     rtt = np.asarray(rtt_samples, np.float64)
     data = np.asarray(data_send_ns, np.int64)
-    verdicts, evidence, positions = classify_vantages(
+    verdicts, evidence, positions, _ = classify_vantages(
         np.array([sender_is_client], bool), np.array([syn_ns], np.int64), np.array([synack_ns], np.int64),
         np.array([hsack_ns], np.int64), rtt, np.array([len(rtt)], np.int64), data, np.array([len(data)], np.int64))
     return verdicts[0], evidence[0], positions[0]

@@ -205,6 +205,37 @@ def test_zero_window_probes_and_keepalives_are_not_retransmissions(tmp_capture):
     assert (f.summary.zero_window_probes, f.summary.keepalives) == (3, 1)
 
 
+def test_a_keepalive_repeated_before_any_ack_is_a_keepalive(tmp_capture):
+    """A capture that starts mid-connection with keep-alives: before any ACK the cumulative ACK is unknown, and a
+    byte repeating the last byte sent is a keep-alive (tshark's rule), not a retransmission."""
+    conv = g.Conv()
+    conv.send(0, 5 * MSS - 1, 1)  # the first keep-alive: the capture's first segment (new to it)
+    conv.send(10_000, 5 * MSS - 1, 1)  # repeated: a keep-alive
+    conv.ack(10_010, 5 * MSS)
+    conv.send(10_020, 5 * MSS, MSS)
+    conv.ack(10_030, 6 * MSS)
+    _, f = run(tmp_capture, conv)
+    assert f.segments["kind"].to_list() == ["new", "keepalive", "new"]
+    assert (f.summary.retransmissions, f.summary.keepalives) == (0, 1)
+
+
+@pytest.mark.parametrize(("late_us", "retransmissions"), [(2, 0), (5000, 1)])
+def test_an_ack_recorded_just_before_its_data_makes_no_retransmission(tmp_capture, late_us, retransmissions):
+    """A receiving host with GRO: the ACK of a coalesced segment is recorded 2 µs before the segment. Its bytes
+    are the original's, recorded late — not a retransmission, no loss episode. 5 ms later they would be a
+    retransmission of bytes the capture missed."""
+    conv = g.Conv()
+    conv.handshake(0, 10, mss=MSS)
+    conv.send(11, 0, MSS)
+    conv.ack(12, MSS)
+    conv.ack(20, 4 * MSS)  # recorded before the data it acknowledges
+    conv.send(20 + late_us / 1000, MSS, 3 * MSS)
+    conv.send(21 + late_us / 1000, 4 * MSS, MSS)
+    conv.ack(22 + late_us / 1000, 5 * MSS)
+    _, f = run(tmp_capture, conv)
+    assert f.summary.retransmissions == retransmissions and f.summary.loss_events == retransmissions
+
+
 def test_fin_byte_is_not_data(tmp_capture):
     conv = g.Conv()
     conv.handshake(0, 10, mss=MSS)

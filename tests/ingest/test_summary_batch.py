@@ -42,7 +42,7 @@ def random_flows(n: int, seed: int) -> list[tuple]:
     return flows
 
 
-def batch(flows: list[tuple]) -> tuple[list[str], list[str], list[float | None]]:
+def batch(flows: list[tuple]) -> tuple[list[str], list[str], list[float | None], list[float | None]]:
     return classify_vantages(
         np.array([f[0] for f in flows]), np.array([f[1] for f in flows]), np.array([f[2] for f in flows]),
         np.array([f[3] for f in flows]), np.concatenate([f[4] for f in flows]), np.array([len(f[4]) for f in flows]),
@@ -51,7 +51,7 @@ def batch(flows: list[tuple]) -> tuple[list[str], list[str], list[float | None]]
 
 def test_a_flows_vantage_in_a_batch_is_its_vantage_alone():
     flows = random_flows(3000, seed=26)
-    verdicts, evidence, positions = batch(flows)
+    verdicts, evidence, positions, _ = batch(flows)
     seen = set()
     for i, (client, syn, synack, hsack, rtt, data) in enumerate(flows):
         alone = classify_vantage(sender_is_client=client, syn_ns=syn, synack_ns=synack, hsack_ns=hsack,
@@ -70,11 +70,13 @@ def test_a_flows_vantage_in_a_batch_is_its_vantage_alone():
 
 def test_vantage_of_no_flow_and_of_flows_without_rows():
     empty = np.zeros(0, np.int64)
-    assert classify_vantages(np.zeros(0, bool), empty, empty, empty, np.zeros(0), empty, empty, empty) == ([], [], [])
+    got = classify_vantages(np.zeros(0, bool), empty, empty, empty, np.zeros(0), empty, empty, empty)
+    assert got == ([], [], [], [])
     two = np.array([NONE, NONE])
     got = classify_vantages(np.array([True, False]), two, two, two, np.zeros(0), np.zeros(2, np.int64),
                             np.zeros(0, np.int64), np.zeros(2, np.int64))
-    assert got == (["unknown"] * 2, ["no handshake timing and too few RTT samples to tell"] * 2, [None, None])
+    assert got == (["unknown"] * 2, ["no handshake timing and too few RTT samples to tell"] * 2, [None, None],
+                   [None, None])
 
 
 def reference_endpoint(hi: int, lo: int, port: int) -> str:

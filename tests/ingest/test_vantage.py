@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ackreplay.ingest import tcpflow as tf
+from ackreplay.ingest.vantage import classify_vantages
 from tests.ingest.naive import classify_vantage
 
 MS = 1_000_000
@@ -27,6 +29,7 @@ def classify(a_ms: float, b_ms: float, pairs_ms: float | None = None, sender_is_
     (2.0, 40.0, True, "mid_path", 40.0 / 42.0),  # 2 ms before the receiver: was "receiver"
     (2.0, 40.0, False, "mid_path", 2.0 / 42.0),  # the same tap when the server sends: 2 ms from the sender
     (60.0, 0.4, True, "sender", 0.4 / 60.4),  # within END_SHARE (1 %) of the RTT: at the end
+    (60.0, 0.4, False, "receiver", 60.0 / 60.4),  # the same capture point for the server's data
 ])
 def test_the_handshake_places_the_capture_point(a, b, client, vantage, position):
     got, evidence, pos = classify(a, b, sender_is_client=client)
@@ -46,6 +49,55 @@ def test_data_ack_pairs_are_given_beside_a_taps_handshake_and_can_contradict_it(
     assert classify(60.0, 5.0, pairs_ms=40.0)[0] == "mid_path"  # (pairs that agree: a tap 5 ms from the sender)
     got, _, pos = classify(60.0, 30.0, pairs_ms=5.0)
     assert got != "mid_path" and pos is None  # neither end by 3×: the ACK-clocking test decides
+
+
+def _connection(a_ms: float, b_ms: float, client_pairs_ms: float | None, server_pairs_ms: float | None):
+    """Both directions of one connection (the client's data flow first): SYN at 0, SYN-ACK ``a_ms`` later, the
+    handshake's ACK ``b_ms`` after that; each direction's data/ACK pairs from the given shortest time, if any."""
+    def pairs(low: float | None) -> np.ndarray:
+        return np.array([] if low is None else [low / 1e3 + 0.001 * i for i in range(20)])
+
+    rtt = [pairs(client_pairs_ms), pairs(server_pairs_ms)]
+    times = np.array([0, 0]), np.full(2, int(a_ms * MS)), np.full(2, int((a_ms + b_ms) * MS))
+    return classify_vantages(np.array([True, False]), *times, np.concatenate(rtt),
+                             np.array([len(r) for r in rtt]), np.tile(np.arange(20) * MS, 2), np.array([20, 20]),
+                             np.array([7, 7]))
+
+
+def test_one_capture_point_per_connection():
+    # the server's data are acknowledged 1.6 ms after they pass: the client's handshake ACK (4.2 ms) was slow, the
+    # split is not the path's for the whole connection, and the 3× factor puts the capture next to the client —
+    # for both directions (flow by flow, the client's data were "mid_path" at 7 %, the server's "receiver")
+    got = _connection(56.7, 4.2, None, 1.6)
+    assert got.verdicts == ["sender", "receiver"] and got.capture_positions == [0.0, 0.0]
+    assert got.positions == [0.0, 1.0] and all("contradict" in e for e in got.evidence)
+    alone = classify_vantages(np.array([True, False]), np.zeros(2, np.int64), np.full(2, int(56.7 * MS)),
+                              np.full(2, int(60.9 * MS)), np.array([1.6e-3 + 0.001 * i for i in range(20)]),
+                              np.array([0, 20]), np.tile(np.arange(20) * MS, 2), np.array([20, 20]))
+    assert alone.verdicts == ["mid_path", "receiver"]
+    # a tap: both directions "mid_path", one position from the client, each flow's from its sender
+    got = _connection(30.0, 10.0, 31.0, 10.5)
+    assert got.verdicts == ["mid_path", "mid_path"] and got.capture_positions == [pytest.approx(0.25)] * 2
+    assert got.positions == [pytest.approx(0.25), pytest.approx(0.75)]
+    # next to the server by its own turnaround: the client's data direction at its receiver, the server's at its
+    # sender
+    got = _connection(0.05, 38.3, 38.4, None)
+    assert got.verdicts == ["receiver", "sender"] and got.capture_positions == [pytest.approx(38.3 / 38.35)] * 2
+
+
+def test_ack_clocking_gives_one_capture_point_per_connection():
+    no = np.full(2, tf.NOT_SEEN)
+    quick, slow = np.full(20, 0.0002), np.full(20, 0.040)  # ACK at once / a round trip after the data
+    data = np.tile(np.arange(20) * MS, 2)
+    # the first direction's ACKs come a round trip after its data (next to its sender); the second has too few
+    # pairs to tell: it is the capture next to its receiver
+    got = classify_vantages(np.array([True, False]), no, no, no, np.concatenate([slow, quick[:3]]),
+                            np.array([20, 3]), data, np.array([20, 20]), np.array([1, 1]))
+    assert got.verdicts == ["sender", "receiver"] and "other direction" in got.evidence[1]
+    # both "next to the receiver" (a LAN): the direction with more pairs decides
+    got = classify_vantages(np.array([True, False]), no, no, no, np.concatenate([quick[:10], quick]),
+                            np.array([10, 20]), data, np.array([20, 20]), np.array([1, 1]))
+    assert got.verdicts == ["sender", "receiver"] and got.capture_positions == [None, None]
 
 
 def test_without_a_handshake_ack_clocking_decides_and_there_is_no_position():

@@ -32,6 +32,8 @@ def read_by_reflection(stats: CaptureStats, flow: FlowSummary) -> None:
     flow.vantage_evidence  # read by to_dict / the summary columns
     flow.reconstruction_sound  # read by to_dict / the summary columns (set by capture.reconstruct_flows)
     flow.invalid  # read by to_dict / the summary columns (replay.engine.plan reads its column)
+    flow.capture_position  # read by to_dict / the summary columns
+    flow.spurious_retransmissions  # read by to_dict / the summary columns (the CLI table and CSV read its column)
 
 
 # the decoded matrix's record columns (``decode.COLUMNS``): the record-at-a-time decode of the tests fills them

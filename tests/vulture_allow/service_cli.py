@@ -60,6 +60,8 @@ api.run_graph  # GET …/flows/{flow_id}/graph
 api.model_config  # pydantic's (and pydantic-settings') class configuration: api.schemas, core.config
 api.run_url  # UploadOut
 api.reconstruction_sound  # FlowOut
+api.spurious_retransmissions  # FlowOut
+api.capture_position  # FlowOut
 api.bps  # SampleOut
 api.interval_us  # SampleOut
 api.cause  # SampleOut
