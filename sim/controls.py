@@ -34,7 +34,7 @@ N_AP = 8
 BIC_MAX_INC, BIC_SMOOTH, BIC_B = 16.0, 20.0, 4.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def westwood_ack(fs: np.ndarray, ap: np.ndarray, f: int, now: float, delivered_bytes: float) -> None:
     """Westwood+'s estimate on one ACK: ``westwood_into`` of estimators/bandwidth/westwood_plus.py, streamed."""
     rtt = fs[f, RTT_LATEST]
@@ -53,7 +53,7 @@ def westwood_ack(fs: np.ndarray, ap: np.ndarray, f: int, now: float, delivered_b
     fs[f, BK] += delivered_bytes
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _cubic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float) -> float:
     """RFC 9438 §4.2–4.3: the cwnd increment for ``acked`` segments (cubic target one RTT ahead, Reno-friendly
     W_est with α = 3(1 − β)/(1 + β))."""
@@ -77,7 +77,7 @@ def _cubic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: floa
     return (target - cwnd) / cwnd * acked
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _bic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float) -> float:
     """Linux tcp_bic.c ``bictcp_update``: binary search towards W_max, capped at max_increment per RTT, then
     max probing; standard growth at or below low_window."""
@@ -102,7 +102,7 @@ def _bic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float) -> float:
     return per_rtt * acked / cwnd
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def avoid_increment(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float) -> float:
     """The congestion-avoidance increment of cwnd (segments) for ``acked`` newly acknowledged segments."""
     cwnd = fs[f, CWND]
@@ -119,7 +119,7 @@ def avoid_increment(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: flo
     return acked / cwnd  # NewReno, Westwood+, HSTCP below Low_Window: RFC 5681 §3.1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def grow(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float) -> None:
     """cwnd after an ACK of ``acked`` new segments, outside recovery."""
     if fs[f, CWND] < fs[f, SSTHRESH]:
@@ -130,14 +130,14 @@ def grow(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: fl
         fs[f, CWND] += avoid_increment(alg, fs, ap, f, acked, now)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _one(x: float) -> np.ndarray:
     out = np.empty(1)
     out[0] = x
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _w_max(fs: np.ndarray, ap: np.ndarray, f: int, w: float) -> None:
     """W_max with fast convergence (``last_max_cwnd`` of estimators/controls/bic.py, one event)."""
     if ap[f, P_FAST] > 0.0 and w < fs[f, W_MAX]:
@@ -147,7 +147,7 @@ def _w_max(fs: np.ndarray, ap: np.ndarray, f: int, w: float) -> None:
     fs[f, EPOCH] = -1.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, flight: float, timeout: bool
                   ) -> float:
     """The ssthresh (segments) the control sets at a loss event (recovery entry or timeout); ``flight``: the

@@ -30,7 +30,7 @@ from ackreplay.sim.state import SimState
 from ackreplay.sim.streams import heap_update
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _sample(s: SimState, f: int, now: float) -> None:
     """The flow's series: a point every SAMPLE_DT of simulated time, the state as the first ACK after it leaves it
     (a stretch with no ACK repeats the state it left)."""
@@ -45,7 +45,7 @@ def _sample(s: SimState, f: int, now: float) -> None:
         s.fs[f, NEXT_SAMPLE] += s.g[SAMPLE_DT]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _data_event(s: SimState, f: int, now: float) -> None:
     r = s.ring
     size = s.dqs.shape[1]
@@ -57,7 +57,7 @@ def _data_event(s: SimState, f: int, now: float) -> None:
     receive(s, f, now, seg, sent)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _ack_event(s: SimState, f: int, now: float) -> None:
     r = s.ring
     size = s.aqi.shape[1]

@@ -34,7 +34,7 @@ from ackreplay.sim.state import SimState
 from ackreplay.sim.streams import heap_update
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def queue_packets(s: SimState, now: float) -> int:
     """Packets at the bottleneck at ``now`` (the one being sent included), those gone dropped from the ring."""
     mask = len(s.qf) - 1
@@ -44,7 +44,7 @@ def queue_packets(s: SimState, now: float) -> int:
     return s.qi[1]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def enqueue(s: SimState, f: int, now: float) -> float:
     """A data packet of flow ``f`` reaches the bottleneck: the time it leaves the link, or −1 if dropped."""
     g = s.g
@@ -69,7 +69,7 @@ def enqueue(s: SimState, f: int, now: float) -> float:
     return fin
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def push_data(s: SimState, f: int, at: float, seg: int, sent: float) -> None:
     """Put a data segment on its way to the receiver (arrives ``at``)."""
     r = s.ring
@@ -86,7 +86,7 @@ def push_data(s: SimState, f: int, at: float, seg: int, sent: float) -> None:
         heap_update(s.heap, s.pos, s.key, f * N_STREAMS + S_DATA, at)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def send_ack(s: SimState, f: int, now: float, sack: int, echo: float) -> None:
     """The receiver sends an ACK (cumulative to RCV_NXT, SACKing ``sack`` if ≥ 0); it reaches the sender after
     the flow's reverse delay (the ACK path is uncongested)."""
@@ -109,7 +109,7 @@ def send_ack(s: SimState, f: int, now: float, sack: int, echo: float) -> None:
         heap_update(s.heap, s.pos, s.key, f * N_STREAMS + S_ACK, at)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def receive(s: SimState, f: int, now: float, seg: int, sent: float) -> None:
     """A data segment reaches the receiver. In order: ACK every DELACK_COUNT-th segment, or when the delayed-ACK
     timer fires; out of order, a duplicate, or filling a hole: ACK at once (RFC 5681 §4.2, RFC 2018)."""
@@ -136,7 +136,7 @@ def receive(s: SimState, f: int, now: float, seg: int, sent: float) -> None:
         heap_update(s.heap, s.pos, s.key, f * N_STREAMS + S_DELACK, now + s.g[DELACK_T])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def transmit(s: SimState, f: int, now: float, seg: int) -> None:
     """The sender puts segment ``seg`` on the wire now (the access link's delay is in PROP_FWD)."""
     fin = enqueue(s, f, now)

@@ -63,7 +63,7 @@ MAX_RTO = 60.0  # RFC 6298 §2.5: an upper bound of at least 60 s
 CLOCK = 0.001  # G, the clock granularity of RFC 6298 §2 (1 ms, as ns-3's default)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def arm_rto(s: SimState, f: int, now: float) -> None:
     """(Re)start the retransmission timer (RFC 6298 §5.1/5.3). The stream keeps its earlier head time if that
     comes first: when it fires early it finds the new deadline and waits again."""
@@ -75,7 +75,7 @@ def arm_rto(s: SimState, f: int, now: float) -> None:
     s.fi[f, RTO_ARMED] = 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def rtt_sample(s: SimState, f: int, r: float) -> None:
     """RFC 6298 §2: SRTT, RTTVAR and RTO from a sample (floor MIN_RTO, ceiling 60 s)."""
     fs = s.fs
@@ -91,7 +91,7 @@ def rtt_sample(s: SimState, f: int, r: float) -> None:
         fs[f, RTT_MIN] = r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _remember_retransmission(s: SimState, f: int, x: int, now: float) -> None:
     size = s.rqs.shape[1]
     if s.ring[f, 5] >= size:
@@ -103,7 +103,7 @@ def _remember_retransmission(s: SimState, f: int, x: int, now: float) -> None:
     s.ring[f, 5] += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def lost_retransmissions(s: SimState, f: int, delivered_sent: float) -> int:
     """RACK's rule for retransmissions (RFC 8985 §6.2, Linux's default): a retransmission still unacknowledged
     when a segment sent more than a reordering window (RTTmin/4) after it was delivered is lost."""
@@ -128,7 +128,7 @@ def lost_retransmissions(s: SimState, f: int, delivered_sent: float) -> int:
     return marked
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def send_loop(s: SimState, f: int, now: float) -> None:
     """Send while pipe < cwnd: the lowest lost segment first (RFC 6675 NextSeg rule 1), else new data within the
     receive window."""
@@ -159,7 +159,7 @@ def send_loop(s: SimState, f: int, now: float) -> None:
             arm_rto(s, f, now)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _sack(s: SimState, f: int, x: int) -> int:
     """Segment ``x`` SACKed: 1 if that is news (it left the pipe unless it was marked lost)."""
     fi = s.fi
@@ -178,7 +178,7 @@ def _sack(s: SimState, f: int, x: int) -> int:
     return 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _cumulative(s: SimState, f: int, cum: int) -> int:
     """The cumulative ACK moved to ``cum``: the segments newly delivered (those not SACKed before)."""
     fi = s.fi
@@ -193,7 +193,7 @@ def _cumulative(s: SimState, f: int, cum: int) -> int:
     return news
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def mark_lost(s: SimState, f: int) -> int:
     """Mark lost every segment in flight below the third-highest SACKed one (three SACKed above it)."""
     fi = s.fi
@@ -210,7 +210,7 @@ def mark_lost(s: SimState, f: int) -> int:
     return marked
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _prr(s: SimState, f: int, delivered: int) -> None:
     """RFC 6937 §3: cwnd = pipe + sndcnt, PRR while pipe > ssthresh, else slow-start reduction bound."""
     fi = s.fi
@@ -225,7 +225,7 @@ def _prr(s: SimState, f: int, delivered: int) -> None:
     s.fs[f, CWND] = pipe + max(sndcnt, 0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _enter_recovery(s: SimState, f: int, alg: int, flight: int) -> None:
     fi = s.fi
     fi[f, IN_REC] = 1
@@ -237,7 +237,7 @@ def _enter_recovery(s: SimState, f: int, alg: int, flight: int) -> None:
     s.fs[f, SSTHRESH] = loss_ssthresh(alg, s.fs, s.ap, f, s.g[MSS], float(flight), False)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) -> None:
     """An ACK reaches the sender: scoreboard, RTT, the control, recovery, then the send loop."""
     fi = s.fi
@@ -275,7 +275,7 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
     send_loop(s, f, now)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def on_rto(s: SimState, f: int, now: float) -> None:
     """The retransmission timer's stream fires: wait again if the deadline moved, else time out (RFC 6298
     §5.4–5.7: back off; RFC 5681 §3.1: ssthresh from the control, cwnd = 1; every segment not SACKed is lost)."""
@@ -310,7 +310,7 @@ def on_rto(s: SimState, f: int, now: float) -> None:
     send_loop(s, f, now)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def start_flow(s: SimState, f: int, now: float) -> None:
     """The flow opens with the initial window (RFC 6928: 10 segments) and RTO = INIT_RTO (RFC 6298 §2.1)."""
     s.fs[f, RTO] = s.g[INIT_RTO]
