@@ -38,12 +38,12 @@ def _env() -> dict[str, str]:
 
 def test_the_packages_are_the_linked_folders() -> None:
     assert LINKED == ["api", "cli", "core", "estimators", "graphs", "ingest", "jitcache", "migrations", "path",
-                      "replay", "scoring", "workers"]
+                      "replay", "scoring", "sim", "workers"]
     for name in LINKED:
         assert (ROOT / "ackreplay" / name).resolve() == ROOT / name
 
 
-@pytest.mark.parametrize("name", ["estimators", "replay", "ingest", "core"])
+@pytest.mark.parametrize("name", ["estimators", "replay", "ingest", "core", "sim"])
 def test_a_bare_import_of_a_folder_fails_and_names_the_right_import(name: str) -> None:
     """From the repository's root (where the folders are on sys.path) only ``ackreplay.<name>`` imports:
     a second module tree would make a second ``Estimator`` class that plugins could not subclass."""

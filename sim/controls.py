@@ -1,0 +1,179 @@
+"""The congestion controls in the loop: how each grows its window on ACKs and what ssthresh it sets at a loss.
+
+Growth is per ACK on the segments it newly acknowledged (``acked``), in slow start ``cwnd += acked`` up to
+ssthresh (RFC 5681 §3.1, Linux ``tcp_slow_start``), then each control's congestion avoidance. The decreases are
+the replay's own (ackreplay.estimators.controls: ``cubic_ssthresh``, ``scalable_ssthresh``,
+``highspeed_decrease``, ``bic_ssthresh``), applied to the window the control multiplies (ns-3 and Linux:
+bytes in flight for NewReno, STCP, HSTCP; cwnd for BIC and CUBIC). Westwood+ keeps the bandwidth estimate of
+``westwood_plus.py`` (Linux ``tcp_westwood.c``) one ACK at a time.
+
+Parameters per flow in ``ap`` (a row per flow), state in ``fs[f, ALG:]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ackreplay.estimators.controls.bic import bic_ssthresh
+from ackreplay.estimators.controls.cubic import cubic_ssthresh
+from ackreplay.estimators.controls.hstcp import highspeed_decrease
+from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH
+from ackreplay.estimators.controls.stcp import scalable_ssthresh
+from ackreplay.sim.layout import ALG, BIC, CUBIC, CWND, HSTCP, NEWRENO, RTT_LATEST, RTT_MIN, SSTHRESH, STCP, WESTWOOD
+
+# fs[f, ALG + k] of CUBIC and BIC
+W_MAX, EPOCH, K_CUBIC, ORIGIN, W_EST = ALG, ALG + 1, ALG + 2, ALG + 3, ALG + 4
+# of Westwood+
+BW_START, BK, BW_NS, BW = ALG, ALG + 1, ALG + 2, ALG + 3
+# CUBIC's C (RFC 9438 §4.2: 0.4 segments/s³); ap columns
+CUBIC_C = 0.4
+P_BETA, P_LOW, P_HIGH, P_HDEC, P_AI, P_FAST, P_WIN, P_GAIN = 0, 1, 2, 3, 4, 5, 6, 7
+N_AP = 8
+# BIC's growth (Linux tcp_bic.c): max_increment 16, smooth_part 20, BICTCP_B 4
+BIC_MAX_INC, BIC_SMOOTH, BIC_B = 16.0, 20.0, 4.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def westwood_ack(fs: np.ndarray, ap: np.ndarray, f: int, now: float, delivered_bytes: float) -> None:
+    """Westwood+'s estimate on one ACK: ``westwood_into`` of estimators/bandwidth/westwood_plus.py, streamed."""
+    rtt = fs[f, RTT_LATEST]
+    delta = now - fs[f, BW_START]
+    if rtt > 0.0 and delta > max(rtt, ap[f, P_WIN]):
+        sample = fs[f, BK] / delta
+        gain = ap[f, P_GAIN]
+        if fs[f, BW_NS] == 0.0 and fs[f, BW] == 0.0:
+            fs[f, BW_NS] = sample
+            fs[f, BW] = sample
+        else:
+            fs[f, BW_NS] = gain * fs[f, BW_NS] + (1.0 - gain) * sample
+            fs[f, BW] = gain * fs[f, BW] + (1.0 - gain) * fs[f, BW_NS]
+        fs[f, BK] = 0.0
+        fs[f, BW_START] = now
+    fs[f, BK] += delivered_bytes
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cubic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float) -> float:
+    """RFC 9438 §4.2–4.3: the cwnd increment for ``acked`` segments (cubic target one RTT ahead, Reno-friendly
+    W_est with α = 3(1 − β)/(1 + β))."""
+    cwnd = fs[f, CWND]
+    beta = ap[f, P_BETA]
+    if fs[f, EPOCH] < 0.0:
+        fs[f, EPOCH] = now
+        if cwnd < fs[f, W_MAX]:
+            fs[f, K_CUBIC] = ((fs[f, W_MAX] - cwnd) / CUBIC_C) ** (1.0 / 3.0)
+            fs[f, ORIGIN] = fs[f, W_MAX]
+        else:
+            fs[f, K_CUBIC] = 0.0
+            fs[f, ORIGIN] = cwnd
+        fs[f, W_EST] = cwnd
+    rtt = fs[f, RTT_MIN] if fs[f, RTT_MIN] > 0.0 else 0.0
+    t = now - fs[f, EPOCH] + rtt
+    target = fs[f, ORIGIN] + CUBIC_C * (t - fs[f, K_CUBIC]) ** 3
+    target = min(max(target, cwnd), 1.5 * cwnd)
+    fs[f, W_EST] += 3.0 * (1.0 - beta) / (1.0 + beta) * acked / cwnd
+    target = max(target, fs[f, W_EST])
+    return (target - cwnd) / cwnd * acked
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float) -> float:
+    """Linux tcp_bic.c ``bictcp_update``: binary search towards W_max, capped at max_increment per RTT, then
+    max probing; standard growth at or below low_window."""
+    cwnd = fs[f, CWND]
+    if cwnd <= ap[f, P_LOW]:
+        return acked / cwnd
+    w_max = fs[f, W_MAX]
+    if cwnd < w_max:
+        dist = (w_max - cwnd) / 2.0
+        if dist > BIC_MAX_INC:
+            per_rtt = BIC_MAX_INC
+        elif dist <= 1.0:
+            per_rtt = 1.0 / BIC_SMOOTH * BIC_B
+        else:
+            per_rtt = dist
+    elif cwnd < w_max + BIC_B:
+        per_rtt = BIC_B / BIC_SMOOTH
+    elif cwnd < w_max + BIC_MAX_INC * (BIC_B - 1.0):
+        per_rtt = (cwnd - w_max) / (BIC_B - 1.0)
+    else:
+        per_rtt = BIC_MAX_INC
+    return per_rtt * acked / cwnd
+
+
+@njit(cache=True, nogil=True, inline="always")
+def avoid_increment(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float) -> float:
+    """The congestion-avoidance increment of cwnd (segments) for ``acked`` newly acknowledged segments."""
+    cwnd = fs[f, CWND]
+    if alg == CUBIC:
+        return _cubic_avoid(fs, ap, f, acked, now)
+    if alg == BIC:
+        return _bic_avoid(fs, ap, f, acked)
+    if alg == STCP:  # Kelly 2003: +a per ACKed segment, at most one per ai_count (Linux/ns-3 min(cwnd, AI))
+        return acked / min(cwnd, ap[f, P_AI])
+    if alg == HSTCP and cwnd > ap[f, P_LOW]:  # RFC 3649 §5: a(w) = w²·p(w)·2b(w)/(2 − b(w)), p(w) = 0.078/w^1.2
+        b = highspeed_decrease(cwnd, ap[f, P_LOW], ap[f, P_HIGH], ap[f, P_HDEC])
+        a = cwnd * cwnd * (0.078 / cwnd ** 1.2) * 2.0 * b / (2.0 - b)
+        return a * acked / cwnd
+    return acked / cwnd  # NewReno, Westwood+, HSTCP below Low_Window: RFC 5681 §3.1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def grow(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float) -> None:
+    """cwnd after an ACK of ``acked`` new segments, outside recovery."""
+    if fs[f, CWND] < fs[f, SSTHRESH]:
+        step = min(acked, fs[f, SSTHRESH] - fs[f, CWND])
+        fs[f, CWND] += step
+        acked -= step
+    if acked > 0.0:
+        fs[f, CWND] += avoid_increment(alg, fs, ap, f, acked, now)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _one(x: float) -> np.ndarray:
+    out = np.empty(1)
+    out[0] = x
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _w_max(fs: np.ndarray, ap: np.ndarray, f: int, w: float) -> None:
+    """W_max with fast convergence (``last_max_cwnd`` of estimators/controls/bic.py, one event)."""
+    if ap[f, P_FAST] > 0.0 and w < fs[f, W_MAX]:
+        fs[f, W_MAX] = w * (1.0 + ap[f, P_BETA]) / 2.0
+    else:
+        fs[f, W_MAX] = w
+    fs[f, EPOCH] = -1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, flight: float, timeout: bool
+                  ) -> float:
+    """The ssthresh (segments) the control sets at a loss event (recovery entry or timeout); ``flight``: the
+    segments in flight before the event (RFC 6675's pipe before this ACK's losses were marked)."""
+    cwnd = fs[f, CWND]
+    if alg == CUBIC:
+        _w_max(fs, ap, f, cwnd)
+        ss = cubic_ssthresh(_one(cwnd), ap[f, P_BETA], MIN_SSTHRESH)[0]
+    elif alg == BIC:
+        _w_max(fs, ap, f, cwnd)
+        ss = bic_ssthresh(_one(cwnd), ap[f, P_BETA], ap[f, P_LOW], MIN_SSTHRESH)[0]
+    elif alg == STCP:
+        ss = scalable_ssthresh(_one(flight), ap[f, P_BETA], MIN_SSTHRESH)[0]
+    elif alg == HSTCP:
+        b = highspeed_decrease(flight, ap[f, P_LOW], ap[f, P_HIGH], ap[f, P_HDEC])
+        ss = max(flight * (1.0 - b), MIN_SSTHRESH)
+    elif alg == WESTWOOD and fs[f, BW] > 0.0 and fs[f, RTT_MIN] > 0.0:  # Linux tcp_westwood.c: BWE·RTTmin
+        ss = max(fs[f, BW] * fs[f, RTT_MIN] / mss, MIN_SSTHRESH)
+    else:  # NewReno (RFC 5681 eq. 4; ns-3 TcpNewReno: half the bytes in flight); Westwood+ with no estimate yet
+        ss = max(flight / 2.0, MIN_SSTHRESH)
+    if timeout and (alg in (CUBIC, BIC)):
+        fs[f, W_MAX] = 0.0  # bictcp_reset on TCP_CA_Loss
+    return ss
+
+
+def control_code(name: str) -> int:
+    """The compiled code of a control by its estimator name."""
+    codes = {"newreno": NEWRENO, "westwood_plus": WESTWOOD, "cubic": CUBIC, "stcp": STCP, "hstcp": HSTCP, "bic": BIC}
+    return codes[name]

@@ -1,0 +1,41 @@
+"""The columns of the simulation's compiled state: one row per flow in ``fi`` (int64) and ``fs`` (float64),
+the link's and run's figures in ``g`` (float64), each control's parameters in ``ap`` (float64, a row per flow).
+Module-level integers, so that numba compiles them in as constants."""
+
+from __future__ import annotations
+
+# fi: a flow's integer state (segments are counted in whole MSS, numbered from 0)
+UNA, NXT, PIPE, RCV_NXT, DELACK_N, DELACK_GEN = 0, 1, 2, 3, 4, 5
+IN_REC, IN_LOSS, RECOVER, H1, H2, H3 = 6, 7, 8, 9, 10, 11
+LOST_PTR, RTX_PTR, HI_LOST, PRR_DELIV, PRR_OUT, RECOVER_FS = 12, 13, 14, 15, 16, 17
+LOSS_EVENTS, TIMEOUTS, RETRANS, SENT, SAMPLES = 18, 19, 20, 21, 23
+QD_N, STARTED, RTO_ARMED, DELIVERED = 24, 25, 26, 27
+N_FI = 28
+
+# fs: a flow's real-valued state
+CWND, SSTHRESH, SRTT, RTTVAR, RTO, RTO_AT = 0, 1, 2, 3, 4, 5
+RTT_MIN, RTT_LATEST, QD_SUM, NEXT_SAMPLE, DELACK_ECHO, LAST_ACK_T = 6, 7, 8, 9, 10, 11
+ALG = 12  # the control's own state: fs[f, ALG + k], k < N_ALG
+N_ALG = 8
+N_FS = ALG + N_ALG
+
+# g: the link and the run
+RATE, END, BUF_PKTS, BUF_BYTES, WIRE, LOSS_P = 0, 1, 2, 3, 4, 5
+DELACK_T, MIN_RTO, INIT_RTO, RWND, IW, SAMPLE_DT = 6, 7, 8, 9, 10, 11
+DELACK_COUNT, MSS, QD_BIN = 12, 13, 14
+N_G = 15
+
+# per-flow figures (columns of ``flow`` float64[F, N_FLOW])
+START, PROP_FWD, PROP_REV = 0, 1, 2
+N_FLOW = 3
+
+# event streams of a flow: stream id = flow·N_STREAMS + kind
+S_DATA, S_ACK, S_DELACK, S_RTO, S_START = 0, 1, 2, 3, 4
+N_STREAMS = 5
+
+# the controls
+NEWRENO, WESTWOOD, CUBIC, STCP, HSTCP, BIC = 0, 1, 2, 3, 4, 5
+# segment states of the sender's scoreboard
+IN_FLIGHT, SACKED, LOST, RETRANSMITTED = 0, 1, 2, 3
+# queueing-delay histogram bins per flow (width g[QD_BIN] s; the last bin holds the rest)
+QD_BINS = 20000

@@ -1,0 +1,229 @@
+"""The simulation's Python face: a path (``Link``), the flows on it (``FlowSpec``), the sender's and receiver's
+settings (``SimConfig``) in; each flow's goodput, losses, retransmissions, queueing delay and series out."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ackreplay.estimators.registry import create
+from ackreplay.sim import layout as L
+from ackreplay.sim.controls import N_AP, P_AI, P_BETA, P_FAST, P_GAIN, P_HDEC, P_HIGH, P_LOW, P_WIN, control_code
+from ackreplay.sim.engine import run_loop, seed_random
+from ackreplay.sim.state import SimState
+from ackreplay.sim.streams import heap_update, new_heap
+
+#: The controls the loop runs, by their estimator names.
+CONTROLS = ("newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp")
+
+
+class SimError(ValueError):
+    """A simulation asked for with figures it cannot run (``code``: machine-readable)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Link:
+    """The bottleneck: rate (bit/s), a drop-tail buffer of packets and/or bytes (waiting, the packet being sent
+    not counted), Bernoulli loss on data before it, and the bytes of headers each packet adds to its MSS."""
+
+    rate_bps: float
+    buffer_packets: int | None = None
+    buffer_bytes: int | None = None
+    loss: float = 0.0
+    overhead_bytes: int = 52  # IPv4 20 + TCP 20 + timestamps 12
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """One bulk sender: its control, base RTT (half each way), start time and the control's parameters (the
+    replay's defaults, ``ackreplay.estimators``, unless given here; STCP's ``ai_count`` too)."""
+
+    control: str
+    rtt_s: float
+    start_s: float = 0.0
+    params: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Sender and receiver: MSS, initial window (RFC 6928), delayed ACKs (every ``delack_count``-th segment or
+    after ``delack_timeout_s``), RTO floor (Linux 0.2 s; RFC 6298 and ns-3: 1 s), receive window."""
+
+    duration_s: float
+    mss: int = 1448
+    initial_window: int = 10
+    delack_count: int = 2
+    delack_timeout_s: float = 0.04
+    min_rto_s: float = 0.2
+    initial_rto_s: float = 1.0
+    rwnd_segments: int = 16384
+    samples: int = 1000
+    seed: int = 1
+
+
+@dataclass(frozen=True)
+class FlowResult:
+    """One flow's outcome. ``series``: time (s), cwnd and flight (segments), queue (bytes), downsampled."""
+
+    control: str
+    goodput_bps: float
+    delivered_bytes: int
+    loss_events: int
+    timeouts: int
+    retransmissions: int
+    segments_sent: int
+    mean_queue_delay_s: float
+    p95_queue_delay_s: float
+    series: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class SimResult:
+    flows: list[FlowResult]
+    events: int
+
+
+def _check(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> None:
+    problems = []
+    if not flows:
+        problems.append(("no_flows", "at least one flow is needed"))
+    if not (link.rate_bps > 0 and math.isfinite(link.rate_bps)):
+        problems.append(("bad_rate", f"the link rate must be a positive number of bit/s, not {link.rate_bps!r}"))
+    if link.buffer_packets is None and link.buffer_bytes is None:
+        problems.append(("no_buffer", "give the buffer in packets or bytes (or both)"))
+    if (link.buffer_packets or 0) < 0 or (link.buffer_bytes or 0) < 0:
+        problems.append(("bad_buffer", "the buffer cannot be negative"))
+    if not 0.0 <= link.loss < 1.0:
+        problems.append(("bad_loss", f"the random loss must be in [0, 1), not {link.loss!r}"))
+    if not 0 < cfg.duration_s <= 3600 or cfg.mss < 1 or cfg.initial_window < 1 or cfg.samples < 1:
+        problems.append(("bad_config", "duration in (0, 3600] s, MSS, initial window and samples ≥ 1"))
+    for fl in flows:
+        if fl.control not in CONTROLS:
+            problems.append(("unknown_control", f"{fl.control!r} is not one of {', '.join(CONTROLS)}"))
+        if not (fl.rtt_s > 0 and math.isfinite(fl.rtt_s)) or fl.start_s < 0:
+            problems.append(("bad_flow", f"a flow's RTT must be > 0 and its start ≥ 0 ({fl.rtt_s!r}, {fl.start_s!r})"))
+    if problems:
+        raise SimError(problems[0][0], "; ".join(m for _, m in problems))
+
+
+def _control_params(fl: FlowSpec) -> np.ndarray:
+    """The control's parameters as ``ap`` columns: the replay's defaults (its registry), then ``fl.params``."""
+    row = np.zeros(N_AP)
+    own = dict(fl.params)
+    ai = float(own.pop("ai_count", 100.0))  # Kelly 2003: a = 0.01, one segment per 100 ACKed; ns-3 AIFactor 50
+    known = create(fl.control).params if fl.control != "newreno" else {}
+    unknown = set(own) - set(known)
+    if unknown:
+        raise SimError("unknown_parameter", f"{fl.control} has no parameter {', '.join(sorted(unknown))}")
+    p = {**known, **own}
+    row[P_BETA] = p.get("b", p.get("beta", 0.0))
+    row[P_LOW] = p.get("low_window", 0.0)
+    row[P_HIGH] = p.get("high_window", 0.0)
+    row[P_HDEC] = p.get("high_decrease", 0.0)
+    row[P_FAST] = 1.0 if p.get("fast_convergence", False) else 0.0
+    row[P_WIN] = p.get("min_window", 0.0)
+    row[P_GAIN] = p.get("gain", 0.0)
+    row[P_AI] = ai
+    return row
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(int(n) - 1, 1).bit_length()
+
+
+def _globals(link: Link, cfg: SimConfig) -> np.ndarray:
+    g = np.zeros(L.N_G)
+    wire = cfg.mss + link.overhead_bytes
+    g[L.RATE], g[L.END], g[L.WIRE], g[L.LOSS_P] = link.rate_bps, cfg.duration_s, wire, link.loss
+    g[L.BUF_PKTS] = np.inf if link.buffer_packets is None else link.buffer_packets
+    g[L.BUF_BYTES] = np.inf if link.buffer_bytes is None else link.buffer_bytes
+    g[L.DELACK_T], g[L.MIN_RTO], g[L.INIT_RTO] = cfg.delack_timeout_s, cfg.min_rto_s, cfg.initial_rto_s
+    g[L.RWND], g[L.IW], g[L.SAMPLE_DT] = cfg.rwnd_segments, cfg.initial_window, cfg.duration_s / cfg.samples
+    g[L.DELACK_COUNT], g[L.MSS], g[L.QD_BIN] = cfg.delack_count, cfg.mss, 1e-4
+    return g
+
+
+def _flow_columns(flows: list[FlowSpec]) -> np.ndarray:
+    """Start and one-way delays (half the base RTT each way: the ACK path is uncongested, so only the sum and
+    the forward part's place before the receiver matter)."""
+    out = np.zeros((len(flows), L.N_FLOW))
+    for f, fl in enumerate(flows):
+        out[f, L.START], out[f, L.PROP_FWD], out[f, L.PROP_REV] = fl.start_s, fl.rtt_s / 2, fl.rtt_s / 2
+    return out
+
+
+def build_state(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimState:
+    """The arrays of a run, every flow before its start."""
+    _check(link, flows, cfg)
+    n = len(flows)
+    g = _globals(link, cfg)
+    wire = g[L.WIRE]
+    segs = int(link.rate_bps * cfg.duration_s / 8 / wire) + cfg.rwnd_segments + cfg.initial_window + 16
+    ring = _pow2(2 * cfg.rwnd_segments + 64)
+    queue = min(link.buffer_packets if link.buffer_packets is not None else 1 << 30,
+                int(link.buffer_bytes // wire) if link.buffer_bytes is not None else 1 << 30)
+    fi = np.zeros((n, L.N_FI), np.int64)
+    fi[:, [L.H1, L.H2, L.H3, L.HI_LOST]] = -1
+    fs = np.zeros((n, L.N_FS))
+    fs[:, L.CWND], fs[:, L.SSTHRESH], fs[:, L.RTO_AT] = cfg.initial_window, np.inf, np.inf
+    heap, pos, key = new_heap(n * L.N_STREAMS)
+    state = SimState(
+        fi=fi, fs=fs, g=g, flow=_flow_columns(flows),
+        alg=np.array([control_code(fl.control) for fl in flows], np.int64),
+        ap=np.array([_control_params(fl) for fl in flows]).reshape(n, N_AP),
+        seg=np.zeros((n, segs), np.int8), got=np.zeros((n, segs), np.bool_),
+        dqf=np.zeros((n, ring, 2)), dqs=np.zeros((n, ring), np.int64), aqf=np.zeros((n, ring, 2)),
+        aqi=np.zeros((n, ring, 2), np.int64), ring=np.zeros((n, 6), np.int64),
+        rqs=np.zeros((n, ring), np.int64), rqt=np.zeros((n, ring)), heap=heap, pos=pos, key=key,
+        qf=np.zeros(_pow2(queue + 4)), qi=np.zeros(2, np.int64), last_fin=np.zeros(1),
+        qd_hist=np.zeros((n, L.QD_BINS), np.int64), ts=np.zeros((n, cfg.samples, 4)), tally=np.zeros(2, np.int64))
+    for f, fl in enumerate(flows):
+        heap_update(heap, pos, key, f * L.N_STREAMS + L.S_START, fl.start_s)
+    return state
+
+
+def _p95(hist: np.ndarray, width: float) -> float:
+    total = int(hist.sum())
+    if total == 0:
+        return math.nan
+    k = int(np.searchsorted(np.cumsum(hist), math.ceil(0.95 * total)))
+    return (k + 0.5) * width
+
+
+def flow_results(state: SimState, flows: list[FlowSpec], cfg: SimConfig) -> list[FlowResult]:
+    """Each flow's figures from the arrays after a run (goodput: in-order bytes at the receiver over the time
+    from the flow's start to the run's end)."""
+    out = []
+    for f, fl in enumerate(flows):
+        row = state.fi[f]
+        n = int(row[L.SAMPLES])
+        delivered = int(row[L.DELIVERED]) * cfg.mss
+        span = cfg.duration_s - fl.start_s
+        qn = int(row[L.QD_N])
+        ts = state.ts[f, :n]
+        out.append(FlowResult(
+            control=fl.control, goodput_bps=8.0 * delivered / span if span > 0 else 0.0, delivered_bytes=delivered,
+            loss_events=int(row[L.LOSS_EVENTS]), timeouts=int(row[L.TIMEOUTS]), retransmissions=int(row[L.RETRANS]),
+            segments_sent=int(row[L.SENT]),
+            mean_queue_delay_s=float(state.fs[f, L.QD_SUM] / qn) if qn else math.nan,
+            p95_queue_delay_s=_p95(state.qd_hist[f], state.g[L.QD_BIN]),
+            series={"t": ts[:, 0].copy(), "cwnd": ts[:, 1].copy(), "flight": ts[:, 2].copy(),
+                    "queue_bytes": ts[:, 3].copy()}))
+    return out
+
+
+def simulate(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimResult:
+    """Run the flows through the link for ``cfg.duration_s`` simulated seconds (deterministic for ``cfg.seed``)."""
+    state = build_state(link, flows, cfg)
+    seed_random(cfg.seed)
+    events = run_loop(state)
+    if state.tally[1]:
+        raise SimError("window_too_large", "a flow's window outgrew the simulation's arrays: lower rwnd_segments "
+                                           "or the buffer")
+    return SimResult(flow_results(state, flows, cfg), int(events))

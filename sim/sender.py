@@ -1,0 +1,318 @@
+"""The sender: a SACK scoreboard (RFC 6675, simplified), loss marking, recovery with Proportional Rate Reduction
+(RFC 6937, as Linux and ns-3 do by default), the retransmission timer (RFC 6298) and the send loop.
+
+Segments are whole MSS, numbered from 0; each has a state (in flight, SACKed, lost, retransmitted). ``PIPE`` is
+RFC 6675's pipe: segments in flight or retransmitted, not SACKed, not marked lost. A segment is lost once three
+segments above it are SACKed (DupThresh = 3, RFC 6675 IsLost): the third-highest SACKed segment is kept, so the
+marking costs O(1) a segment. A lost retransmission is found by the timer only (Linux would use RACK).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ackreplay.sim.controls import grow, loss_ssthresh, westwood_ack
+from ackreplay.sim.layout import (
+    CWND,
+    H1,
+    H2,
+    H3,
+    HI_LOST,
+    IN_FLIGHT,
+    IN_LOSS,
+    IN_REC,
+    INIT_RTO,
+    LAST_ACK_T,
+    LOSS_EVENTS,
+    LOST,
+    LOST_PTR,
+    MIN_RTO,
+    MSS,
+    N_STREAMS,
+    NXT,
+    PIPE,
+    PRR_DELIV,
+    PRR_OUT,
+    RECOVER,
+    RECOVER_FS,
+    RETRANS,
+    RETRANSMITTED,
+    RTO,
+    RTO_ARMED,
+    RTO_AT,
+    RTT_LATEST,
+    RTT_MIN,
+    RTTVAR,
+    RTX_PTR,
+    RWND,
+    S_RTO,
+    SACKED,
+    SENT,
+    SRTT,
+    SSTHRESH,
+    TIMEOUTS,
+    UNA,
+    WESTWOOD,
+)
+from ackreplay.sim.network import transmit
+from ackreplay.sim.state import SimState
+from ackreplay.sim.streams import heap_update
+
+MAX_RTO = 60.0  # RFC 6298 §2.5: an upper bound of at least 60 s
+CLOCK = 0.001  # G, the clock granularity of RFC 6298 §2 (1 ms, as ns-3's default)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def arm_rto(s: SimState, f: int, now: float) -> None:
+    """(Re)start the retransmission timer (RFC 6298 §5.1/5.3). The stream keeps its earlier head time if that
+    comes first: when it fires early it finds the new deadline and waits again."""
+    at = now + s.fs[f, RTO]
+    s.fs[f, RTO_AT] = at
+    sid = f * N_STREAMS + S_RTO
+    if s.key[sid] > at:
+        heap_update(s.heap, s.pos, s.key, sid, at)
+    s.fi[f, RTO_ARMED] = 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rtt_sample(s: SimState, f: int, r: float) -> None:
+    """RFC 6298 §2: SRTT, RTTVAR and RTO from a sample (floor MIN_RTO, ceiling 60 s)."""
+    fs = s.fs
+    if fs[f, SRTT] <= 0.0:
+        fs[f, SRTT] = r
+        fs[f, RTTVAR] = r / 2.0
+    else:
+        fs[f, RTTVAR] = 0.75 * fs[f, RTTVAR] + 0.25 * abs(fs[f, SRTT] - r)
+        fs[f, SRTT] = 0.875 * fs[f, SRTT] + 0.125 * r
+    fs[f, RTO] = min(max(fs[f, SRTT] + max(CLOCK, 4.0 * fs[f, RTTVAR]), s.g[MIN_RTO]), MAX_RTO)
+    fs[f, RTT_LATEST] = r
+    if fs[f, RTT_MIN] <= 0.0 or r < fs[f, RTT_MIN]:
+        fs[f, RTT_MIN] = r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _remember_retransmission(s: SimState, f: int, x: int, now: float) -> None:
+    size = s.rqs.shape[1]
+    if s.ring[f, 5] >= size:
+        s.tally[1] = 1
+        return
+    i = (s.ring[f, 4] + s.ring[f, 5]) & (size - 1)
+    s.rqs[f, i] = x
+    s.rqt[f, i] = now
+    s.ring[f, 5] += 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lost_retransmissions(s: SimState, f: int, delivered_sent: float) -> int:
+    """RACK's rule for retransmissions (RFC 8985 §6.2, Linux's default): a retransmission still unacknowledged
+    when a segment sent more than a reordering window (RTTmin/4) after it was delivered is lost."""
+    fi = s.fi
+    size = s.rqs.shape[1]
+    window = s.fs[f, RTT_MIN] / 4.0
+    marked = 0
+    while s.ring[f, 5] > 0:
+        i = s.ring[f, 4]
+        x = s.rqs[f, i]
+        live = x >= fi[f, UNA] and s.seg[f, x] == RETRANSMITTED
+        if live and s.rqt[f, i] >= delivered_sent - window:
+            break
+        s.ring[f, 4] = (i + 1) & (size - 1)
+        s.ring[f, 5] -= 1
+        if live:
+            s.seg[f, x] = LOST
+            fi[f, PIPE] -= 1
+            fi[f, HI_LOST] = max(fi[f, HI_LOST], x)
+            fi[f, RTX_PTR] = min(fi[f, RTX_PTR], x)
+            marked += 1
+    return marked
+
+
+@njit(cache=True, nogil=True, inline="always")
+def send_loop(s: SimState, f: int, now: float) -> None:
+    """Send while pipe < cwnd: the lowest lost segment first (RFC 6675 NextSeg rule 1), else new data within the
+    receive window."""
+    fi = s.fi
+    seg = s.seg
+    limit = min(s.seg.shape[1], np.int64(s.g[RWND]))
+    while fi[f, PIPE] < np.int64(s.fs[f, CWND] + 1e-9):
+        p = max(fi[f, RTX_PTR], fi[f, UNA])
+        while p <= fi[f, HI_LOST] and seg[f, p] != LOST:
+            p += 1
+        fi[f, RTX_PTR] = p
+        if p <= fi[f, HI_LOST]:
+            seg[f, p] = RETRANSMITTED
+            fi[f, RETRANS] += 1
+            _remember_retransmission(s, f, p, now)
+        elif fi[f, NXT] < min(fi[f, UNA] + limit, s.seg.shape[1]):
+            p = fi[f, NXT]
+            seg[f, p] = IN_FLIGHT
+            fi[f, NXT] += 1
+        else:
+            break
+        fi[f, PIPE] += 1
+        fi[f, SENT] += 1
+        if fi[f, IN_REC] == 1:
+            fi[f, PRR_OUT] += 1
+        transmit(s, f, now, p)
+        if fi[f, RTO_ARMED] == 0:
+            arm_rto(s, f, now)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sack(s: SimState, f: int, x: int) -> int:
+    """Segment ``x`` SACKed: 1 if that is news (it left the pipe unless it was marked lost)."""
+    fi = s.fi
+    st = s.seg[f, x]
+    if x < fi[f, UNA] or x >= fi[f, NXT] or st == SACKED:
+        return 0
+    if st != LOST:
+        fi[f, PIPE] -= 1
+    s.seg[f, x] = SACKED
+    if x > fi[f, H1]:
+        fi[f, H3], fi[f, H2], fi[f, H1] = fi[f, H2], fi[f, H1], x
+    elif x > fi[f, H2]:
+        fi[f, H3], fi[f, H2] = fi[f, H2], x
+    elif x > fi[f, H3]:
+        fi[f, H3] = x
+    return 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cumulative(s: SimState, f: int, cum: int) -> int:
+    """The cumulative ACK moved to ``cum``: the segments newly delivered (those not SACKed before)."""
+    fi = s.fi
+    news = 0
+    for x in range(fi[f, UNA], cum):
+        st = s.seg[f, x]
+        if st in (IN_FLIGHT, RETRANSMITTED):
+            fi[f, PIPE] -= 1
+        if st != SACKED:
+            news += 1
+    fi[f, UNA] = cum
+    return news
+
+
+@njit(cache=True, nogil=True, inline="always")
+def mark_lost(s: SimState, f: int) -> int:
+    """Mark lost every segment in flight below the third-highest SACKed one (three SACKed above it)."""
+    fi = s.fi
+    top = fi[f, H3]
+    marked = 0
+    for x in range(max(fi[f, LOST_PTR], fi[f, UNA]), top):
+        if s.seg[f, x] == IN_FLIGHT:
+            s.seg[f, x] = LOST
+            fi[f, PIPE] -= 1
+            marked += 1
+            fi[f, HI_LOST] = max(fi[f, HI_LOST], x)
+            fi[f, RTX_PTR] = min(fi[f, RTX_PTR], x)
+    fi[f, LOST_PTR] = max(fi[f, LOST_PTR], top)
+    return marked
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prr(s: SimState, f: int, delivered: int) -> None:
+    """RFC 6937 §3: cwnd = pipe + sndcnt, PRR while pipe > ssthresh, else slow-start reduction bound."""
+    fi = s.fi
+    fi[f, PRR_DELIV] += delivered
+    ss = s.fs[f, SSTHRESH]
+    pipe = fi[f, PIPE]
+    if pipe > ss:
+        sndcnt = int(np.ceil(fi[f, PRR_DELIV] * ss / max(fi[f, RECOVER_FS], 1))) - fi[f, PRR_OUT]
+    else:
+        limit = max(fi[f, PRR_DELIV] - fi[f, PRR_OUT], delivered) + 1
+        sndcnt = min(int(ss) - pipe, limit)
+    s.fs[f, CWND] = pipe + max(sndcnt, 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _enter_recovery(s: SimState, f: int, alg: int, flight: int) -> None:
+    fi = s.fi
+    fi[f, IN_REC] = 1
+    fi[f, LOSS_EVENTS] += 1
+    fi[f, RECOVER] = fi[f, NXT] - 1
+    fi[f, RECOVER_FS] = fi[f, NXT] - fi[f, UNA]
+    fi[f, PRR_DELIV] = 0
+    fi[f, PRR_OUT] = 0
+    s.fs[f, SSTHRESH] = loss_ssthresh(alg, s.fs, s.ap, f, s.g[MSS], float(flight), False)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) -> None:
+    """An ACK reaches the sender: scoreboard, RTT, the control, recovery, then the send loop."""
+    fi = s.fi
+    alg = s.alg[f]
+    flight = fi[f, PIPE]
+    delivered = _sack(s, f, sack) if sack >= 0 else 0
+    acked = 0
+    if cum > fi[f, UNA]:
+        acked = cum - fi[f, UNA]
+        delivered += _cumulative(s, f, cum)
+        if fi[f, UNA] >= fi[f, NXT]:
+            s.fs[f, RTO_AT] = np.inf
+            fi[f, RTO_ARMED] = 0
+        else:
+            arm_rto(s, f, now)
+    if delivered > 0 and echo >= 0.0:
+        rtt_sample(s, f, now - echo)
+    if alg == WESTWOOD:
+        westwood_ack(s.fs, s.ap, f, now, delivered * s.g[MSS])
+    newly_lost = mark_lost(s, f)
+    if delivered > 0 and echo >= 0.0:
+        newly_lost += lost_retransmissions(s, f, echo)
+    if fi[f, IN_REC] == 1 and fi[f, UNA] > fi[f, RECOVER]:
+        fi[f, IN_REC] = 0  # Linux tcp_end_cwnd_reduction, ns-3 ExitRecovery: cwnd = ssthresh
+        s.fs[f, CWND] = s.fs[f, SSTHRESH]
+    if fi[f, IN_LOSS] == 1 and fi[f, UNA] > fi[f, RECOVER]:
+        fi[f, IN_LOSS] = 0
+    if fi[f, IN_REC] == 0 and fi[f, IN_LOSS] == 0 and newly_lost > 0:
+        _enter_recovery(s, f, alg, flight)
+    if fi[f, IN_REC] == 1:
+        _prr(s, f, delivered)
+    elif acked > 0:
+        grow(alg, s.fs, s.ap, f, float(acked), now)
+    s.fs[f, LAST_ACK_T] = now
+    send_loop(s, f, now)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def on_rto(s: SimState, f: int, now: float) -> None:
+    """The retransmission timer's stream fires: wait again if the deadline moved, else time out (RFC 6298
+    §5.4–5.7: back off; RFC 5681 §3.1: ssthresh from the control, cwnd = 1; every segment not SACKed is lost)."""
+    fi = s.fi
+    fs = s.fs
+    sid = f * N_STREAMS + S_RTO
+    if fi[f, RTO_ARMED] == 0 or fi[f, UNA] >= fi[f, NXT]:
+        heap_update(s.heap, s.pos, s.key, sid, np.inf)
+        return
+    if fs[f, RTO_AT] > now:
+        heap_update(s.heap, s.pos, s.key, sid, fs[f, RTO_AT])
+        return
+    fi[f, TIMEOUTS] += 1
+    fi[f, LOSS_EVENTS] += 1
+    fs[f, SSTHRESH] = loss_ssthresh(s.alg[f], fs, s.ap, f, s.g[MSS], float(fi[f, PIPE]), True)
+    fs[f, CWND] = 1.0
+    for x in range(fi[f, UNA], fi[f, NXT]):
+        if s.seg[f, x] != SACKED:
+            s.seg[f, x] = LOST
+    fi[f, PIPE] = 0
+    s.ring[f, 5] = 0  # (every retransmission is lost now)
+    fi[f, IN_REC] = 0
+    fi[f, IN_LOSS] = 1
+    fi[f, RECOVER] = fi[f, NXT] - 1
+    fi[f, RTX_PTR] = fi[f, UNA]
+    fi[f, HI_LOST] = fi[f, NXT] - 1
+    if s.alg[f] == WESTWOOD:
+        fs[f, RTT_MIN] = 0.0  # tcp_westwood.c: reset_rtt_min on CA_EVENT_LOSS (the next sample restarts it)
+    fs[f, RTO] = min(fs[f, RTO] * 2.0, MAX_RTO)
+    heap_update(s.heap, s.pos, s.key, sid, np.inf)
+    fi[f, RTO_ARMED] = 0
+    send_loop(s, f, now)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def start_flow(s: SimState, f: int, now: float) -> None:
+    """The flow opens with the initial window (RFC 6928: 10 segments) and RTO = INIT_RTO (RFC 6298 §2.1)."""
+    s.fs[f, RTO] = s.g[INIT_RTO]
+    send_loop(s, f, now)
+

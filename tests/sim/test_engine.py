@@ -1,0 +1,94 @@
+"""The simulation on cases checkable by hand: a full link, a fixed window's standing queue, the busy-link rule
+of the seed-004 model (docs/estimators.md), determinism, and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ackreplay.path.analytic import busy_link
+from ackreplay.sim.model import CONTROLS, FlowSpec, Link, SimConfig, SimError, simulate
+
+RATE, RTT, MSS, WIRE = 10e6, 0.06, 1448, 1500
+#: Packets of 1500 bytes in the 10 Mbit/s × 60 ms path.
+BDP = RATE * RTT / 8 / WIRE
+PAYLOAD_RATE = RATE * MSS / WIRE
+
+
+def _delivered(control: str, buffer: float, until: float) -> int:
+    link = Link(RATE, buffer_packets=round(buffer * BDP), overhead_bytes=WIRE - MSS)
+    return simulate(link, [FlowSpec(control, RTT)], SimConfig(until, mss=MSS)).flows[0].delivered_bytes
+
+
+def utilisation(control: str, buffer: float, t0: float = 10.0, t1: float = 40.0) -> float:
+    """Goodput over [t0, t1] (past slow start) over the link's payload rate: the run is deterministic, so the
+    bytes delivered by t0 are those of a run that ends at t0."""
+    return (_delivered(control, buffer, t1) - _delivered(control, buffer, t0)) * 8 / (t1 - t0) / PAYLOAD_RATE
+
+
+def test_one_newreno_flow_fills_a_link_whose_buffer_holds_a_bdp() -> None:
+    assert utilisation("newreno", 1.2) == pytest.approx(1.0, abs=0.01)
+
+
+@pytest.mark.parametrize(("control", "decrease"), [("newreno", 0.5), ("stcp", 0.125)])
+def test_the_busy_link_rule_splits_full_from_idle(control: str, decrease: float) -> None:
+    """``B ≥ b/(1−b)·BDP`` keeps the link busy (utilisation 1); well below it the link idles after each loss."""
+    threshold = decrease / (1 - decrease)
+    above, below = 1.3 * threshold, 0.25 * threshold
+    assert busy_link(decrease, above) and not busy_link(decrease, below)
+    assert utilisation(control, above) == pytest.approx(1.0, abs=0.01)
+    assert utilisation(control, below) < 0.97
+
+
+def test_a_fixed_window_stands_its_excess_over_the_bdp_in_the_queue() -> None:
+    """The receive window caps cwnd at W: W − BDP packets wait at the bottleneck (±2: delayed ACKs release
+    segments in pairs)."""
+    window = 80
+    link = Link(RATE, buffer_packets=200, overhead_bytes=WIRE - MSS)
+    flow = simulate(link, [FlowSpec("newreno", RTT)], SimConfig(10.0, mss=MSS, rwnd_segments=window)).flows[0]
+    late = flow.series["t"] > 5.0
+    queue = flow.series["queue_bytes"][late] / WIRE
+    assert flow.loss_events == 0
+    assert np.median(queue) == pytest.approx(window - BDP, abs=2.0)
+    assert flow.mean_queue_delay_s == pytest.approx((window - BDP) * WIRE * 8 / RATE, rel=0.1)
+
+
+@pytest.mark.parametrize("control", CONTROLS)
+def test_a_run_is_deterministic_for_its_seed(control: str) -> None:
+    link = Link(RATE, buffer_packets=25, loss=0.002)
+
+    def run(seed: int) -> tuple[int, int, int, float]:
+        fl = simulate(link, [FlowSpec(control, RTT), FlowSpec("newreno", 2 * RTT, 0.5)],
+                      SimConfig(5.0, seed=seed)).flows[0]
+        return fl.delivered_bytes, fl.loss_events, fl.retransmissions, fl.p95_queue_delay_s
+
+    assert run(7) == run(7)
+    assert run(7) != run(8)  # the random losses fall elsewhere
+
+
+def test_every_control_reports_its_figures() -> None:
+    link = Link(RATE, buffer_bytes=int(0.5 * BDP * WIRE))
+    res = simulate(link, [FlowSpec(c, RTT) for c in CONTROLS], SimConfig(10.0, samples=100))
+    total = sum(f.goodput_bps for f in res.flows)
+    assert 0.8 * PAYLOAD_RATE < total <= PAYLOAD_RATE * 1.001
+    for f in res.flows:
+        assert f.loss_events >= 1 and f.retransmissions >= f.loss_events - f.timeouts
+        assert 0 <= f.mean_queue_delay_s <= f.p95_queue_delay_s + 1e-4
+        assert f.p95_queue_delay_s <= 0.5 * BDP * WIRE * 8 / RATE + 1e-3  # the buffer's own bound
+        assert len(f.series["t"]) == 100 and np.all(np.diff(f.series["t"]) > 0)
+        assert np.all(f.series["queue_bytes"] <= 0.5 * BDP * WIRE + WIRE)
+
+
+@pytest.mark.parametrize(("link", "flows", "code"), [
+    (Link(RATE), [FlowSpec("newreno", RTT)], "no_buffer"),
+    (Link(0.0, buffer_packets=10), [FlowSpec("newreno", RTT)], "bad_rate"),
+    (Link(RATE, buffer_packets=10, loss=1.5), [FlowSpec("newreno", RTT)], "bad_loss"),
+    (Link(RATE, buffer_packets=10), [FlowSpec("reno2", RTT)], "unknown_control"),
+    (Link(RATE, buffer_packets=10), [FlowSpec("cubic", -1.0)], "bad_flow"),
+    (Link(RATE, buffer_packets=10), [FlowSpec("cubic", RTT, params={"gamma": 1.0})], "unknown_parameter"),
+    (Link(RATE, buffer_packets=10), [], "no_flows"),
+])
+def test_bad_input_is_a_sim_error_with_a_code(link: Link, flows: list[FlowSpec], code: str) -> None:
+    with pytest.raises(SimError) as err:
+        simulate(link, flows, SimConfig(1.0))
+    assert err.value.code == code
