@@ -78,17 +78,19 @@ sequence sent by then, less the ACK and the SACKed bytes) in place of the ingest
 one srtt, an srtt swollen by the samples taken across idle times). At the receiver (``vantage_position`` ≥ 0.9:
 after the bottleneck) a segment's round trip, and the RTT sample of the ACK that answers it, are at most RTTmin
 + the time since the back-to-back train it arrived in began (a segment arriving over twice the bottleneck's
-spacing after the one before found the queue empty): a sample taken across an idle time cannot place data, or
-stretch a round trip, into the idle time. The epoch, the two-interval queue and the growth tests are not the
-papers' (T-RAT classifies whole flows, Siekkinen et al. periods of many round trips); BBR's pacing counts as the
-network (its pacing rate is its model of the path). The labels cover the flow's first to last ACK.
+spacing after the one before found the queue empty, were the flow alone there), but cut by no more than the
+silence before that train: a sample taken across an idle time cannot place data, or stretch a round trip, into
+the idle time, and a flow sharing the bottleneck (its gaps other flows' data) keeps the queue it waited in.
+The epoch, the two-interval queue and the growth tests are not the papers' (T-RAT classifies whole flows,
+Siekkinen et al. periods of many round trips); BBR's pacing counts as the network (its pacing rate is its model
+of the path). The labels cover the flow's first to last ACK.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import astuple, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -633,48 +635,68 @@ class _Flow:
     rttmin: float  # s, the flow's smallest RTT (NaN: none)
 
 
-def queue_bound(seg_t: np.ndarray, seg_len: np.ndarray, rttmin: float) -> np.ndarray:
+class QueueBound(NamedTuple):
+    """Per data segment seen after the bottleneck: the longest round trip it can have had if the queue it
+    arrived behind held none of the flow's data (``longest``), and the silence before the train it arrived in
+    (``silence``: how much an idle time of the sender can have stretched a round trip ending in the train)."""
+
+    longest: np.ndarray
+    silence: np.ndarray
+
+    def hold(self, r: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """Round trips ``r`` ending in segments ``at`` held to what they allow: at most ``longest``, but cut by no
+        more than the ``silence`` (an idle time lies inside it; a round trip longer than the bound by more than
+        that waited in a queue the flow's own gaps do not show: other flows' data sharing the bottleneck)."""
+        return np.minimum(r, np.maximum(self.longest[at], r - self.silence[at]))
+
+
+def queue_bound(seg_t: np.ndarray, seg_len: np.ndarray, rttmin: float) -> QueueBound:
     """Per data segment seen after the bottleneck, the longest round trip it can have had: RTTmin + the time
     since the train of segments it arrived in began. A bottleneck with data queued sends the next segment one
     transmission time after the last (per byte: the flow's median spacing of its segments per byte, a full
-    bottleneck's), so a segment arriving more than twice that after the one before found the queue empty: it
-    waited in no queue, and each one after it, back to back, in one no longer than the train so far."""
+    bottleneck's), so a segment of a flow alone there arriving more than twice that after the one before found
+    the queue empty: it waited in no queue, and each one after it, back to back, in one no longer than the train
+    so far. With other flows' data in between (a shared bottleneck) it may have queued all along: what the gap
+    shows is only that a round trip ending in the train can have been stretched by an idle time of at most the
+    gap (:meth:`QueueBound.hold`)."""
     n = len(seg_t)
     if n < 2 or not rttmin > 0.0:
-        return np.full(n, np.inf)
+        return QueueBound(np.full(n, np.inf), np.full(n, np.inf))
     gap = np.diff(seg_t)
     per_byte = gap / np.maximum(seg_len[1:], 1.0)
     busy = per_byte[gap > 0.0]
     tau = float(np.median(busy)) if len(busy) else 0.0
     starts = np.concatenate(([True], gap > 2.0 * tau * np.maximum(seg_len[1:], 1.0)))
-    first = seg_t[np.maximum.accumulate(np.where(starts, np.arange(n), 0))]
-    return rttmin + (seg_t - first)
+    head = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    silence = np.concatenate(([np.inf], gap))[head]  # (the first train: no gap seen before it)
+    return QueueBound(rttmin + (seg_t - seg_t[head]), silence)
 
 
-def bounded_samples(t: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray, bound: np.ndarray) -> np.ndarray:
+def bounded_samples(t: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray, bound: QueueBound) -> np.ndarray:
     """The RTT samples with each held to what the data it answers allows: the ACK at ``t`` answers the last
-    segment that arrived by then, whose round trip was at most its ``bound`` (:func:`queue_bound`), to which the
+    segment that arrived by then, whose round trip was at most its bound (:func:`queue_bound`), to which the
     receiver's own delay before the ACK adds. A receiver-side sample taken across an idle time (idle time + RTT)
     comes down to the round trip its data can have had."""
     if not len(seg_t):
         return rtt
     at = np.searchsorted(seg_t, t, side="right") - 1
-    cap = np.where(at >= 0, t - seg_t[np.maximum(at, 0)] + bound[np.maximum(at, 0)], np.inf)
-    return np.where(rtt > cap, cap, rtt)
+    wait = np.where(at >= 0, t - seg_t[np.maximum(at, 0)], 0.0)  # the receiver's delay before the ACK
+    held = bound.hold(rtt - wait, np.maximum(at, 0)) + wait
+    return np.where((at >= 0) & (rtt > held), held, rtt)
 
 
-def sent_times(t: np.ndarray, rtt: np.ndarray, rref: np.ndarray, seg_t: np.ndarray, bound: np.ndarray,
+def sent_times(t: np.ndarray, rtt: np.ndarray, rref: np.ndarray, seg_t: np.ndarray, bound: QueueBound,
                position: float) -> np.ndarray:
     """When data seen on its way (a receiver- or tap-side capture, ``position`` of the round trip from the
     sender) was sent: ``position`` × its round trip earlier — the RTT sample of the first ACK at or after it
     (the ACK that answers it: its sample is the time since the sender sent the data it newly acknowledges),
-    else the robust RTT there, at most ``bound`` (:func:`queue_bound`, at the receiver). Only samples the
+    else the robust RTT there, held by ``bound`` (:func:`queue_bound`, at the receiver). Only samples the
     robust RTT kept (``rtt``) count, and the bound holds the rest: a receiver-side sample taken across an idle
     time (the first flight after it echoes the ACK before it: idle time + RTT) would place the data in the
     idle time."""
     n = len(t)
     at = np.clip(np.searchsorted(t, seg_t, side="left"), 0, max(n - 1, 0))
-    r = np.minimum(np.where(rtt[at] > 0.0, rtt[at], rref[at]), bound)
+    r = bound.hold(np.where(rtt[at] > 0.0, rtt[at], rref[at]), np.arange(len(seg_t)))
     return seg_t - position * np.nan_to_num(r)
 
 
@@ -699,7 +721,7 @@ def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarra
     mins = [float(np.nanmin(c)) for c in (inputs.rttmin, inputs.rtt_any) if np.isfinite(c).any()]
     rttmin = min(mins) if mins else math.nan
     bound = (queue_bound(seg_t, seg_len, rttmin) if position >= p[_RECEIVER_END] and len(seg_t)
-             else np.full(len(seg_t), np.inf))
+             else QueueBound(np.full(len(seg_t), np.inf), np.full(len(seg_t), np.inf)))
     rref = np.empty(n)
     rtt = np.empty(n)
     robust_rtt_into(t, bounded_samples(t, inputs.rtt_any, seg_t, bound), _first_finite(inputs.srtt, inputs.rttmin),

@@ -21,8 +21,10 @@ from ackreplay.scoring.limits import (
     UNKNOWN,
     FlowLimits,
     batch_limits,
+    bounded_samples,
     flow_limits,
     grid_bounds,
+    queue_bound,
     robust_rtt_into,
     shares_of,
 )
@@ -227,6 +229,23 @@ def test_robust_rtt_sets_an_idle_restarts_echo_aside():
     robust_rtt_into(t, r, np.nan, 1.8, 8.0, out, kept)
     assert np.all(out[10:14] == 0.05) and np.all(np.isnan(kept[10:14]))
     assert out[60] == 0.05 and out[-1] == pytest.approx(0.12)
+
+
+def test_queue_bound_holds_idle_samples_not_a_shared_queue():
+    """At the receiver: a sample taken across the sender's idle time comes down to RTTmin + the train so far; a
+    round trip ending after a short gap (other flows' data between the flow's segments at a shared bottleneck)
+    loses no more than that gap (two flows sharing a bottleneck kept their 20 ms queue)."""
+    seg_len = np.full(12, 1000.0)
+    alone = np.concatenate((np.arange(6) * 1e-3, 0.2 + np.arange(6) * 1e-3))  # an idle time of ~0.19 s
+    qb = queue_bound(alone, seg_len, RTT)
+    assert bounded_samples(np.array([alone[6]]), np.array([0.24]), alone, qb)[0] == pytest.approx(RTT)
+    assert bounded_samples(np.array([alone[8] + 1e-4]), np.array([0.24]), alone, qb)[0] == pytest.approx(
+        RTT + 2e-3 + 1e-4)  # (two segments into the train, the ACK 0.1 ms after the last)
+    shared = np.cumsum(np.tile([1e-3, 1e-3, 1e-3, 3e-3], 3))  # every fourth gap: others' data at the bottleneck
+    qb = queue_bound(shared, seg_len, RTT)
+    assert bounded_samples(np.array([shared[4]]), np.array([RTT + 0.02]), shared, qb)[0] == pytest.approx(
+        RTT + 0.02 - 3e-3)
+    assert bounded_samples(np.array([shared[5]]), np.array([RTT]), shared, qb)[0] == RTT  # within: kept
 
 
 def test_grid_bounds():
