@@ -15,6 +15,7 @@ from ackreplay.api.guard import Guard
 from ackreplay.api.metrics import REQUESTS
 from ackreplay.api.routes import apidocs, batches, captures, dashboard, estimators, health, quota, runs
 from ackreplay.core.config import get_settings
+from ackreplay.core.fair_queue import release_soon
 from ackreplay.core.janitor import maybe_sweep_orphans
 from ackreplay.estimators import __version__
 
@@ -75,15 +76,25 @@ async def lifespan(_: FastAPI) -> AsyncIterator[None]:
     yield
 
 
+#: How often the embedded janitor releases waiting tasks (s); it sweeps orphans every sixth pass.
+JANITOR_RELEASE_SECONDS = 10
+
+
 def start_janitor() -> None:
-    """Embedded mode: this process sweeps the store's orphans (``core.janitor``) every few minutes."""
+    """Embedded mode: this process sweeps the store's orphans (``core.janitor``) every minute, and every
+    ``JANITOR_RELEASE_SECONDS`` releases the tasks waiting their turn (``core.fair_queue``) — the workers' sweep
+    does it with Celery; here nothing else would retry a release that failed (database restarting, locked)."""
 
     def loop() -> None:
+        passes = 0
         while True:
-            try:
-                maybe_sweep_orphans()
-            except Exception:
-                logging.getLogger("ackreplay.janitor").exception("orphan sweep failed")
-            time.sleep(60)
+            if passes % 6 == 0:
+                try:
+                    maybe_sweep_orphans()
+                except Exception:
+                    logging.getLogger("ackreplay.janitor").exception("orphan sweep failed")
+            release_soon()
+            passes += 1
+            time.sleep(JANITOR_RELEASE_SECONDS)
 
     threading.Thread(target=loop, name="ackreplay-janitor", daemon=True).start()

@@ -209,7 +209,7 @@ def fail_task(task_id: str, claimed: Claimed, exc: BaseException) -> None:
             after_commit(session, partial(store.delete, f"series/{run_id}/{capture_id}"))
             if cap is None:
                 after_commit(session, partial(store.delete, f"captures/{capture_id}"))
-        if task is None:
+        if task is None or task.status == "done":  # a duplicate of a task that succeeded: its result stands
             return
         task.status, task.error, task.updated_at = "failed", message, now()
         code = str(code)[:60]
@@ -295,10 +295,13 @@ def store_capture(store: Store, capture_id: str, result: CaptureIngest) -> None:
         cap = session.get(Capture, capture_id)
         if cap is None:
             raise _deleted(capture_id)
+        if cap.status == "ingested":  # a duplicate of this task (another run's ingest) stored it first
+            return
         truth = stored_truth(cap)
     key = write_tables(store, capture_id, result, truth)
     with session_scope() as session:
-        cap = session.get(Capture, capture_id, with_for_update=True)
+        # FOR NO KEY UPDATE: a deletion waits for it, while runs and results naming the capture can still be made
+        cap = session.get(Capture, capture_id, with_for_update={"key_share": True})
         if cap is None:
             raise _deleted(capture_id)
         if cap.status == "ingested":  # (a duplicate of this task got there first)
@@ -323,7 +326,7 @@ def plan_replay(task_id: str, t0: float) -> None:
         if task is None:
             return
         # the capture's row first, as a deletion locks it: then its rows' (never the other way round)
-        cap = session.get(Capture, task.capture_id, with_for_update=True)
+        cap = session.get(Capture, task.capture_id, with_for_update={"key_share": True})
         rc = session.get(RunCapture, (task.run_id, task.capture_id), with_for_update=True)
         if cap is None or rc is None:
             task.status = "done"

@@ -8,6 +8,7 @@ import hashlib
 import io
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -95,10 +96,18 @@ class Store:
             yield target
 
     def write_parquet(self, key: str, frame: pl.DataFrame, *, row_group_size: int | None = None) -> None:
-        """Store a table as Parquet, written to the object as it is encoded (no second copy of it in memory)."""
+        """Store a table as Parquet, written as it is encoded (no second copy of it in memory) to a temporary object
+        beside ``key`` and then moved onto it: a reader of ``key`` sees the old object or the new one, never a
+        partial one (two ingests of one capture may write the same tables)."""
         self.fs.makedirs(self.path(key).rsplit("/", 1)[0], exist_ok=True)
-        with self.fs.open(self.path(key), "wb") as out:
-            frame.write_parquet(out, row_group_size=row_group_size)
+        tmp = f"{self.path(key)}.tmp-{uuid.uuid4().hex}"
+        try:
+            with self.fs.open(tmp, "wb") as out:
+                frame.write_parquet(out, row_group_size=row_group_size)
+            self.fs.mv(tmp, self.path(key))
+        finally:
+            if self.fs.exists(tmp):
+                self.fs.rm(tmp)
 
     @staticmethod
     def parquet_bytes(frame: pl.DataFrame, *, row_group_size: int | None = None) -> bytes:

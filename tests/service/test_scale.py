@@ -119,7 +119,9 @@ def test_a_capture_skipping_all_its_flows_keeps_a_summary(svc, captures):
 
 def _lock_waiters(db: str) -> int:
     with psycopg.connect(db) as conn:
-        return conn.execute("select count(*) from pg_stat_activity where wait_event_type = 'Lock'").fetchone()[0]
+        row = conn.execute("select count(*) from pg_stat_activity where wait_event_type = 'Lock'").fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def test_a_capture_deleted_while_its_flows_are_stored_fails_the_run(svc, captures, monkeypatch):
