@@ -481,9 +481,12 @@ REASONS = {
                  "own segments) and for tshark (out-of-order flag, counted as in test_against_tools)",
     "bigtcp-ipv6": "IPv6 BIG TCP (payload length 0, no jumbo option): tshark 4.0 calls the packet malformed and "
                    "tcptrace finds no payload; ackreplay takes the length from the record (docs: formats)",
-    "ip-length": "frames recorded shorter than their IP total length: ackreplay takes the IP header's length "
-                 "(docs: formats), tshark the bytes present; in tcp_reassembly the next segment's sequence number "
-                 "and the ACKs confirm the IP length (frames cut 8 bytes short)",
+    "ip-length": "frames shorter on the wire than their IP total length (the record's original length, not a "
+                 "snaplen cut): ackreplay and tshark take the bytes the frame held, tcptrace the IP length (docs: "
+                 "formats). In tcp_reassembly the frames are 8 bytes short and the next segment's sequence number "
+                 "and the ACKs confirm the IP length: tcptrace right about what was sent, ackreplay counts those 44 "
+                 "bytes as holes the ACKs prove (bytes_sent unchanged). In ndpi_match_string the fuzzed frame's IP "
+                 "length is 2610 in 576 bytes: ackreplay right",
     "synack-reuse": "the ports are used again 56 min after both FINs, from a SYN-ACK with a new ISN (its SYN not "
                     "captured): ackreplay and tcptrace start a new connection there, tshark (4.0) keeps one stream. "
                     "The FIN the client sends below its highest sequence in the second is a control retransmission "
@@ -541,6 +544,8 @@ EXPLAINED: dict[str, dict[Finding, tuple[str, str]]] = {
             ('ackreplay 1, tcptrace 0', 'synack-reuse'),
         ('10.3.9.19:40632>10.68.137.118:8091#1', 'retransmissions', 'tcptrace'):
             ('ackreplay 0, tcptrace 1', 'synack-reuse'),
+        ('10.3.9.19:40632>10.68.137.118:8091#1', 'unique_bytes', 'tcptrace'):
+            ('ackreplay 522, tcptrace 2570', 'ip-length'),
         ('10.68.137.118:8091>10.3.9.19:40632#1', 'retransmissions', 'tcptrace'):
             ('ackreplay 1, tcptrace 0', 'fuzzed-ack'),
     },
@@ -659,8 +664,8 @@ EXPLAINED: dict[str, dict[Finding, tuple[str, str]]] = {
     'gh-zeek__tcp_reassembly.pcap': {
         ('63.193.213.194:2564>128.3.97.175:80#0', 'retransmissions', 'tcptrace'):
             ('ackreplay 17, tcptrace 14', 'hole-fill'),
-        ('63.193.213.194:2564>128.3.97.175:80#0', 'unique_bytes', 'tshark'):
-            ('ackreplay 28876, tshark 28832', 'ip-length'),
+        ('63.193.213.194:2564>128.3.97.175:80#0', 'unique_bytes', 'tcptrace'):
+            ('ackreplay 28832, tcptrace 28876', 'ip-length'),
     },
     'gh-zeek__tcp_retransmit-fast009.pcap': {
         ('192.168.0.27:80>10.0.88.85:50368#0', 'rtt_min', 'tcptrace'):
