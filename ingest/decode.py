@@ -360,8 +360,10 @@ def _tcp_options(b: np.ndarray, q: int, opt_end: int, row: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def _tcp(b: np.ndarray, tcp: int, l4_len: int, end: int, row: np.ndarray) -> int:
-    """The TCP header at ``tcp`` (``l4_len`` bytes with its payload) into ``row``; -1, or a reason code."""
+def _tcp(b: np.ndarray, tcp: int, l4_len: int, on_wire: int, end: int, row: np.ndarray) -> int:
+    """The TCP header at ``tcp`` (``l4_len`` bytes with its payload, ``on_wire`` of them in the record's wire
+    length) into ``row``; -1, or a reason code. The payload is what the frame held on the wire: bytes an IP length
+    claims beyond it (a fuzzed or edited length; a snaplen cut keeps the wire length whole) were never seen."""
     if tcp + 20 > end:
         return R_TRUNCATED
     doff = np.int64(b[tcp + 12] >> 4) * 4
@@ -373,7 +375,7 @@ def _tcp(b: np.ndarray, tcp: int, l4_len: int, end: int, row: np.ndarray) -> int
     row[C_ACK] = _be32(b, tcp + 8)
     row[C_FLAGS] = np.int64(b[tcp + 13]) | ((np.int64(b[tcp + 12]) & 1) << 8)
     row[C_WIN] = _be16(b, tcp + 14)
-    row[C_PLEN] = l4_len - doff
+    row[C_PLEN] = min(l4_len, max(on_wire, doff)) - doff
     row[C_MSS] = -1
     row[C_WSCALE] = -1
     row[C_SACKOK] = 0
@@ -406,4 +408,4 @@ def decode_one(b: np.ndarray, p: int, cap: int, orig: int, linktype: int, row: n
         return l4_len
     if 0 <= link_len < tcp - ip + l4_len:  # the link layer's length bounds the IP packet's (PPPoE: padding after)
         l4_len = max(link_len - (tcp - ip), 0)
-    return _tcp(b, tcp, l4_len, end, row)
+    return _tcp(b, tcp, l4_len, wire - (tcp - ip), end, row)

@@ -318,7 +318,8 @@ def _decode(linktype: int, buf: bytes, origlen: int) -> list[int]:
     row[C_SEQ], row[C_ACKNO] = tcp.seq, tcp.ack
     row[C_FLAGS] = tcp.flags | ((tcpb[12] & 1) << 8)
     row[C_WIN] = tcp.win
-    row[C_PLEN] = l4_len - doff
+    on_wire = origlen - link_len - (len(ipb) - len(tcpb))  # the payload is what the frame held on the wire
+    row[C_PLEN] = min(l4_len, max(on_wire, doff)) - doff
     row[C_TRUNC] = 1 if len(tcpb) < doff else 0
     _tcp_options(bytes(tcpb[20:doff]), row)
     return row

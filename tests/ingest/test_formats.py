@@ -133,6 +133,24 @@ def test_the_pppoe_session_length_bounds_the_ip_packet(tmp_capture, linktype):
 
     assert assert_equivalent(path) == 5
 
+def test_the_wire_length_bounds_the_ip_length(tmp_capture):
+    """A data segment whose IP header claims more than the frame held on the wire (a fuzzed length: the extra
+    public set's modbus_fuzz-72 claims 35 084 bytes in 52) carries only the bytes on the wire; a snaplen cut (the
+    record's wire length whole) keeps the IP length's payload."""
+    packets = small_ip_packets()
+    data = packets[3]  # the 1000-byte segment
+    fuzzed = bytearray(data[:-900])  # 100 of its 1000 bytes on the wire, the IP length still claiming 1000
+    recs = [g.Rec(1_700_000_000_000_000_000 + i, g.ether(p)) for i, p in enumerate(packets)]
+    recs[3] = g.Rec(recs[3].ts_ns, g.ether(bytes(fuzzed)))
+    recs.append(g.Rec(recs[4].ts_ns + 1, g.ether(data[:-900]), origlen=14 + len(data)))  # cut by the snaplen
+    path = tmp_capture(g.pcap(recs))
+    rows, reasons, _ = decoded(path)
+    assert reasons == {} and [r["plen"] for r in rows] == [0, 0, 0, 100, 0, 1000]
+    from tests.ingest.test_reference_equivalence import assert_equivalent
+
+    assert assert_equivalent(path) == 6
+
+
 def nflog(ip: bytes) -> bytes:
     """An NFLOG record: family AF_INET, version 0, group 5; a prefix TLV (type 10, 7 bytes, padded to 8)
     and a hardware-protocol TLV before the payload TLV (type 9); lengths and types little-endian."""
