@@ -71,23 +71,28 @@ def create_app() -> FastAPI:
 
 @asynccontextmanager
 async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-    if get_settings().embedded_worker:
-        start_janitor()
-    yield
+    stop = start_janitor() if get_settings().embedded_worker else None
+    try:
+        yield
+    finally:
+        if stop is not None:  # the janitor ends with the app (a test's database and store go with it)
+            stop.set()
 
 
 #: How often the embedded janitor releases waiting tasks (s); it sweeps orphans every sixth pass.
 JANITOR_RELEASE_SECONDS = 10
 
 
-def start_janitor() -> None:
+def start_janitor() -> threading.Event:
     """Embedded mode: this process sweeps the store's orphans (``core.janitor``) every minute, and every
     ``JANITOR_RELEASE_SECONDS`` releases the tasks waiting their turn (``core.fair_queue``) — the workers' sweep
-    does it with Celery; here nothing else would retry a release that failed (database restarting, locked)."""
+    does it with Celery; here nothing else would retry a release that failed (database restarting, locked).
+    Setting the event it returns ends it (the app's shutdown)."""
+    stop = threading.Event()
 
     def loop() -> None:
         passes = 0
-        while True:
+        while not stop.is_set():
             if passes % 6 == 0:
                 try:
                     maybe_sweep_orphans()
@@ -95,6 +100,7 @@ def start_janitor() -> None:
                     logging.getLogger("ackreplay.janitor").exception("orphan sweep failed")
             release_soon()
             passes += 1
-            time.sleep(JANITOR_RELEASE_SECONDS)
+            stop.wait(JANITOR_RELEASE_SECONDS)
 
     threading.Thread(target=loop, name="ackreplay-janitor", daemon=True).start()
+    return stop
