@@ -3,6 +3,7 @@ one, even while another ingest of the same capture rewrites it (``core.storage.S
 
 from __future__ import annotations
 
+import io
 import threading
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,16 @@ def test_a_rewrite_is_never_seen_half_written(tmp_path: Path) -> None:
     store.write_parquet("captures/c/flows.parquet", old)
     target = tmp_path / "captures" / "c" / "flows.parquet"
     seen: list[int] = []
+    errors: list[BaseException] = []
     done = threading.Event()
 
-    def read() -> None:
+    def read() -> None:  # one open per read, as a task reads an object: the old file or the new one, whole
         while not done.is_set():
-            seen.append(pl.read_parquet(target).height)  # raises on a partial file
+            try:
+                seen.append(pl.read_parquet(io.BytesIO(target.read_bytes())).height)
+            except BaseException as exc:  # a partial file (a thread's exception would not fail the test)
+                errors.append(exc)
+                return
 
     reader = threading.Thread(target=read)
     reader.start()
@@ -35,6 +41,7 @@ def test_a_rewrite_is_never_seen_half_written(tmp_path: Path) -> None:
     finally:
         done.set()
         reader.join()
+    assert not errors, errors
     assert seen and set(seen) <= {1000, 200_000}
     assert sorted(p.name for p in target.parent.iterdir()) == ["flows.parquet"]  # no temporary object left
 
