@@ -19,6 +19,7 @@ from ackreplay.cli.report_cmd import report
 from ackreplay.cli.score_cmd import score
 from ackreplay.cli.service_cmds import migrate, quota_app, serve, token_app, worker
 from ackreplay.cli.warmup import warmup
+from ackreplay.cli.whatif_cmd import whatif
 
 app = typer.Typer(
     name="ackreplay",
@@ -59,6 +60,7 @@ app.command()(graph)
 app.command()(compare)
 app.command(name="estimators")(list_estimators)
 app.command()(model)
+app.command()(whatif)
 app.add_typer(token_app, name="token")
 app.add_typer(quota_app, name="quota")
 

@@ -135,28 +135,37 @@ def print_curve(curve: str, as_json: bool) -> None:
               f"  | {f['newreno']:22.3f}  {f['westwood_plus']:9.3f}")
 
 
-def capture_path(capture: Path, flow: int | None, allow_vantage: bool, memory_budget: int) -> CapturePath:
-    """Replay ``capture`` as ``score`` does (the same path inference, shared bottlenecks included) and take the path
-    of ``flow``, or of the largest bulk flow (the largest replayed flow when none is bulk); a flow that was not
-    replayed, or a capture with none, gives an empty path and says why. An unknown ``flow`` exits 4."""
-    from ackreplay.cli.flow_lists import skipped_lines
+def replayed_paths(capture: Path, flow: int | None, estimators: list[str], allow_vantage: bool, memory_budget: int
+                   ) -> tuple[Any, str, Any, dict[int, Any]]:
+    """Replay ``capture`` as ``score`` does (the same path inference, shared bottlenecks included) with
+    ``estimators``: the scored capture, its label, its flows' summaries and its replayed flows by id. A ``flow``
+    the capture does not have exits 4."""
     from ackreplay.cli.inputs import label
     from ackreplay.cli.score_cmd import score_input
     from ackreplay.cli.warmup import announce_cold
     from ackreplay.core.capture_scoring import build_estimators
 
     announce_cold()
-    # the decision rules the buffer study models, replayed so that their verdicts at this flow's losses show too
-    sc = score_input(capture, build_estimators(["highspeed"], {}), allow_vantage=allow_vantage,
+    sc = score_input(capture, build_estimators(estimators, {}), allow_vantage=allow_vantage,
                      memory_budget=memory_budget << 20, keep_series=False)
     name = label(capture)
     by_id = sc.ingest.flows.by_id()
-    replayed = {fr.flow_id: fr for fr in sc.replay.flows}
+    if flow is not None and flow not in by_id:
+        fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: no flow {flow} (it has {len(by_id)}: `ackreplay flows "
+             f"{name}` lists them)")
+    return sc, name, by_id, {fr.flow_id: fr for fr in sc.replay.flows}
+
+
+def capture_path(capture: Path, flow: int | None, allow_vantage: bool, memory_budget: int) -> CapturePath:
+    """Replay ``capture`` as ``score`` does (the same path inference, shared bottlenecks included) and take the path
+    of ``flow``, or of the largest bulk flow (the largest replayed flow when none is bulk); a flow that was not
+    replayed, or a capture with none, gives an empty path and says why. An unknown ``flow`` exits 4."""
+    from ackreplay.cli.flow_lists import skipped_lines
+
+    # the decision rules the buffer study models, replayed so that their verdicts at this flow's losses show too
+    sc, name, by_id, replayed = replayed_paths(capture, flow, ["highspeed"], allow_vantage, memory_budget)
     complete = [fid for fid, fr in replayed.items() if fr.path and all(fr.path.get(k) is not None for k, *_ in FIGURES)]
     if flow is not None:
-        if flow not in by_id:
-            fail(EXIT_NOT_FOUND, "flow_not_found", f"{name}: no flow {flow} (it has {len(by_id)}: `ackreplay flows "
-                 f"{name}` lists them)")
         if flow not in replayed:
             return CapturePath(name, flow, f"flow {flow} was not replayed: {sc.replay.skipped.get(flow, '')}",
                                complete=complete)

@@ -123,7 +123,7 @@ def _warm_batches() -> None:
 
 #: The project's packages, whose bytecode ``warmup`` writes.
 PACKAGES = ("api", "cli", "core", "estimators", "graphs", "ingest", "jitcache", "path", "replay", "scoring", "sim",
-            "workers")
+            "whatif", "workers")
 
 
 def _compile_bytecode(root: Path | None = None) -> None:

@@ -104,7 +104,7 @@ def test_the_wheel_holds_every_package_the_code_imports_and_its_data(wheel):
     subpackages = {n.split("/")[1] for n in names if n.startswith("ackreplay/") and n.count("/") >= 2}
     assert subpackages == {p.name for p in (ROOT / "ackreplay").iterdir() if p.is_symlink()} == {
         "api", "cli", "core", "estimators", "graphs", "ingest", "jitcache", "migrations", "path", "replay", "scoring",
-        "sim", "workers"}, subpackages
+        "sim", "whatif", "workers"}, subpackages
     for data in ("migrations/env.py", "migrations/script.py.mako", "api/dashboard/index.html",
                  "api/dashboard/js/main.js", "api/apidocs/init.js", "cli/data/warmup.pcap",
                  "cli/data/plotly-basic.min.js"):

@@ -38,7 +38,7 @@ def _env() -> dict[str, str]:
 
 def test_the_packages_are_the_linked_folders() -> None:
     assert LINKED == ["api", "cli", "core", "estimators", "graphs", "ingest", "jitcache", "migrations", "path",
-                      "replay", "scoring", "sim", "workers"]
+                      "replay", "scoring", "sim", "whatif", "workers"]
     for name in LINKED:
         assert (ROOT / "ackreplay" / name).resolve() == ROOT / name
 

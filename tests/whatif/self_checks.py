@@ -1,0 +1,68 @@
+"""The self-check on the captures in the repository whose sender's control is known (their metadata names it):
+``python -m tests.whatif.self_checks`` prints docs/whatif.md's table (the largest bulk flow of each sender-side
+capture of tests/data/{testbed,ns3,paths,pairs,limits}, and the testbed's receiver-side one)."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import NamedTuple
+
+from ackreplay.core.capture_scoring import build_estimators, score_file
+from ackreplay.whatif.captured import CapturedFlow, SenderControl, sender_control
+from ackreplay.whatif.errors import WhatIfError
+from ackreplay.whatif.figures import PathRange
+from ackreplay.whatif.flows import flow_inputs
+from ackreplay.whatif.runs import SelfCheck, self_check
+from tests.conftest import ROOT
+
+DATA = ROOT / "tests" / "data"
+
+
+class Checked(NamedTuple):
+    check: SelfCheck
+    path: PathRange
+    captured: CapturedFlow
+    sender: SenderControl
+
+
+@cache
+def checked(capture: Path) -> Checked | WhatIfError:
+    """The self-check of the capture's largest bulk flow, or why its path carries no what-if."""
+    sc = score_file(capture, build_estimators(["newreno"], {}), keep_series=False)
+    by_id = sc.ingest.flows.by_id()
+    fr = max(sc.replay.flows, key=lambda fr: by_id[fr.flow_id].bytes)
+    try:
+        rng, captured = flow_inputs(fr, by_id[fr.flow_id], sc.replay.path_groups)
+    except WhatIfError as exc:
+        return exc
+    sender = sender_control(capture, by_id[fr.flow_id].sender)
+    return Checked(self_check(rng, captured, sender, 1), rng, captured, sender)
+
+
+def captures() -> list[Path]:
+    out = sorted((DATA / "testbed").glob("*.pcap.gz")) + sorted((DATA / "ns3").glob("*.pcap.gz"))
+    for folder in ("paths", "pairs", "limits"):
+        out += [p for p in sorted((DATA / folder).glob("*.pcap.gz")) if not p.name.endswith(("_rcv.pcap.gz",
+                                                                                              "_mid.pcap.gz"))]
+    return out
+
+
+def table() -> str:
+    rows = ["| capture | control | goodput ratio | loss-event ratio | self-check |", "|---|---|---:|---:|---|"]
+    for capture in captures():
+        got = checked(capture)
+        name = f"{capture.parent.name}/{capture.name.removesuffix('.pcap.gz')}"
+        if isinstance(got, WhatIfError):
+            rows.append(f"| {name} | — | — | — | refused: `{got.code}` |")
+            continue
+        c = got.check
+        ratio = "—" if c.goodput_ratio is None else f"{c.goodput_ratio:.3f}"
+        loss = "—" if c.loss_rate_ratio is None else f"{c.loss_rate_ratio:.3f}"
+        verdict = "passed" if c.passed else ("failed: cannot re-enact" if c.goodput_ratio is None else "failed")
+        rows.append(f"| {name} | {c.algorithm} | {ratio} | {loss} | {verdict} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(table())

@@ -1,0 +1,82 @@
+"""``ackreplay whatif CAPTURE``: the JSON document's shape, the table, and every refusal's exit code and message."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ackreplay.cli.main import app
+from tests.conftest import ROOT
+
+DATA = ROOT / "tests" / "data"
+TESTBED = DATA / "testbed" / "cubic_1f_10M_rtt40_buf025bdp.pcap.gz"
+RESULT_KEYS = {"goodput_bps", "utilisation", "loss_rate", "queue_delay_mean_s", "queue_delay_p95_s", "share"}
+runner = CliRunner()
+
+
+def run(*args: object) -> tuple[int, str, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_the_json_holds_each_algorithms_figures_with_ranges_and_the_self_check() -> None:
+    code, out, err = run("whatif", TESTBED, "-e", "cubic,westwood_plus", "--duration", "5", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["flow_id"] == 2 and list(doc["results"]) == ["cubic", "westwood_plus"] and doc["withheld"] is None
+    sc = doc["self_check"]
+    assert {"algorithm", "goodput_ratio", "loss_rate_ratio", "passed"} <= set(sc)
+    assert sc["algorithm"] == "cubic" and sc["passed"] is True
+    for r in doc["results"].values():
+        assert set(r) >= RESULT_KEYS and set(r["ranges"]) == RESULT_KEYS
+        for key in RESULT_KEYS:
+            lo, hi = r["ranges"][key]
+            assert lo <= r[key] <= hi
+        assert 0.5 < r["utilisation"] <= 1.0 and r["share"] == 1.0
+        assert 0 <= r["queue_delay_mean_s"] <= r["queue_delay_p95_s"] < 0.05
+        series = r["series"]
+        assert len(series["t"]) == len(series["cwnd"]) == len(series["queue_delay_s"]) > 100
+        assert series["t"][-1] <= 5.0
+        assert r["ranges"]["goodput_bps"][0] < r["goodput_bps"] < r["ranges"]["goodput_bps"][1]
+    assert doc["duration_s"] == 5.0 and doc["path"]["confidence"] == "high"
+    assert doc["captured"]["goodput_bps"] == pytest.approx(9.06e6, rel=0.01)
+    assert set(doc["path"]["ranges"]) == {"capacity_bps", "base_rtt_s", "buffer_bytes", "random_loss_rate"}
+
+
+def test_the_same_seed_gives_the_same_document_and_the_table_shows_it() -> None:
+    _, a, _ = run("whatif", TESTBED, "-e", "newreno", "--duration", "3", "--json", "--seed", "7")
+    _, b, _ = run("whatif", TESTBED, "-e", "newreno", "--duration", "3", "--json", "--seed", "7")
+    assert json.loads(a) == json.loads(b)
+    code, out, _ = run("whatif", TESTBED, "-e", "newreno,stcp", "--duration", "3")
+    text = " ".join(out.split())
+    assert code == 0 and "self-check (cubic" in text and "passed" in text
+    assert "newreno" in text and "stcp" in text and "captured" in text and "[low–high]" in text
+
+
+@pytest.mark.parametrize(("args", "exit_code", "words"), [
+    (("-e", "cubic,vegas"), 2, "[unknown_algorithm]: unknown algorithm 'vegas' (accepted: newreno, westwood_plus"),
+    (("-e", "tibet"), 2, "[not_in_control]: tibet: a Westwood-family estimator other than Westwood+ cannot"),
+    (("-e", "htcp"), 2, "[not_in_control]: htcp: H-TCP"),
+    (("--duration", "0"), 2, "[bad_duration]"),
+    (("--duration", "500"), 2, "[bad_duration]: --duration is in (0, 120] s, not 500"),
+    (("--flow", "99"), 4, "[flow_not_found]"),
+])
+def test_bad_options_exit_with_a_code_and_a_message(args: tuple[str, ...], exit_code: int, words: str) -> None:
+    code, out, err = run("whatif", TESTBED, *args)
+    assert code == exit_code and words in " ".join(err.split()) and out == ""
+
+
+def test_a_path_without_a_figure_exits_6_naming_it() -> None:
+    code, _, err = run("whatif", DATA / "ns3" / "cubic_2f_bdp1.newreno.pcap.gz", "-e", "cubic")
+    assert code == 6 and "[path_incomplete]" in err and "the path lacks buffer_bytes" in err
+
+
+def test_a_failed_self_check_withholds_the_results_with_the_reason() -> None:
+    code, out, _ = run("whatif", DATA / "ns3" / "cubic_2f_bdp1.pcap.gz", "-e", "cubic", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["results"] == {} and doc["self_check"]["passed"] is False
+    assert doc["withheld"].startswith("the self-check failed")
+    code, out, _ = run("whatif", DATA / "ns3" / "cubic_2f_bdp1.pcap.gz", "-e", "cubic")
+    assert "what-if withheld: the self-check failed" in " ".join(out.split())

@@ -1,0 +1,113 @@
+"""The what-if's inputs: which algorithms it accepts, the path's figures and ranges (or the refusal naming the
+figure), the captured sender's control from the capture's metadata."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
+from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, sender_control
+from ackreplay.whatif.errors import WhatIfError
+from ackreplay.whatif.figures import SPREAD, off_level_loss, path_range
+from tests.conftest import ROOT
+
+DATA = ROOT / "tests" / "data"
+PATH: dict[str, Any] = {"capacity_bps": 10e6, "base_rtt_s": 0.04, "buffer_bytes": 12500.0, "random_loss_rate": 0.001,
+        "confidence": "high", "evidence": {}}
+
+
+def test_the_controls_are_accepted_and_westwood_means_westwood_plus() -> None:
+    assert check_algorithms(["cubic", "Westwood", "westwood_plus", "newreno"]) == ["cubic", "westwood_plus", "newreno"]
+    assert check_algorithms(list(ALGORITHMS)) == list(ALGORITHMS)
+
+
+@pytest.mark.parametrize(("name", "code", "words"), [
+    ("tibet", "not_in_control", "Westwood-family estimator other than Westwood+"),
+    ("be", "not_in_control", "Westwood-family"),
+    ("htcp", "not_in_control", "H-TCP"),
+    ("bbr_bw", "not_in_control", "BBR"),
+    ("vegas", "unknown_algorithm", "unknown algorithm 'vegas'"),
+])
+def test_what_cannot_be_in_control_is_refused_with_what_is_accepted(name: str, code: str, words: str) -> None:
+    with pytest.raises(WhatIfError) as err:
+        check_algorithms(["cubic", name])
+    assert err.value.code == code and words in err.value.message
+    assert "accepted: newreno, westwood_plus, cubic, bic, stcp, hstcp" in err.value.message
+
+
+def test_the_path_gives_the_link_and_each_figure_its_calibrated_range() -> None:
+    rng = path_range(PATH, mss=1448, overhead_bytes=66)
+    link = rng.central.link()
+    assert (link.rate_bps, link.buffer_bytes, link.loss, link.overhead_bytes) == (10e6, 12500, 0.001, 66)
+    assert rng.central.payload_bps == pytest.approx(10e6 * 1448 / 1514)
+    for key, spread in SPREAD.items():
+        lo, hi = rng.ends[key]
+        assert lo == pytest.approx(PATH[key] * (1 - spread)) and hi == pytest.approx(PATH[key] * (1 + spread))
+    tags = [tag for tag, _ in rng.variants()]
+    assert len(tags) == 8 and "capacity_bps:low" in tags and "random_loss_rate:high" in tags
+    moved = dict(rng.variants())["buffer_bytes:high"]
+    assert moved.buffer_bytes == pytest.approx(12500 * 1.25) and moved.capacity_bps == 10e6
+
+
+@pytest.mark.parametrize(("change", "code", "named"), [
+    ({"buffer_bytes": None}, "path_incomplete", "buffer_bytes"),
+    ({"capacity_bps": None, "base_rtt_s": None}, "path_incomplete", "capacity_bps, base_rtt_s"),
+    ({"confidence": "low"}, "path_low_confidence", "confidence is low"),
+])
+def test_an_incomplete_or_unsure_path_is_refused_naming_the_figure(change: dict, code: str, named: str) -> None:
+    path = {**PATH, **change, "evidence": {"buffer_bytes": "null: no loss in the capture, so the buffer never "
+                                                           "overflowed"}}
+    with pytest.raises(WhatIfError) as err:
+        path_range(path, mss=1448, overhead_bytes=66)
+    assert err.value.code == code and named in err.value.message
+    if "buffer_bytes" in change:
+        assert "no loss in the capture" in err.value.message
+    with pytest.raises(WhatIfError) as err:
+        path_range(None, mss=1448, overhead_bytes=66)
+    assert err.value.code == "path_incomplete"
+
+
+def test_a_shared_bottleneck_is_refused_until_cross_traffic_is_simulated() -> None:
+    with pytest.raises(WhatIfError) as err:
+        path_range(PATH, mss=1448, overhead_bytes=66, shared_with=[3, 5])
+    assert err.value.code == "shared_bottleneck" and "flows 3, 5" in err.value.message
+
+
+def test_a_null_random_loss_beside_overflows_is_zero_up_to_the_off_level_losses() -> None:
+    level = 12500 * 8 / 10e6  # the overflow level's queueing delay
+    high = off_level_loss([level, level * 1.05, level * 0.2, math.nan], [2, 3, 4, 1], 12500, 10e6, 1000)
+    assert high == pytest.approx(5 / 1000)  # the episode at 0.2× and the one without a queue figure
+    assert off_level_loss([level], [2], None, 10e6, 1000) is None
+    rng = path_range({**PATH, "random_loss_rate": None}, mss=1448, overhead_bytes=66, random_loss_high=high)
+    assert rng.central.random_loss_rate == 0.0 and rng.ends["random_loss_rate"] == (0.0, high)
+    assert "random_loss_rate" in rng.assumed
+    with pytest.raises(WhatIfError, match="random_loss_rate"):
+        path_range({**PATH, "random_loss_rate": None}, mss=1448, overhead_bytes=66)
+
+
+def test_the_sender_control_comes_from_the_option_the_metadata_or_linuxs_default(tmp_path) -> None:
+    testbed = DATA / "testbed" / "cubic_1f_10M_rtt40_buf025bdp.pcap.gz"
+    got = sender_control(testbed, "10.223.1.1:40001")
+    assert (got.algorithm, got.ns3) == ("cubic", False) and "cubic_1f_10M_rtt40_buf025bdp.json" in got.source
+    assert sender_control(testbed.with_name("cubic_1f_10M_rtt40_buf025bdp_rcv.pcap.gz"), "x:40001").algorithm == "cubic"
+    reno = sender_control(DATA / "limits" / "reno_bulk.pcap.gz", "10.0.0.1:1")
+    assert reno.algorithm == "newreno"
+    bic = sender_control(DATA / "ns3" / "bic_1f_bdp1.pcap.gz", "10.1.1.1:49153")
+    assert (bic.algorithm, bic.ns3) == ("bic", True)
+    competitor = sender_control(DATA / "ns3" / "cubic_2f_bdp1.newreno.pcap.gz", "10.1.2.1:49153")
+    assert competitor.algorithm == "newreno"
+    assert sender_control(testbed, "x:1", "Reno").algorithm == "newreno"
+    bare = tmp_path / "x.pcap"
+    bare.write_bytes(b"")
+    assert sender_control(bare, "x:1").algorithm == DEFAULT_SENDER == "cubic"
+    assert "assumed" in sender_control(bare, "x:1").source
+
+
+def test_the_captured_flow_is_measured_as_the_simulation_measures() -> None:
+    c = CapturedFlow.of({"delivery_rate_bps": 8e6, "bytes": 20_000_000, "data_segments": 10_000,
+                         "retransmissions": 30, "loss_events": 10})
+    assert c.span_s == pytest.approx(20.0) and c.loss_rate == pytest.approx(0.003)
+    assert c.loss_event_rate == pytest.approx(0.5)

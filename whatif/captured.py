@@ -1,0 +1,109 @@
+"""The captured flow's own figures, measured as the simulation measures its flows, and the congestion control
+its sender ran: given by the user, named by the capture's metadata (the capture testbed's JSON, an ns-3 run's),
+or assumed to be CUBIC, Linux's default since 2.6.19 (every sender whose control is not known is taken to be
+one)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The control a sender is taken to run when nothing names it: Linux's default.
+DEFAULT_SENDER = "cubic"
+#: Metadata names of the controls, as the simulation calls them (Linux's module names, ns-3's class names).
+ALIASES = {"reno": "newreno", "newreno": "newreno", "cubic": "cubic", "bic": "bic", "scalable": "stcp", "stcp": "stcp",
+           "highspeed": "hstcp", "hstcp": "hstcp", "westwood": "westwood_plus", "htcp": "htcp", "bbr": "bbr",
+           "tcpnewreno": "newreno", "tcpcubic": "cubic", "tcpbic": "bic", "tcpscalable": "stcp",
+           "tcphighspeed": "hstcp", "tcpwestwoodplus": "westwood_plus", "tcphtcp": "htcp", "tcpbbr": "bbr"}
+
+
+@dataclass(frozen=True)
+class CapturedFlow:
+    """What the captured flow did: goodput while it delivered (payload bits/s), over how long (s), its loss
+    rate (segments retransmitted per data segment sent) and loss events (ingest's count)."""
+
+    goodput_bps: float
+    span_s: float
+    loss_rate: float
+    loss_events: int
+
+    @staticmethod
+    def of(summary: Any) -> CapturedFlow:
+        """From an ingest ``FlowSummary`` or its dict: the span is the time it delivered its bytes at its
+        delivery rate (first data segment to last ACK)."""
+        get = summary.get if isinstance(summary, Mapping) else (lambda k: getattr(summary, k, None))
+        rate = float(get("delivery_rate_bps") or 0.0)
+        span = 8.0 * float(get("bytes") or 0) / rate if rate > 0 else float(get("duration_s") or 0.0)
+        segments = int(get("data_segments") or 0)
+        return CapturedFlow(rate, span, int(get("retransmissions") or 0) / segments if segments else 0.0,
+                            int(get("loss_events") or 0))
+
+    @property
+    def loss_event_rate(self) -> float:
+        """Loss events per second."""
+        return self.loss_events / self.span_s if self.span_s > 0 else 0.0
+
+    def as_dict(self, payload_bps: float) -> dict[str, Any]:
+        return {"goodput_bps": self.goodput_bps, "utilisation": self.goodput_bps / payload_bps if payload_bps else None,
+                "loss_rate": self.loss_rate, "loss_events": self.loss_events,
+                "loss_event_rate": self.loss_event_rate, "span_s": self.span_s}
+
+
+@dataclass(frozen=True)
+class SenderControl:
+    """The control the captured sender ran (the simulation's name; ``bbr``, ``htcp`` cannot be re-enacted),
+    where that comes from, and whether the sender is an ns-3 one (its stack's settings differ from Linux's)."""
+
+    algorithm: str
+    source: str
+    ns3: bool = False
+
+
+def sender_control(capture: Path | None, sender: str, given: str | None = None) -> SenderControl:
+    """The control of the flow sent from ``sender`` (``host:port``): ``given`` (the user's), else the capture's
+    metadata beside it (``x.pcap.gz`` → ``x.json`` of the capture testbed, by the sender's port, or
+    ``x.ns3.json``), else :data:`DEFAULT_SENDER`."""
+    if given:
+        return SenderControl(ALIASES.get(given.lower(), given.lower()), "given")
+    for meta in _metadata_files(capture):
+        try:
+            doc = json.loads(meta.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        found = _named(doc, capture, sender) if isinstance(doc, dict) else None
+        if found:
+            return SenderControl(ALIASES.get(found.lower(), found.lower()), f"the capture's metadata ({meta.name})",
+                                 str(doc.get("simulator", "")).startswith("ns-3"))
+    return SenderControl(DEFAULT_SENDER, "assumed: Linux's default (nothing names the sender's control)")
+
+
+def _metadata_files(capture: Path | None) -> list[Path]:
+    if capture is None:
+        return []
+    plain = capture.with_name(capture.name.removesuffix(".gz")).with_suffix("")
+    stems = [plain.name, plain.name.split(".")[0]]  # (an ns-3 run's other flows: x.newreno.pcap.gz)
+    for tag in ("_rcv", "_mid"):  # the testbed's other vantage points share the sender capture's JSON
+        if plain.name.endswith(tag):
+            stems.append(plain.name.removesuffix(tag))
+    out = [capture.with_name(s + ext) for s in stems for ext in (".ns3.json", ".json")]
+    return [p for p in out if p.is_file()]
+
+
+def _named(doc: Mapping[str, Any], capture: Path | None, sender: str) -> str | None:
+    """The control a metadata document names for this flow: ns-3's ``cc`` (``x.newreno.pcap.gz`` is the NewReno
+    competitor's capture), the testbed's flow whose client port is the sender's, or its only ``cc``."""
+    if str(doc.get("simulator", "")).startswith("ns-3"):
+        name = capture.name if capture is not None else ""
+        competitor = doc.get("competitor")
+        if competitor and f".{str(competitor).lower().removeprefix('tcp')}." in name.lower():
+            return str(competitor)
+        return str(doc.get("cc") or "") or None
+    port = sender.rsplit(":", 1)[-1]
+    for fd in doc.get("flow_details") or []:
+        if isinstance(fd, dict) and str(fd.get("client_port")) == port:
+            return str(fd.get("sender_cc") or fd.get("cc") or "") or None
+    ccs = {str(c) for c in doc.get("cc") or [] if c}
+    return ccs.pop() if len(ccs) == 1 else None

@@ -1,0 +1,129 @@
+"""The path's figures (docs/path.md §9) as the simulation's bottleneck, each with its plausible range.
+
+A figure the simulation needs and the path does not give, or a path graded ``low``, is refused with the
+figure named (:class:`WhatIfError`). The ranges are the calibration bounds of the path's confidence
+(docs/path-calibration.md: a ``high`` or ``medium`` figure lies within them in at least 95 % / 80 % of the
+captures with a known path): capacity ±10 %, base RTT ±3 %, buffer ±25 %, random-loss rate ±30 %.
+A random-loss rate the inference left null because too few losses fell off the buffer's overflow level is
+taken as 0, with the rate of those few losses as its upper end (:func:`off_level_loss`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ackreplay.path.figures import OVERFLOW_SPREAD
+from ackreplay.sim.model import Link
+from ackreplay.whatif.errors import WhatIfError
+
+#: Each figure's relative half-width at confidence ``high``/``medium`` (docs/path-calibration.md's bounds).
+SPREAD = {"capacity_bps": 0.10, "base_rtt_s": 0.03, "buffer_bytes": 0.25, "random_loss_rate": 0.30}
+#: The figures the simulation's link needs, in the order they are named when missing.
+NEEDED = ("capacity_bps", "base_rtt_s", "buffer_bytes", "random_loss_rate")
+
+
+@dataclass(frozen=True)
+class PathFigures:
+    """One set of the path's figures: capacity (wire bit/s), base RTT (s), buffer (wire bytes), random-loss
+    rate (per data segment), the header bytes a full segment adds on the wire, and the MSS."""
+
+    capacity_bps: float
+    base_rtt_s: float
+    buffer_bytes: float
+    random_loss_rate: float
+    overhead_bytes: int
+    mss: int
+
+    def link(self) -> Link:
+        return Link(rate_bps=self.capacity_bps, buffer_bytes=max(round(self.buffer_bytes), 0),
+                    loss=min(self.random_loss_rate, 0.5), overhead_bytes=self.overhead_bytes)
+
+    @property
+    def payload_bps(self) -> float:
+        """The most goodput the link carries: its rate less the headers."""
+        return self.capacity_bps * self.mss / (self.mss + self.overhead_bytes)
+
+    def as_dict(self) -> dict[str, float]:
+        return {"capacity_bps": self.capacity_bps, "base_rtt_s": self.base_rtt_s, "buffer_bytes": self.buffer_bytes,
+                "random_loss_rate": self.random_loss_rate}
+
+
+@dataclass(frozen=True)
+class PathRange:
+    """The central figures, and each figure's low and high ends (one ``(low, high)`` per name of :data:`NEEDED`;
+    equal ends where the figure has no width). ``assumed``: figures taken as a value the path did not give,
+    with why."""
+
+    central: PathFigures
+    ends: dict[str, tuple[float, float]]
+    confidence: str
+    assumed: dict[str, str]
+
+    def variants(self) -> list[tuple[str, PathFigures]]:
+        """The figures to run besides the central ones: each figure at its low and at its high end, the others
+        central (``"<figure>:low"``/``"<figure>:high"``), figures without width left out."""
+        out = []
+        for name in NEEDED:
+            lo, hi = self.ends[name]
+            for tag, value in (("low", lo), ("high", hi)):
+                changed: dict[str, Any] = {name: value}
+                if value != getattr(self.central, name):
+                    out.append((f"{name}:{tag}", replace(self.central, **changed)))
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"figures": self.central.as_dict(), "ranges": {k: list(v) for k, v in self.ends.items()},
+                "confidence": self.confidence, "overhead_bytes": self.central.overhead_bytes,
+                "mss": self.central.mss, "assumed": dict(self.assumed)}
+
+
+def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int, shared_with: Sequence[int] = (),
+               random_loss_high: float | None = None) -> PathRange:
+    """The figures of ``path`` (the §9 object) and their ranges, or :class:`WhatIfError`: ``path_incomplete``
+    (a figure missing: named, with the inference's reason), ``path_low_confidence``, ``shared_bottleneck``
+    (``shared_with``: the other flows pooled with it — the cross traffic is not simulated).
+    ``random_loss_high``: the upper end of a random-loss rate the inference left null (:func:`off_level_loss`)."""
+    if not path:
+        raise WhatIfError("path_incomplete", "the flow has no path (it was not replayed, or nothing of its path "
+                                             "was seen): every figure is missing")
+    if shared_with:
+        raise WhatIfError("shared_bottleneck", "the flow shares its bottleneck with flows "
+                          f"{', '.join(map(str, shared_with))}: the what-if does not simulate them as cross traffic "
+                          "yet, so it would give this flow the whole link")
+    evidence = path.get("evidence") or {}
+    assumed = {}
+    values: dict[str, Any] = {k: path.get(k) for k in NEEDED}
+    if values["random_loss_rate"] is None and random_loss_high is not None and values["buffer_bytes"] is not None:
+        values["random_loss_rate"] = 0.0
+        assumed["random_loss_rate"] = (f"taken as 0, at most {random_loss_high:.3g} (the losses off the buffer's "
+                                       f"overflow level): {evidence.get('random_loss_rate', '')}")
+    missing = [k for k in NEEDED if values[k] is None or not math.isfinite(float(values[k]))]
+    if missing:
+        why = "; ".join(f"{k}: {str(evidence.get(k) or 'not inferred').removeprefix('null: ')}" for k in missing)
+        raise WhatIfError("path_incomplete", f"the path lacks {', '.join(missing)} ({why})")
+    confidence = str(path.get("confidence") or "low")
+    if confidence not in ("high", "medium"):
+        raise WhatIfError("path_low_confidence", f"the path's confidence is {confidence}: its figures promise "
+                          "nothing (docs/path-calibration.md), so no what-if is run on them")
+    central = PathFigures(float(values["capacity_bps"]), float(values["base_rtt_s"]), float(values["buffer_bytes"]),
+                          float(values["random_loss_rate"]), int(overhead_bytes), int(mss))
+    ends = {k: (getattr(central, k) * (1 - s), getattr(central, k) * (1 + s)) for k, s in SPREAD.items()}
+    if "random_loss_rate" in assumed:
+        ends["random_loss_rate"] = (0.0, float(random_loss_high or 0.0))
+    return PathRange(central, ends, confidence, assumed)
+
+
+def off_level_loss(loss_queue_s: Sequence[float], loss_retx: Sequence[int], buffer_bytes: float | None,
+                   capacity_bps: float | None, data_segments: int) -> float | None:
+    """The segments retransmitted in loss episodes not at the buffer's overflow level (their queueing delay
+    off ±``OVERFLOW_SPREAD`` of buffer/capacity), per data segment: the most the random-loss rate can be when
+    the inference found too few of them to give one. None without a buffer, a capacity or a data segment."""
+    if not buffer_bytes or not capacity_bps or data_segments <= 0:
+        return None
+    level = buffer_bytes * 8.0 / capacity_bps
+    off = sum(r for q, r in zip(loss_queue_s, loss_retx, strict=True)
+              if not (math.isfinite(q) and abs(q - level) <= OVERFLOW_SPREAD * level))
+    return off / data_segments

@@ -1,0 +1,155 @@
+"""The what-if's runs: one bulk sender per algorithm on the path's central figures, the same at each figure's
+low and high end (the ranges), and first the self-check — the captured sender's own control re-enacted on the
+same path, against the captured flow. Where the self-check fails the what-if's results are withheld."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ackreplay.sim.model import FlowResult, FlowSpec, SimConfig, simulate
+from ackreplay.whatif.algorithms import ALGORITHMS
+from ackreplay.whatif.captured import CapturedFlow, SenderControl
+from ackreplay.whatif.errors import WhatIfError
+from ackreplay.whatif.figures import PathFigures, PathRange
+
+#: The self-check's tolerances (issue #37): goodput within 10 %, loss-event rate within 30 % of the capture's.
+GOODPUT_TOLERANCE, LOSS_EVENT_TOLERANCE = 0.10, 0.30
+#: The longest a what-if simulates, s (a request cannot hold a worker longer than its runs at this length).
+MAX_DURATION_S = 120.0
+#: Points of each result's time series.
+SERIES_POINTS = 400
+#: The keys of each algorithm's result that get a range.
+FIGURES = ("goodput_bps", "utilisation", "loss_rate", "queue_delay_mean_s", "queue_delay_p95_s", "share")
+#: ns-3's stack where it differs from Linux's (tests/sim/ns3_scenarios.py): RTO floor 1 s, delayed-ACK timeout
+#: 0.2 s, Scalable TCP's AIFactor 50.
+NS3_MIN_RTO_S, NS3_DELACK_S, NS3_PARAMS = 1.0, 0.2, {"stcp": {"ai_count": 50.0}}
+
+
+@dataclass(frozen=True)
+class SelfCheck:
+    """The captured sender's control re-enacted on the inferred path against the captured flow: the ratios
+    simulated/captured and whether both are within tolerance; ``reason`` says why it failed or could not run."""
+
+    algorithm: str
+    algorithm_source: str
+    goodput_ratio: float | None
+    loss_rate_ratio: float | None
+    passed: bool
+    reason: str = ""
+    simulated: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "algorithm_source": self.algorithm_source,
+                "goodput_ratio": self.goodput_ratio, "loss_rate_ratio": self.loss_rate_ratio, "passed": self.passed,
+                "reason": self.reason, "simulated": self.simulated,
+                "tolerance": {"goodput": GOODPUT_TOLERANCE, "loss_event_rate": LOSS_EVENT_TOLERANCE}}
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """A what-if: the path (figures, ranges), the captured flow, the self-check, and per algorithm its figures
+    with their ranges and series — empty, with ``withheld`` saying why, when the self-check failed."""
+
+    path: PathRange
+    captured: CapturedFlow
+    self_check: SelfCheck
+    duration_s: float
+    seed: int
+    results: dict[str, dict[str, Any]]
+    withheld: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The document of ``ackreplay whatif --json`` and the API."""
+        return {"duration_s": self.duration_s, "seed": self.seed, "path": self.path.as_dict(),
+                "captured": self.captured.as_dict(self.path.central.payload_bps),
+                "self_check": self.self_check.as_dict(), "withheld": self.withheld, "results": self.results}
+
+
+def sim_config(duration_s: float, mss: int, seed: int, ns3: bool) -> SimConfig:
+    if ns3:
+        return SimConfig(duration_s, mss=mss, seed=seed, min_rto_s=NS3_MIN_RTO_S, delack_timeout_s=NS3_DELACK_S,
+                         samples=SERIES_POINTS)
+    return SimConfig(duration_s, mss=mss, seed=seed, samples=SERIES_POINTS)
+
+
+def run_one(fig: PathFigures, algorithm: str, duration_s: float, seed: int, ns3: bool = False) -> FlowResult:
+    """One bulk sender under ``algorithm`` alone on the path ``fig`` for ``duration_s`` simulated seconds."""
+    spec = FlowSpec(algorithm, fig.base_rtt_s, 0.0, dict(NS3_PARAMS.get(algorithm, {})) if ns3 else {})
+    return simulate(fig.link(), [spec], sim_config(duration_s, fig.mss, seed, ns3)).flows[0]
+
+
+def figures_of(r: FlowResult, fig: PathFigures) -> dict[str, float | None]:
+    """A simulated flow's figures: goodput, utilisation (of the link's payload rate), loss rate (retransmitted per
+    segment sent), mean and 95th-percentile queueing delay, share (of the goodput of all flows: no cross traffic
+    yet, so 1), loss events and timeouts."""
+    def num(x: float) -> float | None:
+        return float(x) if math.isfinite(x) else None
+
+    return {"goodput_bps": r.goodput_bps, "utilisation": r.goodput_bps / fig.payload_bps,
+            "loss_rate": r.retransmissions / r.segments_sent if r.segments_sent else 0.0,
+            "queue_delay_mean_s": num(r.mean_queue_delay_s), "queue_delay_p95_s": num(r.p95_queue_delay_s),
+            "share": 1.0, "loss_events": r.loss_events, "timeouts": r.timeouts}
+
+
+def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, seed: int) -> SelfCheck:
+    """Re-enact the captured sender's control on the central figures over the captured flow's span and compare
+    goodput and loss-event rate."""
+    if sender.algorithm not in ALGORITHMS:
+        return SelfCheck(sender.algorithm, sender.source, None, None, False,
+                         f"the sender ran {sender.algorithm}, which the simulation cannot re-enact "
+                         f"(it runs {', '.join(ALGORITHMS)})")
+    if captured.span_s <= 0 or captured.goodput_bps <= 0:
+        return SelfCheck(sender.algorithm, sender.source, None, None, False, "the captured flow delivered nothing")
+    span = min(captured.span_s, MAX_DURATION_S)
+    r = run_one(rng.central, sender.algorithm, span, seed, sender.ns3)
+    goodput_ratio = r.goodput_bps / captured.goodput_bps
+    sim_rate = r.loss_events / span
+    if captured.loss_events == 0:
+        loss_ratio = 1.0 if r.loss_events == 0 else math.inf
+    else:
+        loss_ratio = sim_rate / captured.loss_event_rate
+    ok_goodput = abs(goodput_ratio - 1) <= GOODPUT_TOLERANCE + 1e-9  # (26/20 is 1.3 within rounding)
+    ok_loss = abs(loss_ratio - 1) <= LOSS_EVENT_TOLERANCE + 1e-9
+    reason = "; ".join(
+        [f"goodput {r.goodput_bps / 1e6:.3f} Mbit/s simulated against {captured.goodput_bps / 1e6:.3f} captured "
+         f"(ratio {goodput_ratio:.3f}, beyond ±{GOODPUT_TOLERANCE:.0%})"] * (not ok_goodput)
+        + [f"{r.loss_events} loss events simulated in {span:.1f} s against {captured.loss_events} captured "
+           f"(ratio {loss_ratio:.3f}, beyond ±{LOSS_EVENT_TOLERANCE:.0%})"] * (not ok_loss))
+    simulated = {**figures_of(r, rng.central), "loss_event_rate": sim_rate, "span_s": span}
+    return SelfCheck(sender.algorithm, sender.source, goodput_ratio, loss_ratio if math.isfinite(loss_ratio) else None,
+                     ok_goodput and ok_loss, reason, simulated)
+
+
+def result_with_ranges(rng: PathRange, algorithm: str, duration_s: float, seed: int, ns3: bool) -> dict[str, Any]:
+    """One algorithm's figures on the central path, each with its range ``[low, high]`` over the runs at every
+    figure's ends (:meth:`PathRange.variants`), and the central run's series."""
+    central = run_one(rng.central, algorithm, duration_s, seed, ns3)
+    out: dict[str, Any] = figures_of(central, rng.central)
+    runs = [out] + [figures_of(run_one(fig, algorithm, duration_s, seed, ns3), fig) for _, fig in rng.variants()]
+    ranges: dict[str, list[float] | None] = {}
+    for key in FIGURES:
+        vals = [r[key] for r in runs if r[key] is not None]
+        ranges[key] = [min(vals), max(vals)] if vals else None
+    s = central.series
+    out["ranges"] = ranges
+    out["series"] = {"t": s["t"].tolist(), "cwnd": s["cwnd"].tolist(), "flight": s["flight"].tolist(),
+                     "queue_delay_s": (s["queue_bytes"] * 8.0 / rng.central.capacity_bps).tolist()}
+    return out
+
+
+def what_if(rng: PathRange, captured: CapturedFlow, sender: SenderControl, algorithms: Sequence[str], *,
+            duration_s: float | None = None, seed: int = 1) -> WhatIf:
+    """The self-check, then (when it passed) each algorithm on the path for ``duration_s`` (the
+    captured flow's span by default, at most :data:`MAX_DURATION_S`)."""
+    if duration_s is not None and not 0 < duration_s <= MAX_DURATION_S:
+        raise WhatIfError("bad_duration", f"the duration is in (0, {MAX_DURATION_S:g}] s, not {duration_s:g}")
+    duration = float(duration_s or min(max(captured.span_s, 1.0), MAX_DURATION_S))
+    check = self_check(rng, captured, sender, seed)
+    if not check.passed:
+        withheld = f"the self-check failed: {check.reason}"
+        return WhatIf(rng, captured, check, duration, seed, {}, withheld)
+    results = {a: result_with_ranges(rng, a, duration, seed, sender.ns3) for a in algorithms}
+    return WhatIf(rng, captured, check, duration, seed, results, None)
