@@ -648,3 +648,61 @@ class QuotaOut(BaseModel):
     captures: int = Field(examples=[1])
     limit_bytes: int | None = Field(description="null: unlimited", examples=[10_737_418_240])
     remaining_bytes: int | None = Field(description="null: unlimited", examples=[10_736_323_772])
+
+
+class WhatIfIn(BaseModel):
+    """What to simulate on the flow's path (docs/whatif.md)."""
+
+    algorithms: list[Annotated[Text, StringConstraints(min_length=1, max_length=40)]] | None = Field(
+        None, max_length=6, examples=[["cubic", "westwood_plus", "newreno"]],
+        description="the algorithms to put in control: newreno, westwood_plus, cubic, bic, stcp, hstcp (default: "
+                    "all six); the other estimators are refused (`not_in_control`)")
+    sender_cc: Annotated[Text, StringConstraints(min_length=1, max_length=40)] | None = Field(
+        None, examples=["cubic"], description="the control the captured sender ran, for the self-check (default: "
+                                              "cubic, Linux's default)")
+    duration_s: float | None = Field(None, gt=0, le=30, examples=[20.0],
+                                     description="simulated seconds per run (default: the captured flow's span, at "
+                                                 "most 30)")
+    seed: int = Field(1, ge=0, le=2**31 - 1, description="the simulation's random seed (random loss)")
+
+
+class SelfCheckOut(BaseModel):
+    algorithm: str = Field(examples=["cubic"])
+    algorithm_source: str = Field(examples=["given"])
+    goodput_ratio: float | None = Field(description="simulated / captured goodput (null: not run)", examples=[0.99])
+    loss_rate_ratio: float | None = Field(description="simulated / captured loss events per second", examples=[0.94])
+    passed: bool = Field(description="goodput within 10 % and loss-event rate within 30 %")
+    reason: str = Field(description="why it failed or could not run (empty when passed)")
+    simulated: dict[str, Any] = Field(default_factory=dict)
+    tolerance: dict[str, float]
+
+
+class WhatIfResultOut(BaseModel):
+    goodput_bps: float
+    utilisation: float
+    loss_rate: float = Field(description="segments retransmitted per segment sent")
+    queue_delay_mean_s: float | None
+    queue_delay_p95_s: float | None
+    share: float = Field(description="of the bottleneck's goodput (no cross traffic simulated yet: 1)")
+    loss_events: int
+    timeouts: int
+    ranges: dict[str, list[float] | None] = Field(description="per figure [low, high] over the path's plausible "
+                                                              "values (capacity ±10 %, base RTT ±3 %, buffer ±25 %, "
+                                                              "random loss ±30 %)")
+    series: dict[str, list[float]] = Field(description="t (s), cwnd and flight (segments), queue_delay_s")
+
+
+class WhatIfOut(BaseModel):
+    """Each algorithm in control on the flow's path, beside the captured flow (docs/whatif.md)."""
+
+    flow_id: int
+    sender: str
+    receiver: str
+    duration_s: float
+    seed: int
+    path: dict[str, Any] = Field(description="figures, ranges, confidence, overhead_bytes, mss, assumed")
+    captured: dict[str, Any] = Field(description="the captured flow: goodput_bps, utilisation, loss_rate, "
+                                                 "loss_events, loss_event_rate, span_s")
+    self_check: SelfCheckOut
+    withheld: str | None = Field(description="why the results are withheld (the self-check failed); null when shown")
+    results: dict[str, WhatIfResultOut] = Field(description="per algorithm (empty when withheld)")

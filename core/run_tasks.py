@@ -64,6 +64,7 @@ from ackreplay.ingest import CaptureIngest, IngestError, ingest_capture
 from ackreplay.replay.capture import capture_aggregate, flow_score_columns, replay_capture
 from ackreplay.replay.engine import PLAN_FIELDS, plan_reasons
 from ackreplay.replay.results import CaptureReplay, series_table
+from ackreplay.whatif.flows import random_loss_high
 
 log = logging.getLogger("ackreplay.pipeline")
 
@@ -444,7 +445,8 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
     diagnostic_rows = [{**ids, "flow_id": r.flow_id, "data": jsonable({
         **r.diagnostics, "path": r.path, "path_models": path_models(r.path, r.decision_rows) if r.path else None,
         "path_group": group_of.get(r.flow_id), "limits": limit_record(r.limits),
-        "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id)})} for r in reps]
+        "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
+        "random_loss_off_level": random_loss_high(r)})} for r in reps]
     series = Store.parquet_bytes(series_table(reps)) if reps else b""
     rows = _charged_row_bytes(result_rows, decision_rows, diagnostic_rows)
     owner = session.get(Owner, run.owner_id)

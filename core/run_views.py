@@ -275,8 +275,9 @@ def flow_decisions(session: Session, run: Run, capture_id: str, flow_id: int, *,
 
 #: What the diagnostics rows store besides the §7 explanations: the flow's path (§9), what limited its sender,
 #: why the estimators cannot be compared on it (``scoring.comparable``) and the packets behind its figures
-#: (``graphs.frame_numbers.flow_frames``).
-PATH_KEYS = ("path", "path_models", "path_group", "limits", "comparable_reason", "frames")
+#: (``graphs.frame_numbers.flow_frames``), and the most its random-loss rate can be (the what-if's,
+#: ``whatif.flows.random_loss_high``).
+PATH_KEYS = ("path", "path_models", "path_group", "limits", "comparable_reason", "frames", "random_loss_off_level")
 
 
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -372,3 +373,50 @@ def list_runs(session: Session, owner: Owner, *, capture_id: str | None = None,
                     "capture_names": [n for _, n in rows],
                     "estimators": [e["name"] for e in run.estimators]})
     return out
+
+
+#: The service's bounds on a what-if (``whatif``): simulated seconds per run, and packets sent over all its runs
+#: (the self-check and each algorithm's runs at its path's figures and their ends) — about a second of work each
+#: million, so that a request cannot hold the API for long.
+WHATIF_MAX_DURATION_S = 30.0
+WHATIF_MAX_PACKETS = 4_000_000
+
+
+def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms: list[str] | None,
+           sender_cc: str | None, duration_s: float | None, seed: int) -> dict[str, Any]:
+    """What each algorithm would have done in control on the flow's path as the run inferred it
+    (``ackreplay.whatif``; docs/whatif.md): the self-check, then each algorithm's figures with their ranges.
+    A path that cannot carry one, an algorithm that cannot be in control, or more simulation than
+    :data:`WHATIF_MAX_PACKETS` is a 422 with the what-if's code."""
+    from ackreplay.path.links import LinkInfo
+    from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
+    from ackreplay.whatif.captured import CapturedFlow, sender_control
+    from ackreplay.whatif.errors import WhatIfError
+    from ackreplay.whatif.figures import path_range
+    from ackreplay.whatif.runs import what_if
+
+    d = _stored_diagnostics(session, run, capture_id, flow_id)
+    flow = session.scalar(select(Flow).where(Flow.capture_id == capture_id, Flow.flow_id == flow_id))
+    if flow is None:
+        raise NotFound(f"capture {capture_id} has no flow {flow_id}", code="flow_not_found")
+    summary = flow.summary
+    try:
+        chosen = check_algorithms(algorithms or list(ALGORITHMS))
+        link = LinkInfo.of(summary)
+        group = [int(f) for f in (d.get("path_group") or {}).get("flows") or [] if int(f) != flow_id]
+        rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead, shared_with=group,
+                         random_loss_high=d.get("random_loss_off_level"))
+        captured = CapturedFlow.of(summary)
+        duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)
+        runs = 1 + len(chosen) * (1 + len(rng.variants()))
+        packets = runs * duration * rng.central.capacity_bps / 8.0 / (link.mss + link.overhead) * 1.25
+        if packets > WHATIF_MAX_PACKETS:
+            raise WhatIfError("whatif_too_large", f"{runs} runs of {duration:g} s at "
+                              f"{rng.central.capacity_bps / 1e6:.3g} Mbit/s send about {packets / 1e6:.1f} M packets, "
+                              f"more than the service simulates for one request ({WHATIF_MAX_PACKETS / 1e6:g} M): "
+                              "ask for fewer algorithms or a shorter duration_s (or run `ackreplay whatif`)")
+        result = what_if(rng, captured, sender_control(None, str(summary.get("sender", "")), sender_cc), chosen,
+                         duration_s=duration, seed=seed)
+    except WhatIfError as exc:
+        raise ServiceError(exc.message, code=exc.code, status=422) from None
+    return {"flow_id": flow_id, "sender": flow.sender, "receiver": flow.receiver, **result.as_dict()}

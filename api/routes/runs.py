@@ -49,6 +49,8 @@ from ackreplay.api.schemas import (
     ScorePage,
     SeriesOut,
     SkippedPage,
+    WhatIfIn,
+    WhatIfOut,
 )
 from ackreplay.core import captures as cap_svc
 from ackreplay.core import quotas
@@ -227,6 +229,25 @@ def run_diagnostics(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, sessi
 def run_path(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: SessionDep,
              owner: OwnerDep) -> dict[str, Any]:
     return results.path(session, results.get_run(session, owner, run_id), capture_id, flow_id)
+
+
+@router.post("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/whatif", response_model=WhatIfOut,
+             responses={**RESULT_ERRORS, **responses("flow_not_found", "unknown_algorithm", "not_in_control",
+                                                     "path_incomplete", "path_low_confidence", "shared_bottleneck",
+                                                     "whatif_too_large")},
+             summary="What each congestion control would have done in control on the flow's path (a simulation)",
+             description="A packet-level simulation of one bulk sender per algorithm on the path the run inferred "
+                         "for the flow (capacity, base RTT, buffer, random loss), each figure with its range over the "
+                         "path's plausible values, beside the captured flow. The captured sender's control is "
+                         "re-enacted first (the self-check): where it does not reproduce the flow (goodput within "
+                         "10 %, loss-event rate within 30 %) the results are withheld (`withheld`). A path missing "
+                         "a figure, of low confidence or shared with other flows is refused (422, the code names "
+                         "why); so is a request that would simulate more than the service allows at once "
+                         "(`whatif_too_large`). docs/whatif.md.")
+def run_whatif(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, body: WhatIfIn, session: SessionDep,
+               owner: OwnerDep) -> dict[str, Any]:
+    return results.whatif(session, results.get_run(session, owner, run_id), capture_id, flow_id, body.algorithms,
+                          body.sender_cc, body.duration_s, body.seed)
 
 
 @router.get("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/limits", response_model=LimitsOut,

@@ -54,6 +54,7 @@ api.run_diagnostics  # GET …/flows/{flow_id}/diagnostics
 api.run_path  # GET …/flows/{flow_id}/path
 api.run_limits  # GET …/flows/{flow_id}/limits
 api.run_graph  # GET …/flows/{flow_id}/graph
+api.run_whatif  # POST …/flows/{flow_id}/whatif
 
 # pydantic reads these: a model's configuration, and the response models' fields, which FastAPI serialises
 # (and documents in the OpenAPI schema) by name.
@@ -66,6 +67,9 @@ api.bps  # SampleOut
 api.interval_us  # SampleOut
 api.cause  # SampleOut
 api.ack_compression_share  # DiagnosticsOut
+api.utilisation  # WhatIfResultOut
+api.queue_delay_mean_s  # WhatIfResultOut
+api.queue_delay_p95_s  # WhatIfResultOut
 api.largest_samples  # DiagnosticsOut
 api.dispersion_capacity_bps  # DiagnosticsOut
 api.dispersion_from  # DiagnosticsOut

@@ -1,0 +1,67 @@
+"""``POST /runs/{r}/captures/{c}/flows/{f}/whatif``: the what-if on the path the run inferred — the same figures as
+``ackreplay whatif`` on the same capture — and its refusals, each a 422 with its code."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ackreplay.cli.main import app
+from ackreplay.core import run_views
+from tests.conftest import ROOT
+from tests.service.harness import client, configured, upload, wait_run
+
+TESTBED = ROOT / "tests" / "data" / "testbed" / "cubic_1f_10M_rtt40_buf025bdp.pcap.gz"
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    with configured({"ACKREPLAY_DATA_DIR": str(tmp_path_factory.mktemp("whatif") / "data")}):
+        api = client()
+        body = upload(api, TESTBED).json()
+        assert wait_run(api, body["run_id"])["status"] == "succeeded"
+        yield api, f"/api/v1/runs/{body['run_id']}/captures/{body['capture']['id']}/flows"
+
+
+def test_the_api_gives_the_clis_what_if(ran):
+    api, flows = ran
+    r = api.post(f"{flows}/2/whatif", json={"algorithms": ["cubic", "newreno"], "duration_s": 4, "sender_cc": "cubic"})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    cli = json.loads(CliRunner().invoke(app, ["whatif", str(TESTBED), "-e", "cubic,newreno", "--duration", "4",
+                                              "--json"]).stdout)
+    assert doc["path"]["figures"] == pytest.approx(cli["path"]["figures"], rel=1e-9)
+    assert doc["path"]["ranges"]["random_loss_rate"] == pytest.approx(cli["path"]["ranges"]["random_loss_rate"])
+    assert doc["self_check"]["passed"] is True and doc["self_check"]["algorithm_source"] == "given"
+    assert doc["self_check"]["goodput_ratio"] == pytest.approx(cli["self_check"]["goodput_ratio"], rel=1e-9)
+    for alg in ("cubic", "newreno"):
+        for key in ("goodput_bps", "utilisation", "loss_rate", "queue_delay_mean_s", "share"):
+            assert doc["results"][alg][key] == pytest.approx(cli["results"][alg][key], rel=1e-9), (alg, key)
+        assert doc["results"][alg]["ranges"]["goodput_bps"] == pytest.approx(cli["results"][alg]["ranges"]
+                                                                              ["goodput_bps"], rel=1e-9)
+    assert len(doc["results"]["cubic"]["series"]["t"]) > 100
+
+
+@pytest.mark.parametrize(("flow", "body", "status", "code"), [
+    (2, {"algorithms": ["vegas"]}, 422, "unknown_algorithm"),
+    (2, {"algorithms": ["tibet"]}, 422, "not_in_control"),
+    (2, {"duration_s": 100}, 422, "invalid_request"),
+    (0, {"algorithms": ["cubic"]}, 422, "path_incomplete"),
+    (9, {}, 404, "results_not_found"),
+])
+def test_refusals_carry_their_code(ran, flow, body, status, code):
+    api, flows = ran
+    r = api.post(f"{flows}/{flow}/whatif", json=body)
+    assert (r.status_code, r.json()["error"]) == (status, code), r.text
+    if code == "unknown_algorithm":
+        assert "accepted: newreno, westwood_plus" in r.json()["detail"]
+
+
+def test_a_request_beyond_the_services_bound_is_refused(ran, monkeypatch):
+    api, flows = ran
+    monkeypatch.setattr(run_views, "WHATIF_MAX_PACKETS", 10_000)
+    r = api.post(f"{flows}/2/whatif", json={"duration_s": 10})
+    assert r.status_code == 422 and r.json()["error"] == "whatif_too_large"
+    assert "fewer algorithms or a shorter duration_s" in r.json()["detail"]
