@@ -706,3 +706,27 @@ def test_a_capture_with_the_most_tags_and_the_longest_name_keeps_every_column_on
     too_many = httpx.post(f"{server}/api/v1/captures", files={"file": ("x.pcap", conv.pcap())},
                           data={"tags": ",".join(f"t{i}" for i in range(20_000))}, timeout=60)
     assert too_many.status_code == 422 and too_many.json()["error"] == "invalid_request"
+
+
+def test_the_what_if_card_simulates_on_request_and_says_why_it_cannot(server, page):
+    """Issue #37 on the testbed's CUBIC capture: the flow page's What-if card runs the chosen algorithms on the
+    flow's path when asked — the self-check passed, one row per algorithm with its range and the captured flow's,
+    the simulated cwnd drawn — and on a flow whose path lacks a figure shows the refusal with its code."""
+    capture = ROOT / "tests" / "data" / "testbed" / "cubic_1f_10M_rtt40_buf025bdp.pcap.gz"
+    cid, run_id = _default_run(server, capture)
+    page.goto(f"{server}/dashboard/#/runs/{run_id}/captures/{cid}/flows/2")
+    page.wait_for_selector("#congestion[data-ready='1']", timeout=60_000)
+    page.locator("#whatif-algorithms input[value='westwood_plus']").uncheck()
+    page.fill("#whatif-duration", "4")
+    page.click("#whatif-run")
+    page.wait_for_selector("#whatif-out[data-ready='1']", timeout=120_000)
+    expect(page.locator("#whatif-self-check")).to_contain_text("Self-check (cubic, given): passed")
+    expect(page.locator("#whatif-table tbody tr")).to_have_count(3)  # newreno, cubic, captured
+    expect(page.locator("#whatif-table")).to_contain_text("captured")
+    assert re.search(r"\d+\.\d+ \[\d+\.\d+–\d+\.\d+\]", page.locator("#whatif-table tbody tr").first.inner_text())
+    names = page.evaluate("document.getElementById('whatif-plot').data.map(t => t.name)")
+    assert names == ["newreno", "cubic"]
+    page.goto(f"{server}/dashboard/#/runs/{run_id}/captures/{cid}/flows/0")
+    page.wait_for_selector("#whatif-run", timeout=60_000)
+    page.click("#whatif-run")
+    expect(page.locator("#whatif-error")).to_contain_text("path_", timeout=60_000)

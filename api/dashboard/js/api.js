@@ -17,6 +17,14 @@ export async function get(path, params = {}) {
   return body;
 }
 
+// POST a JSON body; the answer's JSON (an error answer throws with its code and detail, as `get` does).
+export async function post(path, body) {
+  const r = await fetch(BASE + path, { method: "POST", headers: { ...headers(), "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const answer = r.headers.get("content-type")?.includes("json") ? await r.json() : await r.text();
+  if (!r.ok) throw new Error(answer.detail ? `${answer.error}: ${typeof answer.detail === "string" ? answer.detail : JSON.stringify(answer.detail)}` : r.statusText);
+  return answer;
+}
+
 // Every item of a paginated endpoint ({items, next}), following its `next` links page by page.
 export async function getAll(path, params = {}) {
   let page = await get(path, params);

@@ -1,11 +1,12 @@
 // One flow of one run: the congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every
 // loss, estimates against the achieved rate, RTT — linked panels, brush zoom that fetches the window again at
 // full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
-// and why, what limited the sender, and the path (§9) with the papers' models on it. A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
+// and why, what limited the sender, the path (§9) with the papers' models on it, and the what-if on that path (whatif.js). A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
 import { blob, get, getAll } from "./api.js";
 import { vantageText } from "./capture.js";
 import { drawCongestion, estimatorColors, plotlyReady } from "./congestion.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
+import { bindWhatif, whatifCard } from "./whatif.js";
 
 const CONFIG = { responsive: true, displaylogo: false, toImageButtonOptions: { format: "png", scale: 2 } };
 const LEGEND = { orientation: "h", y: 1.02, yanchor: "bottom", x: 0 };
@@ -56,8 +57,10 @@ export async function flowView(view, runId, captureId, flowId, alive) {
     <section><h2>Scores</h2><div class="toolbar"><button class="secondary" id="csv-scores">CSV</button></div><div id="scores"></div></section>
     <section class="card" id="why"><h2>Why</h2><ul>${whyLines(diag).map((w) => html`<li>${w}</li>`)}</ul></section>
     ${limitsCard(limits)}
-    ${pathCard(path)}`);
+    ${pathCard(path)}
+    ${whatifCard()}`);
   bindSelector();
+  bindWhatif(base);
   const colors = estimatorColors(names);  // the graph's colours, beside each toggle (the legend hides on phones)
   document.querySelectorAll(".swatch[data-estimator]").forEach((sw) => { sw.style.background = colors[sw.dataset.estimator]; });
   const plot = document.getElementById("congestion");
