@@ -683,7 +683,7 @@ class WhatIfResultOut(BaseModel):
     loss_rate: float = Field(description="segments retransmitted per segment sent")
     queue_delay_mean_s: float | None
     queue_delay_p95_s: float | None
-    share: float = Field(description="of the bottleneck's goodput (no cross traffic simulated yet: 1)")
+    share: float = Field(description="of the bytes every flow on the bottleneck delivered (1 without cross traffic)")
     loss_events: int
     timeouts: int
     ranges: dict[str, list[float] | None] = Field(description="per figure [low, high] over the path's plausible "
@@ -705,4 +705,6 @@ class WhatIfOut(BaseModel):
                                                  "loss_events, loss_event_rate, span_s")
     self_check: SelfCheckOut
     withheld: str | None = Field(description="why the results are withheld (the self-check failed); null when shown")
+    cross_traffic: list[dict[str, Any]] = Field(description="the flows sharing the bottleneck, simulated beside it: "
+                                                "flow_id, control, control_source, offset_s (start after the flow's)")
     results: dict[str, WhatIfResultOut] = Field(description="per algorithm (empty when withheld)")

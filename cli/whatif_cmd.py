@@ -43,9 +43,11 @@ def whatif(
 ) -> None:
     """What each congestion control would have done in control on this flow's path: a packet-level simulation of
     one bulk sender per algorithm on the capacity, base RTT, buffer and random loss inferred from the capture
-    (goodput, utilisation, loss rate, queueing delay, share), each with its range over the path's plausible
-    figures, beside the captured flow. The captured sender's own control is re-enacted first: where it does not
-    reproduce the captured flow (goodput within 10 %, loss-event rate within 30 %) the results are withheld."""
+    (goodput, utilisation, loss rate, queueing delay, share), beside the flows the capture shows sharing the
+    bottleneck (each under its own control from its captured start), each figure with its range over the path's
+    plausible figures, beside the captured flow. The captured sender's own control is re-enacted first: where it
+    does not reproduce the captured flow (goodput within 10 %, loss-event rate within 30 %) the results are
+    withheld."""
     from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
     from ackreplay.whatif.errors import WhatIfError
     from ackreplay.whatif.runs import MAX_DURATION_S
@@ -81,9 +83,11 @@ def run_whatif(capture: Path, algorithms: list[str], flow: int | None, sender_cc
              f"({sc.replay.skipped.get(flow, 'no reason recorded')}), so no path was inferred")
     summary = by_id[flow]
     try:
-        rng, captured = flow_inputs(replayed[flow], summary, sc.replay.path_groups)
-        sender = sender_control(None if name == "-" else capture, summary.sender, sender_cc)
-        result = what_if(rng, captured, sender, algorithms, duration_s=duration, seed=seed)
+        source = None if name == "-" else capture
+        rng, captured, cross = flow_inputs(replayed[flow], summary, sc.replay.path_groups, by_id,
+                                           lambda sender: sender_control(source, sender))
+        sender = sender_control(source, summary.sender, sender_cc)
+        result = what_if(rng, captured, sender, algorithms, duration_s=duration, seed=seed, cross=cross)
     except WhatIfError as exc:
         code = EXIT_USAGE if exc.code == "bad_duration" else EXIT_NO_WHATIF
         fail(code, exc.code, f"{name}, flow {flow}: {exc.message}")
@@ -116,6 +120,9 @@ def whatif_text(doc: dict[str, Any]) -> str:
                   f"{p['base_rtt_s'] * 1e3:.1f} ms, buffer {p['buffer_bytes']:.0f} B, random loss "
                   f"{p['random_loss_rate']:.3g}; {doc['duration_s']:.1f} s simulated per run, seed {doc['seed']}")]
     lines += [wrap(f"  {k}: {why}") for k, why in doc["path"]["assumed"].items()]
+    if doc["cross_traffic"]:
+        lines.append(wrap("cross traffic (the flows sharing the bottleneck, simulated beside it): " + ", ".join(
+            f"flow {c['flow_id']} {c['control']} from {c['offset_s']:+.2f} s" for c in doc["cross_traffic"])))
     sc = doc["self_check"]
     ratios = (f"goodput ratio {sc['goodput_ratio']:.3f}, loss-event rate ratio "
               f"{'—' if sc['loss_rate_ratio'] is None else format(sc['loss_rate_ratio'], '.3f')}"
@@ -132,6 +139,6 @@ def whatif_text(doc: dict[str, Any]) -> str:
     cells.append([_cell(cap.get(k), None, s, d) for k, _, _, s, d in COLUMNS])
     lines.append(block_table("algorithm", names, [(h, u) for _, h, u, _, _ in COLUMNS], cells, width))
     lines.append(wrap("[low–high]: the figure over the path's plausible values (capacity ±10 %, base RTT ±3 %, buffer "
-                      "±25 %, random loss ±30 %: the path's calibration bounds); share: of the bottleneck's goodput "
-                      "(no cross traffic simulated: 1); captured: the flow as the capture shows it"))
+                      "±25 %, random loss ±30 %: the path's calibration bounds); share: of the bytes every flow on "
+                      "the bottleneck delivered (1 alone); captured: the flow as the capture shows it"))
     return "\n".join(lines)

@@ -391,6 +391,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
     from ackreplay.path.links import LinkInfo
     from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
     from ackreplay.whatif.captured import CapturedFlow, sender_control
+    from ackreplay.whatif.cross import cross_flows
     from ackreplay.whatif.errors import WhatIfError
     from ackreplay.whatif.figures import path_range
     from ackreplay.whatif.runs import what_if
@@ -404,11 +405,14 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
         chosen = check_algorithms(algorithms or list(ALGORITHMS))
         link = LinkInfo.of(summary)
         group = [int(f) for f in (d.get("path_group") or {}).get("flows") or [] if int(f) != flow_id]
-        rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead, shared_with=group,
+        others = [f.summary for f in session.scalars(select(Flow).where(Flow.capture_id == capture_id,
+                                                                        Flow.flow_id.in_(group)))] if group else []
+        rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead,
                          random_loss_high=d.get("random_loss_off_level"))
+        cross = cross_flows(summary, others, lambda sender: sender_control(None, sender))
         captured = CapturedFlow.of(summary)
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)
-        runs = 1 + len(chosen) * (1 + len(rng.variants()))
+        runs = (1 + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
         packets = runs * duration * rng.central.capacity_bps / 8.0 / (link.mss + link.overhead) * 1.25
         if packets > WHATIF_MAX_PACKETS:
             raise WhatIfError("whatif_too_large", f"{runs} runs of {duration:g} s at "
@@ -416,7 +420,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
                               f"more than the service simulates for one request ({WHATIF_MAX_PACKETS / 1e6:g} M): "
                               "ask for fewer algorithms or a shorter duration_s (or run `ackreplay whatif`)")
         result = what_if(rng, captured, sender_control(None, str(summary.get("sender", "")), sender_cc), chosen,
-                         duration_s=duration, seed=seed)
+                         duration_s=duration, seed=seed, cross=cross)
     except WhatIfError as exc:
         raise ServiceError(exc.message, code=exc.code, status=422) from None
     return {"flow_id": flow_id, "sender": flow.sender, "receiver": flow.receiver, **result.as_dict()}

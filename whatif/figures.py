@@ -80,19 +80,14 @@ class PathRange:
                 "mss": self.central.mss, "assumed": dict(self.assumed)}
 
 
-def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int, shared_with: Sequence[int] = (),
+def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
                random_loss_high: float | None = None) -> PathRange:
     """The figures of ``path`` (the §9 object) and their ranges, or :class:`WhatIfError`: ``path_incomplete``
-    (a figure missing: named, with the inference's reason), ``path_low_confidence``, ``shared_bottleneck``
-    (``shared_with``: the other flows pooled with it — the cross traffic is not simulated).
-    ``random_loss_high``: the upper end of a random-loss rate the inference left null (:func:`off_level_loss`)."""
+    (a figure missing: named, with the inference's reason), ``path_low_confidence``. ``random_loss_high``: the
+    upper end of a random-loss rate the inference left null (:func:`off_level_loss`)."""
     if not path:
         raise WhatIfError("path_incomplete", "the flow has no path (it was not replayed, or nothing of its path "
                                              "was seen): every figure is missing")
-    if shared_with:
-        raise WhatIfError("shared_bottleneck", "the flow shares its bottleneck with flows "
-                          f"{', '.join(map(str, shared_with))}: the what-if does not simulate them as cross traffic "
-                          "yet, so it would give this flow the whole link")
     evidence = path.get("evidence") or {}
     assumed = {}
     values: dict[str, Any] = {k: path.get(k) for k in NEEDED}

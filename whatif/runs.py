@@ -12,6 +12,7 @@ from typing import Any
 from ackreplay.sim.model import FlowResult, FlowSpec, SimConfig, simulate
 from ackreplay.whatif.algorithms import ALGORITHMS
 from ackreplay.whatif.captured import CapturedFlow, SenderControl
+from ackreplay.whatif.cross import CrossFlow
 from ackreplay.whatif.errors import WhatIfError
 from ackreplay.whatif.figures import PathFigures, PathRange
 
@@ -60,12 +61,14 @@ class WhatIf:
     seed: int
     results: dict[str, dict[str, Any]]
     withheld: str | None
+    cross: list[CrossFlow] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The document of ``ackreplay whatif --json`` and the API."""
         return {"duration_s": self.duration_s, "seed": self.seed, "path": self.path.as_dict(),
                 "captured": self.captured.as_dict(self.path.central.payload_bps),
-                "self_check": self.self_check.as_dict(), "withheld": self.withheld, "results": self.results}
+                "self_check": self.self_check.as_dict(), "withheld": self.withheld,
+                "cross_traffic": [c.as_dict() for c in self.cross], "results": self.results}
 
 
 def sim_config(duration_s: float, mss: int, seed: int, ns3: bool) -> SimConfig:
@@ -75,26 +78,39 @@ def sim_config(duration_s: float, mss: int, seed: int, ns3: bool) -> SimConfig:
     return SimConfig(duration_s, mss=mss, seed=seed, samples=SERIES_POINTS)
 
 
-def run_one(fig: PathFigures, algorithm: str, duration_s: float, seed: int, ns3: bool = False) -> FlowResult:
-    """One bulk sender under ``algorithm`` alone on the path ``fig`` for ``duration_s`` simulated seconds."""
-    spec = FlowSpec(algorithm, fig.base_rtt_s, 0.0, dict(NS3_PARAMS.get(algorithm, {})) if ns3 else {})
-    return simulate(fig.link(), [spec], sim_config(duration_s, fig.mss, seed, ns3)).flows[0]
+def run_one(fig: PathFigures, algorithm: str, duration_s: float, seed: int, ns3: bool = False,
+            cross: Sequence[CrossFlow] = ()) -> tuple[FlowResult, float]:
+    """One bulk sender under ``algorithm`` on the path ``fig`` for ``duration_s`` simulated seconds, beside the
+    cross traffic (each from its offset to the end of the run; the run starts with the earliest): its result and
+    its share of the bytes every flow on the bottleneck delivered in the run."""
+    shift = max([0.0, *(-c.offset_s for c in cross)])
+
+    def params(control: str) -> dict[str, float]:
+        return dict(NS3_PARAMS.get(control, {})) if ns3 else {}
+
+    specs = [FlowSpec(algorithm, fig.base_rtt_s, shift, params(algorithm))]
+    specs += [FlowSpec(c.control, fig.base_rtt_s, shift + c.offset_s, params(c.control)) for c in cross
+              if shift + c.offset_s < shift + duration_s]
+    flows = simulate(fig.link(), specs, sim_config(shift + duration_s, fig.mss, seed, ns3)).flows
+    total = sum(f.delivered_bytes for f in flows)
+    return flows[0], flows[0].delivered_bytes / total if total > 0 else 1.0
 
 
-def figures_of(r: FlowResult, fig: PathFigures) -> dict[str, float | None]:
+def figures_of(r: FlowResult, fig: PathFigures, share: float = 1.0) -> dict[str, float | None]:
     """A simulated flow's figures: goodput, utilisation (of the link's payload rate), loss rate (retransmitted per
-    segment sent), mean and 95th-percentile queueing delay, share (of the goodput of all flows: no cross traffic
-    yet, so 1), loss events and timeouts."""
+    segment sent), mean and 95th-percentile queueing delay, share (of the bytes every flow on the bottleneck
+    delivered), loss events and timeouts."""
     def num(x: float) -> float | None:
         return float(x) if math.isfinite(x) else None
 
     return {"goodput_bps": r.goodput_bps, "utilisation": r.goodput_bps / fig.payload_bps,
             "loss_rate": r.retransmissions / r.segments_sent if r.segments_sent else 0.0,
             "queue_delay_mean_s": num(r.mean_queue_delay_s), "queue_delay_p95_s": num(r.p95_queue_delay_s),
-            "share": 1.0, "loss_events": r.loss_events, "timeouts": r.timeouts}
+            "share": share, "loss_events": r.loss_events, "timeouts": r.timeouts}
 
 
-def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, seed: int) -> SelfCheck:
+def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, seed: int,
+               cross: Sequence[CrossFlow] = ()) -> SelfCheck:
     """Re-enact the captured sender's control on the central figures over the captured flow's span and compare
     goodput and loss-event rate."""
     if sender.algorithm not in ALGORITHMS:
@@ -104,7 +120,7 @@ def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, se
     if captured.span_s <= 0 or captured.goodput_bps <= 0:
         return SelfCheck(sender.algorithm, sender.source, None, None, False, "the captured flow delivered nothing")
     span = min(captured.span_s, MAX_DURATION_S)
-    r = run_one(rng.central, sender.algorithm, span, seed, sender.ns3)
+    r, share = run_one(rng.central, sender.algorithm, span, seed, sender.ns3, cross)
     goodput_ratio = r.goodput_bps / captured.goodput_bps
     sim_rate = r.loss_events / span
     if captured.loss_events == 0:
@@ -118,17 +134,21 @@ def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, se
          f"(ratio {goodput_ratio:.3f}, beyond ±{GOODPUT_TOLERANCE:.0%})"] * (not ok_goodput)
         + [f"{r.loss_events} loss events simulated in {span:.1f} s against {captured.loss_events} captured "
            f"(ratio {loss_ratio:.3f}, beyond ±{LOSS_EVENT_TOLERANCE:.0%})"] * (not ok_loss))
-    simulated = {**figures_of(r, rng.central), "loss_event_rate": sim_rate, "span_s": span}
+    simulated = {**figures_of(r, rng.central, share), "loss_event_rate": sim_rate, "span_s": span}
     return SelfCheck(sender.algorithm, sender.source, goodput_ratio, loss_ratio if math.isfinite(loss_ratio) else None,
                      ok_goodput and ok_loss, reason, simulated)
 
 
-def result_with_ranges(rng: PathRange, algorithm: str, duration_s: float, seed: int, ns3: bool) -> dict[str, Any]:
+def result_with_ranges(rng: PathRange, algorithm: str, duration_s: float, seed: int, ns3: bool,
+                       cross: Sequence[CrossFlow] = ()) -> dict[str, Any]:
     """One algorithm's figures on the central path, each with its range ``[low, high]`` over the runs at every
     figure's ends (:meth:`PathRange.variants`), and the central run's series."""
-    central = run_one(rng.central, algorithm, duration_s, seed, ns3)
-    out: dict[str, Any] = figures_of(central, rng.central)
-    runs = [out] + [figures_of(run_one(fig, algorithm, duration_s, seed, ns3), fig) for _, fig in rng.variants()]
+    central, share = run_one(rng.central, algorithm, duration_s, seed, ns3, cross)
+    out: dict[str, Any] = figures_of(central, rng.central, share)
+    runs = [out]
+    for _, fig in rng.variants():
+        r, r_share = run_one(fig, algorithm, duration_s, seed, ns3, cross)
+        runs.append(figures_of(r, fig, r_share))
     ranges: dict[str, list[float] | None] = {}
     for key in FIGURES:
         vals = [r[key] for r in runs if r[key] is not None]
@@ -141,15 +161,15 @@ def result_with_ranges(rng: PathRange, algorithm: str, duration_s: float, seed: 
 
 
 def what_if(rng: PathRange, captured: CapturedFlow, sender: SenderControl, algorithms: Sequence[str], *,
-            duration_s: float | None = None, seed: int = 1) -> WhatIf:
+            duration_s: float | None = None, seed: int = 1, cross: Sequence[CrossFlow] = ()) -> WhatIf:
     """The self-check, then (when it passed) each algorithm on the path for ``duration_s`` (the
     captured flow's span by default, at most :data:`MAX_DURATION_S`)."""
     if duration_s is not None and not 0 < duration_s <= MAX_DURATION_S:
         raise WhatIfError("bad_duration", f"the duration is in (0, {MAX_DURATION_S:g}] s, not {duration_s:g}")
     duration = float(duration_s or min(max(captured.span_s, 1.0), MAX_DURATION_S))
-    check = self_check(rng, captured, sender, seed)
+    check = self_check(rng, captured, sender, seed, cross)
     if not check.passed:
         withheld = f"the self-check failed: {check.reason}"
-        return WhatIf(rng, captured, check, duration, seed, {}, withheld)
-    results = {a: result_with_ranges(rng, a, duration, seed, sender.ns3) for a in algorithms}
-    return WhatIf(rng, captured, check, duration, seed, results, None)
+        return WhatIf(rng, captured, check, duration, seed, {}, withheld, list(cross))
+    results = {a: result_with_ranges(rng, a, duration, seed, sender.ns3, cross) for a in algorithms}
+    return WhatIf(rng, captured, check, duration, seed, results, None, list(cross))

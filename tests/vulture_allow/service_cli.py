@@ -70,6 +70,7 @@ api.ack_compression_share  # DiagnosticsOut
 api.utilisation  # WhatIfResultOut
 api.queue_delay_mean_s  # WhatIfResultOut
 api.queue_delay_p95_s  # WhatIfResultOut
+api.cross_traffic  # WhatIfOut
 api.largest_samples  # DiagnosticsOut
 api.dispersion_capacity_bps  # DiagnosticsOut
 api.dispersion_from  # DiagnosticsOut

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from ackreplay.core.capture_scoring import build_estimators, score_file
 from ackreplay.whatif.captured import CapturedFlow, SenderControl, sender_control
+from ackreplay.whatif.cross import CrossFlow
 from ackreplay.whatif.errors import WhatIfError
 from ackreplay.whatif.figures import PathRange
 from ackreplay.whatif.flows import flow_inputs
@@ -24,6 +25,7 @@ class Checked(NamedTuple):
     path: PathRange
     captured: CapturedFlow
     sender: SenderControl
+    cross: list[CrossFlow]
 
 
 @cache
@@ -33,11 +35,12 @@ def checked(capture: Path) -> Checked | WhatIfError:
     by_id = sc.ingest.flows.by_id()
     fr = max(sc.replay.flows, key=lambda fr: by_id[fr.flow_id].bytes)
     try:
-        rng, captured = flow_inputs(fr, by_id[fr.flow_id], sc.replay.path_groups)
+        rng, captured, cross = flow_inputs(fr, by_id[fr.flow_id], sc.replay.path_groups, by_id,
+                                           lambda sender: sender_control(capture, sender))
     except WhatIfError as exc:
         return exc
     sender = sender_control(capture, by_id[fr.flow_id].sender)
-    return Checked(self_check(rng, captured, sender, 1), rng, captured, sender)
+    return Checked(self_check(rng, captured, sender, 1, cross), rng, captured, sender, cross)
 
 
 def captures() -> list[Path]:

@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
-from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, sender_control
+from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, sender_control
+from ackreplay.whatif.cross import CrossFlow, cross_flows
 from ackreplay.whatif.errors import WhatIfError
 from ackreplay.whatif.figures import SPREAD, off_level_loss, path_range
+from ackreplay.whatif.runs import run_one
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data"
@@ -70,10 +72,26 @@ def test_an_incomplete_or_unsure_path_is_refused_naming_the_figure(change: dict,
     assert err.value.code == "path_incomplete"
 
 
-def test_a_shared_bottleneck_is_refused_until_cross_traffic_is_simulated() -> None:
+def test_the_flows_sharing_the_bottleneck_are_cross_traffic_from_their_start() -> None:
+    me = {"flow_id": 1, "sender": "10.0.0.1:40001", "start_t": 100.0}
+    others = [{"flow_id": 3, "sender": "10.0.0.1:40003", "start_t": 98.5},
+              {"flow_id": 5, "sender": "10.0.0.1:40005", "start_t": 104.0}]
+    controls = {"10.0.0.1:40003": SenderControl("newreno", "metadata"), "10.0.0.1:40005": SenderControl("cubic", "x")}
+    cross = cross_flows(me, others, controls.__getitem__)
+    assert [(c.flow_id, c.control, c.offset_s) for c in cross] == [(3, "newreno", -1.5), (5, "cubic", 4.0)]
     with pytest.raises(WhatIfError) as err:
-        path_range(PATH, mss=1448, overhead_bytes=66, shared_with=[3, 5])
-    assert err.value.code == "shared_bottleneck" and "flows 3, 5" in err.value.message
+        cross_flows(me, others, lambda _: SenderControl("bbr", "the capture's metadata"))
+    assert err.value.code == "shared_bottleneck" and "flow 3" in err.value.message and "bbr" in err.value.message
+
+
+def test_cross_traffic_takes_its_share_from_its_start() -> None:
+    """Two CUBIC flows, the other starting 1 s earlier, on 10 Mbit/s: each gets about half after the first
+    seconds; alone, the flow's share is 1."""
+    fig = path_range(PATH, mss=1448, overhead_bytes=66).central
+    alone, share_alone = run_one(fig, "cubic", 20.0, 1)
+    shared, share = run_one(fig, "cubic", 20.0, 1, cross=[CrossFlow(3, "cubic", "x", -1.0)])
+    assert share_alone == 1.0 and 0.3 < share < 0.6
+    assert shared.goodput_bps < 0.7 * alone.goodput_bps
 
 
 def test_a_null_random_loss_beside_overflows_is_zero_up_to_the_off_level_losses() -> None:

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from ackreplay.whatif.runs import what_if
+from tests.conftest import SHARED
 from tests.whatif.self_checks import DATA, Checked, checked
 
 TESTBED = DATA / "testbed" / "cubic_1f_10M_rtt40_buf025bdp.pcap.gz"
+S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
 
 
 def ok(capture: Path) -> Checked:
@@ -45,3 +47,12 @@ def test_a_flow_that_had_cross_traffic_fails_and_its_what_if_is_withheld() -> No
 def test_a_control_the_loop_cannot_run_fails_the_self_check_with_its_name() -> None:
     check = ok(DATA / "ns3" / "htcp_1f_bdp1.pcap.gz").check
     assert not check.passed and check.goodput_ratio is None and "the sender ran htcp" in check.reason
+
+
+def test_the_flow_sharing_the_bottleneck_is_simulated_beside_it() -> None:
+    """Reno and CUBIC sharing 10 Mbit/s (the team's s09): the self-check re-enacts the Reno flow beside the CUBIC
+    one, started when it started, and reproduces the Reno flow's goodput and loss events."""
+    got = ok(S09)
+    assert [(c.control, round(c.offset_s, 2)) for c in got.cross] == [("cubic", 0.11)]
+    assert got.check.passed, got.check
+    assert 0.4 < got.check.simulated["share"] < 0.8

@@ -71,7 +71,7 @@ async function showResult(out, doc) {
   render(out, html`${check}
     <div class="table-wrap"><table id="whatif-table"><thead><tr><th class="text">algorithm</th>${COLUMNS.map((c) => html`<th>${c.label}</th>`)}</tr></thead>
       <tbody>${rows.map(({ name, r }) => html`<tr><td class="text">${name}</td>${COLUMNS.map((c) => html`<td>${r[c.key] == null ? "—" : cell(c, r)}</td>`)}</tr>`)}</tbody></table></div>
-    <p class="muted">[low–high]: the figure over the path's plausible values (capacity ±10 %, base RTT ±3 %, buffer ±25 %, random loss ±30 %); share: of the bottleneck's goodput (no cross traffic is simulated yet).</p>
+    <p class="muted">[low–high]: the figure over the path's plausible values (capacity ±10 %, base RTT ±3 %, buffer ±25 %, random loss ±30 %); share: of the bytes every flow on the bottleneck delivered (the flows the capture shows sharing it are simulated beside it).</p>
     <div id="whatif-plot" class="plot" role="img" aria-label="congestion window of each simulated algorithm"></div>`);
   const Plotly = await plotlyReady();
   const narrow = out.clientWidth < 600;

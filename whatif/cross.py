@@ -1,0 +1,49 @@
+"""The cross traffic of a what-if: the other flows the capture shows sharing the flow's bottleneck (its path
+group, docs/path.md "Groups"), each re-enacted as a bulk sender under its own control from the time it started
+relative to the flow. A flow whose control the simulation cannot run (BBR, H-TCP) cannot be cross traffic: the
+what-if is refused (``shared_bottleneck``), not run without it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ackreplay.whatif.algorithms import ALGORITHMS
+from ackreplay.whatif.captured import SenderControl
+from ackreplay.whatif.errors import WhatIfError
+
+
+@dataclass(frozen=True)
+class CrossFlow:
+    """One flow sharing the bottleneck: its id, its control (and where that comes from), and when it started, s
+    after the flow under study started (negative: before)."""
+
+    flow_id: int
+    control: str
+    source: str
+    offset_s: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"flow_id": self.flow_id, "control": self.control, "control_source": self.source,
+                "offset_s": self.offset_s}
+
+
+def _get(summary: Any, key: str) -> Any:
+    return summary.get(key) if isinstance(summary, Mapping) else getattr(summary, key, None)
+
+
+def cross_flows(flow: Any, others: Sequence[Any], control_of: Callable[[str], SenderControl]) -> list[CrossFlow]:
+    """The flows ``others`` (ingest summaries or their dicts) as cross traffic of ``flow``, each with the control
+    ``control_of(sender)`` names; :class:`WhatIfError` ``shared_bottleneck`` for one the loop cannot run."""
+    out = []
+    t0 = float(_get(flow, "start_t") or 0.0)
+    for o in others:
+        ctl = control_of(str(_get(o, "sender") or ""))
+        fid = int(_get(o, "flow_id"))
+        if ctl.algorithm not in ALGORITHMS:
+            raise WhatIfError("shared_bottleneck", f"flow {fid} shares the bottleneck and its sender ran "
+                              f"{ctl.algorithm} ({ctl.source}), which the simulation cannot run as cross traffic "
+                              f"(it runs {', '.join(ALGORITHMS)})")
+        out.append(CrossFlow(fid, ctl.algorithm, ctl.source, float(_get(o, "start_t") or 0.0) - t0))
+    return out
