@@ -6,8 +6,8 @@ re-enacts the captured sender first, and each figure's range over the path's pla
 
 By job: ``algorithms`` (which names can be put in control), ``figures`` (the path's figures as the
 simulation's link, with their plausible ranges, or why they cannot be), ``captured`` (the captured flow's own
-figures and the algorithm its sender ran), ``runs`` (the simulations, the self-check and the ranges),
-``flows`` (a replayed capture's flow as the inputs).
+figures and the algorithm its sender ran), ``cross`` (the flows sharing the bottleneck, as cross traffic),
+``runs`` (the simulations, the self-check and the ranges), ``flows`` (a replayed capture's flow as the inputs).
 """
 
 if not __name__.startswith("ackreplay."):  # the checkout's root is on sys.path too: one module tree only

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 class WhatIfError(ValueError):
     """A what-if that cannot run (``code``: ``unknown_algorithm``, ``not_in_control``, ``path_incomplete``,
-    ``path_low_confidence``, ``shared_bottleneck``, ``bad_duration``)."""
+    ``path_low_confidence``, ``shared_bottleneck``, ``bad_duration``; the service's ``whatif_too_large``)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
