@@ -6,7 +6,7 @@ one)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,17 +29,21 @@ class CapturedFlow:
     span_s: float
     loss_rate: float
     loss_events: int
+    share: float = 1.0  # its bytes over those of every flow sharing its bottleneck (their whole lives)
 
     @staticmethod
-    def of(summary: Any) -> CapturedFlow:
+    def of(summary: Any, others: Sequence[Any] = ()) -> CapturedFlow:
         """From an ingest ``FlowSummary`` or its dict: the span is the time it delivered its bytes at its
-        delivery rate (first data segment to last ACK)."""
+        delivery rate (first data segment to last ACK); ``others``: the summaries of the flows sharing its
+        bottleneck."""
         get = summary.get if isinstance(summary, Mapping) else (lambda k: getattr(summary, k, None))
         rate = float(get("delivery_rate_bps") or 0.0)
         span = 8.0 * float(get("bytes") or 0) / rate if rate > 0 else float(get("duration_s") or 0.0)
         segments = int(get("data_segments") or 0)
+        mine = float(get("bytes") or 0)
+        theirs = sum(float((o.get("bytes") if isinstance(o, Mapping) else getattr(o, "bytes", 0)) or 0) for o in others)
         return CapturedFlow(rate, span, int(get("retransmissions") or 0) / segments if segments else 0.0,
-                            int(get("loss_events") or 0))
+                            int(get("loss_events") or 0), mine / (mine + theirs) if mine + theirs > 0 else 1.0)
 
     @property
     def loss_event_rate(self) -> float:
@@ -49,7 +53,7 @@ class CapturedFlow:
     def as_dict(self, payload_bps: float) -> dict[str, Any]:
         return {"goodput_bps": self.goodput_bps, "utilisation": self.goodput_bps / payload_bps if payload_bps else None,
                 "loss_rate": self.loss_rate, "loss_events": self.loss_events,
-                "loss_event_rate": self.loss_event_rate, "span_s": self.span_s}
+                "loss_event_rate": self.loss_event_rate, "span_s": self.span_s, "share": self.share}
 
 
 @dataclass(frozen=True)

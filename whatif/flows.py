@@ -25,7 +25,7 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
     shared = next((list(g.get("flows") or []) for g in path_groups if fr.flow_id in (g.get("flows") or [])), [])
     others = [summaries[f] for f in shared if f != fr.flow_id]
     cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")))
-    return rng, CapturedFlow.of(summary), cross
+    return rng, CapturedFlow.of(summary, others), cross
 
 
 def random_loss_high(fr: FlowReplay) -> float | None:

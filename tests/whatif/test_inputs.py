@@ -128,4 +128,6 @@ def test_the_captured_flow_is_measured_as_the_simulation_measures() -> None:
     c = CapturedFlow.of({"delivery_rate_bps": 8e6, "bytes": 20_000_000, "data_segments": 10_000,
                          "retransmissions": 30, "loss_events": 10})
     assert c.span_s == pytest.approx(20.0) and c.loss_rate == pytest.approx(0.003)
-    assert c.loss_event_rate == pytest.approx(0.5)
+    assert c.loss_event_rate == pytest.approx(0.5) and c.share == 1.0
+    shared = CapturedFlow.of({"delivery_rate_bps": 8e6, "bytes": 3000}, [{"bytes": 1000}, {"bytes": 2000}])
+    assert shared.share == pytest.approx(0.5)

@@ -55,4 +55,5 @@ def test_the_flow_sharing_the_bottleneck_is_simulated_beside_it() -> None:
     got = ok(S09)
     assert [(c.control, round(c.offset_s, 2)) for c in got.cross] == [("cubic", 0.11)]
     assert got.check.passed, got.check
-    assert 0.4 < got.check.simulated["share"] < 0.8
+    assert 0.4 < got.check.simulated["share"] < 0.8 and 0.4 < got.captured.share < 0.8
+    assert ok(TESTBED).captured.share == 1.0
