@@ -58,7 +58,7 @@ def test_the_same_seed_gives_the_same_document_and_the_table_shows_it() -> None:
 @pytest.mark.parametrize(("args", "exit_code", "words"), [
     (("-e", "cubic,vegas"), 2, "[unknown_algorithm]: unknown algorithm 'vegas' (accepted: newreno, westwood_plus"),
     (("-e", "tibet"), 2, "[not_in_control]: tibet: a Westwood-family estimator other than Westwood+ cannot"),
-    (("-e", "htcp"), 2, "[not_in_control]: htcp: H-TCP"),
+    (("-e", "bbr_bw"), 2, "[not_in_control]: bbr_bw: BBR is not in the simulation's loop"),
     (("--duration", "0"), 2, "[bad_duration]"),
     (("--duration", "500"), 2, "[bad_duration]: --duration is in (0, 120] s, not 500"),
     (("--flow", "99"), 4, "[flow_not_found]"),

@@ -29,7 +29,6 @@ def test_the_controls_are_accepted_and_westwood_means_westwood_plus() -> None:
 @pytest.mark.parametrize(("name", "code", "words"), [
     ("tibet", "not_in_control", "Westwood-family estimator other than Westwood+"),
     ("be", "not_in_control", "Westwood-family"),
-    ("htcp", "not_in_control", "H-TCP"),
     ("bbr_bw", "not_in_control", "BBR"),
     ("vegas", "unknown_algorithm", "unknown algorithm 'vegas'"),
 ])

@@ -45,8 +45,8 @@ def test_a_flow_that_had_cross_traffic_fails_and_its_what_if_is_withheld() -> No
 
 
 def test_a_control_the_loop_cannot_run_fails_the_self_check_with_its_name() -> None:
-    check = ok(DATA / "ns3" / "htcp_1f_bdp1.pcap.gz").check
-    assert not check.passed and check.goodput_ratio is None and "the sender ran htcp" in check.reason
+    check = ok(DATA / "limits" / "bbr_bulk.pcap.gz").check
+    assert not check.passed and check.goodput_ratio is None and "the sender ran bbr" in check.reason
 
 
 def test_the_flow_sharing_the_bottleneck_is_simulated_beside_it() -> None:
