@@ -188,7 +188,7 @@ def _w_max(fs: np.ndarray, ap: np.ndarray, f: int, w: float) -> None:
 def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, flight: float, timeout: bool,
                   now: float) -> float:
     """The ssthresh (segments) the control sets at a loss event (recovery entry or timeout); ``flight``: the
-    segments in flight before the event (RFC 6675's pipe before this ACK's losses were marked)."""
+    segments in flight at the event (RFC 6675's pipe once the ACK's losses are marked; at a timeout, before)."""
     cwnd = fs[f, CWND]
     if alg == HTCP:
         ss = htcp_ssthresh(fs, f, now, ap[f, P_BETA_MIN], ap[f, P_BETA_MAX], ap[f, P_THR_RATIO])

@@ -229,8 +229,11 @@ def _prr(s: SimState, f: int, delivered: int) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _enter_recovery(s: SimState, f: int, alg: int, flight: int, now: float) -> None:
+def _enter_recovery(s: SimState, f: int, alg: int, now: float) -> None:
+    """A loss event: the control's ssthresh from the segments in flight once this ACK's SACK and loss marking
+    are done (RFC 6675's pipe then; ns-3's BytesInFlight at EnterRecovery), PRR's counters reset."""
     fi = s.fi
+    flight = fi[f, PIPE]
     fi[f, IN_REC] = 1
     fi[f, LOSS_EVENTS] += 1
     fi[f, RECOVER] = fi[f, NXT] - 1
@@ -245,7 +248,6 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
     """An ACK reaches the sender: scoreboard, RTT, the control, recovery, then the send loop."""
     fi = s.fi
     alg = s.alg[f]
-    flight = fi[f, PIPE]
     delivered = _sack(s, f, sack) if sack >= 0 else 0
     acked = 0
     if cum > fi[f, UNA]:
@@ -272,7 +274,7 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
     if fi[f, IN_LOSS] == 1 and fi[f, UNA] > fi[f, RECOVER]:
         fi[f, IN_LOSS] = 0
     if fi[f, IN_REC] == 0 and fi[f, IN_LOSS] == 0 and newly_lost > 0:
-        _enter_recovery(s, f, alg, flight, now)
+        _enter_recovery(s, f, alg, now)
     if fi[f, IN_REC] == 1:
         _prr(s, f, delivered)
     elif acked > 0:
