@@ -62,7 +62,8 @@ class Link:
 @dataclass(frozen=True)
 class FlowSpec:
     """One bulk sender: its control, base RTT (half each way), start time and the control's parameters (the
-    replay's defaults, ``ackreplay.estimators``, unless given here; STCP's ``ai_count`` too)."""
+    replay's defaults, ``ackreplay.estimators``, unless given here; the loop's growth parameters of
+    ``GROWTH_PARAMS`` too)."""
 
     control: str
     rtt_s: float

@@ -53,6 +53,13 @@ def test_the_busy_link_rule_splits_full_from_idle(control: str, decrease: float)
     assert utilisation(control, below) < 0.97
 
 
+def test_htcps_adaptive_backoff_keeps_a_small_buffer_busy() -> None:
+    """At B = 0.3·BDP H-TCP's β = RTTmin/RTTmax ≈ 1/1.3 ≈ 0.77 just drains the queue it built (Leith & Shorten
+    §3): the link stays full, where NewReno's halving (threshold 1·BDP) leaves it idle after each loss."""
+    assert utilisation("htcp", 0.3) == pytest.approx(1.0, abs=0.01)
+    assert utilisation("newreno", 0.3) < 0.95
+
+
 def test_a_fixed_window_stands_its_excess_over_the_bdp_in_the_queue() -> None:
     """The receive window caps cwnd at W: W − BDP packets wait at the bottleneck (±2: delayed ACKs release
     segments in pairs)."""
