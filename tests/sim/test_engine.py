@@ -3,6 +3,12 @@ of the seed-004 model (docs/estimators.md), determinism, bad input, and H-TCP's 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -146,3 +152,23 @@ def test_htcp_backs_off_by_the_replays_rule(epoch_bytes: float, rttmax: float, b
     fs = _htcp_row(minrtt=0.06, maxrtt=rttmax, epoch_t=9.0, epoch_b=epoch_bytes, prev=1.0e6)
     assert htcp_ssthresh(fs, 0, 10.0, 0.5, 0.8, 0.2) == pytest.approx(100.0 * beta)
     assert fs[0, H_LAST_CONG] == 10.0 and fs[0, H_EPOCH_B] == 0.0 and fs[0, H_PREV_THR] == epoch_bytes
+
+
+_SMALL_RUN = """
+import json
+from ackreplay.sim.model import FlowSpec, Link, SimConfig, simulate
+res = simulate(Link(10e6, buffer_packets=20, loss=0.003), [FlowSpec("cubic", 0.05), FlowSpec("htcp", 0.08, 0.2)],
+               SimConfig(2.0, seed=5))
+print(json.dumps([res.events, res.mean_queue_packets] + [[f.delivered_bytes, f.loss_events, f.retransmissions,
+                  f.mean_queue_delay_s, f.series["cwnd"].tolist()] for f in res.flows]))
+"""
+
+
+def test_the_compiled_loop_computes_what_plain_python_does() -> None:
+    """The compiled loop (on borrowed views of its arrays, sim/borrow.py) and the same code run as plain Python
+    (``NUMBA_DISABLE_JIT=1``) give the same figures, to the last bit."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    runs = [subprocess.run([sys.executable, "-c", _SMALL_RUN], env={**env, "NUMBA_DISABLE_JIT": jit}, cwd=root,
+                           capture_output=True, text=True, check=True, timeout=600).stdout for jit in ("0", "1")]
+    assert json.loads(runs[0]) == json.loads(runs[1])
