@@ -141,7 +141,8 @@ def run_grid(exe: Path, work: Path, out: Path) -> None:
             cc1 = cc if other == "same" else "TcpNewReno"
             simulate_ns3(exe, prefix, cc, flows, buffer_bdp, loss, cc1)
             meta, events = losses(Path(f"{prefix}.trace.csv"))
-            counts = [{kind: sum(1 for e in events if e["flow"] == i and e["kind"] == kind and e["t"] <= DURATION_S)
+            within = [e for e in events if float(str(e["t"])) <= DURATION_S]
+            counts = [{kind: sum(1 for e in within if e["flow"] == i and e["kind"] == kind)
                        for kind in ("fast_retransmit", "timeout")} for i in range(flows)]
             runs.append({"name": f"{alg}_{scen}", "control": alg, "competitor": None if flows == 1 else
                          (alg if other == "same" else "newreno"), "flows": flows, "buffer_bdp": buffer_bdp,
