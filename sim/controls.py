@@ -47,8 +47,8 @@ W_MAX, EPOCH, K_CUBIC, ORIGIN, W_EST = ALG, ALG + 1, ALG + 2, ALG + 3, ALG + 4
 BW_START, BK, BW_NS, BW = ALG, ALG + 1, ALG + 2, ALG + 3
 # CUBIC's C (RFC 9438 §4.2: 0.4 segments/s³); ap columns
 CUBIC_C = 0.4
-P_BETA, P_LOW, P_HIGH, P_HDEC, P_AI, P_FAST, P_WIN, P_GAIN, P_SMOOTH = 0, 1, 2, 3, 4, 5, 6, 7, 8
-N_AP = 9
+P_BETA, P_LOW, P_HIGH, P_HDEC, P_AI, P_FAST, P_WIN, P_GAIN, P_SMOOTH, P_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+N_AP = 10
 # … of H-TCP: beta_min, beta_max, throughput_ratio, max_rtt_step
 P_BETA_MIN, P_BETA_MAX, P_THR_RATIO, P_RTT_STEP = P_LOW, P_HIGH, P_HDEC, P_WIN
 # HSTCP's growth: the windows of RFC 3649's table (Appendix B) as Linux tcp_highspeed.c (hstcp_aimd_vals) and
@@ -205,6 +205,8 @@ def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, 
         ss = max(flight * (1.0 - b), MIN_SSTHRESH)
     elif alg == WESTWOOD and fs[f, BW] > 0.0 and fs[f, RTT_MIN] > 0.0:  # Linux tcp_westwood.c: BWE·RTTmin
         ss = max(fs[f, BW] * fs[f, RTT_MIN] / mss, MIN_SSTHRESH)
+        if ap[f, P_FLOOR] > 0.0:  # floor_half (Möller et al. 2007 §IV): never below NewReno's flight/2
+            ss = max(ss, flight / 2.0)
     else:  # NewReno (RFC 5681 eq. 4; ns-3 TcpNewReno: half the bytes in flight); Westwood+ with no estimate yet
         ss = max(flight / 2.0, MIN_SSTHRESH)
     if timeout and (alg in (CUBIC, BIC)):

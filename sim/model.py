@@ -17,6 +17,7 @@ from ackreplay.sim.controls import (
     P_BETA_MAX,
     P_BETA_MIN,
     P_FAST,
+    P_FLOOR,
     P_GAIN,
     P_HDEC,
     P_HIGH,
@@ -156,6 +157,7 @@ def _control_params(fl: FlowSpec) -> np.ndarray:
     row[P_HIGH] = p.get("high_window", 0.0)
     row[P_HDEC] = p.get("high_decrease", 0.0)
     row[P_FAST] = 1.0 if p.get("fast_convergence", False) else 0.0
+    row[P_FLOOR] = 1.0 if p.get("floor_half", False) else 0.0
     row[P_WIN] = p.get("min_window", 0.0)
     row[P_GAIN] = p.get("gain", 0.0)
     row[P_AI] = growth.get("ai_count", 0.0)
