@@ -4,8 +4,9 @@ database, no web, no settings); docs/whatif.md describes the model.
 
 By job: ``layout`` (the indices of the compiled state arrays), ``streams`` (the event queue: per-flow FIFO
 streams under an indexed binary heap), ``controls`` (the congestion controls' growth and decrease),
-``network`` (bottleneck link and receiver), ``sender`` (SACK scoreboard, PRR recovery, RTO),
-``engine`` (the compiled event loop), ``model`` (the Python API: ``Link``, ``FlowSpec``, ``simulate``).
+``htcp`` (H-TCP's growth and adaptive backoff), ``network`` (bottleneck link and receiver), ``sender`` (SACK
+scoreboard, PRR recovery, RTO), ``borrow`` (the loop's unowned views of the state's arrays), ``engine`` (the
+compiled event loop), ``model`` (the Python API: ``Link``, ``FlowSpec``, ``simulate``).
 """
 
 if not __name__.startswith("ackreplay."):  # the checkout's root is on sys.path too: one module tree only

@@ -3,9 +3,14 @@
 Growth is per ACK on the segments it newly acknowledged (``acked``), in slow start ``cwnd += acked`` up to
 ssthresh (RFC 5681 §3.1, Linux ``tcp_slow_start``), then each control's congestion avoidance. The decreases are
 the replay's own (ackreplay.estimators.controls: ``cubic_ssthresh``, ``scalable_ssthresh``,
-``highspeed_decrease``, ``bic_ssthresh``), applied to the window the control multiplies (ns-3 and Linux:
-bytes in flight for NewReno, STCP, HSTCP; cwnd for BIC and CUBIC). Westwood+ keeps the bandwidth estimate of
-``westwood_plus.py`` (Linux ``tcp_westwood.c``) one ACK at a time.
+``highspeed_decrease``, ``bic_ssthresh``, and H-TCP's β of ``htcp_backoff`` streamed in ``sim/htcp.py``),
+applied to the window the control multiplies (ns-3 and Linux: bytes in flight for NewReno, STCP, HSTCP; cwnd
+for BIC, CUBIC and H-TCP). Westwood+ keeps the bandwidth estimate of ``westwood_plus.py`` (Linux
+``tcp_westwood.c``) one ACK at a time.
+
+``per_ack`` (``SimConfig.ns3_ack_counting``): ns-3.37's counting instead of Linux's byte counting — in slow
+start one segment per ACK (not per segment acknowledged; ns-3's ``TcpNewReno::SlowStart``, which every
+control but CUBIC uses), and NewReno's, Westwood+'s and H-TCP's congestion avoidance once per ACK.
 
 Parameters per flow in ``ap`` (a row per flow), state in ``fs[f, ALG:]``.
 """
@@ -20,7 +25,21 @@ from ackreplay.estimators.controls.cubic import cubic_ssthresh
 from ackreplay.estimators.controls.hstcp import highspeed_decrease
 from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH
 from ackreplay.estimators.controls.stcp import scalable_ssthresh
-from ackreplay.sim.layout import ALG, BIC, CUBIC, CWND, HSTCP, NEWRENO, RTT_LATEST, RTT_MIN, SSTHRESH, STCP, WESTWOOD
+from ackreplay.sim.htcp import htcp_increment, htcp_ssthresh
+from ackreplay.sim.layout import (
+    ALG,
+    BIC,
+    CUBIC,
+    CWND,
+    HSTCP,
+    HTCP,
+    NEWRENO,
+    RTT_LATEST,
+    RTT_MIN,
+    SSTHRESH,
+    STCP,
+    WESTWOOD,
+)
 
 # fs[f, ALG + k] of CUBIC and BIC
 W_MAX, EPOCH, K_CUBIC, ORIGIN, W_EST = ALG, ALG + 1, ALG + 2, ALG + 3, ALG + 4
@@ -28,10 +47,20 @@ W_MAX, EPOCH, K_CUBIC, ORIGIN, W_EST = ALG, ALG + 1, ALG + 2, ALG + 3, ALG + 4
 BW_START, BK, BW_NS, BW = ALG, ALG + 1, ALG + 2, ALG + 3
 # CUBIC's C (RFC 9438 §4.2: 0.4 segments/s³); ap columns
 CUBIC_C = 0.4
-P_BETA, P_LOW, P_HIGH, P_HDEC, P_AI, P_FAST, P_WIN, P_GAIN = 0, 1, 2, 3, 4, 5, 6, 7
-N_AP = 8
-# BIC's growth (Linux tcp_bic.c): max_increment 16, smooth_part 20, BICTCP_B 4
-BIC_MAX_INC, BIC_SMOOTH, BIC_B = 16.0, 20.0, 4.0
+P_BETA, P_LOW, P_HIGH, P_HDEC, P_AI, P_FAST, P_WIN, P_GAIN, P_SMOOTH, P_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+N_AP = 10
+# … of H-TCP: beta_min, beta_max, throughput_ratio, max_rtt_step
+P_BETA_MIN, P_BETA_MAX, P_THR_RATIO, P_RTT_STEP = P_LOW, P_HIGH, P_HDEC, P_WIN
+# HSTCP's growth: the windows of RFC 3649's table (Appendix B) as Linux tcp_highspeed.c (hstcp_aimd_vals) and
+# ns-3 (TcpHighSpeed::TableLookupA) look them up: a(w) = k + 1 for the first row k with w ≤ HSTCP_ROWS[k]
+HSTCP_ROWS = np.array([
+    38, 118, 221, 347, 495, 663, 851, 1058, 1284, 1529, 1793, 2076, 2378, 2699, 3039, 3399, 3778, 4177, 4596,
+    5036, 5497, 5979, 6483, 7009, 7558, 8130, 8726, 9346, 9991, 10661, 11358, 12082, 12834, 13614, 14424, 15265,
+    16137, 17042, 17981, 18955, 19965, 21013, 22101, 23230, 24402, 25618, 26881, 28193, 29557, 30975, 32450,
+    33986, 35586, 37253, 38992, 40808, 42707, 44694, 46776, 48961, 51258, 53667, 56230, 58932, 61799, 64851,
+    68113, 71617, 75401, 79517, 84035, 89053, 94717], np.float64)
+# BIC's growth (Linux tcp_bic.c): max_increment 16, BICTCP_B 4; smooth_part (Linux 20, ns-3 5) in ap[P_SMOOTH]
+BIC_MAX_INC, BIC_B = 16.0, 4.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -79,22 +108,23 @@ def _cubic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: floa
 
 @njit(cache=True, nogil=True, inline="always")
 def _bic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float) -> float:
-    """Linux tcp_bic.c ``bictcp_update``: binary search towards W_max, capped at max_increment per RTT, then
-    max probing; standard growth at or below low_window."""
+    """Linux tcp_bic.c ``bictcp_update``: binary search towards W_max (a 1/BICTCP_B of the distance each RTT),
+    capped at max_increment per RTT, then max probing; standard growth at or below low_window."""
     cwnd = fs[f, CWND]
     if cwnd <= ap[f, P_LOW]:
         return acked / cwnd
     w_max = fs[f, W_MAX]
+    smooth = ap[f, P_SMOOTH]
     if cwnd < w_max:
-        dist = (w_max - cwnd) / 2.0
+        dist = (w_max - cwnd) / BIC_B
         if dist > BIC_MAX_INC:
             per_rtt = BIC_MAX_INC
         elif dist <= 1.0:
-            per_rtt = 1.0 / BIC_SMOOTH * BIC_B
+            per_rtt = BIC_B / smooth
         else:
             per_rtt = dist
     elif cwnd < w_max + BIC_B:
-        per_rtt = BIC_B / BIC_SMOOTH
+        per_rtt = BIC_B / smooth
     elif cwnd < w_max + BIC_MAX_INC * (BIC_B - 1.0):
         per_rtt = (cwnd - w_max) / (BIC_B - 1.0)
     else:
@@ -112,20 +142,27 @@ def avoid_increment(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: flo
         return _bic_avoid(fs, ap, f, acked)
     if alg == STCP:  # Kelly 2003: +a per ACKed segment, at most one per ai_count (Linux/ns-3 min(cwnd, AI))
         return acked / min(cwnd, ap[f, P_AI])
-    if alg == HSTCP and cwnd > ap[f, P_LOW]:  # RFC 3649 §5: a(w) = w²·p(w)·2b(w)/(2 − b(w)), p(w) = 0.078/w^1.2
-        b = highspeed_decrease(cwnd, ap[f, P_LOW], ap[f, P_HIGH], ap[f, P_HDEC])
-        a = cwnd * cwnd * (0.078 / cwnd ** 1.2) * 2.0 * b / (2.0 - b)
+    if alg == HTCP:
+        return htcp_increment(fs, f, acked, now)
+    if alg == HSTCP:  # RFC 3649's table as Linux and ns-3 read it (HSTCP_ROWS): a(w) segments per RTT
+        a = min(np.searchsorted(HSTCP_ROWS, np.floor(cwnd)), len(HSTCP_ROWS) - 1) + 1.0
         return a * acked / cwnd
-    return acked / cwnd  # NewReno, Westwood+, HSTCP below Low_Window: RFC 5681 §3.1
+    return acked / cwnd  # NewReno, Westwood+: RFC 5681 §3.1
 
 
 @njit(cache=True, nogil=True, inline="always")
-def grow(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float) -> None:
-    """cwnd after an ACK of ``acked`` new segments, outside recovery."""
+def grow(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float, per_ack: bool) -> None:
+    """cwnd after an ACK of ``acked`` new segments, outside recovery (``per_ack``: ns-3.37's counting)."""
     if fs[f, CWND] < fs[f, SSTHRESH]:
         step = min(acked, fs[f, SSTHRESH] - fs[f, CWND])
+        if per_ack and alg != CUBIC:
+            step = min(step, 1.0)  # TcpNewReno::SlowStart: one segment an ACK, the rest left to CA
         fs[f, CWND] += step
         acked -= step
+        if per_ack and alg != CUBIC and fs[f, CWND] < fs[f, SSTHRESH]:
+            return
+    if per_ack and alg in (NEWRENO, WESTWOOD, HTCP):
+        acked = min(acked, 1.0)  # TcpNewReno::CongestionAvoidance and TcpHtcp's: once an ACK
     if acked > 0.0:
         fs[f, CWND] += avoid_increment(alg, fs, ap, f, acked, now)
 
@@ -148,12 +185,14 @@ def _w_max(fs: np.ndarray, ap: np.ndarray, f: int, w: float) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, flight: float, timeout: bool
-                  ) -> float:
+def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, flight: float, timeout: bool,
+                  now: float) -> float:
     """The ssthresh (segments) the control sets at a loss event (recovery entry or timeout); ``flight``: the
-    segments in flight before the event (RFC 6675's pipe before this ACK's losses were marked)."""
+    segments in flight at the event (RFC 6675's pipe once the ACK's losses are marked; at a timeout, before)."""
     cwnd = fs[f, CWND]
-    if alg == CUBIC:
+    if alg == HTCP:
+        ss = htcp_ssthresh(fs, f, now, ap[f, P_BETA_MIN], ap[f, P_BETA_MAX], ap[f, P_THR_RATIO])
+    elif alg == CUBIC:
         _w_max(fs, ap, f, cwnd)
         ss = cubic_ssthresh(_one(cwnd), ap[f, P_BETA], MIN_SSTHRESH)[0]
     elif alg == BIC:
@@ -166,6 +205,8 @@ def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, 
         ss = max(flight * (1.0 - b), MIN_SSTHRESH)
     elif alg == WESTWOOD and fs[f, BW] > 0.0 and fs[f, RTT_MIN] > 0.0:  # Linux tcp_westwood.c: BWE·RTTmin
         ss = max(fs[f, BW] * fs[f, RTT_MIN] / mss, MIN_SSTHRESH)
+        if ap[f, P_FLOOR] > 0.0:  # floor_half (Möller et al. 2007 §IV): never below NewReno's flight/2
+            ss = max(ss, flight / 2.0)
     else:  # NewReno (RFC 5681 eq. 4; ns-3 TcpNewReno: half the bytes in flight); Westwood+ with no estimate yet
         ss = max(flight / 2.0, MIN_SSTHRESH)
     if timeout and (alg in (CUBIC, BIC)):
@@ -175,5 +216,6 @@ def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, 
 
 def control_code(name: str) -> int:
     """The compiled code of a control by its estimator name."""
-    codes = {"newreno": NEWRENO, "westwood_plus": WESTWOOD, "cubic": CUBIC, "stcp": STCP, "hstcp": HSTCP, "bic": BIC}
+    codes = {"newreno": NEWRENO, "westwood_plus": WESTWOOD, "cubic": CUBIC, "stcp": STCP, "hstcp": HSTCP, "bic": BIC,
+             "htcp": HTCP}
     return codes[name]

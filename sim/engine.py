@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ackreplay.sim.borrow import borrowed_state
 from ackreplay.sim.layout import (
     CWND,
     DELACK_ECHO,
@@ -71,8 +72,10 @@ def _ack_event(s: SimState, f: int, now: float) -> None:
 
 
 @njit(cache=True, nogil=True)
-def run_loop(s: SimState) -> int:
-    """Run to the end time; returns the number of events handled (also in ``count[0]``)."""
+def run_loop(state: SimState) -> int:
+    """Run to the end time; returns the number of events handled (also in ``tally[0]``). The loop works on
+    borrowed views of the state's arrays (sim/borrow.py: no reference counting per access)."""
+    s = borrowed_state(state)
     end = s.g[END]
     events = 0
     while True:

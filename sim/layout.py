@@ -16,14 +16,14 @@ N_FI = 28
 CWND, SSTHRESH, SRTT, RTTVAR, RTO, RTO_AT = 0, 1, 2, 3, 4, 5
 RTT_MIN, RTT_LATEST, QD_SUM, NEXT_SAMPLE, DELACK_ECHO, LAST_ACK_T = 6, 7, 8, 9, 10, 11
 ALG = 12  # the control's own state: fs[f, ALG + k], k < N_ALG
-N_ALG = 8
+N_ALG = 9
 N_FS = ALG + N_ALG
 
 # g: the link and the run
 RATE, END, BUF_PKTS, BUF_BYTES, WIRE, LOSS_P = 0, 1, 2, 3, 4, 5
 DELACK_T, MIN_RTO, INIT_RTO, RWND, IW, SAMPLE_DT = 6, 7, 8, 9, 10, 11
-DELACK_COUNT, MSS, QD_BIN = 12, 13, 14
-N_G = 15
+DELACK_COUNT, MSS, QD_BIN, PER_ACK = 12, 13, 14, 15
+N_G = 16
 
 # per-flow figures (columns of ``flow`` float64[F, N_FLOW])
 START, PROP_FWD, PROP_REV = 0, 1, 2
@@ -34,7 +34,7 @@ S_DATA, S_ACK, S_DELACK, S_RTO, S_START = 0, 1, 2, 3, 4
 N_STREAMS = 5
 
 # the controls
-NEWRENO, WESTWOOD, CUBIC, STCP, HSTCP, BIC = 0, 1, 2, 3, 4, 5
+NEWRENO, WESTWOOD, CUBIC, STCP, HSTCP, BIC, HTCP = 0, 1, 2, 3, 4, 5, 6
 # segment states of the sender's scoreboard
 IN_FLIGHT, SACKED, LOST, RETRANSMITTED = 0, 1, 2, 3
 # queueing-delay histogram bins per flow (width g[QD_BIN] s; the last bin holds the rest)

@@ -10,13 +10,34 @@ import numpy as np
 
 from ackreplay.estimators.registry import create
 from ackreplay.sim import layout as L
-from ackreplay.sim.controls import N_AP, P_AI, P_BETA, P_FAST, P_GAIN, P_HDEC, P_HIGH, P_LOW, P_WIN, control_code
+from ackreplay.sim.controls import (
+    N_AP,
+    P_AI,
+    P_BETA,
+    P_BETA_MAX,
+    P_BETA_MIN,
+    P_FAST,
+    P_FLOOR,
+    P_GAIN,
+    P_HDEC,
+    P_HIGH,
+    P_LOW,
+    P_RTT_STEP,
+    P_SMOOTH,
+    P_THR_RATIO,
+    P_WIN,
+    control_code,
+)
 from ackreplay.sim.engine import run_loop, seed_random
 from ackreplay.sim.state import SimState
 from ackreplay.sim.streams import heap_update, new_heap
 
 #: The controls the loop runs, by their estimator names.
-CONTROLS = ("newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp")
+CONTROLS = ("newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp", "htcp")
+#: Growth parameters the loop has beyond the replay's decision parameters (``FlowSpec.params``), and defaults:
+#: STCP's ``ai_count`` (Kelly 2003: a = 0.01, one segment per 100 acknowledged; ns-3's AIFactor is 50) and
+#: BIC's ``smooth_part`` (Linux tcp_bic.c 20; ns-3's SmoothPart 5).
+GROWTH_PARAMS = {"stcp": {"ai_count": 100.0}, "bic": {"smooth_part": 20.0}}
 
 
 class SimError(ValueError):
@@ -42,7 +63,8 @@ class Link:
 @dataclass(frozen=True)
 class FlowSpec:
     """One bulk sender: its control, base RTT (half each way), start time and the control's parameters (the
-    replay's defaults, ``ackreplay.estimators``, unless given here; STCP's ``ai_count`` too)."""
+    replay's defaults, ``ackreplay.estimators``, unless given here; the loop's growth parameters of
+    ``GROWTH_PARAMS`` too)."""
 
     control: str
     rtt_s: float
@@ -53,7 +75,9 @@ class FlowSpec:
 @dataclass(frozen=True)
 class SimConfig:
     """Sender and receiver: MSS, initial window (RFC 6928), delayed ACKs (every ``delack_count``-th segment or
-    after ``delack_timeout_s``), RTO floor (Linux 0.2 s; RFC 6298 and ns-3: 1 s), receive window."""
+    after ``delack_timeout_s``), RTO floor (Linux 0.2 s; RFC 6298 and ns-3: 1 s), receive window.
+    ``ns3_ack_counting``: grow as ns-3.37 does (one segment an ACK in slow start, NewReno's, Westwood+'s and
+    H-TCP's avoidance once an ACK) instead of Linux's count of the segments each ACK acknowledges."""
 
     duration_s: float
     mss: int = 1448
@@ -65,6 +89,7 @@ class SimConfig:
     rwnd_segments: int = 16384
     samples: int = 1000
     seed: int = 1
+    ns3_ack_counting: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,8 +110,13 @@ class FlowResult:
 
 @dataclass(frozen=True)
 class SimResult:
+    """Each flow's outcome, the events handled, and the bottleneck's mean backlog: the packets waiting (the one
+    being sent not counted), averaged over the run (Little's law: the waiting times of all packets summed,
+    over the duration)."""
+
     flows: list[FlowResult]
     events: int
+    mean_queue_packets: float = math.nan
 
 
 def _check(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> None:
@@ -116,7 +146,7 @@ def _control_params(fl: FlowSpec) -> np.ndarray:
     """The control's parameters as ``ap`` columns: the replay's defaults (its registry), then ``fl.params``."""
     row = np.zeros(N_AP)
     own = dict(fl.params)
-    ai = float(own.pop("ai_count", 100.0))  # Kelly 2003: a = 0.01, one segment per 100 ACKed; ns-3 AIFactor 50
+    growth = {k: float(own.pop(k, v)) for k, v in GROWTH_PARAMS.get(fl.control, {}).items()}
     known = create(fl.control).params if fl.control != "newreno" else {}
     unknown = set(own) - set(known)
     if unknown:
@@ -127,9 +157,14 @@ def _control_params(fl: FlowSpec) -> np.ndarray:
     row[P_HIGH] = p.get("high_window", 0.0)
     row[P_HDEC] = p.get("high_decrease", 0.0)
     row[P_FAST] = 1.0 if p.get("fast_convergence", False) else 0.0
+    row[P_FLOOR] = 1.0 if p.get("floor_half", False) else 0.0
     row[P_WIN] = p.get("min_window", 0.0)
     row[P_GAIN] = p.get("gain", 0.0)
-    row[P_AI] = ai
+    row[P_AI] = growth.get("ai_count", 0.0)
+    row[P_SMOOTH] = growth.get("smooth_part", 0.0)
+    if fl.control == "htcp":
+        row[P_BETA_MIN], row[P_BETA_MAX] = p["beta_min"], p["beta_max"]
+        row[P_THR_RATIO], row[P_RTT_STEP] = p["throughput_ratio"], p["max_rtt_step"]
     return row
 
 
@@ -146,6 +181,7 @@ def _globals(link: Link, cfg: SimConfig) -> np.ndarray:
     g[L.DELACK_T], g[L.MIN_RTO], g[L.INIT_RTO] = cfg.delack_timeout_s, cfg.min_rto_s, cfg.initial_rto_s
     g[L.RWND], g[L.IW], g[L.SAMPLE_DT] = cfg.rwnd_segments, cfg.initial_window, cfg.duration_s / cfg.samples
     g[L.DELACK_COUNT], g[L.MSS], g[L.QD_BIN] = cfg.delack_count, cfg.mss, 1e-4
+    g[L.PER_ACK] = 1.0 if cfg.ns3_ack_counting else 0.0
     return g
 
 
@@ -226,4 +262,5 @@ def simulate(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimResult:
     if state.tally[1]:
         raise SimError("window_too_large", "a flow's window outgrew the simulation's arrays: lower rwnd_segments "
                                            "or the buffer")
-    return SimResult(flow_results(state, flows, cfg), int(events))
+    backlog = float(state.fs[:, L.QD_SUM].sum() / cfg.duration_s)
+    return SimResult(flow_results(state, flows, cfg), int(events), backlog)

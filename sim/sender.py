@@ -12,13 +12,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ackreplay.sim.controls import grow, loss_ssthresh, westwood_ack
+from ackreplay.sim.controls import P_BETA_MIN, P_RTT_STEP, grow, loss_ssthresh, westwood_ack
+from ackreplay.sim.htcp import htcp_ack
 from ackreplay.sim.layout import (
     CWND,
     H1,
     H2,
     H3,
     HI_LOST,
+    HTCP,
     IN_FLIGHT,
     IN_LOSS,
     IN_REC,
@@ -31,6 +33,7 @@ from ackreplay.sim.layout import (
     MSS,
     N_STREAMS,
     NXT,
+    PER_ACK,
     PIPE,
     PRR_DELIV,
     PRR_OUT,
@@ -226,15 +229,18 @@ def _prr(s: SimState, f: int, delivered: int) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _enter_recovery(s: SimState, f: int, alg: int, flight: int) -> None:
+def _enter_recovery(s: SimState, f: int, alg: int, now: float) -> None:
+    """A loss event: the control's ssthresh from the segments in flight once this ACK's SACK and loss marking
+    are done (RFC 6675's pipe then; ns-3's BytesInFlight at EnterRecovery), PRR's counters reset."""
     fi = s.fi
+    flight = fi[f, PIPE]
     fi[f, IN_REC] = 1
     fi[f, LOSS_EVENTS] += 1
     fi[f, RECOVER] = fi[f, NXT] - 1
     fi[f, RECOVER_FS] = fi[f, NXT] - fi[f, UNA]
     fi[f, PRR_DELIV] = 0
     fi[f, PRR_OUT] = 0
-    s.fs[f, SSTHRESH] = loss_ssthresh(alg, s.fs, s.ap, f, s.g[MSS], float(flight), False)
+    s.fs[f, SSTHRESH] = loss_ssthresh(alg, s.fs, s.ap, f, s.g[MSS], float(flight), False, now)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -242,7 +248,6 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
     """An ACK reaches the sender: scoreboard, RTT, the control, recovery, then the send loop."""
     fi = s.fi
     alg = s.alg[f]
-    flight = fi[f, PIPE]
     delivered = _sack(s, f, sack) if sack >= 0 else 0
     acked = 0
     if cum > fi[f, UNA]:
@@ -257,6 +262,9 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
         rtt_sample(s, f, now - echo)
     if alg == WESTWOOD:
         westwood_ack(s.fs, s.ap, f, now, delivered * s.g[MSS])
+    elif alg == HTCP:
+        htcp_ack(s.fs, f, now, s.fs[f, SRTT], acked * s.g[MSS], fi[f, IN_REC] == 1 or fi[f, IN_LOSS] == 1,
+                 s.ap[f, P_BETA_MIN], s.ap[f, P_RTT_STEP])
     newly_lost = mark_lost(s, f)
     if delivered > 0 and echo >= 0.0:
         newly_lost += lost_retransmissions(s, f, echo)
@@ -266,11 +274,11 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
     if fi[f, IN_LOSS] == 1 and fi[f, UNA] > fi[f, RECOVER]:
         fi[f, IN_LOSS] = 0
     if fi[f, IN_REC] == 0 and fi[f, IN_LOSS] == 0 and newly_lost > 0:
-        _enter_recovery(s, f, alg, flight)
+        _enter_recovery(s, f, alg, now)
     if fi[f, IN_REC] == 1:
         _prr(s, f, delivered)
     elif acked > 0:
-        grow(alg, s.fs, s.ap, f, float(acked), now)
+        grow(alg, s.fs, s.ap, f, float(acked), now, s.g[PER_ACK] > 0.0)
     s.fs[f, LAST_ACK_T] = now
     send_loop(s, f, now)
 
@@ -290,7 +298,7 @@ def on_rto(s: SimState, f: int, now: float) -> None:
         return
     fi[f, TIMEOUTS] += 1
     fi[f, LOSS_EVENTS] += 1
-    fs[f, SSTHRESH] = loss_ssthresh(s.alg[f], fs, s.ap, f, s.g[MSS], float(fi[f, PIPE]), True)
+    fs[f, SSTHRESH] = loss_ssthresh(s.alg[f], fs, s.ap, f, s.g[MSS], float(fi[f, PIPE]), True, now)
     fs[f, CWND] = 1.0
     for x in range(fi[f, UNA], fi[f, NXT]):
         if s.seg[f, x] != SACKED:

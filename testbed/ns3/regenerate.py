@@ -3,10 +3,12 @@
 Compiles ``scenario.cc`` against the system's ns-3 (Debian ``libns3-dev``, ns-3.37: ``apt-get install
 libns3-dev g++ pkg-config``), runs every scenario, and keeps for each: the sender's capture cut to its
 headers (gzip) and ``<name>.ns3.json`` with ns-3's own ssthresh at every loss (of both flows of a two-flow
-run; the NewReno competitor's capture is kept for ``COMPETITOR_KEPT``). Deterministic: ns-3's
-default seed, so a rerun writes the same files.
+run; the NewReno competitor's capture is kept for ``COMPETITOR_KEPT``), the bottleneck's mean backlog and
+the bytes each receiver got. With ``--grid``, the wider grid of ``GRID`` (every control of the simulation,
+buffers 0.1–4 BDP, random loss, pairs) as summaries only, in one file ``grid.json``. Deterministic:
+ns-3's default seed, so a rerun writes the same files.
 
-    python testbed/ns3/regenerate.py [--out tests/data/ns3] [--only cubic_1f_bdp1 ...]
+    python testbed/ns3/regenerate.py [--out tests/data/ns3] [--only cubic_1f_bdp1 ...] [--grid]
 """
 
 from __future__ import annotations
@@ -33,6 +35,17 @@ ALGORITHMS = {"stcp": "TcpScalable", "hstcp": "TcpHighSpeed", "htcp": "TcpHtcp",
 #: at B = 1·BDP.
 SCENARIOS = {"1f_bdp1": (1, 1.0), "1f_bdp01": (1, 0.1), "2f_bdp1": (2, 1.0)}
 RATE, RTT_MS, DURATION_S = "10Mbps", 60.0, 20.0
+#: The grid's controls (ackreplay name → ns-3 TypeId; TcpWestwoodPlus is TcpWestwood with ProtocolType
+#: WestwoodPlus, scenario.cc) and scenarios: name → (flows, buffer in BDPs, random loss, second flow's control:
+#: None for NewReno, "same" for the flow's own).
+GRID_CONTROLS = {"newreno": "TcpNewReno", "westwood_plus": "TcpWestwoodPlus", **ALGORITHMS}
+GRID: dict[str, tuple[int, float, float, str | None]] = {
+    "1f_bdp01": (1, 0.1, 0.0, None), "1f_bdp025": (1, 0.25, 0.0, None), "1f_bdp05": (1, 0.5, 0.0, None),
+    "1f_bdp1": (1, 1.0, 0.0, None), "1f_bdp2": (1, 2.0, 0.0, None), "1f_bdp4": (1, 4.0, 0.0, None),
+    "1f_bdp05_loss": (1, 0.5, 1e-3, None), "1f_bdp1_loss": (1, 1.0, 1e-3, None),
+    "2f_bdp05": (2, 0.5, 0.0, None), "2f_bdp1": (2, 1.0, 0.0, None), "2f_bdp4": (2, 4.0, 0.0, None),
+    "2f_bdp1_same": (2, 1.0, 0.0, "same"), "2f_bdp1_loss": (2, 1.0, 1e-3, None),
+}
 #: Two-flow runs whose NewReno competitor is kept too (``<name>.newreno.pcap.gz``; its losses are flow 1 of the
 #: JSON): one is enough to check replayed ``newreno`` against ns-3's.
 COMPETITOR_KEPT = ("cubic_2f_bdp1",)
@@ -82,10 +95,22 @@ def losses(trace: Path) -> tuple[dict[str, str], list[dict[str, object]]]:
     return meta, out
 
 
+def summary(path: Path) -> dict[str, float]:
+    """scenario.cc's ``.summary``: the bottleneck's mean backlog, each receiver's bytes, the random drops."""
+    pairs = (line.split("=", 1) for line in path.read_text().split())
+    return {k: float(v) for k, v in pairs}
+
+
+def simulate_ns3(exe: Path, prefix: Path, cc: str, flows: int, buffer_bdp: float, loss: float = 0.0,
+                 cc1: str = "TcpNewReno") -> None:
+    extra = [f"--loss={loss}", f"--cc1={cc1}"] if loss > 0 or cc1 != "TcpNewReno" else []
+    subprocess.run([str(exe), f"--cc={cc}", f"--prefix={prefix}", f"--rate={RATE}", f"--rtt={RTT_MS}",
+                    f"--buffer={buffer_bdp}", f"--duration={DURATION_S}", f"--flows={flows}", *extra], check=True)
+
+
 def run(exe: Path, name: str, cc: str, flows: int, buffer_bdp: float, work: Path, out: Path) -> None:
     prefix = work / name
-    subprocess.run([str(exe), f"--cc={cc}", f"--prefix={prefix}", f"--rate={RATE}", f"--rtt={RTT_MS}",
-                    f"--buffer={buffer_bdp}", f"--duration={DURATION_S}", f"--flows={flows}"], check=True)
+    simulate_ns3(exe, prefix, cc, flows, buffer_bdp)
     headers_only(Path(f"{prefix}-0-1.pcap"), out / f"{name}.pcap.gz")  # sender 0 (node 0, device 1)
     if name in COMPETITOR_KEPT:  # the NewReno sender's side too (node 1, device 1)
         headers_only(Path(f"{prefix}-1-1.pcap"), out / f"{name}.newreno.pcap.gz")
@@ -93,19 +118,56 @@ def run(exe: Path, name: str, cc: str, flows: int, buffer_bdp: float, work: Path
     doc = {"simulator": "ns-3.37 (Debian libns3-dev)", "scenario": "testbed/ns3/scenario.cc", "cc": cc,
            "rate": meta["rate"], "rtt_ms": float(meta["rtt_ms"]), "buffer_bdp": float(meta["buffer_bdp"]),
            "buffer_packets": int(meta["buffer_packets"]), "flows": flows, "mss": int(meta["mss"]),
-           "captured_flow": 0, "competitor": "TcpNewReno" if flows > 1 else None, "losses": events}
+           "captured_flow": 0, "competitor": "TcpNewReno" if flows > 1 else None, "losses": events,
+           **_link_figures(Path(f"{prefix}.summary"), flows)}
     (out / f"{name}.ns3.json").write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def _link_figures(path: Path, flows: int) -> dict[str, object]:
+    figures = summary(path)
+    return {"queue_mean_packets": round(figures["queue_mean_packets"], 4),
+            "rx_bytes": [int(figures[f"rx_bytes_{i}"]) for i in range(flows)],
+            "random_drops": int(figures["random_drops"])}
+
+
+def run_grid(exe: Path, work: Path, out: Path) -> None:
+    """Every control of ``GRID_CONTROLS`` in every scenario of ``GRID``: per run the settings, each flow's
+    loss events up to the applications' end (entries into recovery, timeouts; the trace runs 0.5 s longer),
+    the bottleneck's mean backlog and each receiver's bytes up to then."""
+    runs = []
+    for alg, cc in GRID_CONTROLS.items():
+        for scen, (flows, buffer_bdp, loss, other) in GRID.items():
+            prefix = work / f"grid_{alg}_{scen}"
+            cc1 = cc if other == "same" else "TcpNewReno"
+            simulate_ns3(exe, prefix, cc, flows, buffer_bdp, loss, cc1)
+            meta, events = losses(Path(f"{prefix}.trace.csv"))
+            within = [e for e in events if float(str(e["t"])) <= DURATION_S]
+            counts = [{kind: sum(1 for e in within if e["flow"] == i and e["kind"] == kind)
+                       for kind in ("fast_retransmit", "timeout")} for i in range(flows)]
+            runs.append({"name": f"{alg}_{scen}", "control": alg, "competitor": None if flows == 1 else
+                         (alg if other == "same" else "newreno"), "flows": flows, "buffer_bdp": buffer_bdp,
+                         "buffer_packets": int(meta["buffer_packets"]), "loss": loss, "loss_events": counts,
+                         **_link_figures(Path(f"{prefix}.summary"), flows)})
+            print(f"ran {alg}_{scen}")
+    doc = {"simulator": "ns-3.37 (Debian libns3-dev)", "scenario": "testbed/ns3/scenario.cc", "rate": RATE,
+           "rtt_ms": RTT_MS, "duration_s": DURATION_S, "mss": 1448, "starts_s": [0.1, 0.6], "runs": runs}
+    (out / "grid.json").write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "tests" / "data" / "ns3")
     ap.add_argument("--only", nargs="*", help="scenario names, e.g. cubic_1f_bdp1")
+    ap.add_argument("--grid", action="store_true", help="run the summary grid (grid.json) instead")
+    ap.add_argument("--exe", type=Path, help="a scenario.cc already compiled (else compiled here)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="ackreplay-ns3-"))
     try:
-        exe = compile_scenario(work)
+        exe = args.exe or compile_scenario(work)
+        if args.grid:
+            run_grid(exe, work, args.out)
+            return
         for alg, cc in ALGORITHMS.items():
             for scen, (flows, buffer_bdp) in SCENARIOS.items():
                 name = f"{alg}_{scen}"

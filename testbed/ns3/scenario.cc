@@ -10,6 +10,10 @@
 // flight traced just before (t_ns,what,flow,old,new,cwnd,inflight,state), and one `loss` row per entry into
 // recovery (state 3) or loss (4, an RTO) with the ssthresh ns-3 set there (t_ns,loss,flow,state,ssthresh,
 // cwnd,inflight,state). See README.md and regenerate.py.
+// Also <prefix>.summary: the bottleneck's backlog (packets waiting: the queue disc's and the device queue's,
+// the packet being sent not counted) sampled every millisecond from 0 to the end of the applications, its
+// mean, the bytes each flow's receiver got by then, and the packets dropped at random (--loss: a Bernoulli
+// error model on the router's side of each access link, so before the bottleneck queue).
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -37,6 +41,11 @@ struct Traced
 };
 
 Traced g_flows[2];
+uint64_t g_rxBytes[2] = {0, 0};
+double g_queueSum = 0.0;
+uint64_t g_queueSamples = 0;
+uint64_t g_randomDrops = 0;
+Time g_until;
 
 void
 Row(const Traced* s, const char* what, uint64_t oldv, uint64_t newv)
@@ -94,6 +103,34 @@ Connect(uint32_t node, Traced* s)
     Config::ConnectWithoutContext(base + "CongState", MakeBoundCallback(&OnState, s));
 }
 
+void
+SampleQueue(Ptr<QueueDisc> disc, Ptr<Queue<Packet>> device, Time every, Time until)
+{
+    g_queueSum += disc->GetNPackets() + device->GetNPackets();
+    ++g_queueSamples;
+    if (Simulator::Now() + every <= until)
+    {
+        Simulator::Schedule(every, &SampleQueue, disc, device, every, until);
+    }
+}
+
+void
+OnSinkRx(Ptr<const Packet> p, const Address& from)
+{
+    // sender i is 10.1.(i+1).1
+    const uint32_t sender = (InetSocketAddress::ConvertFrom(from).GetIpv4().Get() >> 8) & 0xff;
+    if (sender >= 1 && sender <= 2 && Simulator::Now() <= g_until)
+    {
+        g_rxBytes[sender - 1] += p->GetSize();
+    }
+}
+
+void
+OnRandomDrop(Ptr<const Packet>)
+{
+    ++g_randomDrops;
+}
+
 } // namespace
 
 int
@@ -107,6 +144,8 @@ main(int argc, char* argv[])
     double duration = 20.0;
     uint32_t flows = 1;
     uint32_t mss = 1448;
+    std::string cc1 = "TcpNewReno";
+    double loss = 0.0;
     CommandLine cmd(__FILE__);
     cmd.AddValue("cc", "congestion control of flow 0 (ns-3 type name without ns3::)", cc);
     cmd.AddValue("prefix", "output file prefix", prefix);
@@ -115,9 +154,19 @@ main(int argc, char* argv[])
     cmd.AddValue("buffer", "bottleneck buffer in bandwidth-delay products", bufferBdp);
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("flows", "1, or 2 (the second runs NewReno)", flows);
+    cmd.AddValue("cc1", "congestion control of flow 1 in a two-flow run", cc1);
+    cmd.AddValue("loss", "random loss rate of data packets before the bottleneck", loss);
     cmd.Parse(argc, argv);
 
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TypeId::LookupByName("ns3::" + cc)));
+    // TcpWestwoodPlus: ns-3.37's TcpWestwood with ProtocolType WestwoodPlus (its default filter, Tustin)
+    const auto typeOf = [](const std::string& name) {
+        return TypeId::LookupByName(name == "TcpWestwoodPlus" ? "ns3::TcpWestwood" : "ns3::" + name);
+    };
+    if (cc == "TcpWestwoodPlus" || cc1 == "TcpWestwoodPlus")
+    {
+        Config::SetDefault("ns3::TcpWestwood::ProtocolType", EnumValue(TcpWestwood::WESTWOODPLUS));
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(typeOf(cc)));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
@@ -130,7 +179,7 @@ main(int argc, char* argv[])
     stack.InstallAll();
     if (flows > 1)
     {
-        Config::Set("/NodeList/1/$ns3::TcpL4Protocol/SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+        Config::Set("/NodeList/1/$ns3::TcpL4Protocol/SocketType", TypeIdValue(typeOf(cc1)));
     }
 
     const double accessDelayMs = 1.0;
@@ -155,12 +204,23 @@ main(int argc, char* argv[])
         addresses.SetBase(("10.1." + std::to_string(i + 1) + ".0").c_str(), "255.255.255.0");
         addresses.Assign(d);
         accessDevices.push_back(d);
+        if (loss > 0.0)
+        {
+            Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+            em->SetUnit(RateErrorModel::ERROR_UNIT_PACKET);
+            em->SetRate(loss);
+            d.Get(1)->SetAttribute("ReceiveErrorModel", PointerValue(em));
+            d.Get(1)->TraceConnectWithoutContext("PhyRxDrop", MakeCallback(&OnRandomDrop));
+        }
     }
     NetDeviceContainer core = bottleneck.Install(router.Get(0), receiver.Get(0));
     TrafficControlHelper tch;
     tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize",
                          QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, bufferPackets)));
-    tch.Install(core.Get(0));
+    QueueDiscContainer discs = tch.Install(core.Get(0));
+    g_until = Seconds(duration);
+    Ptr<Queue<Packet>> deviceQueue = DynamicCast<PointToPointNetDevice>(core.Get(0))->GetQueue();
+    Simulator::Schedule(Seconds(0), &SampleQueue, discs.Get(0), deviceQueue, MilliSeconds(1), g_until);
     addresses.SetBase("10.2.1.0", "255.255.255.0");
     Ipv4InterfaceContainer sink = addresses.Assign(core);
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
@@ -169,6 +229,7 @@ main(int argc, char* argv[])
     PacketSinkHelper sinkHelper("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
     ApplicationContainer sinks = sinkHelper.Install(receiver.Get(0));
     sinks.Start(Seconds(0.0));
+    sinks.Get(0)->TraceConnectWithoutContext("Rx", MakeCallback(&OnSinkRx));
     for (uint32_t i = 0; i < flows; ++i)
     {
         BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(sink.GetAddress(1), port));
@@ -184,11 +245,18 @@ main(int argc, char* argv[])
 
     g_trace.open(prefix + ".trace.csv");
     g_trace << "# cc=" << cc << " rate=" << rate << " rtt_ms=" << rttMs << " buffer_bdp=" << bufferBdp
-            << " buffer_packets=" << bufferPackets << " flows=" << flows << " mss=" << mss << '\n';
+            << " buffer_packets=" << bufferPackets << " flows=" << flows << " mss=" << mss << " cc1=" << cc1
+            << " loss=" << loss << '\n';
     g_trace << "t_ns,what,flow,old,new,cwnd,inflight,state\n";
     Simulator::Stop(Seconds(duration + 0.5));
     Simulator::Run();
     Simulator::Destroy();
     g_trace.close();
+    std::ofstream summary(prefix + ".summary");
+    summary << "queue_mean_packets=" << g_queueSum / std::max<uint64_t>(g_queueSamples, 1) << '\n'
+            << "queue_samples=" << g_queueSamples << '\n'
+            << "rx_bytes_0=" << g_rxBytes[0] << '\n'
+            << "rx_bytes_1=" << g_rxBytes[1] << '\n'
+            << "random_drops=" << g_randomDrops << '\n';
     return 0;
 }

@@ -1,5 +1,7 @@
-"""The ns-3 runs of tests/data/ns3 (testbed/ns3/README.md) re-enacted by the simulation: each scenario's path
-and flows as ``ackreplay.sim`` takes them, ns-3's goodput (its capture through ingest) and loss events."""
+"""The ns-3 runs of tests/data/ns3/grid.json (testbed/ns3/README.md) re-enacted by the simulation: each
+run's path and flows as ``ackreplay.sim`` takes them, and per run the captured flow's bytes delivered, its loss
+events and the bottleneck's mean backlog on both sides. ``python -m tests.sim.ns3_scenarios`` prints the
+table of docs/whatif.md."""
 
 from __future__ import annotations
 
@@ -8,72 +10,90 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ackreplay.ingest import ingest_capture
+import numpy as np
+
 from ackreplay.sim.model import FlowSpec, Link, SimConfig, simulate
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ns3"
-#: The scenarios' controls the simulation runs (ns-3's TcpHtcp departs from H-TCP, which the loop does not run).
-CONTROLS = ("cubic", "bic", "stcp", "hstcp")
-SCENARIOS = ("1f_bdp1", "1f_bdp01", "2f_bdp1")
+GRID = json.loads((DATA / "grid.json").read_text())
+RUNS = {r["name"]: r for r in GRID["runs"]}
+NAMES = tuple(RUNS)
 #: ns-3's settings where they differ from the simulation's defaults: RTO floor 1 s (TcpSocketBase MinRto),
-#: delayed-ACK timeout 0.2 s (TcpSocket DelAckTimeout), PPP's 2 bytes on the wire, STCP's AIFactor 50.
-NS3_MIN_RTO, NS3_DELACK = 1.0, 0.2
-NS3_OVERHEAD = 54
-NS3_PARAMS = {"stcp": {"ai_count": 50.0}}
-#: Flow i's application starts at 0.1 + 0.5·i s; its data one RTT later (the handshake).
-FIRST_START, NEXT_START = 0.1, 0.5
+#: delayed-ACK timeout 0.2 s (TcpSocket DelAckTimeout), PPP's 2 bytes on the wire, ns-3.37's ACK counting,
+#: STCP's AIFactor 50, BIC's SmoothPart 5.
+NS3_MIN_RTO, NS3_DELACK, NS3_OVERHEAD = 1.0, 0.2, 54
+NS3_PARAMS = {"stcp": {"ai_count": 50.0}, "bic": {"smooth_part": 5.0}}
+#: A mean backlog below one packet is compared as one packet (a relative error of a fraction of a packet
+#: says nothing).
+QUEUE_FLOOR = 1.0
 
 
 @dataclass(frozen=True)
 class Compared:
     name: str
-    ns3_goodput_bps: float
-    sim_goodput_bps: float
+    ns3_bytes: int
+    sim_bytes: int
     ns3_losses: int
     sim_losses: int
+    ns3_queue: float
+    sim_queue: float
 
     @property
     def goodput_ratio(self) -> float:
-        return self.sim_goodput_bps / self.ns3_goodput_bps
+        return self.sim_bytes / self.ns3_bytes
 
     @property
     def loss_ratio(self) -> float:
-        return self.sim_losses / self.ns3_losses
+        return self.sim_losses / self.ns3_losses if self.ns3_losses else float("nan")
+
+    @property
+    def queue_deviation(self) -> float:
+        """|sim − ns-3| of the mean backlog over ns-3's (at least QUEUE_FLOOR packets)."""
+        return abs(self.sim_queue - self.ns3_queue) / max(self.ns3_queue, QUEUE_FLOOR)
 
 
 @cache
-def compare(alg: str, scenario: str) -> Compared:
-    name = f"{alg}_{scenario}"
-    doc = json.loads((DATA / f"{name}.ns3.json").read_text())
-    rtt = doc["rtt_ms"] / 1000.0
-    rate = float(doc["rate"].removesuffix("Mbps")) * 1e6
-    # the device queue holds one packet waiting besides the queue disc's B (testbed/ns3/scenario.cc)
-    link = Link(rate, buffer_packets=int(doc["buffer_packets"]) + 1, overhead_bytes=NS3_OVERHEAD)
-    flows = [FlowSpec(alg, rtt, FIRST_START + rtt, NS3_PARAMS.get(alg, {}))]
-    if doc["flows"] > 1:
-        flows.append(FlowSpec("newreno", rtt, FIRST_START + NEXT_START + rtt))
-    cfg = SimConfig(20.0, mss=int(doc["mss"]), min_rto_s=NS3_MIN_RTO, delack_timeout_s=NS3_DELACK)
+def compare(name: str) -> Compared:
+    """Run ``name`` of the grid in the simulation: flow i's application starts at ``starts_s[i]``, its data one
+    base RTT later (the handshake); the bottleneck holds B + 1 packets waiting (ns-3's device queue holds one
+    besides the queue disc's B); both sides count to the applications' end."""
+    run = RUNS[name]
+    rtt = GRID["rtt_ms"] / 1000.0
+    rate = float(GRID["rate"].removesuffix("Mbps")) * 1e6
+    link = Link(rate, buffer_packets=run["buffer_packets"] + 1, loss=run["loss"], overhead_bytes=NS3_OVERHEAD)
+    controls = [run["control"]] + ([run["competitor"]] if run["flows"] > 1 else [])
+    starts = GRID["starts_s"][:len(controls)]
+    flows = [FlowSpec(c, rtt, t + rtt, NS3_PARAMS.get(c, {})) for c, t in zip(controls, starts, strict=True)]
+    cfg = SimConfig(GRID["duration_s"], mss=GRID["mss"], min_rto_s=NS3_MIN_RTO, delack_timeout_s=NS3_DELACK,
+                    ns3_ack_counting=True)
     result = simulate(link, flows, cfg)
-    cap = ingest_capture(DATA / f"{name}.pcap.gz")
-    ns3_flow = max(cap.flows, key=lambda f: f.goodput_bps)
     ours = result.flows[0]
-    ns3_losses = sum(1 for x in doc["losses"] if x["flow"] == doc["captured_flow"])
-    # ns-3's goodput is over the capture (SYN to FIN, from 0.1 s); the simulation's from the flow's first data
-    span_ns3 = 20.0 - FIRST_START
-    sim_goodput = ours.delivered_bytes * 8.0 / span_ns3
-    return Compared(name, ns3_flow.goodput_bps, sim_goodput, ns3_losses, ours.loss_events)
+    return Compared(name, run["rx_bytes"][0], ours.delivered_bytes, sum(run["loss_events"][0].values()),
+                    ours.loss_events, run["queue_mean_packets"], result.mean_queue_packets)
+
+
+def medians(names: tuple[str, ...] = NAMES) -> tuple[float, float, float]:
+    """Median over ``names`` of |goodput ratio − 1|, |loss-event ratio − 1| and the queue deviation."""
+    rows = [compare(n) for n in names]
+    return (float(np.median([abs(c.goodput_ratio - 1) for c in rows])),
+            float(np.nanmedian([abs(c.loss_ratio - 1) for c in rows])),
+            float(np.median([c.queue_deviation for c in rows])))
 
 
 def table() -> str:
-    rows = ["| scenario | ns-3 goodput (Mbit/s) | simulated | ratio | ns-3 loss events | simulated | ratio |",
-            "|---|---|---|---|---|---|---|"]
-    for alg in CONTROLS:
-        for sc in SCENARIOS:
-            c = compare(alg, sc)
-            rows.append(f"| {c.name} | {c.ns3_goodput_bps / 1e6:.3f} | {c.sim_goodput_bps / 1e6:.3f} | "
-                        f"{c.goodput_ratio:.3f} | {c.ns3_losses} | {c.sim_losses} | {c.loss_ratio:.2f} |")
+    rows = ["| run | ns-3 goodput (Mbit/s) | ratio | ns-3 loss events | simulated | ns-3 mean queue (packets) | "
+            "simulated |", "|---|---|---|---|---|---|---|"]
+    span = GRID["duration_s"] - GRID["starts_s"][0]
+    for name in NAMES:
+        c = compare(name)
+        rows.append(f"| {name} | {c.ns3_bytes * 8 / span / 1e6:.3f} | {c.goodput_ratio:.3f} | {c.ns3_losses} | "
+                    f"{c.sim_losses} | {c.ns3_queue:.1f} | {c.sim_queue:.1f} |")
     return "\n".join(rows)
 
 
 if __name__ == "__main__":
     print(table())
+    print("medians (goodput, loss events, queue):", ", ".join(f"{m:.3f}" for m in medians()))
+    for alg in dict.fromkeys(r["control"] for r in GRID["runs"]):
+        own = tuple(n for n in NAMES if RUNS[n]["control"] == alg)
+        print(alg, ", ".join(f"{m:.3f}" for m in medians(own)))

@@ -1,12 +1,31 @@
 """The simulation on cases checkable by hand: a full link, a fixed window's standing queue, the busy-link rule
-of the seed-004 model (docs/estimators.md), determinism, and bad input."""
+of the seed-004 model (docs/estimators.md), determinism, bad input, and H-TCP's growth and backoff."""
 
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ackreplay.path.analytic import busy_link
+from ackreplay.sim.htcp import (
+    H_BETA,
+    H_EPOCH_B,
+    H_EPOCH_T,
+    H_LAST_CONG,
+    H_MAXRTT,
+    H_MINRTT,
+    H_OPEN,
+    H_PREV_THR,
+    htcp_increment,
+    htcp_ssthresh,
+)
+from ackreplay.sim.layout import CWND, N_FS
 from ackreplay.sim.model import CONTROLS, FlowSpec, Link, SimConfig, SimError, simulate
 
 RATE, RTT, MSS, WIRE = 10e6, 0.06, 1448, 1500
@@ -38,6 +57,13 @@ def test_the_busy_link_rule_splits_full_from_idle(control: str, decrease: float)
     assert busy_link(decrease, above) and not busy_link(decrease, below)
     assert utilisation(control, above) == pytest.approx(1.0, abs=0.01)
     assert utilisation(control, below) < 0.97
+
+
+def test_htcps_adaptive_backoff_keeps_a_small_buffer_busy() -> None:
+    """At B = 0.3·BDP H-TCP's β = RTTmin/RTTmax ≈ 1/1.3 ≈ 0.77 just drains the queue it built (Leith & Shorten
+    §3): the link stays full, where NewReno's halving (threshold 1·BDP) leaves it idle after each loss."""
+    assert utilisation("htcp", 0.3) == pytest.approx(1.0, abs=0.01)
+    assert utilisation("newreno", 0.3) < 0.95
 
 
 def test_a_fixed_window_stands_its_excess_over_the_bdp_in_the_queue() -> None:
@@ -92,3 +118,57 @@ def test_bad_input_is_a_sim_error_with_a_code(link: Link, flows: list[FlowSpec],
     with pytest.raises(SimError) as err:
         simulate(link, flows, SimConfig(1.0))
     assert err.value.code == code
+
+
+def _htcp_row(**state: float) -> np.ndarray:
+    fs = np.zeros((1, N_FS))
+    fs[0, CWND] = 100.0
+    fs[0, H_OPEN] = 1.0
+    for name, value in state.items():
+        fs[0, {"minrtt": H_MINRTT, "maxrtt": H_MAXRTT, "last": H_LAST_CONG, "beta": H_BETA, "epoch_t": H_EPOCH_T,
+               "epoch_b": H_EPOCH_B, "prev": H_PREV_THR}[name]] = value
+    return fs
+
+
+@pytest.mark.parametrize(("since", "rttmin", "beta", "alpha"), [
+    (0.5, 0.1, 0.5, 1.0),    # Δ ≤ Δ_L: standard growth
+    (3.0, 0.1, 0.5, 22.0),   # 1 + 10·2 + (2/2)² = 22, RTT 100 ms: unscaled
+    (3.0, 0.05, 0.5, 11.0),  # scaled by RTTmin/100 ms
+    (3.0, 0.1, 0.8, 8.8),    # α = 2(1 − β)·α(Δ)
+    (1.2, 0.01, 0.5, 1.0),   # the scaled factor is never below 1
+])
+def test_htcp_grows_by_alpha_of_the_time_since_the_last_loss(since: float, rttmin: float, beta: float,
+                                                               alpha: float) -> None:
+    fs = _htcp_row(minrtt=rttmin, last=10.0, beta=beta)
+    assert htcp_increment(fs, 0, 100.0, 10.0 + since) == pytest.approx(alpha)  # a window's ACKs: α segments
+
+
+@pytest.mark.parametrize(("epoch_bytes", "rttmax", "beta"), [
+    (1.0e6, 0.1, 0.6),    # throughput as before: RTTmin/RTTmax
+    (1.3e6, 0.1, 0.5),    # 30 % more than before: beta_min
+    (1.0e6, 0.065, 0.8),  # RTTmin/RTTmax 0.92 clamped to beta_max
+])
+def test_htcp_backs_off_by_the_replays_rule(epoch_bytes: float, rttmax: float, beta: float) -> None:
+    fs = _htcp_row(minrtt=0.06, maxrtt=rttmax, epoch_t=9.0, epoch_b=epoch_bytes, prev=1.0e6)
+    assert htcp_ssthresh(fs, 0, 10.0, 0.5, 0.8, 0.2) == pytest.approx(100.0 * beta)
+    assert fs[0, H_LAST_CONG] == 10.0 and fs[0, H_EPOCH_B] == 0.0 and fs[0, H_PREV_THR] == epoch_bytes
+
+
+_SMALL_RUN = """
+import json
+from ackreplay.sim.model import FlowSpec, Link, SimConfig, simulate
+res = simulate(Link(10e6, buffer_packets=20, loss=0.003), [FlowSpec("cubic", 0.05), FlowSpec("htcp", 0.08, 0.2)],
+               SimConfig(2.0, seed=5))
+print(json.dumps([res.events, res.mean_queue_packets] + [[f.delivered_bytes, f.loss_events, f.retransmissions,
+                  f.mean_queue_delay_s, f.series["cwnd"].tolist()] for f in res.flows]))
+"""
+
+
+def test_the_compiled_loop_computes_what_plain_python_does() -> None:
+    """The compiled loop (on borrowed views of its arrays, sim/borrow.py) and the same code run as plain Python
+    (``NUMBA_DISABLE_JIT=1``) give the same figures, to the last bit."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    runs = [subprocess.run([sys.executable, "-c", _SMALL_RUN], env={**env, "NUMBA_DISABLE_JIT": jit}, cwd=root,
+                           capture_output=True, text=True, check=True, timeout=600).stdout for jit in ("0", "1")]
+    assert json.loads(runs[0]) == json.loads(runs[1])

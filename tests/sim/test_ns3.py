@@ -1,30 +1,36 @@
-"""The simulation against ns-3.37 (tests/data/ns3, testbed/ns3/README.md): goodput and loss events of each
-scenario's captured flow. Tolerances (docs/whatif.md): the median over the scenarios of |sim/ns-3 − 1| within
-5 % for goodput; loss events within 40 % (the 10 % aimed at is not reached: docs/whatif.md says where the
-loops part)."""
+"""The simulation against ns-3.37 (tests/data/ns3/grid.json, testbed/ns3/README.md): per run, the first
+flow's bytes delivered and loss events, and the bottleneck's mean backlog. Tolerances (docs/whatif.md): the
+median over the 91 runs of |sim/ns-3 − 1| within 5 % for goodput and 10 % for loss events, of the mean backlog's
+deviation within 10 % (achieved 4.0 %, 7.4 % and 7.0 %); each run's goodput within 0.65–1.40 of ns-3's."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from tests.sim.ns3_scenarios import CONTROLS, SCENARIOS, compare
-
-ALL = [(a, s) for a in CONTROLS for s in SCENARIOS]
+from tests.sim.ns3_scenarios import NAMES, RUNS, compare, medians
 
 
 def test_median_goodput_is_within_5_percent_of_ns3() -> None:
-    dev = [abs(compare(a, s).goodput_ratio - 1) for a, s in ALL]
-    assert np.median(dev) <= 0.05, dev
+    assert medians()[0] <= 0.05
 
 
-def test_median_loss_events_are_within_40_percent_of_ns3() -> None:
-    dev = [abs(compare(a, s).loss_ratio - 1) for a, s in ALL]
-    assert np.median(dev) <= 0.40, dev
+def test_median_loss_events_are_within_10_percent_of_ns3() -> None:
+    assert medians()[1] <= 0.10
 
 
-@pytest.mark.parametrize(("alg", "scenario"), ALL)
-def test_each_scenario_is_within_35_percent_on_goodput(alg: str, scenario: str) -> None:
-    c = compare(alg, scenario)
-    assert 0.65 <= c.goodput_ratio <= 1.35, c
+def test_median_mean_queue_is_within_10_percent_of_ns3() -> None:
+    assert medians()[2] <= 0.10
+
+
+def test_the_grid_spans_the_controls_buffers_losses_and_pairs() -> None:
+    runs = RUNS.values()
+    assert {r["control"] for r in runs} == {"newreno", "westwood_plus", "cubic", "bic", "htcp", "hstcp", "stcp"}
+    assert min(r["buffer_bdp"] for r in runs) == 0.1 and max(r["buffer_bdp"] for r in runs) == 4.0
+    assert {r["loss"] > 0 for r in runs} == {True, False} and {r["flows"] for r in runs} == {1, 2}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_runs_goodput_is_within_0_65_to_1_40_of_ns3(name: str) -> None:
+    c = compare(name)
+    assert 0.65 <= c.goodput_ratio <= 1.40, c
     assert c.sim_losses >= 1
