@@ -44,7 +44,11 @@ The rules, per interval, in order (thresholds: :class:`LimitParams`):
    before it (no cut: the window was not what held the flight), or when, eight round trips in or more, the
    mean peak of the last four is not 1 MSS above the four before (no growth);
 6. ``app`` or ``sndbuf`` (as in rule 10) when the sender did not refill the window the ACKs opened: it sent less
-   than half the bytes acknowledged (a sender held by its window sends at every ACK);
+   than half the bytes acknowledged (a sender held by its window sends at every ACK) — unless the window held data
+   the sender had for half the interval or more: no ACK came back from its start to its first ACK, nothing was
+   sent before that ACK and data went out at it (within ``quiet`` × the robust RTT). A block larger than the
+   window after an idle time is sent as one window, waits a round trip, and its rest goes out at the first ACK:
+   that wait is the window's (the kernel's: data in hand, the flight at the window), though the rest is small;
 7. ``cwnd`` on a standing queue (Siekkinen et al.'s path at capacity): every RTT sample of the interval and of a
    neighbour at least ``max(4 ms, 0.15 RTTmin)`` above RTTmin — the bottleneck full for two round trips, one
    alone being a burst; an epoch opens at its peak flight;
@@ -152,8 +156,9 @@ _RATE_FRAC, _SWING, _MIN_LEN = _AT["rate_frac"], _AT["swing"], _AT["min_interval
 _OUTLIER, _PERSIST, _RECEIVER_END = _AT["rtt_outlier"], _AT["rtt_persist"], _AT["receiver_end"]
 _SRTT_FLIGHT, _QUIET = _AT["srtt_flight"], _AT["quiet"]
 #: Feature columns per interval (the kernels' ``feat``).
-(_F_EVENTS, _F_ACKED, _F_PEAK, _F_LOW, _F_ROOM, _F_RTT, _F_DUPS, _F_SENT, _F_SMALL, _F_IDLE, _F_DRY) = range(11)
-_N_FEATURES = 11
+(_F_EVENTS, _F_ACKED, _F_PEAK, _F_LOW, _F_ROOM, _F_RTT, _F_DUPS, _F_SENT, _F_SMALL, _F_IDLE, _F_DRY,
+ _F_HELD) = range(12)
+_N_FEATURES = 12
 #: RTT samples the robust RTT is the median of.
 _RTT_WINDOW = 8
 
@@ -464,6 +469,24 @@ def dry_spans(b: np.ndarray, t: np.ndarray, flight: np.ndarray, seg_t: np.ndarra
     return _union(np.concatenate((t[idx], seg_t[last])), np.concatenate((t[idx + 1], t[ends])))
 
 
+def held_time(b: np.ndarray, t: np.ndarray, seg_t: np.ndarray, rref: np.ndarray, quiet: float) -> np.ndarray:
+    """Per interval, the seconds the window held data the sender had (rule 6): from the interval's start to its
+    first ACK when nothing was sent before that ACK and data went out at it (within ``quiet`` × the robust RTT:
+    data seen on its way is placed by its round trip, within that); else 0. A sender that sends at the first ACK
+    after waiting for half a round trip had that data in hand while it waited: its flight was the window's."""
+    nk = len(b) - 1
+    lo = np.searchsorted(t, b[:-1], side="left")
+    hi = np.searchsorted(t, b[1:], side="left")
+    hi[-1] = len(t)
+    s_lo = np.searchsorted(seg_t, b[:-1], side="left")
+    s_ok = s_lo < len(seg_t)
+    s1 = np.where(s_ok, seg_t[np.minimum(s_lo, max(len(seg_t) - 1, 0))], np.inf) if len(seg_t) else np.full(nk, np.inf)
+    first = np.minimum(lo, len(t) - 1)
+    t1 = t[first]
+    held = (hi > lo) & (s1 < b[1:]) & (np.abs(s1 - t1) <= quiet * np.nan_to_num(rref[first]))
+    return np.where(held, t1 - b[:-1], 0.0)
+
+
 def _union(a: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Spans ``[a, z)`` merged where they overlap, sorted."""
     if not len(a):
@@ -753,6 +776,7 @@ def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray, p: np.ndarray) -> np.
     idle_into(b, f.t, f.flight, f.seg_t, feat)
     spans_into(b, *dry_spans(b, f.t, f.flight, f.seg_t, f.seg_len, feat[:, _F_PEAK], f.rref, p[_QUIET]), _F_DRY,
                feat)
+    feat[:, _F_HELD] = held_time(b, f.t, f.seg_t, f.rref, p[_QUIET])
     return feat
 
 
@@ -787,8 +811,10 @@ def _decide(feat: np.ndarray, b: np.ndarray, mss: int, rttmin: float, p: np.ndar
     acked = feat[:, _F_ACKED]
     code = np.empty(len(length), np.int8)
     no_time = idle + np.where(pos, feat[:, _F_DRY] / safe, 0.0)  # idle, or dry before an idle time
+    held = np.where(pos, feat[:, _F_HELD] / safe, 0.0)  # the window held data in hand
     label_into(feat[:, _F_EVENTS], no_time, feat[:, _F_ROOM] < p[_RWND_SLACK] * mss, feat[:, _F_DUPS] >= p[_LOSS_DUPS],
-               queue, (acked >= 2 * mss) & (feat[:, _F_SENT] < p[_REFILL] * acked), np.nan_to_num(peak / mss),
+               queue, (acked >= 2 * mss) & (feat[:, _F_SENT] < p[_REFILL] * acked) & (held < p[_IDLE]),
+               np.nan_to_num(peak / mss),
                _restarted(feat, idle, mss, p),
                _neighbours_mean(rate), cref, _neighbours_max(swing), _neighbours_max(idle), feat[:, _F_SMALL], p,
                code)

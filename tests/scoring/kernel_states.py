@@ -14,6 +14,13 @@ The kernel's states as labels (decided here; ``tests/data/limits/README.md``):
   pace), else the state of the flow's next sample that is not ``pacing`` (the data in hand is being pushed out,
   as when a send-buffer limited writer has just refilled: what limited the flow is what the push runs into).
 
+The clocks: the kernel's samples are stamped when the sender was in that state. A sender-side capture sees the
+sender's ACKs and data at those times. A receiver-side capture's axis is the receiver's: its ACKs reach the sender
+one reverse one-way delay later, and ``limits`` moves its data back by a whole round trip (to the time of the
+ACK that released it), so what it labels at time ``t`` is the sender's state at ``t`` + the reverse delay. The
+kernel's samples are placed on the receiver's axis by taking that delay off (the run's ``rev_delay_ms``, the
+testbed's configured delay; the delayer adds under a millisecond).
+
 Agreement: each label's share of the samples against its share of the labelled time (within 10 points), and
 interval by interval — the kernel's label of an interval is the most common among its samples (any of them
 on a tie) — the share of the time whose interval agrees (at least 90 %).
@@ -121,11 +128,21 @@ def run_limits(path: Path, client_port: int = 40001) -> tuple[FlowLimits, float]
     return lim, float(inp.t_abs[0] - inp.t[0])
 
 
+def clock_offset(prefix: Path, side: str) -> float:
+    """Seconds to take off the kernel's sample times to place them on a side's capture axis (module docstring):
+    0 at the sender, the run's reverse one-way delay at the receiver."""
+    if side == "snd":
+        return 0.0
+    with open(prefix.with_suffix(".json")) as f:
+        return float(json.load(f)["rev_delay_ms"]) / 1e3
+
+
 def agreement(prefix: Path, side: str) -> Agreement:
     """How the limits of one side's capture of a run agree with the kernel's states."""
     lim, zero = run_limits(capture(prefix, side))  # type: ignore[arg-type]
     recs = samples(prefix)
-    ts = np.array([int(r["t_ns"]) / 1e9 - zero for r in recs])  # type: ignore[call-overload]
+    shift = clock_offset(prefix, side)
+    ts = np.array([int(r["t_ns"]) / 1e9 - zero - shift for r in recs])  # type: ignore[call-overload]
     theirs = np.array(kernel_labels(recs))
     inside = (ts >= lim.start[0]) & (ts <= lim.end[-1]) if len(lim.start) else np.zeros(len(ts), bool)
     ts, theirs = ts[inside], theirs[inside]

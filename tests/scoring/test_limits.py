@@ -24,12 +24,13 @@ from ackreplay.scoring.limits import (
     bounded_samples,
     flow_limits,
     grid_bounds,
+    held_time,
     queue_bound,
     robust_rtt_into,
     shares_of,
 )
 from tests.conftest import ROOT
-from tests.scoring.kernel_states import agreement, kernel_labels, runs
+from tests.scoring.kernel_states import agreement, clock_offset, kernel_labels, runs
 
 DATA = ROOT / "tests" / "data" / "limits"
 RUNS = runs(DATA)
@@ -68,6 +69,15 @@ def test_kernel_states_as_labels():
     recs = [rec("cwnd"), rec("pacing", infl=15, notsent=8000), rec("pacing", infl=10, notsent=3000),
             rec("pacing", infl=5, notsent=2000), rec("sndbuf"), rec("idle"), rec("pacing", notsent=2000)]
     assert kernel_labels(recs) == ["cwnd", "cwnd", "sndbuf", "sndbuf", "sndbuf", "app", "cwnd"]
+
+
+def test_receiver_samples_move_back_by_the_reverse_delay(tmp_path: Path):
+    """The kernel's samples are compared on a receiver-side capture's axis less the run's reverse delay, on a
+    sender-side one as they are."""
+    prefix = tmp_path / "run"
+    prefix.with_suffix(".json").write_text('{"rev_delay_ms": 27.5, "fwd_delay_ms": 30.0}')
+    assert clock_offset(prefix, "snd") == 0.0
+    assert clock_offset(prefix, "rcv") == pytest.approx(0.0275, abs=1e-12)
 
 
 # ---- hand-made flows
@@ -195,6 +205,21 @@ def test_series_cover_the_flow_and_shares_sum_to_one():
     assert runs_[0][0] == t[0] and runs_[-1][1] == t[-1]
     assert all(a[2] != b[2] for a, b in itertools.pairwise(runs_))
     assert lim.labels()[0] in LABELS
+
+
+def test_held_time_is_the_wait_for_the_first_ack_that_releases_data():
+    """Rule 6's exception: from an interval's start to its first ACK when nothing was sent before it and data went
+    out at it (within 1/16 of the robust RTT); else nothing."""
+    b = np.array([0.0, 0.1, 0.2, 0.3])
+    t = np.array([0.06, 0.08, 0.12, 0.25])
+    rref = np.full(len(t), 0.1)
+    # interval 0: data at its first ACK (0.0603: 0.3 ms after); 1: data at 0.15, not at its first ACK (0.12);
+    # 2: sent before its first ACK (0.21, ACK at 0.25)
+    seg_t = np.array([0.0603, 0.061, 0.15, 0.21, 0.25])
+    assert held_time(b, t, seg_t, rref, 1 / 16) == pytest.approx([0.06, 0.0, 0.0], abs=1e-12)
+    assert held_time(b, t, seg_t[seg_t > 0.1], rref, 1 / 16) == pytest.approx([0.0, 0.0, 0.0], abs=1e-12)
+    late = np.array([0.0603 + 0.007, 0.15])  # 7 ms after the ACK: more than 1/16 of 100 ms
+    assert held_time(b, t, late, rref, 1 / 16)[0] == 0.0
 
 
 def test_shares_of():
