@@ -667,12 +667,34 @@ def test_mistakes_in_a_run_are_4xx_with_their_code(svc):
          "duplicate_estimator"),
         ({"captures": [cid], "estimators": ["re", "re"]}, 422, "duplicate_estimator"),
         ({"captures": [cid], "estimators": ["be", re_, "re"]}, 422, "duplicate_estimator"),
+        # an integer no float holds (JSON allows 4 300 digits): an overflow inside validation was a 500
+        *[(f'{{"captures": ["{cid}"], "estimators": [{{"name": "{n}", "parameters": {{"{p}": {v}}}}}]}}', 422,
+           "invalid_parameter")
+          for n, p in (("re", "tau"), ("bbr_bw", "rtt_window")) for v in ("9" * 400, "-" + "9" * 4000)],
     ]
     for b, status, code in cases:
         is_error(_run(svc.api, b), status, code)
     assert svc.api.get("/api/v1/runs").json() == runs_before  # nothing started
     assert check_store(svc.store, svc.api) == before
     assert _run(svc.api, {"captures": [cid], "estimators": ["default", "re"]}).status_code == 202  # a group: fine
+
+
+def test_thirty_runs_in_a_row_meet_the_default_burst(tmp_path, postgres_server):
+    """30 POST /runs in a row: with the default burst (the rate slowed down so that no token comes back while
+    the test runs) the first 20 runs, the upload's included, start; the rest are 429 rate_limited with
+    Retry-After, and keep nothing."""
+    with service(tmp_path, postgres_server, ACKREPLAY_RUN_RATE_PER_MINUTE="0.001") as s:
+        body = post_capture(s.api, tcp_capture(55)).json()
+        wait_run(s.api, body["run_id"], timeout=60)
+        answers = [_run(s.api, {"captures": [body["capture"]["id"]], "estimators": ["be"]}) for _ in range(30)]
+        assert [r.status_code for r in answers] == [202] * 19 + [429] * 11
+        for r in answers[19:]:
+            is_error(r, 429, "rate_limited")
+            assert int(r.headers["Retry-After"]) >= 1, r.headers
+        assert len(s.api.get("/api/v1/runs").json()) == 20
+        for r in answers[:19]:
+            wait_run(s.api, r.json()["run_id"], timeout=120)
+        check_store(s.store, s.api)
 
 
 def test_a_body_without_a_length_stops_at_what_is_left_of_the_quota(tmp_path, postgres_server):
