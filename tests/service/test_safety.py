@@ -187,13 +187,19 @@ def test_the_first_token_can_leave_open_mode_data_alone(tmp_path):
         assert c.get("/api/v1/captures", headers=token).json()["total"] == 0
 
 
-def _answer(sock: socket.socket, *, within: float) -> tuple[bytes, float]:
-    """Everything the server sends until it closes the connection, and how long that took (at most ``within``)."""
-    t0, got = time.monotonic(), b""
+#: How long a test waits for the server to answer and close: long enough for a busy machine to run a 1 s
+#: timeout late, far below the defaults (20 s, 60 s, 75 s), so only the configured timeouts can answer in time.
+CUT_OFF = 10.0
+
+
+def _answer(sock: socket.socket, *, within: float) -> bytes:
+    """Everything the server sends until it closes the connection (within ``within`` s: the socket times out
+    after it, failing the test)."""
+    got = b""
     sock.settimeout(within)
     while chunk := sock.recv(65536):
         got += chunk
-    return got, time.monotonic() - t0
+    return got
 
 
 def _trickle(sock: socket.socket, data: bytes, every: float) -> None:
@@ -217,40 +223,31 @@ def _error(answer: bytes, status: int, code: str) -> None:
 def test_slow_headers_and_bodies_are_cut_off_by_their_timeouts(tmp_path):
     """A real socket against `ackreplay serve` on 127.0.0.1 with 1 s timeouts: headers trickled a byte at a time
     (slowloris), a connection that sends nothing, an upload that stops and a JSON body trickled — each answered
-    408 request_timeout (JSON) and closed within the timeout; a request uvicorn cannot parse is 400
+    408 request_timeout (JSON) and closed well before any default timeout (``CUT_OFF``: a busy machine may run
+    them late, so no tighter bound is asserted); a request uvicorn cannot parse is 400
     malformed_request (JSON); the server answers others throughout."""
     proc, port, _ = _serve(tmp_path, host="127.0.0.1", env_extra={"ACKREPLAY_HEADER_TIMEOUT_SECONDS": "1",
                                                                   "ACKREPLAY_BODY_TIMEOUT_SECONDS": "1"})
     headers = b"Host: 127.0.0.1\r\n"
     try:
         with socket.create_connection(("127.0.0.1", port)) as sock:  # slowloris: the headers never end
-            t0 = time.monotonic()
             _trickle(sock, b"GET /api/v1/health HTTP/1.1\r\n" + headers + b"X-Slow: " + b"a" * 200, every=0.3)
-            answer, _ = _answer(sock, within=5)
-            assert time.monotonic() - t0 < 4
-            _error(answer, 408, "request_timeout")
+            _error(_answer(sock, within=CUT_OFF), 408, "request_timeout")
         with socket.create_connection(("127.0.0.1", port)) as sock:  # silent
-            answer, took = _answer(sock, within=5)
-            assert took < 3
-            _error(answer, 408, "request_timeout")
+            _error(_answer(sock, within=CUT_OFF), 408, "request_timeout")
         with socket.create_connection(("127.0.0.1", port)) as sock:  # an upload that stops sending
             sock.sendall(b"POST /api/v1/captures HTTP/1.1\r\n" + headers + b"Content-Type: multipart/form-data; "
                          b"boundary=x\r\nContent-Length: 100000\r\n\r\n--x\r\n")
-            answer, took = _answer(sock, within=5)
-            assert took < 3
-            _error(answer, 408, "request_timeout")
+            _error(_answer(sock, within=CUT_OFF), 408, "request_timeout")
         # a JSON body trickled a byte every 0.9 s: never idle for the timeout, but not all there within it
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.sendall(b"POST /api/v1/runs HTTP/1.1\r\n" + headers + b"Content-Type: application/json\r\n"
                          b"Content-Length: 1000\r\n\r\n")
-            t0 = time.monotonic()
-            _trickle(sock, b'{"captures": [' + b" " * 900, every=0.9)
-            answer, _ = _answer(sock, within=5)
-            assert time.monotonic() - t0 < 4
-            _error(answer, 408, "request_timeout")
+            _trickle(sock, b'{"captures": [' + b" " * 900, every=0.9)  # (stops once the server answers)
+            _error(_answer(sock, within=CUT_OFF), 408, "request_timeout")
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
-            _error(_answer(sock, within=5)[0], 400, "malformed_request")
+            _error(_answer(sock, within=CUT_OFF), 400, "malformed_request")
         assert httpx.get(f"http://127.0.0.1:{port}/api/v1/health", timeout=10).status_code == 200
     finally:
         _stop(proc)
