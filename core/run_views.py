@@ -334,11 +334,16 @@ def capture_limits(session: Session, run: Run, capture_id: str, *, offset: int, 
     return RowsPage([{"flow_id": fid, "shares": shares or None} for fid, shares in rows], total)
 
 
-def _bulk_flows(session: Session, capture_id: str) -> set[int]:
-    """The capture's bulk flows (``replay.capture.is_bulk``, with the capture's truth)."""
+def _bulk_scores(session: Session, run_id: str, capture_id: str) -> Any:
+    """``(flow_id, estimator, scores)`` of the run's results on the capture's bulk flows (``replay.capture.is_bulk``,
+    with the capture's truth), chosen in the database: the results of a run's other flows — most of a capture of
+    many short connections — are never read (they were, every one as an object)."""
     cap = session.get(Capture, capture_id)
     bulk = is_bulk(Flow.bytes, stored_truth(cap) if cap is not None else None)
-    return {fid for (fid,) in session.execute(select(Flow.flow_id).where(Flow.capture_id == capture_id, bulk))}
+    return session.execute(
+        select(Result.flow_id, Result.estimator, Result.scores)
+        .join(Flow, (Flow.capture_id == Result.capture_id) & (Flow.flow_id == Result.flow_id))
+        .where(Result.run_id == run_id, Result.capture_id == capture_id, bulk))
 
 
 def leaderboard(session: Session, runs: list[Run], include_not_reproducible: bool = False,
@@ -349,13 +354,10 @@ def leaderboard(session: Session, runs: list[Run], include_not_reproducible: boo
     shares not ranked alone; scores labelled not reproducible from their flow's vantage left out unless
     ``include_not_reproducible``, flows the estimators cannot be compared on unless ``include_incomparable``)."""
     per_flow: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
-    bulk: dict[str, set[int]] = {}
     for run in runs:
-        for r in session.scalars(select(Result).where(Result.run_id == run.id)):
-            if r.capture_id not in bulk:
-                bulk[r.capture_id] = _bulk_flows(session, r.capture_id)
-            if r.flow_id in bulk[r.capture_id]:
-                per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
+        for capture_id in session.scalars(select(RunCapture.capture_id).where(RunCapture.run_id == run.id)):
+            for flow_id, estimator, scores in _bulk_scores(session, run.id, capture_id):
+                per_flow.setdefault((run.id, capture_id, flow_id), {})[estimator] = scores
     result = ranking.board(per_flow, include_not_reproducible=include_not_reproducible,
                            incomparable=_incomparable(session, runs), include_incomparable=include_incomparable,
                            groups={k: k[1] for k in per_flow})  # (the intervals resample captures)
