@@ -375,17 +375,21 @@ def _incomparable(session: Session, runs: list[Run]) -> set[tuple[str, str, int]
 
 def list_runs(session: Session, owner: Owner, *, capture_id: str | None = None,
               limit: int = 100) -> list[dict[str, Any]]:
-    """The owner's runs, newest first (optionally only those that include a capture)."""
+    """The owner's runs, newest first (optionally only those that include a capture), each with its first
+    ``STATUS_PAGE`` captures by name and how many it has (a batch's run may have 10 000: listed in full, 500
+    runs made an answer of tens of MB; ``GET /runs/{id}`` pages through them)."""
     q = select(Run).where(Run.owner_id == owner.id)
     if capture_id:
         q = q.where(Run.id.in_(select(RunCapture.run_id).where(RunCapture.capture_id == capture_id)))
     out = []
     for run in session.scalars(q.order_by(Run.created_at.desc()).limit(limit)):
+        mine = RunCapture.run_id == run.id
         rows = session.execute(select(RunCapture.capture_id, Capture.name).join(
-            Capture, Capture.id == RunCapture.capture_id).where(RunCapture.run_id == run.id)
-            .order_by(Capture.name)).all()
+            Capture, Capture.id == RunCapture.capture_id).where(mine)
+            .order_by(Capture.name, Capture.id).limit(STATUS_PAGE)).all()
+        total = session.scalar(select(func.count()).select_from(RunCapture).where(mine)) or 0
         out.append({"id": run.id, "status": run.status, "is_default": run.is_default, "batch_id": run.batch_id,
                     "created_at": run.created_at, "captures": [c for c, _ in rows],
-                    "capture_names": [n for _, n in rows],
+                    "capture_names": [n for _, n in rows], "captures_total": total,
                     "estimators": [e["name"] for e in run.estimators]})
     return out

@@ -788,6 +788,12 @@ def test_run_status_batches_and_documents_answer_a_page_at_a_time(svc, monkeypat
     assert len(page["run"]["captures"]) == 2 and page["run"]["captures_total"] == 3
     rest = svc.api.get(page["next"]).json()
     assert page["captures"] + rest["captures"] == r.json()["captures"] and rest["next"] is None
+    listed = svc.api.get("/api/v1/runs").json()  # each run of the list names its first 100 captures, counts all
+    assert [(r["captures_total"], len(r["captures"])) for r in listed if r["id"] == run_id] == [(3, 3)]
+    monkeypatch.setattr("ackreplay.core.run_views.STATUS_PAGE", 2)
+    (mine,) = [r for r in svc.api.get("/api/v1/runs").json() if r["id"] == run_id]
+    assert (mine["captures_total"], mine["capture_names"]) == (3, ["0.pcap", "1.pcap"])
+    monkeypatch.undo()
     status = svc.api.get(f"/api/v1/runs/{run_id}", params={"limit": 1}).json()
     assert len(status["captures"]) == 1 and status["next"] == f"/api/v1/runs/{run_id}?offset=1&limit=1"
     is_error(svc.api.get(f"/api/v1/runs/{run_id}", params={"limit": 5000}), 422, "invalid_request")

@@ -85,7 +85,7 @@ api.tasks_total  # RunStatusOut's progress
 api.skipped_flows  # RunStatusOut's captures
 api.skipped_total  # RunStatusOut's captures
 api.skipped_counts  # RunStatusOut's captures
-api.captures_total  # RunStatusOut, BatchCreated, BatchOut
+api.captures_total  # RunStatusOut, BatchCreated, BatchOut, RunSummaryOut
 api.rejected_total  # BatchCreated, BatchOut
 api.timings_s  # RunStatusOut
 api.capture_names  # RunSummaryOut
