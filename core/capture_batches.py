@@ -22,8 +22,13 @@ from ackreplay.core.quotas import QuotaExceeded
 from ackreplay.core.run_tasks import estimator_spec, start_run
 from ackreplay.core.run_views import leaderboard
 from ackreplay.core.storage import Readable, Store
+from ackreplay.core.zip_directory import directory
 
 MAX_MEMBERS = 10_000
+#: A zip's central directory is parsed whole when it is opened: at most this many entries (files and folders)
+#: and bytes (10 000 members with paths of a few hundred characters fit), checked in its end record first.
+MAX_ZIP_ENTRIES = 2 * MAX_MEMBERS
+MAX_ZIP_DIRECTORY_BYTES = 8 << 20
 
 
 class BatchRejected(ServiceError):
@@ -69,6 +74,10 @@ def expand(src: IO[bytes], name: str, *, max_bytes: int) -> Iterator[tuple[str, 
     src.seek(0)
     budget = _Budget(name, max_bytes)
     if head[:4] == b"PK\x03\x04":
+        stated = directory(src)
+        if stated is not None and (stated.entries > MAX_ZIP_ENTRIES or stated.size > MAX_ZIP_DIRECTORY_BYTES):
+            raise BatchRejected(f"{name}: a directory of {stated.entries} entries in {stated.size} bytes (at most "
+                                f"{MAX_MEMBERS} files, {MAX_ZIP_DIRECTORY_BYTES} bytes)", code="archive_too_large")
         try:
             zf = zipfile.ZipFile(src)
         except (zipfile.BadZipFile, OSError) as exc:
