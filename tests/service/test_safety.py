@@ -4,6 +4,7 @@ uploaded in open mode."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -11,6 +12,7 @@ import select
 import socket
 import subprocess
 import sys
+import tarfile
 import time
 import zipfile
 from pathlib import Path
@@ -136,6 +138,51 @@ def test_a_zip_directory_past_its_bounds_is_refused_before_it_is_parsed(tmp_path
             assert stated is not None and stated.entries == len(zf.infolist()) == n
             assert stated.size == sum(46 + len(i.filename) + len(i.extra) + len(i.comment) for i in zf.infolist())
     assert directory(io.BytesIO(b"PK\x03\x04 no end record")) is None
+
+
+def _tar_gz(*blocks: bytes) -> bytes:
+    return gzip.compress(b"".join(blocks) + b"\0" * 1024, compresslevel=9)
+
+
+def _tar_header(name: str, kind: bytes, size: int) -> bytes:
+    info = tarfile.TarInfo(name)
+    info.size, info.type = size, kind
+    return info.tobuf(format=tarfile.USTAR_FORMAT)
+
+
+def test_a_tar_header_is_held_to_a_few_mib(tmp_path):
+    """tarfile reads an extended (pax) or GNU long-name header whole, at the size it states: a .tar.gz of a few
+    hundred kB stating a 256 MiB header cost the API 269 MB. A header past 4 MiB is refused unread; members with
+    long names (a real pax header) and large members read in chunks still pass; a broken gzip is 422."""
+    capture = SAMPLE.read_bytes()
+    pad = b"\0" * (-len(capture) % 512)
+    long_name = "d/" * 80 + "a.pcap"
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT) as tf:
+        for name, data in ((long_name, capture), ("big.pcap", capture[:24] + b"\0" * (6 << 20))):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    member = _tar_header("a.pcap", tarfile.REGTYPE, len(capture)) + capture + pad
+    bombs = {kind: _tar_gz(_tar_header("h", kind, 64 << 20), b"\0" * (64 << 20), member)
+             for kind in (tarfile.XHDTYPE, tarfile.GNUTYPE_LONGNAME)}
+    with configured({"ACKREPLAY_DATA_DIR": str(tmp_path / "data")}):
+        c = client()
+        for kind, bomb in bombs.items():
+            assert len(bomb) < 1 << 20
+            r = c.post("/api/v1/batches", files=[("files", ("bomb.tar.gz", bomb))])
+            assert (r.status_code, r.json()["error"]) == (413, "archive_too_large"), (kind, r.text)
+            assert f"a tar header of {64 << 20} bytes" in r.json()["detail"]
+        crc = bytearray(_zip({"a.pcap": capture}))
+        crc[100] ^= 0xFF  # inside the member's deflated bytes: a bad CRC or a broken stream
+        for broken in (buf.getvalue()[:-40], bytes(crc)):  # (both were 500 internal_error)
+            r = c.post("/api/v1/batches", files=[("files", ("broken.tar.gz", broken))])
+            assert (r.status_code, r.json()["error"]) == (422, "invalid_archive"), r.text
+        assert c.get("/api/v1/captures").json()["total"] == 0
+        r = c.post("/api/v1/batches", files=[("files", ("ok.tar.gz", buf.getvalue()))])
+        assert r.status_code == 202, r.text
+        assert r.json()["captures_total"] == 2 and r.json()["rejected"] == []
+        wait_run(c, r.json()["run_id"])
 
 
 @pytest.mark.parametrize(("host", "auth", "flag", "mode", "warns"), [
