@@ -93,11 +93,18 @@ class RowsPage(NamedTuple):
     total: int
 
 
-def skipped_flows(session: Session, store: Store, run: Run, capture_id: str, *, offset: int,
-                  limit: int) -> RowsPage:
+def run_capture(session: Session, run: Run, capture_id: str) -> RunCapture:
+    """One capture of the run (whichever page of the run's status lists it); ``capture_not_found`` when the run
+    has no such capture."""
     rc = session.get(RunCapture, (run.id, capture_id))
     if rc is None:
         raise NotFound(f"run {run.id} has no capture {capture_id}", code="capture_not_found")
+    return rc
+
+
+def skipped_flows(session: Session, store: Store, run: Run, capture_id: str, *, offset: int,
+                  limit: int) -> RowsPage:
+    rc = run_capture(session, run, capture_id)
     return RowsPage(skipped_page(session, store, rc, offset=offset, limit=limit), stored_summary(rc).total)
 
 
@@ -325,8 +332,7 @@ def capture_limits(session: Session, run: Run, capture_id: str, *, offset: int, 
     """What limited the sender of each flow of one capture the run replayed (the capture page's table): a page of
     ``{flow_id, shares}`` by flow id (``shares`` None for a run replayed before the service stored them), and how
     many flows there are."""
-    if session.get(RunCapture, (run.id, capture_id)) is None:
-        raise NotFound(f"run {run.id} has no capture {capture_id}", code="capture_not_found")
+    run_capture(session, run, capture_id)
     mine = (FlowDiagnostics.run_id == run.id, FlowDiagnostics.capture_id == capture_id)
     total = session.scalar(select(func.count()).select_from(FlowDiagnostics).where(*mine)) or 0
     rows = session.execute(select(FlowDiagnostics.flow_id, FlowDiagnostics.data[("limits", "shares")]).where(*mine)

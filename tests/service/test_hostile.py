@@ -813,6 +813,12 @@ def test_run_status_batches_and_documents_answer_a_page_at_a_time(svc, monkeypat
     status = svc.api.get(f"/api/v1/runs/{run_id}", params={"limit": 1}).json()
     assert len(status["captures"]) == 1 and status["next"] == f"/api/v1/runs/{run_id}?offset=1&limit=1"
     is_error(svc.api.get(f"/api/v1/runs/{run_id}", params={"limit": 5000}), 422, "invalid_request")
+    # each capture is read on its own, whichever page lists it: the last one, off the first page of 1
+    last = svc.api.get(f"/api/v1/runs/{run_id}", params={"offset": 2, "limit": 1}).json()["captures"][0]
+    assert last["capture_id"] not in {c["capture_id"] for c in status["captures"]}
+    assert svc.api.get(f"/api/v1/runs/{run_id}/captures/{last['capture_id']}").json() == last
+    is_error(svc.api.get(f"/api/v1/runs/{run_id}/captures/{'e' * 32}"), 404, "capture_not_found")
+    is_error(svc.api.get(f"/api/v1/runs/{'e' * 32}/captures/{last['capture_id']}"), 404, "run_not_found")
     # a capture that skipped 200 000 flows: the status shows the first 100 and counts the rest by reason
     cid = status["captures"][0]["capture_id"]
     skipped = {str(i): f"vantage receiver: {i} RTT samples" if i % 2 else "fewer than two ACKs" for i in range(200_000)}
@@ -825,6 +831,7 @@ def test_run_status_batches_and_documents_answer_a_page_at_a_time(svc, monkeypat
     assert mine["skipped_total"] == 200_000 and list(mine["skipped_flows"])[:2] == ["0", "1"]
     assert len(mine["skipped_flows"]) == 100
     assert mine["skipped_counts"] == {"vantage receiver": 100_000, "fewer than two ACKs": 100_000}
+    assert svc.api.get(f"/api/v1/runs/{run_id}/captures/{cid}").json() == mine
     tail = svc.api.get(f"/api/v1/runs/{run_id}/captures/{cid}/skipped", params={"offset": 199_990}).json()
     assert [x["flow_id"] for x in tail["items"]] == list(range(199_990, 200_000)) and tail["next"] is None
     is_error(svc.api.get(f"/api/v1/runs/{run_id}/captures/{'e' * 32}/skipped"), 404, "capture_not_found")
