@@ -12,7 +12,7 @@ from fastapi import FastAPI, Request, Response
 
 from ackreplay.api import errors
 from ackreplay.api.guard import Guard
-from ackreplay.api.metrics import REQUESTS
+from ackreplay.api.metrics import observe
 from ackreplay.api.routes import apidocs, batches, captures, dashboard, estimators, health, quota, runs
 from ackreplay.core.config import get_settings
 from ackreplay.core.fair_queue import release_soon
@@ -61,8 +61,7 @@ def create_app() -> FastAPI:
         t0 = time.perf_counter()
         response = await call_next(request)
         route = request.scope.get("route")
-        REQUESTS.labels(getattr(route, "path", "other"), request.method, response.status_code).observe(
-            time.perf_counter() - t0)
+        observe(getattr(route, "path", "other"), request.method, response.status_code, time.perf_counter() - t0)
         return response
 
     app.add_middleware(Guard)  # outermost: security headers, last-resort errors, checks before the body

@@ -398,9 +398,11 @@ class RunSummaryOut(BaseModel):
     is_default: bool
     batch_id: str | None = Field(None, examples=[None])
     created_at: Timestamp
-    captures: list[str] = Field(examples=[[CAPTURE_ID]])
+    captures: list[str] = Field(description="the run's first 100 captures by name (all of them: "
+                                "`GET /runs/{id}`, a page at a time)", examples=[[CAPTURE_ID]])
     capture_names: list[str] = Field(default_factory=list, description="the captures' names, in the order of "
                                      "captures", examples=[["sample.pcap"]])
+    captures_total: int = Field(description="how many captures the run has", examples=[1])
     estimators: list[str] = Field(examples=[["be", "re", "abse"]])
 
 

@@ -8,8 +8,9 @@ import gzip
 import io
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from sqlalchemy.orm import Session
 
@@ -22,8 +23,15 @@ from ackreplay.core.quotas import QuotaExceeded
 from ackreplay.core.run_tasks import estimator_spec, start_run
 from ackreplay.core.run_views import leaderboard
 from ackreplay.core.storage import Readable, Store
+from ackreplay.core.zip_directory import directory
 
 MAX_MEMBERS = 10_000
+#: A zip's central directory is parsed whole when it is opened: at most this many entries (files and folders)
+#: and bytes (10 000 members with paths of a few hundred characters fit), checked in its end record first.
+MAX_ZIP_ENTRIES = 2 * MAX_MEMBERS
+MAX_ZIP_DIRECTORY_BYTES = 8 << 20
+#: The largest single read of a tar stream: a header (pax, GNU long name) is read whole (members in chunks).
+MAX_TAR_READ = 4 << 20
 
 
 class BatchRejected(ServiceError):
@@ -45,15 +53,24 @@ class _Budget:
                                 code="archive_too_large")
 
 
+#: What reading a member of a broken archive raises (a truncated gzip, a bad CRC, corrupt deflate data).
+BROKEN = (EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile, tarfile.TarError)
+
+
 class _Metered:
     """A member's stream that charges every byte read to the archive's budget (checked while streaming:
-    a zip or tar bomb is stopped at the limit, not after it has been written out)."""
+    a zip or tar bomb is stopped at the limit, not after it has been written out). A member that breaks off
+    rejects the batch (422 ``invalid_archive``; it was a 500)."""
 
     def __init__(self, src: IO[bytes], budget: _Budget) -> None:
         self.src, self.budget = src, budget
 
     def read(self, n: int = -1) -> bytes:
-        data = self.src.read(n)
+        try:
+            data = self.src.read(n)
+        except BROKEN as exc:
+            raise BatchRejected(f"{self.budget.name}: broken archive ({exc})", code="invalid_archive",
+                                status=422) from exc
         self.budget.take(len(data))
         return data
 
@@ -69,21 +86,7 @@ def expand(src: IO[bytes], name: str, *, max_bytes: int) -> Iterator[tuple[str, 
     src.seek(0)
     budget = _Budget(name, max_bytes)
     if head[:4] == b"PK\x03\x04":
-        try:
-            zf = zipfile.ZipFile(src)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise ServiceError(f"{name}: broken zip archive ({exc})", code="invalid_archive", status=422) from exc
-        with zf:
-            members = [i for i in zf.infolist() if not i.is_dir()]
-            if len(members) > MAX_MEMBERS:
-                raise BatchRejected(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large")
-            for info in members:
-                try:
-                    with zf.open(info) as zmember:
-                        yield info.filename, _Metered(zmember, budget)
-                except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
-                    raise ServiceError(f"{name}: broken zip member {info.filename} ({exc})",
-                                       code="invalid_archive", status=422) from exc
+        yield from _zip_members(src, name, budget)
         return
     inner = head
     if head[:2] == b"\x1f\x8b":
@@ -92,22 +95,70 @@ def expand(src: IO[bytes], name: str, *, max_bytes: int) -> Iterator[tuple[str, 
         except (OSError, EOFError):
             inner = b""
     if _is_tar(head) or _is_tar(inner):
-        try:
-            with tarfile.open(fileobj=src, mode="r:*") as tf:
-                count = 0
-                for entry in tf:
-                    if not entry.isfile():
-                        continue
-                    count += 1
-                    if count > MAX_MEMBERS:
-                        raise BatchRejected(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large")
-                    fh = tf.extractfile(entry)
-                    if fh is not None:
-                        yield entry.name, _Metered(fh, budget)
-        except tarfile.TarError as exc:
-            raise ServiceError(f"{name}: broken tar archive ({exc})", code="invalid_archive", status=422) from exc
+        yield from _tar_members(gzip.GzipFile(fileobj=src, mode="rb") if head[:2] == b"\x1f\x8b" else src, name, budget)
         return
     yield name, src
+
+
+def _zip_members(src: IO[bytes], name: str, budget: _Budget) -> Iterator[tuple[str, Readable]]:
+    stated = directory(src)
+    if stated is not None and (stated.entries > MAX_ZIP_ENTRIES or stated.size > MAX_ZIP_DIRECTORY_BYTES):
+        raise BatchRejected(f"{name}: a directory of {stated.entries} entries in {stated.size} bytes (at most "
+                            f"{MAX_MEMBERS} files, {MAX_ZIP_DIRECTORY_BYTES} bytes)", code="archive_too_large")
+    try:
+        zf = zipfile.ZipFile(src)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ServiceError(f"{name}: broken zip archive ({exc})", code="invalid_archive", status=422) from exc
+    with zf:
+        members = [i for i in zf.infolist() if not i.is_dir()]
+        if len(members) > MAX_MEMBERS:
+            raise BatchRejected(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large")
+        for info in members:
+            try:
+                with zf.open(info) as zmember:
+                    yield info.filename, _Metered(zmember, budget)
+            except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
+                raise ServiceError(f"{name}: broken zip member {info.filename} ({exc})",
+                                   code="invalid_archive", status=422) from exc
+
+
+def _tar_members(src: IO[bytes] | gzip.GzipFile, name: str, budget: _Budget) -> Iterator[tuple[str, Readable]]:
+    """The files of a tar archive (``src`` decompressed already), its headers held to ``MAX_TAR_READ``."""
+    try:
+        with tarfile.open(fileobj=cast(IO[bytes], _BoundedReads(src, name)), mode="r:") as tf:
+            count = 0
+            for entry in tf:
+                if not entry.isfile():
+                    continue
+                count += 1
+                if count > MAX_MEMBERS:
+                    raise BatchRejected(f"{name}: more than {MAX_MEMBERS} files", code="archive_too_large")
+                fh = tf.extractfile(entry)
+                if fh is not None:
+                    yield entry.name, _Metered(fh, budget)
+    except BROKEN as exc:
+        raise ServiceError(f"{name}: broken tar archive ({exc})", code="invalid_archive", status=422) from exc
+
+
+class _BoundedReads:
+    """A tar archive's stream that refuses any single read past ``MAX_TAR_READ``. tarfile reads an extended
+    (pax) or long-name header whole, at the size the header states: a 261 kB .tar.gz stating a 256 MiB header
+    cost 269 MB of the API's memory (up to 8 GiB a header). Members are read in chunks of at most 1 MiB."""
+
+    def __init__(self, src: IO[bytes] | gzip.GzipFile, name: str) -> None:
+        self.src, self.name = src, name
+
+    def read(self, n: int = -1) -> bytes:
+        if n < 0 or n > MAX_TAR_READ:
+            raise BatchRejected(f"{self.name}: a tar header of {n} bytes (at most {MAX_TAR_READ})",
+                                code="archive_too_large")
+        return self.src.read(n)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.src.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.src.tell()
 
 
 def create(session: Session, store: Store, owner: Owner, uploads: list[tuple[str, IO[bytes]]], *, name: str,

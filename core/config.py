@@ -66,8 +66,8 @@ class Settings(BaseSettings):
                                 "Redis when REDIS_URL is set); past it 429 rate_limited with Retry-After "
                                 "(none: unlimited). Uploads start a run each, batches one")
     run_burst: int = Field(
-        100, ge=1, description="runs an owner may start at once before run_rate_per_minute applies (the "
-                               "bucket's size)")
+        20, ge=1, description="runs an owner may start at once before run_rate_per_minute applies (the "
+                              "bucket's size; many captures at once go in one batch, which starts one run)")
     step_pause_seconds: float = Field(
         0.0, ge=0, description="for tests only: pause this long between two chunks of a task's long steps (ingest's "
                                "flow storage), to make a step outlast several heartbeats")

@@ -32,7 +32,7 @@ from ackreplay.core.orm import (
 from ackreplay.core.owners import owned
 from ackreplay.core.skipped_flows import skipped_page, stored_summary
 from ackreplay.core.storage import Store
-from ackreplay.core.stored_capture import flow_rows, read_tables, stored_truth
+from ackreplay.core.stored_capture import read_tables, stored_truth
 from ackreplay.core.stored_names import current_names
 from ackreplay.graphs.congestion import CongestionSource
 from ackreplay.replay.capture import is_bulk
@@ -93,11 +93,18 @@ class RowsPage(NamedTuple):
     total: int
 
 
-def skipped_flows(session: Session, store: Store, run: Run, capture_id: str, *, offset: int,
-                  limit: int) -> RowsPage:
+def run_capture(session: Session, run: Run, capture_id: str) -> RunCapture:
+    """One capture of the run (whichever page of the run's status lists it); ``capture_not_found`` when the run
+    has no such capture."""
     rc = session.get(RunCapture, (run.id, capture_id))
     if rc is None:
         raise NotFound(f"run {run.id} has no capture {capture_id}", code="capture_not_found")
+    return rc
+
+
+def skipped_flows(session: Session, store: Store, run: Run, capture_id: str, *, offset: int,
+                  limit: int) -> RowsPage:
+    rc = run_capture(session, run, capture_id)
     return RowsPage(skipped_page(session, store, rc, offset=offset, limit=limit), stored_summary(rc).total)
 
 
@@ -137,31 +144,46 @@ class ScorePage(NamedTuple):
     total: int
 
 
+#: Keys of a score row that are the result's own columns (the rest are its scores). Only ``flow_id`` of them is
+#: a number to sort by; sorting by the others (text) keeps the rows in their order, as sorting by a score keeps
+#: rows without a number last.
+ROW_COLUMNS = ("capture_id", "flow_id", "estimator", "version", "vantage", "reconstruction")
+
+
 def score_rows(session: Session, run: Run, *, capture_id: str | None, estimator: str | None, flow_id: int | None,
                sort: str | None, descending: bool, limit: int, offset: int) -> ScorePage:
-    q = select(Result).where(Result.run_id == run.id)
+    """A page of the run's score rows (capture, flow, estimator order; or by a score, rows without a number for
+    it last), counted, filtered, sorted and cut in the database: a run of a million flows × 77 variants answers a
+    page without loading its results (they were all read into the API's memory, several GB at that size)."""
+    where = [Result.run_id == run.id]
     if capture_id:
-        q = q.where(Result.capture_id == capture_id)
+        where.append(Result.capture_id == capture_id)
     if estimator:
-        q = q.where(Result.estimator == estimator)
+        where.append(Result.estimator == estimator)
     if flow_id is not None:
-        q = q.where(Result.flow_id == flow_id)
-    results = list(session.scalars(q.order_by(Result.capture_id, Result.flow_id, Result.id)))
+        where.append(Result.flow_id == flow_id)
+    total = session.scalar(select(func.count()).select_from(Result).where(*where)) or 0
+    order: list[Any] = [Result.capture_id, Result.flow_id, Result.id]
+    if sort and sort not in ROW_COLUMNS:
+        sample = session.scalar(select(Result.scores).where(*where).limit(1))
+        if sample is not None and (sort not in sample or isinstance(sample[sort], dict | list | str | bool)):
+            raise ServiceError(f"cannot sort by {sort!r}", code="invalid_sort", status=422)
+        value = Result.scores[sort].as_float()
+        order = [value.is_(None), value.desc() if descending else value.asc(), *order]
+    elif sort == "flow_id":
+        order = [Result.flow_id.desc() if descending else Result.flow_id.asc(), *order]
+    results = list(session.scalars(select(Result).where(*where).order_by(*order).offset(offset).limit(limit)))
     vantage: dict[tuple[str, int], tuple[str, str | None]] = {}  # every result says where its flow was seen
     for cid in {r.capture_id for r in results}:
-        for f in flow_rows(session, cid):
+        flows = select(Flow).where(Flow.capture_id == cid, Flow.flow_id.in_({r.flow_id for r in results
+                                                                            if r.capture_id == cid}))
+        for f in session.scalars(flows):
             vantage[(cid, f.flow_id)] = (f.vantage, f.summary.get("reconstruction"))
     rows = [{"capture_id": r.capture_id, "flow_id": r.flow_id, "estimator": r.estimator, "version": r.version,
              "vantage": vantage.get((r.capture_id, r.flow_id), ("unknown", None))[0],
              "reconstruction": vantage.get((r.capture_id, r.flow_id), ("unknown", None))[1],
              **r.scores} for r in results]
-    if sort:
-        if rows and sort not in rows[0]:
-            raise ServiceError(f"cannot sort by {sort!r}", code="invalid_sort", status=422)
-        present = [r for r in rows if isinstance(r.get(sort), int | float)]
-        missing = [r for r in rows if not isinstance(r.get(sort), int | float)]
-        rows = sorted(present, key=lambda r: r[sort], reverse=descending) + missing
-    return ScorePage(rows[offset: offset + limit], len(rows))
+    return ScorePage(rows, total)
 
 
 def _result(session: Session, run: Run, capture_id: str, flow_id: int) -> Result:
@@ -311,8 +333,7 @@ def capture_limits(session: Session, run: Run, capture_id: str, *, offset: int, 
     """What limited the sender of each flow of one capture the run replayed (the capture page's table): a page of
     ``{flow_id, shares}`` by flow id (``shares`` None for a run replayed before the service stored them), and how
     many flows there are."""
-    if session.get(RunCapture, (run.id, capture_id)) is None:
-        raise NotFound(f"run {run.id} has no capture {capture_id}", code="capture_not_found")
+    run_capture(session, run, capture_id)
     mine = (FlowDiagnostics.run_id == run.id, FlowDiagnostics.capture_id == capture_id)
     total = session.scalar(select(func.count()).select_from(FlowDiagnostics).where(*mine)) or 0
     rows = session.execute(select(FlowDiagnostics.flow_id, FlowDiagnostics.data[("limits", "shares")]).where(*mine)
@@ -320,11 +341,16 @@ def capture_limits(session: Session, run: Run, capture_id: str, *, offset: int, 
     return RowsPage([{"flow_id": fid, "shares": shares or None} for fid, shares in rows], total)
 
 
-def _bulk_flows(session: Session, capture_id: str) -> set[int]:
-    """The capture's bulk flows (``replay.capture.is_bulk``, with the capture's truth)."""
+def _bulk_scores(session: Session, run_id: str, capture_id: str) -> Any:
+    """``(flow_id, estimator, scores)`` of the run's results on the capture's bulk flows (``replay.capture.is_bulk``,
+    with the capture's truth), chosen in the database: the results of a run's other flows — most of a capture of
+    many short connections — are never read (they were, every one as an object)."""
     cap = session.get(Capture, capture_id)
     bulk = is_bulk(Flow.bytes, stored_truth(cap) if cap is not None else None)
-    return {fid for (fid,) in session.execute(select(Flow.flow_id).where(Flow.capture_id == capture_id, bulk))}
+    return session.execute(
+        select(Result.flow_id, Result.estimator, Result.scores)
+        .join(Flow, (Flow.capture_id == Result.capture_id) & (Flow.flow_id == Result.flow_id))
+        .where(Result.run_id == run_id, Result.capture_id == capture_id, bulk))
 
 
 def leaderboard(session: Session, runs: list[Run], include_not_reproducible: bool = False,
@@ -335,13 +361,10 @@ def leaderboard(session: Session, runs: list[Run], include_not_reproducible: boo
     shares not ranked alone; scores labelled not reproducible from their flow's vantage left out unless
     ``include_not_reproducible``, flows the estimators cannot be compared on unless ``include_incomparable``)."""
     per_flow: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
-    bulk: dict[str, set[int]] = {}
     for run in runs:
-        for r in session.scalars(select(Result).where(Result.run_id == run.id)):
-            if r.capture_id not in bulk:
-                bulk[r.capture_id] = _bulk_flows(session, r.capture_id)
-            if r.flow_id in bulk[r.capture_id]:
-                per_flow.setdefault((run.id, r.capture_id, r.flow_id), {})[r.estimator] = r.scores
+        for capture_id in session.scalars(select(RunCapture.capture_id).where(RunCapture.run_id == run.id)):
+            for flow_id, estimator, scores in _bulk_scores(session, run.id, capture_id):
+                per_flow.setdefault((run.id, capture_id, flow_id), {})[estimator] = scores
     result = ranking.board(per_flow, include_not_reproducible=include_not_reproducible,
                            incomparable=_incomparable(session, runs), include_incomparable=include_incomparable,
                            groups={k: k[1] for k in per_flow})  # (the intervals resample captures)
@@ -359,18 +382,22 @@ def _incomparable(session: Session, runs: list[Run]) -> set[tuple[str, str, int]
 
 def list_runs(session: Session, owner: Owner, *, capture_id: str | None = None,
               limit: int = 100) -> list[dict[str, Any]]:
-    """The owner's runs, newest first (optionally only those that include a capture)."""
+    """The owner's runs, newest first (optionally only those that include a capture), each with its first
+    ``STATUS_PAGE`` captures by name and how many it has (a batch's run may have 10 000: listed in full, 500
+    runs made an answer of tens of MB; ``GET /runs/{id}`` pages through them)."""
     q = select(Run).where(Run.owner_id == owner.id)
     if capture_id:
         q = q.where(Run.id.in_(select(RunCapture.run_id).where(RunCapture.capture_id == capture_id)))
     out = []
     for run in session.scalars(q.order_by(Run.created_at.desc()).limit(limit)):
+        mine = RunCapture.run_id == run.id
         rows = session.execute(select(RunCapture.capture_id, Capture.name).join(
-            Capture, Capture.id == RunCapture.capture_id).where(RunCapture.run_id == run.id)
-            .order_by(Capture.name)).all()
+            Capture, Capture.id == RunCapture.capture_id).where(mine)
+            .order_by(Capture.name, Capture.id).limit(STATUS_PAGE)).all()
+        total = session.scalar(select(func.count()).select_from(RunCapture).where(mine)) or 0
         out.append({"id": run.id, "status": run.status, "is_default": run.is_default, "batch_id": run.batch_id,
                     "created_at": run.created_at, "captures": [c for c, _ in rows],
-                    "capture_names": [n for _, n in rows],
+                    "capture_names": [n for _, n in rows], "captures_total": total,
                     "estimators": [e["name"] for e in run.estimators]})
     return out
 

@@ -48,11 +48,6 @@ class StoredCapture:
         """Nothing to hand back: the tables are read into memory."""
 
 
-def flow_rows(session: Session, capture_id: str) -> list[Flow]:
-    """The capture's flows, in flow order."""
-    return list(session.scalars(select(Flow).where(Flow.capture_id == capture_id).order_by(Flow.flow_id)))
-
-
 def summaries_from_documents(documents: Iterable[dict[str, Any]]) -> FlowSummaries:
     """Flow summaries from their stored documents (``FlowSummary.to_dict``, as the ``flows`` table holds them)."""
     docs = list(documents)

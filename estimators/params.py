@@ -73,11 +73,8 @@ class Param:
             named = dict(self.alternatives)
             if isinstance(value, str) and alternative_name(value) in named:
                 value = named[alternative_name(value)]
-            try:
-                num = self.type(value) if not isinstance(value, bool) else None
-            except (TypeError, ValueError):
-                num = None
-            if num is None or (self.type is int and float(value) != int(float(value))):
+            num = _as_number(self.type, value)
+            if num is None:
                 raise EstimatorError("invalid_parameter",
                                      f"{owner}.{self.name} must be a {self.type.__name__}, got {value!r}")
             if num != num or num in (float("inf"), float("-inf")):
@@ -100,3 +97,19 @@ class Param:
         a = "-inf" if self.minimum is None else f"{self.minimum:g}"
         b = "inf" if self.maximum is None else f"{self.maximum:g}"
         return f"{lo}{a}, {b}]"
+
+
+def _as_number(kind: type, value: Any) -> int | float | None:
+    """``value`` as an int or float parameter, or None when it is none: not a number, a bool, a fraction for
+    an int, or an integer too large for a float (``float(10**400)`` raises OverflowError, which would
+    otherwise escape as a 500 from the API and a traceback from the CLI)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        num = kind(value)
+        if kind is int and float(value) != int(float(value)):
+            return None
+        float(num)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return num

@@ -41,6 +41,7 @@ from ackreplay.api.schemas import (
     LimitsOut,
     LimitsPage,
     PathOut,
+    RunCaptureStatus,
     RunCreated,
     RunDocumentOut,
     RunIn,
@@ -104,6 +105,17 @@ def get_run(run_id: RunId, session: SessionDep, owner: OwnerDep, offset: Offset 
     out = results.status(session, run, offset=offset, limit=limit)
     out["next"] = next_page(f"/api/v1/runs/{run.id}", offset, limit, out["captures_total"])
     return out
+
+
+@router.get("/runs/{run_id}/captures/{capture_id}", response_model=RunCaptureStatus,
+            responses=responses("run_not_found", "capture_not_found"),
+            summary="One capture of a run: its status, error and skipped flows summarised",
+            description="The capture's entry of the run's status, whichever page of `GET /runs/{id}` lists it (a "
+                        "run may hold thousands of captures): its first 100 skipped flows, `skipped_total` and "
+                        "`skipped_counts` (all of them: `…/captures/{capture_id}/skipped`).")
+def get_run_capture(run_id: RunId, capture_id: CaptureId, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
+    run = results.get_run(session, owner, run_id)
+    return results.capture_status(results.run_capture(session, run, capture_id))
 
 
 @router.get("/runs/{run_id}/captures/{capture_id}/skipped", response_model=SkippedPage,

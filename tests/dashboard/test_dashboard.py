@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 
 from tests.conftest import ROOT, SHARED
+from tests.pcapgen import Conv
 from tests.service.http import wait_ready
 
 S09 = SHARED / "generated" / "s09_reno_vs_cubic_10M_rtt40_buf2bdp.pcap"
@@ -510,12 +512,13 @@ def test_flows_appear_while_the_run_is_going_and_say_why_they_were_not_replayed(
             route.fallback()
             return
         body = route.fetch().json()
-        body.update(status="running", progress={"tasks_done": 1, "tasks_total": 3})
-        for c in body["captures"]:
-            c["skipped_flows"] = {}
+        if "capture_id" in body:  # the capture's entry in the run: nothing skipped yet
+            body.update(status="queued", skipped_flows={}, skipped_total=0, skipped_counts={})
+        else:
+            body.update(status="running", progress={"tasks_done": 1, "tasks_total": 3})
         route.fulfill(json=body)
 
-    page.route(f"**/api/v1/runs/{run_id}", still_running)
+    page.route(re.compile(rf".*/api/v1/runs/{run_id}(/captures/{cid})?(\?.*)?$"), still_running)
     page.goto(f"{server}/dashboard/#/captures/{cid}?run={run_id}")
     expect(page.locator("#run-status")).to_contain_text("running")
     rows = page.locator("#flows-table tbody tr")
@@ -730,3 +733,65 @@ def test_the_what_if_card_simulates_on_request_and_says_why_it_cannot(server, pa
     page.wait_for_selector("#whatif-run", timeout=60_000)
     page.click("#whatif-run")
     expect(page.locator("#whatif-error")).to_contain_text("path_", timeout=60_000)
+
+
+def _one_ack_capture(seed: int) -> bytes:
+    """A capture of one flow that is not replayed ("fewer than two ACKs"): its handshake, one segment, one ACK."""
+    c = Conv(isn=1000 + seed * 7919)
+    c.handshake(0, 20)
+    c.send(30, 0, 1000)
+    c.ack(50, 1000)
+    return c.pcap()
+
+
+def test_a_capture_past_the_first_status_page_of_its_run_shows_its_own_details(tmp_path, browser):
+    """In a batch's run of 103 captures, the capture and flow pages of one that the run's first status page
+    (100 captures) does not list still say why its flow was not replayed: they read the capture's own entry
+    (``GET /runs/{r}/captures/{c}``), and all its skipped flows from ``…/skipped`` when the entry shows only
+    the first of them."""
+    base, proc, _ = serve(tmp_path)
+    try:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            for i in range(103):
+                zf.writestr(f"tiny-{i:03}.pcap", _one_ack_capture(i))
+        r = httpx.post(f"{base}/api/v1/batches", files=[("files", ("tiny.zip", buf.getvalue()))], timeout=60)
+        assert r.status_code == 202, r.text
+        run_id = r.json()["run_id"]
+        for _ in range(600):
+            status = httpx.get(f"{base}/api/v1/runs/{run_id}").json()
+            if status["status"] in ("succeeded", "failed"):
+                break
+            time.sleep(0.3)
+        assert status["status"] == "succeeded" and status["captures_total"] == 103
+        first_page = {c["capture_id"] for c in status["captures"]}
+        entry = httpx.get(f"{base}/api/v1/runs/{run_id}", params={"offset": 102}).json()["captures"][0]
+        cid = entry["capture_id"]
+        assert cid not in first_page and entry["skipped_flows"] == {"0": "fewer than two ACKs"}
+        assert httpx.get(f"{base}/api/v1/runs/{run_id}/captures/{cid}").json() == entry
+
+        context = browser.new_context(viewport={"width": 1366, "height": 900})
+        page = context.new_page()
+        page.goto(f"{base}/dashboard/#/captures/{cid}?run={run_id}")
+        expect(page.locator("#run-status")).to_contain_text("succeeded", timeout=60_000)
+        expect(page.locator("#flows-table tbody tr")).to_have_count(1)
+        expect(page.locator("#flows-table tbody tr td").last).to_have_text("not replayed: fewer than two ACKs")
+        page.goto(f"{base}/dashboard/#/runs/{run_id}/captures/{cid}/flows/0")
+        expect(page.locator("#not-replayed")).to_contain_text("Not replayed: fewer than two ACKs", timeout=60_000)
+
+        # an entry that shows none of its skipped flows (as one of more than 100 would not show them all): the
+        # pages read them from …/skipped
+        def shows_none(route):
+            body = route.fetch().json()
+            route.fulfill(json={**body, "skipped_flows": {}})
+
+        page.route(f"**/api/v1/runs/{run_id}/captures/{cid}", shows_none)
+        page.goto(f"{base}/dashboard/#/captures/{cid}?run={run_id}")
+        expect(page.locator("#flows-table tbody tr td").last).to_have_text("not replayed: fewer than two ACKs",
+                                                                          timeout=60_000)
+        page.goto(f"{base}/dashboard/#/runs/{run_id}/captures/{cid}/flows/0")
+        expect(page.locator("#not-replayed")).to_contain_text("Not replayed: fewer than two ACKs", timeout=60_000)
+        context.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

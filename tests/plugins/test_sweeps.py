@@ -35,6 +35,18 @@ def test_sweep_values_lists_and_ranges() -> None:
         assert exc.value.code == code and "re.tau" in exc.value.message
 
 
+def test_numbers_no_float_holds_are_invalid_parameters_not_overflows() -> None:
+    """An integer of 400 digits (JSON allows it) overflowed float() inside validation: a 500 from POST /runs."""
+    from ackreplay.estimators.registry import create
+
+    for name, param in (("re", "tau"), ("bbr_bw", "rtt_window")):
+        for value in (10**400, -(10**400), "1" + "0" * 400, "1e400"):
+            with pytest.raises(EstimatorError) as exc:
+                create(name, **{param: value})
+            assert exc.value.code == "invalid_parameter", (name, exc.value.message)
+    assert create("bbr_bw", rtt_window=12).params["rtt_window"] == 12 and create("re", tau=3).params["tau"] == 3.0
+
+
 def test_variants_are_named_validated_and_round_trip() -> None:
     ests = build_estimators(["be", "re"], parse_params(["re.tau=0.25,0.5,1"]))
     assert [e.name for e in ests] == ["be", "re[tau=0.25]", "re[tau=0.5]", "re[tau=1.0]"]

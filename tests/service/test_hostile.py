@@ -16,6 +16,7 @@ import gzip
 import io
 import json
 import os
+import re
 import struct
 import subprocess
 import threading
@@ -621,6 +622,21 @@ def test_metrics_are_behind_a_token_unless_made_public(tmp_path, postgres_server
         assert s.api.get("/api/v1/metrics").status_code == 200
 
 
+def test_made_up_methods_do_not_grow_the_metrics(tmp_path):
+    """Requests were counted under the method they sent: 500 made-up methods (no token needed, each a 405) made
+    850 kB more of /metrics and as many label sets in memory, for good. Unknown methods count as ``other``."""
+    with configured({"ACKREPLAY_DATA_DIR": str(tmp_path / "data"), "ACKREPLAY_PUBLIC_METRICS": "true"}):
+        api = client()
+        api.request("BREW", "/api/v1/captures")
+        before = api.get("/api/v1/metrics").text
+        answers = {api.request(f"ZZ{i:04d}", "/api/v1/captures").status_code for i in range(300)}
+        after = api.get("/api/v1/metrics").text
+    assert answers == {405}
+    assert 'method="ZZ' not in after and 'method="BREW' not in after
+    assert re.search(r'method="other",route="[^"]*captures",status="405"', after), after[-2000:]
+    assert len(after.splitlines()) - len(before.splitlines()) < 40, len(after) - len(before)
+
+
 def test_csv_exports_are_formula_safe(tmp_path):
     from ackreplay.core.capture_batches import scoreboard_csv
     from ackreplay.core.capture_scoring import csv_cell
@@ -667,12 +683,34 @@ def test_mistakes_in_a_run_are_4xx_with_their_code(svc):
          "duplicate_estimator"),
         ({"captures": [cid], "estimators": ["re", "re"]}, 422, "duplicate_estimator"),
         ({"captures": [cid], "estimators": ["be", re_, "re"]}, 422, "duplicate_estimator"),
+        # an integer no float holds (JSON allows 4 300 digits): an overflow inside validation was a 500
+        *[(f'{{"captures": ["{cid}"], "estimators": [{{"name": "{n}", "parameters": {{"{p}": {v}}}}}]}}', 422,
+           "invalid_parameter")
+          for n, p in (("re", "tau"), ("bbr_bw", "rtt_window")) for v in ("9" * 400, "-" + "9" * 4000)],
     ]
     for b, status, code in cases:
         is_error(_run(svc.api, b), status, code)
     assert svc.api.get("/api/v1/runs").json() == runs_before  # nothing started
     assert check_store(svc.store, svc.api) == before
     assert _run(svc.api, {"captures": [cid], "estimators": ["default", "re"]}).status_code == 202  # a group: fine
+
+
+def test_thirty_runs_in_a_row_meet_the_default_burst(tmp_path, postgres_server):
+    """30 POST /runs in a row: with the default burst (the rate slowed down so that no token comes back while
+    the test runs) the first 20 runs, the upload's included, start; the rest are 429 rate_limited with
+    Retry-After, and keep nothing."""
+    with service(tmp_path, postgres_server, ACKREPLAY_RUN_RATE_PER_MINUTE="0.001") as s:
+        body = post_capture(s.api, tcp_capture(55)).json()
+        wait_run(s.api, body["run_id"], timeout=60)
+        answers = [_run(s.api, {"captures": [body["capture"]["id"]], "estimators": ["be"]}) for _ in range(30)]
+        assert [r.status_code for r in answers] == [202] * 19 + [429] * 11
+        for r in answers[19:]:
+            is_error(r, 429, "rate_limited")
+            assert int(r.headers["Retry-After"]) >= 1, r.headers
+        assert len(s.api.get("/api/v1/runs").json()) == 20
+        for r in answers[:19]:
+            wait_run(s.api, r.json()["run_id"], timeout=120)
+        check_store(s.store, s.api)
 
 
 def test_a_body_without_a_length_stops_at_what_is_left_of_the_quota(tmp_path, postgres_server):
@@ -766,9 +804,21 @@ def test_run_status_batches_and_documents_answer_a_page_at_a_time(svc, monkeypat
     assert len(page["run"]["captures"]) == 2 and page["run"]["captures_total"] == 3
     rest = svc.api.get(page["next"]).json()
     assert page["captures"] + rest["captures"] == r.json()["captures"] and rest["next"] is None
+    listed = svc.api.get("/api/v1/runs").json()  # each run of the list names its first 100 captures, counts all
+    assert [(r["captures_total"], len(r["captures"])) for r in listed if r["id"] == run_id] == [(3, 3)]
+    monkeypatch.setattr("ackreplay.core.run_views.STATUS_PAGE", 2)
+    (mine,) = [r for r in svc.api.get("/api/v1/runs").json() if r["id"] == run_id]
+    assert (mine["captures_total"], mine["capture_names"]) == (3, ["0.pcap", "1.pcap"])
+    monkeypatch.undo()
     status = svc.api.get(f"/api/v1/runs/{run_id}", params={"limit": 1}).json()
     assert len(status["captures"]) == 1 and status["next"] == f"/api/v1/runs/{run_id}?offset=1&limit=1"
     is_error(svc.api.get(f"/api/v1/runs/{run_id}", params={"limit": 5000}), 422, "invalid_request")
+    # each capture is read on its own, whichever page lists it: the last one, off the first page of 1
+    last = svc.api.get(f"/api/v1/runs/{run_id}", params={"offset": 2, "limit": 1}).json()["captures"][0]
+    assert last["capture_id"] not in {c["capture_id"] for c in status["captures"]}
+    assert svc.api.get(f"/api/v1/runs/{run_id}/captures/{last['capture_id']}").json() == last
+    is_error(svc.api.get(f"/api/v1/runs/{run_id}/captures/{'e' * 32}"), 404, "capture_not_found")
+    is_error(svc.api.get(f"/api/v1/runs/{'e' * 32}/captures/{last['capture_id']}"), 404, "run_not_found")
     # a capture that skipped 200 000 flows: the status shows the first 100 and counts the rest by reason
     cid = status["captures"][0]["capture_id"]
     skipped = {str(i): f"vantage receiver: {i} RTT samples" if i % 2 else "fewer than two ACKs" for i in range(200_000)}
@@ -781,6 +831,7 @@ def test_run_status_batches_and_documents_answer_a_page_at_a_time(svc, monkeypat
     assert mine["skipped_total"] == 200_000 and list(mine["skipped_flows"])[:2] == ["0", "1"]
     assert len(mine["skipped_flows"]) == 100
     assert mine["skipped_counts"] == {"vantage receiver": 100_000, "fewer than two ACKs": 100_000}
+    assert svc.api.get(f"/api/v1/runs/{run_id}/captures/{cid}").json() == mine
     tail = svc.api.get(f"/api/v1/runs/{run_id}/captures/{cid}/skipped", params={"offset": 199_990}).json()
     assert [x["flow_id"] for x in tail["items"]] == list(range(199_990, 200_000)) and tail["next"] is None
     is_error(svc.api.get(f"/api/v1/runs/{run_id}/captures/{'e' * 32}/skipped"), 404, "capture_not_found")

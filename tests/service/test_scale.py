@@ -89,6 +89,60 @@ def test_a_replay_task_reads_only_its_own_flows(svc, captures):
     check_store(svc.store, svc.api)
 
 
+def test_a_page_of_scores_reads_a_page_of_results(svc, captures):
+    """GET /runs/{id}/scores reads the page it answers (and its flows' rows), sorted and cut in the database; it
+    read every result of the run into the API's memory, however large the run, to answer 500 of them."""
+    from ackreplay.core.db import get_engine
+
+    body = upload(svc.api, captures.units).json()
+    run = wait_run(svc.api, body["run_id"], timeout=300)
+    assert run["status"] == "succeeded", run
+    url = f"/api/v1/runs/{run['id']}/scores"
+    everything = svc.api.get(url, params={"limit": 5000}).json()
+    assert everything["total"] == len(everything["items"]) == 96 * len(run["estimators"])
+    score = "mean_abs_rel_error"
+    numbers = sorted((r for r in everything["items"] if r[score] is not None), key=lambda r: -r[score])
+    expected = numbers + [r for r in everything["items"] if r[score] is None]  # (a stable sort: ties keep order)
+    pages = {("flow_id", "desc"): sorted(everything["items"], key=lambda r: -r["flow_id"]), (score, "desc"): expected,
+             (None, "asc"): everything["items"]}
+    counter = RowCounter()
+    event.listen(get_engine(), "after_cursor_execute", counter)
+    try:
+        for (sort, order), rows in pages.items():
+            params = {"limit": 7, "offset": 40, "order": order, **({"sort": sort} if sort else {})}
+            page = svc.api.get(url, params=params)
+            assert page.json()["items"] == rows[40:47] and page.json()["total"] == len(rows), (sort, order)
+    finally:
+        event.remove(get_engine(), "after_cursor_execute", counter)
+    assert counter.rows.get("results", 0) <= 3 * (7 + 1 + 1), counter.rows  # the page, a count, a sample row
+    assert counter.rows.get("flows", 0) <= 3 * 7, counter.rows
+    answer = svc.api.get(url, params={"sort": "parameters"})  # not a number: nothing to sort by
+    assert (answer.status_code, answer.json()["error"]) == (422, "invalid_sort")
+
+
+def test_the_leaderboard_reads_the_results_of_bulk_flows_only(svc, captures):
+    """The leaderboard ranks bulk flows: it reads their results only, chosen in the database (it read every result
+    of the runs as an object: 3 s for 998 captures × 77 variants of short flows, none of them bulk)."""
+    from ackreplay.core.db import get_engine
+    from tests.service.test_hostile import tcp_capture
+
+    bulk = wait_run(svc.api, upload(svc.api, captures.units).json()["run_id"], timeout=300)
+    files = [("files", (f"{i}.pcap", tcp_capture(900 + i, segments=30))) for i in range(6)]  # 30 kB each: not bulk
+    short = wait_run(svc.api, svc.api.post("/api/v1/batches", files=files).json()["run_id"], timeout=300)
+    assert bulk["status"] == short["status"] == "succeeded"
+    runs = ",".join(r["id"] for r in (bulk, short))
+    assert svc.api.get(f"/api/v1/runs/{short['id']}/scores").json()["total"] == 6 * len(short["estimators"])
+    counter = RowCounter()
+    event.listen(get_engine(), "after_cursor_execute", counter)
+    try:
+        board = svc.api.get("/api/v1/leaderboard", params={"runs": runs}).json()
+    finally:
+        event.remove(get_engine(), "after_cursor_execute", counter)
+    assert counter.rows.get("results", 0) == 96 * len(bulk["estimators"]), counter.rows
+    alone = svc.api.get("/api/v1/leaderboard", params={"runs": bulk["id"]}).json()
+    assert board["scores"] == alone["scores"]  # the short flows count for nothing
+
+
 def test_a_capture_skipping_all_its_flows_keeps_a_summary(svc, captures):
     from ackreplay.ingest import ingest_capture
     from ackreplay.replay.engine import plan

@@ -45,6 +45,7 @@ api.metrics  # GET /api/v1/metrics
 api.get_quota  # GET /api/v1/quota
 api.create_run  # POST /api/v1/runs
 api.run_document  # GET /api/v1/runs/{run_id}/document
+api.get_run_capture  # GET /api/v1/runs/{run_id}/captures/{capture_id}
 api.run_skipped  # GET /api/v1/runs/{run_id}/captures/{capture_id}/skipped
 api.run_capture_limits  # GET /api/v1/runs/{run_id}/captures/{capture_id}/limits
 api.run_scores  # GET /api/v1/runs/{run_id}/scores
@@ -90,7 +91,7 @@ api.tasks_total  # RunStatusOut's progress
 api.skipped_flows  # RunStatusOut's captures
 api.skipped_total  # RunStatusOut's captures
 api.skipped_counts  # RunStatusOut's captures
-api.captures_total  # RunStatusOut, BatchCreated, BatchOut
+api.captures_total  # RunStatusOut, BatchCreated, BatchOut, RunSummaryOut
 api.rejected_total  # BatchCreated, BatchOut
 api.timings_s  # RunStatusOut
 api.capture_names  # RunSummaryOut

@@ -48,6 +48,17 @@ async function captureLimits(runId, id) {
   }
 }
 
+/** Why each flow of the capture the run did not replay, by flow id: the capture's own entry in the run
+ * (`GET /runs/{r}/captures/{c}`: whichever page of the run's status lists it) holds the first 100, the rest
+ * are read from `…/skipped` when there are more. */
+export async function skippedFlows(runId, id, entry) {
+  const shown = entry.skipped_flows || {};
+  if (Object.keys(shown).length >= (entry.skipped_total || 0)) return shown;
+  const out = {};
+  for (const item of await getAll(`/runs/${runId}/captures/${id}/skipped`, { limit: 10000 })) out[item.flow_id] = item.reason;
+  return out;
+}
+
 export async function captureView(view, id, alive) {
   const [cap, runs] = await Promise.all([get(`/captures/${id}`), get("/runs", { capture: id })]);
   if (!alive()) return;
@@ -73,8 +84,8 @@ export async function captureView(view, id, alive) {
   let flows = [];
   let limits = new Map();
   let shown = "";
+  let skipped = {};
   const drawFlows = (s) => {
-    const skipped = s?.captures.find((c) => c.capture_id === id)?.skipped_flows || {};
     const done = !s || s.status === "succeeded" || s.status === "failed";
     for (const f of flows) {
       f.replay = skipped[f.flow_id] ? `not replayed: ${skipped[f.flow_id]}` : !run ? "no run" : done ? (s.status === "failed" ? "failed" : "replayed") : "pending";
@@ -89,38 +100,40 @@ export async function captureView(view, id, alive) {
       onSort: (st) => { state.key = st.key; state.desc = st.desc; setQuery({ ...(run ? { run: run.id } : {}), sort: st.key, desc: st.desc ? "1" : "0" }); },
     }));
   };
-  const refresh = async (s) => {
+  const refresh = async (s, entry) => {
     if (!flows.length) {
       flows = await getAll(`/captures/${id}/flows`);
       if (!flows.length) return;
     }
+    if (entry && entry.skipped_total !== Object.keys(skipped).length) skipped = await skippedFlows(run.id, id, entry);
     if (run && s?.status === "succeeded" && !limits.size) limits = await captureLimits(run.id, id);
     if (alive()) drawFlows(s);
   };
-  const last = await follow(run, alive, refresh);
+  const last = await follow(run, id, alive, refresh);
   if (!alive()) return;
   const fresh = await get(`/captures/${id}`);
   const status = document.getElementById("capture-status");
   status.textContent = fresh.status;
   status.className = `status-${fresh.status}`;
-  await refresh(last);
+  await refresh(last?.run, last?.entry);
   if (!flows.length) render(document.getElementById("flows"), html`<p class="muted">${fresh.status === "failed" ? "No flows: the capture could not be ingested." : "No TCP flow carried data."}</p>`);
 }
 
-/** Poll the run until it ends, showing its progress; `tick(status)` after each poll. Returns the last status. */
-async function follow(run, alive, tick) {
+/** Poll the run until it ends, showing its progress and the capture's error; `tick(status, entry)` after each
+ * poll with the run's status and the capture's entry in it. Returns the last of both. */
+async function follow(run, id, alive, tick) {
   const bar = document.getElementById("run-progress");
   const text = document.getElementById("run-status");
   if (!run) { text.textContent = "no run"; return null; }
   for (;;) {
-    const s = await get(`/runs/${run.id}`);
-    if (!alive()) return s;
-    await tick(s);
+    const [s, entry] = await Promise.all([get(`/runs/${run.id}`, { limit: 1 }), get(`/runs/${run.id}/captures/${id}`)]);
+    if (!alive()) return { run: s, entry };
+    await tick(s, entry);
     const { tasks_done: done, tasks_total: total } = s.progress;
     bar.value = total ? done / total : 0;
-    const errors = s.captures.filter((c) => c.error).map((c) => `${c.error_code}: ${c.error}`).join("; ");
+    const errors = entry.error ? `${entry.error_code}: ${entry.error}` : "";
     render(text, html`<span class="status-${s.status}">${s.status}</span> — ${done}/${total} tasks${errors ? html` · <span class="error">${errors}</span>` : ""}`);
-    if (s.status === "succeeded" || s.status === "failed") return s;
+    if (s.status === "succeeded" || s.status === "failed") return { run: s, entry };
     await new Promise((r) => setTimeout(r, 400));
   }
 }

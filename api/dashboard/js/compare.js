@@ -11,8 +11,8 @@ export async function compareView(view, alive) {
   if (!alive()) return;
   const q = query();
   const chosen = (q.get("runs") || runs.find((r) => r.status === "succeeded")?.id || "").split(",").filter(Boolean);
-  const capNames = (r) => { const n = r.capture_names || []; return n.length <= 2 ? n.join(", ") : `${n.slice(0, 2).join(", ")} +${n.length - 2} more`; };
-  const option = (r) => { const text = `${capNames(r) || `${r.captures.length} capture(s)`} · ${r.created_at.slice(0, 16).replace("T", " ")} · ${r.status}${r.batch_id ? " · batch" : ""}`;
+  const capNames = (r) => { const n = r.capture_names || [], all = r.captures_total ?? n.length; return all <= 2 ? n.join(", ") : `${n.slice(0, 2).join(", ")} +${all - 2} more`; };
+  const option = (r) => { const text = `${capNames(r) || `${r.captures_total ?? r.captures.length} capture(s)`} · ${r.created_at.slice(0, 16).replace("T", " ")} · ${r.status}${r.batch_id ? " · batch" : ""}`;
     return chosen.includes(r.id) ? html`<option value="${r.id}" selected>${text}</option>` : html`<option value="${r.id}">${text}</option>`; };
   render(view, html`<h1>Compare estimators</h1>
     <div class="card"><label>Runs <select id="runs-select" multiple size="${Math.min(6, Math.max(2, runs.length))}">${runs.map(option)}</select></label>

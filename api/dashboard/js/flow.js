@@ -3,7 +3,7 @@
 // full resolution), each estimator's ssthresh at every loss against the ideal and NewReno's, the score table
 // and why, what limited the sender, the path (§9) with the papers' models on it, and the what-if on that path (whatif.js). A selector moves between the capture's flows; toggles, log scale and zoom live in the URL.
 import { blob, get, getAll } from "./api.js";
-import { vantageText } from "./capture.js";
+import { skippedFlows, vantageText } from "./capture.js";
 import { drawCongestion, estimatorColors, plotlyReady } from "./congestion.js";
 import { download, html, mbit, num, query, render, setQuery, sortableTable, toCsv } from "./util.js";
 import { bindWhatif, whatifCard } from "./whatif.js";
@@ -16,9 +16,11 @@ export async function flowView(view, runId, captureId, flowId, alive) {
   const q = query();
   const range = q.get("x") ? q.get("x").split(",").map(Number) : [null, null];
   const px = plotColumns(view.clientWidth || 1200);
-  const [flow, flows, run] = await Promise.all([get(`/captures/${captureId}/flows/${flowId}`), getAll(`/captures/${captureId}/flows`), get(`/runs/${runId}`)]);
+  const [flow, flows, run, entry] = await Promise.all([get(`/captures/${captureId}/flows/${flowId}`), getAll(`/captures/${captureId}/flows`),
+    get(`/runs/${runId}`, { limit: 1 }), get(`/runs/${runId}/captures/${captureId}`)]);
   if (!alive()) return;
-  const skipped = run.captures.find((c) => c.capture_id === captureId)?.skipped_flows || {};
+  const skipped = await skippedFlows(runId, captureId, entry);
+  if (!alive()) return;
   const selector = html`<div class="toolbar"><label class="inline">Flow <select id="flow-select">${flows.map((f) => html`<option value="${f.flow_id}" ${String(f.flow_id) === String(flowId) ? html`selected` : ""}>${f.flow_id}: ${f.sender} → ${f.receiver} (${mbit(f.goodput_bps)} Mbit/s)${skipped[f.flow_id] ? " — not replayed" : ""}</option>`)}</select></label></div>`;
   const bindSelector = () => document.getElementById("flow-select").addEventListener("change", (e) => { location.hash = `#/runs/${runId}/captures/${captureId}/flows/${e.target.value}`; });
   if (skipped[flowId] || run.status !== "succeeded" && !(await hasResults(runId, captureId, flowId))) {
