@@ -41,7 +41,7 @@ from ackreplay.core.orm import (
     new_id,
     now,
 )
-from ackreplay.core.queue import dispatch
+from ackreplay.core.queue import consumed, dispatch, retrying
 from ackreplay.core.rate_limits import admit_run
 from ackreplay.core.skipped_flows import summarise
 from ackreplay.core.storage import Store, get_store
@@ -128,7 +128,12 @@ def run_task(kind: str, task_id: str) -> None:
     work = {"ingest": ingest_task, "replay": replay_task}.get(kind)
     if work is None:
         raise ValueError(kind)
-    claimed = claim(task_id)
+    try:
+        claimed = claim(task_id)
+    except Exception:  # (infrastructure: the queue sends it again)
+        retrying(kind, task_id)
+        raise
+    consumed(task_id)  # (after the claim: the sweep sees a started task's heartbeat, not its marker)
     if claimed is None:
         return
     try:
@@ -137,6 +142,7 @@ def run_task(kind: str, task_id: str) -> None:
     except Exception as exc:
         if is_infrastructure(exc):
             _release(task_id)
+            retrying(kind, task_id)
             raise
         log.warning("task %s %s failed on its data: %s", kind, task_id, exc)
         fail_task(task_id, claimed, exc)
