@@ -30,9 +30,10 @@ def svc(tmp_path: Path, postgres_server, redis_server) -> Iterator[SimpleNamespa
 def _ingest_task(svc: SimpleNamespace, seed: int) -> str:
     r = svc.api.post("/api/v1/captures", files={"file": ("c.pcap", tcp_capture(seed), "application/octet-stream")})
     assert r.status_code == 201, r.text
-    (tid,) = psycopg.connect(svc.db).execute("select id from tasks where run_id = %s and kind = 'ingest'",
-                                             (r.json()["run_id"],)).fetchone()
-    return str(tid)
+    row = psycopg.connect(svc.db).execute("select id from tasks where run_id = %s and kind = 'ingest'",
+                                          (r.json()["run_id"],)).fetchone()
+    assert row is not None
+    return str(row[0])
 
 
 def _age(svc: SimpleNamespace, tid: str, status: str) -> None:

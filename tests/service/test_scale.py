@@ -117,8 +117,10 @@ def _groups_are_whole(svc: SimpleNamespace, run_id: str, capture_id: str, flow_i
     for f, g in groups.items():
         assert g is None or (f in g["flows"] and all(groups[m] == g for m in g["flows"])), (f, g)
     with psycopg.connect(svc.db) as conn:
-        held = conn.execute("select count(*) from flow_diagnostics where capture_id = %s and "
-                            "(data->'path_group')::text <> 'null'", (capture_id,)).fetchone()[0]
+        row = conn.execute("select count(*) from flow_diagnostics where capture_id = %s and "
+                           "(data->'path_group')::text <> 'null'", (capture_id,)).fetchone()
+    assert row is not None
+    held = row[0]
     document = svc.api.get(f"/api/v1/runs/{run_id}/document").json()["captures"][0]
     assert held == len(document["path_groups"]) and all(g in document["path_groups"] for g in groups.values() if g)
     assert all("path_group_of" not in (f["diagnostics"] or {}) for f in document["flows"])
@@ -228,3 +230,29 @@ def test_a_long_step_keeps_its_heartbeat(postgres_server, redis_server, tmp_path
     with psycopg.connect(env["DATABASE_URL"]) as conn:
         assert conn.execute("select attempts, redispatches, note from tasks where kind = 'ingest'").fetchall() == [
             (1, 0, None)]
+
+
+def test_a_capture_stored_before_its_summaries_reads_the_same_from_its_rows(svc, captures):
+    """A capture ingested when the service kept a ``flows`` row per flow and no stored summaries answers as one
+    ingested now: its flow pages, one flow, the document and the score rows read its rows instead."""
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.orm import Flow
+    from ackreplay.core.storage import get_store
+    from ackreplay.core.stored_capture import flows_key, tables_key
+    from ackreplay.core.stored_flows import documents
+
+    body = upload(svc.api, captures.units).json()
+    run = wait_run(svc.api, body["run_id"], timeout=300)
+    cap, base = body["capture"]["id"], "/api/v1/captures/" + body["capture"]["id"]
+    urls = [f"{base}/flows?offset=90&limit=20", f"{base}/flows/7", f"/api/v1/runs/{run['id']}/document",
+            f"/api/v1/runs/{run['id']}/scores?flow=7", f"/api/v1/runs/{run['id']}/captures/{cap}/flows/7/path"]
+    now = [svc.api.get(u).json() for u in urls]
+    store = get_store()
+    with session_scope() as session:  # the capture as the service kept it before
+        session.add_all(Flow(capture_id=cap, flow_id=d["flow_id"], sender=d["sender"], receiver=d["receiver"],
+                             vantage=d["vantage"], bytes=d["bytes"], goodput_bps=d["goodput_bps"], summary=d,
+                             tables_key=tables_key(cap)) for d in documents(store.read_parquet(flows_key(cap))))
+    store.delete(flows_key(cap))
+    assert not store.exists(flows_key(cap))
+    assert [svc.api.get(u).json() for u in urls] == now
+    assert now[0]["total"] == 96 and [f["flow_id"] for f in now[0]["items"]] == list(range(90, 96))
