@@ -14,12 +14,13 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ackreplay.core import quotas
+from ackreplay.core import quotas, stored_flows
 from ackreplay.core.db import after_commit, on_rollback
 from ackreplay.core.errors import NotFound, ServiceError
-from ackreplay.core.orm import Capture, Flow, Owner, RunCapture, new_id
+from ackreplay.core.orm import Capture, Owner, RunCapture, new_id
 from ackreplay.core.owners import owned
 from ackreplay.core.storage import Readable, Store, TooLarge
+from ackreplay.core.stored_flows import StoredFlow
 from ackreplay.estimators import EstimatorError
 from ackreplay.scoring.truth import Truth
 
@@ -212,19 +213,17 @@ def listing(session: Session, owner: Owner, *, tag: str | None, status: str | No
     return CapturePage(list(session.scalars(q.limit(limit).offset(offset))), int(total))
 
 
-def flow_page(session: Session, capture: Capture, *, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+def flow_page(session: Session, store: Store, capture: Capture, *, offset: int, limit: int
+              ) -> tuple[list[dict[str, Any]], int]:
     """One page of the capture's flows' summaries, in flow order, and how many flows it has."""
-    total = session.scalar(select(func.count()).select_from(Flow).where(Flow.capture_id == capture.id)) or 0
-    rows = session.scalars(select(Flow.summary).where(Flow.capture_id == capture.id).order_by(Flow.flow_id)
-                           .offset(offset).limit(limit))
-    return list(rows), int(total)
+    return stored_flows.flow_page(session, store, capture.id, offset=offset, limit=limit)
 
 
-def flow(session: Session, capture: Capture, flow_id: int) -> Flow:
-    row = session.scalar(select(Flow).where(Flow.capture_id == capture.id, Flow.flow_id == flow_id))
-    if row is None:
+def flow(session: Session, store: Store, capture: Capture, flow_id: int) -> StoredFlow:
+    found = stored_flows.stored_flow(session, store, capture.id, flow_id)
+    if found is None:
         raise NotFound(f"capture {capture.id} has no flow {flow_id}", code="flow_not_found")
-    return row
+    return found
 
 
 def delete(session: Session, store: Store, capture: Capture) -> None:

@@ -41,7 +41,10 @@ class Settings(BaseSettings):
                                    "streaming; 413 archive_too_large beyond)")
     auth: Literal["auto", "required", "open"] = Field(
         "auto", description="auto: open until the first API token exists; required; open (single user)")
-    replay_batch_flows: int = Field(16, description="flows replayed per task")
+    replay_batch_flows: int = Field(1024, ge=1, description="most flows replayed per task")
+    replay_task_acks: int = Field(
+        65_536, ge=1, description="ACKs replayed per task: a task takes consecutive flows until their ACKs reach "
+                                  "this (a longer flow alone), at most replay_batch_flows of them")
     stale_task_seconds: float = Field(
         30.0, gt=0, description="lost work is dispatched again: a started task whose worker has not beaten its "
                                 "heartbeat for this long, a queued task older than this whose broker message is "

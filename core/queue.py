@@ -32,8 +32,9 @@ def celery_client() -> Any:
 
 
 #: Beside each message sent, a key in the broker's Redis names its task: it lives and dies with the
-#: message (a Redis restarted without persistence loses both), so the workers' sweep can tell a queued
-#: task whose message is gone from one still waiting in line.
+#: message (a Redis restarted without persistence loses both; a worker taking the message removes it,
+#: :func:`consumed`), so the workers' sweep can tell a queued task whose message is gone from one still
+#: waiting in line.
 MARKER = "ackreplay:queued:"
 MARKER_TTL_S = 7 * 86400
 
@@ -59,6 +60,30 @@ def dispatch(kind: str, task_id: str) -> None:
         log.warning("broker unreachable: task %s %s left for the lost-work sweep", kind, task_id, exc_info=True)
         with contextlib.suppress(Exception):
             redis_client().delete(MARKER + task_id)
+
+
+def consumed(task_id: str) -> None:
+    """A worker took the task's message: its marker goes with it. A marker left behind would hide the task from
+    the sweep (its message seemingly still in line) for :data:`MARKER_TTL_S` once it is queued again without a
+    message, holding its slot of the dispatch window. Redis unreachable: the marker expires in time."""
+    if get_settings().embedded_worker:
+        return
+    try:
+        redis_client().delete(MARKER + task_id)
+    except Exception:
+        log.warning("broker unreachable: marker of task %s left to expire", task_id, exc_info=True)
+
+
+def retrying(kind: str, task_id: str) -> None:
+    """The queue sends the task again itself (Celery's retry, at most :data:`RETRY_MAX_S` later): marked for that
+    long and a sweep period more, after which a message that did not come is the sweep's to send again."""
+    if get_settings().embedded_worker:
+        return
+    ttl = int(RETRY_MAX_S + get_settings().stale_task_seconds) + 1
+    try:
+        redis_client().set(MARKER + task_id, kind, ex=ttl)
+    except Exception:
+        log.warning("broker unreachable: task %s %s left for the lost-work sweep", kind, task_id, exc_info=True)
 
 
 def in_broker(task_ids: list[str]) -> set[str]:

@@ -20,10 +20,12 @@ from sqlalchemy import select
 
 from ackreplay.core.capture_scoring import summary_document
 from ackreplay.core.db import session_scope
-from ackreplay.core.orm import Capture, Flow, FlowDiagnostics, Result, Run, RunCapture
+from ackreplay.core.orm import Capture, FlowDiagnostics, Result, Run, RunCapture
 from ackreplay.core.run_views import PATH_KEYS
 from ackreplay.core.skipped_flows import holds_every_one
+from ackreplay.core.storage import get_store
 from ackreplay.core.stored_capture import summaries_from_documents
+from ackreplay.core.stored_flows import flows_after
 from ackreplay.core.stored_names import current_names
 from ackreplay.replay.engine import plan_reasons
 
@@ -91,11 +93,10 @@ def _flow_page(run_id: str, capture_id: str, after: int, names: list[str], skipp
     ``groups``); ``skipped``: why each skipped flow was (flow id as text → reason), or None to decide it from
     the page's summaries (``replay.engine.plan_reasons``, as the run's plan did)."""
     with session_scope() as session:
-        flows = list(session.scalars(select(Flow).where(Flow.capture_id == capture_id, Flow.flow_id > after)
-                                     .order_by(Flow.flow_id).limit(PAGE_FLOWS)))
+        flows = flows_after(session, get_store(), capture_id, after, PAGE_FLOWS)
         if not flows:
             return _Page([], after)
-        lo, hi = flows[0].flow_id, flows[-1].flow_id
+        lo, hi = int(flows[0]["flow_id"]), int(flows[-1]["flow_id"])
         results: dict[int, dict[str, Any]] = {}
         windows: dict[int, list[float] | None] = {}
         for r in session.scalars(select(Result).where(Result.run_id == run_id, Result.capture_id == capture_id,
@@ -105,7 +106,7 @@ def _flow_page(run_id: str, capture_id: str, after: int, names: list[str], skipp
         diagnostics = {d.flow_id: current_names(d.data) for d in session.scalars(select(FlowDiagnostics).where(
             FlowDiagnostics.run_id == run_id, FlowDiagnostics.capture_id == capture_id,
             FlowDiagnostics.flow_id.between(lo, hi)))}
-        summaries = [(f.flow_id, f.summary) for f in flows]
+        summaries = [(int(f["flow_id"]), f) for f in flows]
     if skipped is None:
         decided = plan_reasons(summaries_from_documents(summary for _, summary in summaries))
         skipped = {str(f): r for f, r in decided.filter(pl.col("reason").is_not_null()).iter_rows()}

@@ -8,16 +8,17 @@ capture) end as the run's status and error text; infrastructure errors propagate
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import polars as pl
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import JSON, Table, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ackreplay.core import quotas
@@ -26,7 +27,6 @@ from ackreplay.core.config import get_settings
 from ackreplay.core.db import after_commit, session_scope
 from ackreplay.core.errors import ServiceError, is_infrastructure
 from ackreplay.core.fair_queue import release_soon
-from ackreplay.core.flow_records import write_flow_rows
 from ackreplay.core.heartbeat import Heartbeat, beat, worker_id
 from ackreplay.core.orm import (
     Capture,
@@ -41,7 +41,7 @@ from ackreplay.core.orm import (
     new_id,
     now,
 )
-from ackreplay.core.queue import dispatch
+from ackreplay.core.queue import consumed, dispatch, retrying
 from ackreplay.core.rate_limits import admit_run
 from ackreplay.core.skipped_flows import summarise
 from ackreplay.core.storage import Store, get_store
@@ -61,7 +61,7 @@ from ackreplay.estimators import __version__ as VERSION
 from ackreplay.estimators.sweep import from_spec, variant_spec
 from ackreplay.graphs.frame_numbers import flow_frames
 from ackreplay.ingest import CaptureIngest, IngestError, ingest_capture
-from ackreplay.replay.capture import capture_aggregate, flow_score_columns, replay_capture
+from ackreplay.replay.capture import capture_aggregate, consecutive_ranges, flow_score_columns, replay_capture
 from ackreplay.replay.engine import PLAN_FIELDS, plan_reasons
 from ackreplay.replay.results import CaptureReplay, series_table
 from ackreplay.whatif.flows import random_loss_high
@@ -129,7 +129,12 @@ def run_task(kind: str, task_id: str) -> None:
     work = {"ingest": ingest_task, "replay": replay_task}.get(kind)
     if work is None:
         raise ValueError(kind)
-    claimed = claim(task_id)
+    try:
+        claimed = claim(task_id)
+    except Exception:  # (infrastructure: the queue sends it again)
+        retrying(kind, task_id)
+        raise
+    consumed(task_id)  # (after the claim: the sweep sees a started task's heartbeat, not its marker)
     if claimed is None:
         return
     try:
@@ -138,6 +143,7 @@ def run_task(kind: str, task_id: str) -> None:
     except Exception as exc:
         if is_infrastructure(exc):
             _release(task_id)
+            retrying(kind, task_id)
             raise
         log.warning("task %s %s failed on its data: %s", kind, task_id, exc)
         fail_task(task_id, claimed, exc)
@@ -289,9 +295,9 @@ def _ingest_failed(task_id: str, target: IngestTarget, exc: IngestError, t0: flo
 
 
 def store_capture(store: Store, capture_id: str, result: CaptureIngest) -> None:
-    """An ingested capture's tables and flow summaries to the store (``core.stored_capture.write_tables``), its
-    flows to the database a chunk at a time (``core.flow_records``), under a lock of the capture's row: a
-    deletion waits for it, or came first and fails the task (``capture_deleted``)."""
+    """An ingested capture's tables and flow summaries to the store (``core.stored_capture.write_tables``; the
+    service reads its flows from there, ``core.stored_flows``: no database row per flow), then the capture marked
+    ingested under a lock of its row: a deletion that came first fails the task (``capture_deleted``)."""
     with session_scope() as session:
         cap = session.get(Capture, capture_id)
         if cap is None:
@@ -299,7 +305,7 @@ def store_capture(store: Store, capture_id: str, result: CaptureIngest) -> None:
         if cap.status == "ingested":  # a duplicate of this task (another run's ingest) stored it first
             return
         truth = stored_truth(cap)
-    key = write_tables(store, capture_id, result, truth)
+    write_tables(store, capture_id, result, truth)
     with session_scope() as session:
         # FOR NO KEY UPDATE: a deletion waits for it, while runs and results naming the capture can still be made
         cap = session.get(Capture, capture_id, with_for_update={"key_share": True})
@@ -307,7 +313,6 @@ def store_capture(store: Store, capture_id: str, result: CaptureIngest) -> None:
             raise _deleted(capture_id)
         if cap.status == "ingested":  # (a duplicate of this task got there first)
             return
-        write_flow_rows(session, capture_id, key, result.flows)
         cap.stats = {**result.stats.to_dict(), "file": cap.name}
         cap.status = "ingested"
 
@@ -339,14 +344,15 @@ def plan_replay(task_id: str, t0: float) -> None:
             _maybe_finish_run(session, task.run_id)
             return
         summaries = capture_summaries(session, store, cap.id, PLAN_FIELDS)
-        decided = plan_reasons(summaries)
+        decided = plan_reasons(summaries).with_columns(acks=summaries.frame["acks"])  # (in the summaries' order)
         skipped = summarise(decided)
         todo = decided.filter(pl.col("reason").is_null())
         del decided, summaries
         rc.skipped, rc.skipped_total, rc.skipped_counts = skipped.shown, skipped.total, skipped.counts
         rc.ingest_seconds = time.perf_counter() - t0
         rc.status = "replaying"
-        replay_tasks = _replay_tasks(session, task.run_id, cap.id, task_flows(todo["flow_id"].to_numpy()))
+        replay_tasks = _replay_tasks(session, task.run_id, cap.id,
+                                     task_flows(todo["flow_id"].to_numpy(), todo["acks"].to_numpy()))
         task.status = "done"
         task.seconds = time.perf_counter() - t0
         session.flush()
@@ -356,10 +362,15 @@ def plan_replay(task_id: str, t0: float) -> None:
             after_commit(session, release_soon)
 
 
-def task_flows(flow_ids: np.ndarray) -> list[list[int]]:
-    """The flows of each replay task, in order: ``replay_batch_flows`` consecutive flows each."""
-    size = max(1, get_settings().replay_batch_flows)
-    return [flow_ids[i: i + size].tolist() for i in range(0, len(flow_ids), size)]
+def task_flows(flow_ids: np.ndarray, acks: np.ndarray) -> list[list[int]]:
+    """The flows of each replay task, in order: consecutive flows until their ACKs (``acks``, each flow's) reach
+    ``replay_task_acks`` (a longer flow alone), at most ``replay_batch_flows`` of them. A task's fixed costs (its
+    transactions, reading its rows of the capture's tables, finishing) are paid per ACKs' worth of work, not per
+    few flows: 10 000 bulk flows make a few dozen tasks, not hundreds."""
+    settings = get_settings()
+    ranges = consecutive_ranges(np.asarray(acks, np.int64), max(1, settings.replay_task_acks),
+                                max(1, settings.replay_batch_flows))
+    return [flow_ids[lo:hi].tolist() for lo, hi in ranges]
 
 
 def _replay_tasks(session: Session, run_id: str, capture_id: str, flows: list[list[int]]) -> list[str]:
@@ -413,9 +424,9 @@ def _replay(session: Session, store: Store, cap: Capture, flow_ids: list[int], e
     share divides among them all). The flows sharing a bottleneck pool their path evidence among this task's
     flows (a group split over two tasks is judged in each). With the packets behind the flows' figures
     (``graphs.frame_numbers.flow_frames``)."""
-    flows = task_summaries(session, cap.id, flow_ids)
+    flows = task_summaries(session, store, cap.id, flow_ids)
     truth = stored_truth(cap)
-    bulk = capture_bulk(session, cap.id, truth)["flow_id"].to_list() if truth is not None else []
+    bulk = capture_bulk(session, store, cap.id, truth)["flow_id"].to_list() if truth is not None else []
     deliveries = read_deliveries(store, cap.id, bulk) if truth is not None else []
     tables = read_tables(store, tables_key(cap.id), flow_ids)
     source = StoredCapture(flows, tables.acks, tables.segments, tables.episodes)
@@ -441,10 +452,14 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
         if r.decision_rows:
             decision_rows += [{**ids, "flow_id": r.flow_id, "estimator": row["estimator"], "episode": row["episode"],
                                "data": _jsonable(row)} for row in r.decisions.iter_rows(named=True)]
-    group_of = {fid: g for g in (rep.path_groups if rep is not None else []) for fid in g["flows"]}
+    # a group of flows sharing a bottleneck is kept once, by its first flow; its other flows name that one (each
+    # member holding the whole group made a task's rows grow with the square of its flows)
+    groups = {g["flows"][0]: g for g in (rep.path_groups if rep is not None else [])}
+    holder_of = {fid: first for first, g in groups.items() for fid in g["flows"] if fid != first}
     diagnostic_rows = [{**ids, "flow_id": r.flow_id, "data": jsonable({
         **r.diagnostics, "path": r.path, "path_models": path_models(r.path, r.decision_rows) if r.path else None,
-        "path_group": group_of.get(r.flow_id), "limits": limit_record(r.limits),
+        "path_group": groups.get(r.flow_id), "path_group_of": holder_of.get(r.flow_id),
+        "limits": limit_record(r.limits),
         "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
         "random_loss_off_level": random_loss_high(r)})} for r in reps]
     series = Store.parquet_bytes(series_table(reps)) if reps else b""
@@ -455,9 +470,27 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
     if reps:
         store.write_bytes(series_key, series)
     for table, values in ((Result, result_rows), (DecisionRow, decision_rows), (FlowDiagnostics, diagnostic_rows)):
-        if values:
-            session.execute(insert(table), values)
+        insert_rows(session, cast(Table, table.__table__), values)
     return len(series), rows
+
+
+def insert_rows(session: Session, table: Table, rows: list[dict[str, Any]]) -> None:
+    """Insert ``rows`` (all with the same keys) into ``table``: on PostgreSQL through ``COPY`` (each JSON column's
+    value encoded as SQLAlchemy encodes it, ``json.dumps``; an executemany sends a statement per row, and a replay
+    task of a thousand flows writes tens of thousands of rows), elsewhere as one executemany."""
+    if not rows:
+        return
+    if session.get_bind().dialect.name != "postgresql":
+        session.execute(insert(table), rows)
+        return
+    names = list(rows[0])
+    encoded = {c.name for c in table.columns if isinstance(c.type, JSON)}
+    raw = session.connection().connection.driver_connection
+    assert raw is not None
+    columns = ", ".join(f'"{n}"' for n in names)  # (quoted: "window" is a keyword)
+    with raw.cursor() as cur, cur.copy(f'COPY "{table.name}" ({columns}) FROM STDIN') as copy:
+        for row in rows:
+            copy.write_row([json.dumps(row[n]) if n in encoded else row[n] for n in names])
 
 
 def _charged_row_bytes(results: list[dict[str, Any]], decisions: list[dict[str, Any]],
@@ -500,7 +533,7 @@ def _finish_capture(session: Session, run_id: str, capture_id: str) -> None:
         per_flow.setdefault(fid, {})[name] = flow_scores
     ids = sorted(per_flow)
     scores = {n: flow_score_columns([per_flow[fid][n] for fid in ids]) for n in names}
-    bulk = capture_bulk(session, capture_id, stored_truth(cap))
+    bulk = capture_bulk(session, get_store(), capture_id, stored_truth(cap))
     rc.scores = capture_aggregate(np.asarray(ids, np.int64), scores, bulk)
     rc.status = "succeeded"
     session.flush()

@@ -8,7 +8,7 @@ import math
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import polars as pl
@@ -20,7 +20,6 @@ from ackreplay.core.errors import NotFound, ServiceError
 from ackreplay.core.orm import (
     Capture,
     DecisionRow,
-    Flow,
     FlowDiagnostics,
     Owner,
     Result,
@@ -31,11 +30,11 @@ from ackreplay.core.orm import (
 )
 from ackreplay.core.owners import owned
 from ackreplay.core.skipped_flows import skipped_page, stored_summary
-from ackreplay.core.storage import Store
-from ackreplay.core.stored_capture import read_tables, stored_truth
+from ackreplay.core.storage import Store, get_store
+from ackreplay.core.stored_capture import capture_bulk, read_tables, stored_truth
+from ackreplay.core.stored_flows import StoredFlow, flow_fields, stored_flow
 from ackreplay.core.stored_names import current_names
 from ackreplay.graphs.congestion import CongestionSource
-from ackreplay.replay.capture import is_bulk
 from ackreplay.replay.results import DECISION_SCHEMA
 from ackreplay.scoring import ranking
 
@@ -175,10 +174,10 @@ def score_rows(session: Session, run: Run, *, capture_id: str | None, estimator:
     results = list(session.scalars(select(Result).where(*where).order_by(*order).offset(offset).limit(limit)))
     vantage: dict[tuple[str, int], tuple[str, str | None]] = {}  # every result says where its flow was seen
     for cid in {r.capture_id for r in results}:
-        flows = select(Flow).where(Flow.capture_id == cid, Flow.flow_id.in_({r.flow_id for r in results
-                                                                            if r.capture_id == cid}))
-        for f in session.scalars(flows):
-            vantage[(cid, f.flow_id)] = (f.vantage, f.summary.get("reconstruction"))
+        fields = flow_fields(session, get_store(), cid, ("vantage", "reconstruction"),
+                             sorted({r.flow_id for r in results if r.capture_id == cid}))
+        for fid, where, how in fields.select("flow_id", "vantage", "reconstruction").iter_rows():
+            vantage[(cid, fid)] = (where, how)
     rows = [{"capture_id": r.capture_id, "flow_id": r.flow_id, "estimator": r.estimator, "version": r.version,
              "vantage": vantage.get((r.capture_id, r.flow_id), ("unknown", None))[0],
              "reconstruction": vantage.get((r.capture_id, r.flow_id), ("unknown", None))[1],
@@ -246,7 +245,7 @@ def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: in
           t1: float | None, px: int) -> dict[str, Any]:
     """The flow's congestion graph over [t0, t1] drawn ``px`` wide (``graphs.congestion``)."""
     result = _result(session, run, capture_id, flow_id)
-    flow = session.scalar(select(Flow).where(Flow.capture_id == capture_id, Flow.flow_id == flow_id))
+    flow = stored_flow(session, store, capture_id, flow_id)
     if flow is None:
         raise NotFound(f"capture {capture_id} has no flow {flow_id}", code="flow_not_found")
 
@@ -264,7 +263,7 @@ def graph(session: Session, store: Store, run: Run, capture_id: str, flow_id: in
     return _graphs.get((run.id, capture_id, flow_id), build).window(t0, t1, px)
 
 
-def capture_graph(store: Store, flow: Flow, *, t0: float | None, t1: float | None, px: int) -> dict[str, Any]:
+def capture_graph(store: Store, flow: StoredFlow, *, t0: float | None, t1: float | None, px: int) -> dict[str, Any]:
     """What the capture shows of one flow, with no run: its time–sequence, flight and RTT panels over [t0, t1] drawn
     ``px`` wide (``graphs.congestion`` without a replay: ``replayed`` false), for any flow with data — one that no
     run replayed (refused as invalid, off the sender, …) included."""
@@ -295,11 +294,13 @@ def flow_decisions(session: Session, run: Run, capture_id: str, flow_id: int, *,
     return list(rows)
 
 
-#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9), what limited its sender,
+#: What the diagnostics rows store besides the §7 explanations: the flow's path (§9), the group of flows sharing
+#: its bottleneck (held by the group's first flow, which the others name in ``path_group_of``), what limited its sender,
 #: why the estimators cannot be compared on it (``scoring.comparable``) and the packets behind its figures
 #: (``graphs.frame_numbers.flow_frames``), and the most its random-loss rate can be (the what-if's,
 #: ``whatif.flows.random_loss_high``).
-PATH_KEYS = ("path", "path_models", "path_group", "limits", "comparable_reason", "frames", "random_loss_off_level")
+PATH_KEYS = ("path", "path_models", "path_group", "path_group_of", "limits", "comparable_reason", "frames",
+             "random_loss_off_level")
 
 
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -319,7 +320,10 @@ def path(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str,
     """The path the flow crossed (§9, ``ackreplay.path``), what the papers' models predict on it, and the group
     of flows it shares the bottleneck with (None when alone), as the run's replay found them."""
     d = _stored_diagnostics(session, run, capture_id, flow_id)
-    return {"path": d.get("path"), "path_models": d.get("path_models"), "path_group": d.get("path_group")}
+    group = d.get("path_group")
+    if group is None and d.get("path_group_of") is not None:  # (the group is kept once, by its first flow)
+        group = _stored_diagnostics(session, run, capture_id, int(d["path_group_of"])).get("path_group")
+    return {"path": d.get("path"), "path_models": d.get("path_models"), "path_group": group}
 
 
 def limits(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -341,16 +345,22 @@ def capture_limits(session: Session, run: Run, capture_id: str, *, offset: int, 
     return RowsPage([{"flow_id": fid, "shares": shares or None} for fid, shares in rows], total)
 
 
-def _bulk_scores(session: Session, run_id: str, capture_id: str) -> Any:
+#: Bulk flows asked for in one query of their results.
+BULK_CHUNK = 5000
+
+
+def _bulk_scores(session: Session, run_id: str, capture_id: str) -> Iterator[Any]:
     """``(flow_id, estimator, scores)`` of the run's results on the capture's bulk flows (``replay.capture.is_bulk``,
-    with the capture's truth), chosen in the database: the results of a run's other flows — most of a capture of
-    many short connections — are never read (they were, every one as an object)."""
+    with the capture's truth, from the stored summaries), chosen in the database: the results of a run's other
+    flows — most of a capture of many short connections — are never read (they were, every one as an object)."""
     cap = session.get(Capture, capture_id)
-    bulk = is_bulk(Flow.bytes, stored_truth(cap) if cap is not None else None)
-    return session.execute(
-        select(Result.flow_id, Result.estimator, Result.scores)
-        .join(Flow, (Flow.capture_id == Result.capture_id) & (Flow.flow_id == Result.flow_id))
-        .where(Result.run_id == run_id, Result.capture_id == capture_id, bulk))
+    truth = stored_truth(cap) if cap is not None else None
+    bulk = capture_bulk(session, get_store(), capture_id, truth)["flow_id"].to_list()
+    for start in range(0, len(bulk), BULK_CHUNK):  # bounded IN lists (a capture may hold 10^5 bulk flows)
+        yield from session.execute(
+            select(Result.flow_id, Result.estimator, Result.scores)
+            .where(Result.run_id == run_id, Result.capture_id == capture_id,
+                   Result.flow_id.in_(bulk[start:start + BULK_CHUNK])))
 
 
 def leaderboard(session: Session, runs: list[Run], include_not_reproducible: bool = False,

@@ -121,17 +121,19 @@ class Store:
         with self.fs.open(self.path(key), "wb") as out:
             out.write(data)
 
-    def read_parquet(self, key: str, where: pl.Expr | None = None,
-                     columns: Sequence[str] | None = None) -> pl.DataFrame:
+    def read_parquet(self, key: str, where: pl.Expr | None = None, columns: Sequence[str] | None = None, *,
+                     offset: int = 0, limit: int | None = None) -> pl.DataFrame:
         """Read a table, optionally only the rows matching ``where`` (row groups skipped by their
-        statistics when the store is local) and only ``columns``."""
+        statistics when the store is local), of those only ``limit`` from ``offset``, and only ``columns``."""
         if self.local:
             lazy = pl.scan_parquet(self.path(key))
             lazy = lazy.filter(where) if where is not None else lazy
+            lazy = lazy.slice(offset, limit) if offset or limit is not None else lazy
             return (lazy.select(columns) if columns is not None else lazy).collect()
         with self.fs.open(self.path(key), "rb") as src:
             frame = pl.read_parquet(io.BytesIO(src.read()), columns=list(columns) if columns is not None else None)
-        return frame.filter(where) if where is not None else frame
+        frame = frame.filter(where) if where is not None else frame
+        return frame.slice(offset, limit) if offset or limit is not None else frame
 
     def objects(self, prefix: str) -> list[tuple[str, float]]:
         """Every object under ``prefix`` as (key, modification time in epoch seconds)."""

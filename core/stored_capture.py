@@ -1,6 +1,7 @@
-"""A capture as the service keeps it — each flow's summary in the database, ingest's three tables and the bulk
-flows' delivery times in the store — and read back as replay reads a capture (``replay.capture.CaptureSource``),
-so that a replay task runs the pipeline ``ackreplay score`` runs (``replay.capture.replay_capture``)."""
+"""A capture as the service keeps it — ingest's three tables, its flows' summaries and the bulk flows' delivery
+times in the store (a capture ingested before the summaries were stored: each flow's summary in the database) —
+and read back as replay reads a capture (``replay.capture.CaptureSource``), so that a replay task runs the
+pipeline ``ackreplay score`` runs (``replay.capture.replay_capture``)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ TABLES = ("acks", "segments", "episodes")
 TABLE_ROW_GROUP = 16_384
 #: Rows of ``flows`` fetched at a time when a capture's summaries are read from the database.
 FLOW_PAGE = 10_000
+#: The summary fields that decide the bulk flows (``replay.capture.bulk_flows``).
+BULK_FIELDS = ("flow_id", "bytes", "goodput_bps", "invalid")
 #: The FlowSummary fields with a default, for a stored summary that lacks one.
 _DEFAULTS = {f.name: f.default for f in fields(FlowSummary) if f.default is not MISSING}
 
@@ -70,16 +73,22 @@ def capture_summaries(session: Session, store: Store, capture_id: str,
     return summaries_from_documents(session.scalars(q.execution_options(yield_per=FLOW_PAGE)))
 
 
-def task_summaries(session: Session, capture_id: str, flow_ids: Sequence[int]) -> FlowSummaries:
-    """The summaries of flows ``flow_ids`` of a capture, in flow order: their rows of ``flows`` only."""
+def task_summaries(session: Session, store: Store, capture_id: str, flow_ids: Sequence[int]) -> FlowSummaries:
+    """The summaries of flows ``flow_ids`` of a capture, in flow order: the row groups of the stored summaries
+    holding them (a capture ingested before those were: their rows of ``flows`` only)."""
+    if store.exists(flows_key(capture_id)):
+        return FlowSummaries(store.read_parquet(flows_key(capture_id), pl.col("flow_id").is_in(list(flow_ids))))
     q = (select(Flow.summary).where(Flow.capture_id == capture_id, Flow.flow_id.in_(list(flow_ids)))
          .order_by(Flow.flow_id))
     return summaries_from_documents(session.scalars(q))
 
 
-def capture_bulk(session: Session, capture_id: str, truth: Truth | None) -> pl.DataFrame:
-    """The capture's bulk flows (``replay.capture.bulk_flows``: ``flow_id``, ``goodput_bps``), from the rows of
-    ``flows`` that carried enough bytes only."""
+def capture_bulk(session: Session, store: Store, capture_id: str, truth: Truth | None) -> pl.DataFrame:
+    """The capture's bulk flows (``replay.capture.bulk_flows``: ``flow_id``, ``goodput_bps``), from the columns of
+    the stored summaries that decide it (a capture ingested before those were: the rows of ``flows`` that carried
+    enough bytes only)."""
+    if store.exists(flows_key(capture_id)):
+        return bulk_flows(capture_summaries(session, store, capture_id, BULK_FIELDS), truth)
     q = (select(Flow.summary).where(Flow.capture_id == capture_id, is_bulk(Flow.bytes, truth))
          .order_by(Flow.flow_id))
     return bulk_flows(summaries_from_documents(session.scalars(q)), truth)

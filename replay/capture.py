@@ -195,13 +195,19 @@ def batches(sizes: np.ndarray, budget: int | None) -> list[tuple[int, int]]:
     """Consecutive ranges ``[lo, hi)`` of flows whose rows (``sizes``) add up to at most one batch's worth (a
     longer flow alone): :data:`BATCH_EVENTS`, or fewer when the memory budget is smaller."""
     limit = BATCH_EVENTS if budget is None else max(1, min(BATCH_EVENTS, budget // BATCH_BYTES_PER_EVENT))
+    return consecutive_ranges(sizes, limit)
+
+
+def consecutive_ranges(sizes: np.ndarray, limit: int, most: int | None = None) -> list[tuple[int, int]]:
+    """Consecutive ranges ``[lo, hi)`` of items whose ``sizes`` add up to at most ``limit`` (a larger item alone),
+    at most ``most`` items each."""
     ends = np.cumsum(sizes)
     out = []
     lo = 0
     while lo < len(sizes):
         base = ends[lo - 1] if lo else 0
-        hi = int(np.searchsorted(ends, base + limit, side="right"))
-        hi = max(hi, lo + 1)
+        hi = max(int(np.searchsorted(ends, base + limit, side="right")), lo + 1)
+        hi = min(hi, lo + most) if most is not None else hi
         out.append((lo, hi))
         lo = hi
     return out

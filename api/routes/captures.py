@@ -138,18 +138,19 @@ def delete_capture(capture_id: CaptureId, session: SessionDep, owner: OwnerDep, 
             summary="The capture's flows with their ingest summary (paginated)",
             description="A page of flows in flow order (`offset`, `limit`: 500 by default), with `total` and the "
                         "`next` page's URL.")
-def list_flows(capture_id: CaptureId, session: SessionDep, owner: OwnerDep, offset: Offset = 0,
+def list_flows(capture_id: CaptureId, session: SessionDep, owner: OwnerDep, store: StoreDep, offset: Offset = 0,
                limit: Annotated[int, Query(ge=1, le=5000, examples=[500])] = 500) -> FlowPage:
     cap = svc.get(session, owner, capture_id)
-    items, total = svc.flow_page(session, cap, offset=offset, limit=limit)
+    items, total = svc.flow_page(session, store, cap, offset=offset, limit=limit)
     return FlowPage.model_validate({"items": items, "total": total, "limit": limit, "offset": offset,
                                     "next": next_page(f"/api/v1/captures/{cap.id}/flows", offset, limit, total)})
 
 
 @router.get("/{capture_id}/flows/{flow_id}", response_model=FlowOut,
             responses=responses("capture_not_found", "flow_not_found"), summary="One flow's ingest summary")
-def get_flow(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep) -> dict[str, Any]:
-    return svc.flow(session, svc.get(session, owner, capture_id), flow_id).summary
+def get_flow(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep,
+             store: StoreDep) -> dict[str, Any]:
+    return svc.flow(session, store, svc.get(session, owner, capture_id), flow_id).summary
 
 
 @router.get("/{capture_id}/flows/{flow_id}/acks", response_class=Response,
@@ -160,7 +161,7 @@ def get_flow(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner:
             summary="Download one flow's ACK stream (Parquet or CSV)")
 def download_acks(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep, store: StoreDep,
                   format: Annotated[str, Query(pattern="^(parquet|csv)$", examples=["csv"])] = "parquet") -> Response:
-    f = svc.flow(session, svc.get(session, owner, capture_id), flow_id)
+    f = svc.flow(session, store, svc.get(session, owner, capture_id), flow_id)
     return table_response(read_table(store, f.tables_key, "acks", [flow_id]).drop("flow_id"), format)
 
 
@@ -173,7 +174,7 @@ def download_acks(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, o
                         "`/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/graph`).")
 def flow_graph(capture_id: CaptureId, flow_id: FlowId, session: SessionDep, owner: OwnerDep, store: StoreDep,
                t0: GraphT0 = None, t1: GraphT1 = None, px: GraphPx = 1200) -> Response:
-    f = svc.flow(session, svc.get(session, owner, capture_id), flow_id)
+    f = svc.flow(session, store, svc.get(session, owner, capture_id), flow_id)
     data = capture_graph(store, f, t0=t0, t1=t1, px=px)
     return Response(json.dumps(data, separators=(",", ":"), allow_nan=False), media_type="application/json")
 

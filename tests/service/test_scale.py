@@ -38,7 +38,7 @@ def captures(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
 def svc(tmp_path: Path, postgres_server: Any) -> Iterator[SimpleNamespace]:
     data = tmp_path / "data"
     db = fresh_database(postgres_server.url)
-    with configured({"DATABASE_URL": db, "ACKREPLAY_DATA_DIR": str(data)}):
+    with configured({"DATABASE_URL": db, "ACKREPLAY_DATA_DIR": str(data), "ACKREPLAY_REPLAY_BATCH_FLOWS": "16"}):
         yield SimpleNamespace(api=client(), store=data / "store", db=db)
 
 
@@ -57,7 +57,23 @@ class RowCounter:
         self.queries += 1
 
 
-def test_a_replay_task_reads_only_its_own_flows(svc, captures):
+class ParquetRows:
+    """Rows read from the store's tables whose key ends with ``suffix`` (``Store.read_parquet`` wrapped)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, suffix: str) -> None:
+        from ackreplay.core.storage import Store
+
+        self.rows, real = 0, Store.read_parquet
+
+        def counted(store: Store, key: str, *a: Any, **k: Any) -> Any:
+            frame = real(store, key, *a, **k)
+            self.rows += frame.height if key.endswith(suffix) else 0
+            return frame
+
+        monkeypatch.setattr(Store, "read_parquet", counted)
+
+
+def test_a_replay_task_reads_only_its_own_flows(svc, captures, monkeypatch):
     from ackreplay.core.db import get_engine
     from ackreplay.core.run_tasks import run_task
 
@@ -67,25 +83,28 @@ def test_a_replay_task_reads_only_its_own_flows(svc, captures):
     with psycopg.connect(svc.db) as conn:
         tasks = conn.execute("select id, flow_ids from tasks where run_id = %s and kind = 'replay' order by chunk",
                              (run["id"],)).fetchall()
-        flows = conn.execute("select count(*) from flows").fetchone()[0]
+        rows = conn.execute("select count(*) from flows").fetchone()[0]
         before = conn.execute("select flow_id, estimator, scores::text from results order by 1, 2").fetchall()
-    assert flows == 96 and len(tasks) == 6  # 16 flows a task
+    assert rows == 0 and len(tasks) == 6  # no database row per flow; 16 flows a task
+    assert svc.api.get(f"/api/v1/captures/{body['capture']['id']}/flows").json()["total"] == 96
     task_id, flow_ids = tasks[3]
     with psycopg.connect(svc.db) as conn:  # run it again: as a retried task would be
         conn.execute("update tasks set status = 'queued', worker = null where id = %s", (task_id,))
     counter = RowCounter()
+    summaries = ParquetRows(monkeypatch, "flows.parquet")
     event.listen(get_engine(), "after_cursor_execute", counter)
     try:
         run_task("replay", task_id)
     finally:
         event.remove(get_engine(), "after_cursor_execute", counter)
-    assert counter.rows.get("flows", 0) == len(flow_ids) == 16, counter.rows
+    assert summaries.rows == len(flow_ids) == 16, summaries.rows  # its own flows' summaries (no truth: no bulk)
     assert counter.rows.get("results", 0) <= 16 * len(run["estimators"]), counter.rows
     assert sum(counter.rows.values()) <= 16 * (len(run["estimators"]) + 2) + 20, counter.rows
     assert counter.queries <= 30, counter.queries
     with psycopg.connect(svc.db) as conn:  # idempotent: the same rows
         assert conn.execute("select flow_id, estimator, scores::text from results order by 1, 2").fetchall() == before
         assert conn.execute("select status from tasks where id = %s", (task_id,)).fetchone() == ("done",)
+    _groups_are_whole(svc, run["id"], body["capture"]["id"], flow_ids)
     check_store(svc.store, svc.api)
 
 
@@ -143,6 +162,38 @@ def test_the_leaderboard_reads_the_results_of_bulk_flows_only(svc, captures):
     assert board["scores"] == alone["scores"]  # the short flows count for nothing
 
 
+def _groups_are_whole(svc: SimpleNamespace, run_id: str, capture_id: str, flow_ids: list[int]) -> None:
+    """Every flow of a group sharing a bottleneck answers the whole group, which the run's document lists once,
+    though the database keeps it once (by its first flow)."""
+    base = f"/api/v1/runs/{run_id}/captures/{capture_id}/flows"
+    groups = {f: svc.api.get(f"{base}/{f}/path").json()["path_group"] for f in flow_ids}
+    assert any(g is not None and len(g["flows"]) > 2 for g in groups.values()), groups
+    for f, g in groups.items():
+        assert g is None or (f in g["flows"] and all(groups[m] == g for m in g["flows"])), (f, g)
+    with psycopg.connect(svc.db) as conn:
+        row = conn.execute("select count(*) from flow_diagnostics where capture_id = %s and "
+                           "(data->'path_group')::text <> 'null'", (capture_id,)).fetchone()
+    assert row is not None
+    held = row[0]
+    document = svc.api.get(f"/api/v1/runs/{run_id}/document").json()["captures"][0]
+    assert held == len(document["path_groups"]) and all(g in document["path_groups"] for g in groups.values() if g)
+    assert all("path_group_of" not in (f["diagnostics"] or {}) for f in document["flows"])
+
+
+@pytest.mark.parametrize(("acks", "limit", "most", "tasks"), [
+    ([100] * 10, 250, 100, [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]),  # by ACKs
+    ([100] * 10, 10_000, 3, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]),   # by flows
+    ([10, 5000, 10, 10, 10], 100, 100, [[0], [1], [2, 3, 4]]),        # a flow past the limit alone
+    ([], 100, 100, [])])
+def test_replay_tasks_are_sized_by_their_acks(acks, limit, most, tasks):
+    import numpy as np
+
+    from ackreplay.core.run_tasks import task_flows
+
+    with configured({"ACKREPLAY_REPLAY_TASK_ACKS": str(limit), "ACKREPLAY_REPLAY_BATCH_FLOWS": str(most)}):
+        assert task_flows(np.arange(len(acks)), np.asarray(acks, np.int64)) == tasks
+
+
 def test_a_capture_skipping_all_its_flows_keeps_a_summary(svc, captures):
     from ackreplay.ingest import ingest_capture
     from ackreplay.replay.engine import plan
@@ -160,7 +211,7 @@ def test_a_capture_skipping_all_its_flows_keeps_a_summary(svc, captures):
     with psycopg.connect(svc.db) as conn:  # what the database keeps: the summary, not an entry per flow
         kept, total = conn.execute("select skipped::text, skipped_total from run_captures").fetchone()
         assert len(kept) < 20_000 and total == 30_000
-        assert conn.execute("select count(*) from flows").fetchone() == (30_000,)
+        assert conn.execute("select count(*) from flows").fetchone() == (0,)
         assert conn.execute("select count(*) from tasks where kind = 'replay'").fetchone() == (0,)
     base = f"/api/v1/runs/{body['run_id']}/captures/{body['capture']['id']}/skipped"
     tail = svc.api.get(base, params={"offset": 29_990}).json()
@@ -168,45 +219,35 @@ def test_a_capture_skipping_all_its_flows_keeps_a_summary(svc, captures):
     assert [(x["flow_id"], x["reason"]) for x in tail["items"]] == [(f, skipped[f]) for f in range(29_990, 30_000)]
     flows = svc.api.get(f"/api/v1/runs/{body['run_id']}/document").json()["captures"][0]["flows"]
     assert [f["skipped_reason"] for f in flows] == [skipped[f] for f in range(30_000)]
+    page = svc.api.get(f"/api/v1/captures/{body['capture']['id']}/flows", params={"offset": 29_990}).json()
+    assert page["total"] == 30_000 and page["next"] is None  # the flows from their stored summaries
+    assert [f["flow_id"] for f in page["items"]] == list(range(29_990, 30_000))
+    assert {k: v for k, v in page["items"][0].items() if k != "invalid"} == {  # (the document names a valid
+        k: v for k, v in flows[29_990].items() if k in page["items"][0]}       # flow's empty `invalid` not)
+    one = svc.api.get(f"/api/v1/captures/{body['capture']['id']}/flows/29995").json()
+    assert one == page["items"][5]
+    assert svc.api.get(f"/api/v1/captures/{body['capture']['id']}/flows/30000").json()["error"] == "flow_not_found"
     check_store(svc.store, svc.api)
-
-
-def _lock_waiters(db: str) -> int:
-    with psycopg.connect(db) as conn:
-        row = conn.execute("select count(*) from pg_stat_activity where wait_event_type = 'Lock'").fetchone()
-    assert row is not None
-    return int(row[0])
 
 
 def test_a_capture_deleted_while_its_flows_are_stored_fails_the_run(svc, captures, monkeypatch):
     import ackreplay.core.run_tasks
 
-    real, entered, release = ackreplay.core.run_tasks.write_flow_rows, threading.Event(), threading.Event()
+    real, entered, release = ackreplay.core.run_tasks.write_tables, threading.Event(), threading.Event()
 
     def held(*a: Any, **k: Any) -> Any:
         entered.set()
         assert release.wait(60)
         return real(*a, **k)
 
-    monkeypatch.setattr("ackreplay.core.run_tasks.write_flow_rows", held)
+    monkeypatch.setattr("ackreplay.core.run_tasks.write_tables", held)
     body = upload(svc.api, captures.mix).json()
     assert entered.wait(120)
-    deleted: list[int] = []
-    deleting = threading.Thread(target=lambda: deleted.append(
-        svc.api.delete(f"/api/v1/captures/{body['capture']['id']}").status_code))
-    deleting.start()
-    deadline = time.monotonic() + 30
-    while _lock_waiters(svc.db) == 0:  # the deletion waits for the flows being stored
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    release.set()
-    deleting.join(60)
-    assert deleted == [204]
+    assert svc.api.delete(f"/api/v1/captures/{body['capture']['id']}").status_code == 204
+    release.set()  # its tables and summaries written after the deletion: removed with the failed task
     run = wait_run(svc.api, body["run_id"], timeout=120)
     assert run["status"] == "failed" and run["captures"] == [], run
     assert run["error"] == f"capture {body['capture']['id']}: deleted before the run finished", run
-    with psycopg.connect(svc.db) as conn:
-        assert conn.execute("select count(*) from flows").fetchone() == (0,)
     check_store(svc.store, svc.api)
 
 
@@ -243,3 +284,29 @@ def test_a_long_step_keeps_its_heartbeat(postgres_server, redis_server, tmp_path
     with psycopg.connect(env["DATABASE_URL"]) as conn:
         assert conn.execute("select attempts, redispatches, note from tasks where kind = 'ingest'").fetchall() == [
             (1, 0, None)]
+
+
+def test_a_capture_stored_before_its_summaries_reads_the_same_from_its_rows(svc, captures):
+    """A capture ingested when the service kept a ``flows`` row per flow and no stored summaries answers as one
+    ingested now: its flow pages, one flow, the document and the score rows read its rows instead."""
+    from ackreplay.core.db import session_scope
+    from ackreplay.core.orm import Flow
+    from ackreplay.core.storage import get_store
+    from ackreplay.core.stored_capture import flows_key, tables_key
+    from ackreplay.core.stored_flows import documents
+
+    body = upload(svc.api, captures.units).json()
+    run = wait_run(svc.api, body["run_id"], timeout=300)
+    cap, base = body["capture"]["id"], "/api/v1/captures/" + body["capture"]["id"]
+    urls = [f"{base}/flows?offset=90&limit=20", f"{base}/flows/7", f"/api/v1/runs/{run['id']}/document",
+            f"/api/v1/runs/{run['id']}/scores?flow=7", f"/api/v1/runs/{run['id']}/captures/{cap}/flows/7/path"]
+    now = [svc.api.get(u).json() for u in urls]
+    store = get_store()
+    with session_scope() as session:  # the capture as the service kept it before
+        session.add_all(Flow(capture_id=cap, flow_id=d["flow_id"], sender=d["sender"], receiver=d["receiver"],
+                             vantage=d["vantage"], bytes=d["bytes"], goodput_bps=d["goodput_bps"], summary=d,
+                             tables_key=tables_key(cap)) for d in documents(store.read_parquet(flows_key(cap))))
+    store.delete(flows_key(cap))
+    assert not store.exists(flows_key(cap))
+    assert [svc.api.get(u).json() for u in urls] == now
+    assert now[0]["total"] == 96 and [f["flow_id"] for f in now[0]["items"]] == list(range(90, 96))
