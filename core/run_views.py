@@ -434,7 +434,8 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
     from ackreplay.whatif.runs import what_if
 
     d = _stored_diagnostics(session, run, capture_id, flow_id)
-    flow = session.scalar(select(Flow).where(Flow.capture_id == capture_id, Flow.flow_id == flow_id))
+    store = get_store()
+    flow = stored_flow(session, store, capture_id, flow_id)
     if flow is None:
         raise NotFound(f"capture {capture_id} has no flow {flow_id}", code="flow_not_found")
     summary = flow.summary
@@ -442,8 +443,8 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
         chosen = check_algorithms(algorithms or list(ALGORITHMS))
         link = LinkInfo.of(summary)
         group = [int(f) for f in (d.get("path_group") or {}).get("flows") or [] if int(f) != flow_id]
-        others = [f.summary for f in session.scalars(select(Flow).where(Flow.capture_id == capture_id,
-                                                                        Flow.flow_id.in_(group)))] if group else []
+        others = [stored.summary for fid in group
+                  if (stored := stored_flow(session, store, capture_id, fid)) is not None]
         rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead,
                          random_loss_high=d.get("random_loss_off_level"))
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender))
@@ -460,4 +461,5 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
                          duration_s=duration, seed=seed, cross=cross)
     except WhatIfError as exc:
         raise ServiceError(exc.message, code=exc.code, status=422) from None
-    return {"flow_id": flow_id, "sender": flow.sender, "receiver": flow.receiver, **result.as_dict()}
+    return {"flow_id": flow_id, "sender": summary.get("sender"), "receiver": summary.get("receiver"),
+            **result.as_dict()}
