@@ -33,8 +33,9 @@ def announce_cold() -> None:
     """Say once per process, on stderr, that the kernels are compiling (only when they are not cached)."""
     global _announced
     from ackreplay import jitcache
+    from ackreplay.jitcache.kernel_mode import plain_python
 
-    if _announced or not jitcache.COLD:
+    if _announced or not jitcache.COLD or plain_python():  # (plain Python compiles nothing)
         return
     _announced = True
     print("ackreplay: compiling the ingest and replay kernels (once after an install or upgrade, about 30–40 s; "
