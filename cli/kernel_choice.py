@@ -6,6 +6,10 @@ all, the kernels run as plain Python (``jitcache.kernel_mode``): numba is not im
 loaded, which on such a capture costs more than the kernels' work itself. Anything else — a larger capture,
 standard input, a file that cannot be counted — runs compiled. ``ACKREPLAY_KERNELS=plain|compiled`` in the
 environment overrides the choice. The results are the same either way (``tests/test_plain_kernels.py``).
+
+Only the command-line process chooses (``cli.main.main`` calls :func:`enable`): a process that runs commands
+in-process (a test calling ``app()``, a notebook) keeps compiled kernels, so that kernels it imports later are not
+plain Python because one command read a small capture.
 """
 
 from __future__ import annotations
@@ -22,10 +26,18 @@ PLAIN_MAX_PACKETS = 2000
 #: The most bytes read to count them (a capture this size holds more records unless they are large).
 PLAIN_MAX_BYTES = PLAIN_MAX_PACKETS * 1600
 
+_enabled = False
+
+
+def enable() -> None:
+    """This process is the command line: its command chooses how to run the kernels."""
+    global _enabled
+    _enabled = True
+
 
 def choose_kernels(files: Iterable[Path]) -> None:
     """Run this process's kernels as plain Python if ``files`` hold few enough packets (see the module)."""
-    if kernel_mode.chosen_by_environment() or kernel_mode.plain_python():
+    if not _enabled or kernel_mode.chosen_by_environment() or kernel_mode.plain_python():
         return
     from ackreplay.ingest.record_count import count_records
 

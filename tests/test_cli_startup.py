@@ -20,13 +20,11 @@ HEAVY = ("numba", "polars", "numpy", "llvmlite", "ackreplay.ingest.capture", "ac
          "ackreplay.estimators", "ackreplay.replay", "ackreplay.kernels", "ackreplay.core")
 
 PROBE = """
-import json, sys
-from ackreplay.cli.main import app
-try:
-    app(sys.argv[1:])
-except SystemExit:
-    pass
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+import atexit, json, sys
+from ackreplay.cli.main import main
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+sys.argv[0] = "ackreplay"
+main()
 """
 
 
