@@ -74,3 +74,10 @@ def test_a_larger_capture_is_not_counted(tmp_path: Path) -> None:
     text = tmp_path / "notes.pcap"
     text.write_text("not a capture")
     assert count_records(text, PLAIN_MAX_BYTES) is None
+
+
+def test_warmup_with_plain_kernels_says_there_is_nothing_to_compile() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ACKREPLAY_KERNELS": "plain"}
+    done = subprocess.run([sys.executable, "-m", "ackreplay.cli.main", "warmup"], env=env, capture_output=True,
+                          text=True, timeout=120, cwd=ROOT, check=True)
+    assert "nothing to compile" in done.stdout
