@@ -13,7 +13,8 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
+
+from ackreplay.jitcache.kernel_mode import njit
 
 #: Fewer keys than this are looked up by numpy's binary search (the same result).
 MERGE_MIN_KEYS = 65536

@@ -10,6 +10,7 @@ import typer
 from ackreplay.cli.errors import EXIT_USAGE, fail, warn
 from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label
+from ackreplay.cli.kernel_choice import choose_kernels
 from ackreplay.cli.plugin_options import PluginOption, load_plugin_files
 from ackreplay.cli.progress import Progress
 from ackreplay.cli.warmup import announce_cold
@@ -35,6 +36,7 @@ def compare(
 ) -> None:
     """Compare two captures side by side: each estimator's median composite error, |err| and bias over each
     capture's bulk flows, the change from A to B, and its rank in each."""
+    choose_kernels([a, b])
     from ackreplay.cli.boards import compare_text
     from ackreplay.cli.render import terminal_width
     from ackreplay.cli.score_cmd import flow_filter, score_input

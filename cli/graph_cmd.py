@@ -11,6 +11,7 @@ import typer
 from ackreplay.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label
+from ackreplay.cli.kernel_choice import choose_kernels
 from ackreplay.cli.plugin_options import PluginOption, load_plugin_files
 from ackreplay.cli.warmup import announce_cold
 
@@ -43,6 +44,7 @@ def graph(
     """Draw a flow's congestion graph (time–sequence, flight with each estimator's cwnd/ssthresh at every loss,
     estimates against the achieved rate, RTT) to a PNG, SVG or PDF file. Any flow with data is drawn, as
     tcptrace and Wireshark draw it: one that was not replayed without the estimators and the rate panel."""
+    choose_kernels([file])
     from ackreplay.cli.score_cmd import flow_filter, score_input
     from ackreplay.core.capture_scoring import build_estimators
     from ackreplay.estimators import EstimatorError

@@ -15,6 +15,7 @@ import typer
 
 from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
 from ackreplay.cli.inputs import FilterOption, label, regular_file
+from ackreplay.cli.kernel_choice import choose_kernels
 from ackreplay.cli.render import column_table, num, terminal_width
 from ackreplay.cli.warmup import announce_cold
 from ackreplay.ingest.budget import DEFAULT_MEMORY_BUDGET
@@ -166,6 +167,7 @@ def flows(
     filter_expr: FilterOption = None,
 ) -> None:
     """List the TCP flows (directions of connections that carried data) in captures."""
+    choose_kernels(files)
     keep: Callable[[Any], bool] | None = None
     if filter_expr is not None:
         from ackreplay.ingest.flowfilter import FilterError, compile_filter
@@ -208,6 +210,7 @@ def acks(
     suffix = output.suffix.lower()
     if suffix not in (".parquet", ".csv"):
         fail(EXIT_USAGE, "bad_output_format", f"{output}: the output must end in .parquet or .csv")
+    choose_kernels([file])
     cap = load(file, memory_budget)
     try:
         data = cap.flow(flow)

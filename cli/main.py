@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from ackreplay.cli import kernel_choice
 from ackreplay.cli.compare_cmd import compare
 from ackreplay.cli.graph_cmd import graph
 from ackreplay.cli.ingest_cmds import acks, flows
@@ -74,6 +75,7 @@ def main() -> None:
     idle helper threads are stopped first — a command that left threads running (the service) exits the
     normal way.
     """
+    kernel_choice.enable()
     try:
         app()
         code: int | str | None = 0

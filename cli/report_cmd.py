@@ -10,6 +10,7 @@ import typer
 from ackreplay.cli.errors import EXIT_USAGE, fail, guarded
 from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label
+from ackreplay.cli.kernel_choice import choose_kernels
 from ackreplay.cli.plugin_options import PluginOption, load_plugin_files
 from ackreplay.cli.warmup import announce_cold
 
@@ -28,6 +29,7 @@ def report(
     plugin: PluginOption = None,
 ) -> None:
     """Write the self-contained HTML report of one capture (opens offline)."""
+    choose_kernels([file])
     from ackreplay.cli.report import render
     from ackreplay.cli.score_cmd import flow_filter, score_input
     from ackreplay.core.capture_scoring import build_estimators

@@ -16,6 +16,7 @@ from ackreplay.cli.boards import combined_summary
 from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label, regular_file
+from ackreplay.cli.kernel_choice import choose_kernels
 from ackreplay.cli.plugin_options import PluginOption, load_plugin_files, plugin_failures
 from ackreplay.cli.progress import Progress
 from ackreplay.cli.render import DEFAULT_WIDTH, terminal_width
@@ -65,6 +66,7 @@ def score(
     """Replay every TCP flow through the estimators and compare them (no server needed).
 
     With several captures, the table ends with a combined summary over all their bulk flows."""
+    choose_kernels(files)
     # imported here, not at the top, so that other commands (`flows`, `serve`…) start without them
     from ackreplay.core.capture_scoring import build_estimators, document, jsonable, parse_params
     from ackreplay.estimators import EstimatorError

@@ -1,14 +1,15 @@
 """The comparison table of ``ackreplay score``: estimators as rows, key scores as columns, best marked.
 
-Rendered with ``rich`` as plain text (no colour codes: safe to pipe) to fit a given width: when the
-columns do not fit, the table is split into blocks of whole columns, each repeating the estimator
-column, so that no number is ever wrapped. Headers carry their unit; :data:`LEGEND` says what each
-column is, printed once under the tables.
+Plain text (no colour codes: safe to pipe) to fit a given width: when the columns do not fit, the table is split
+into blocks of whole columns, each repeating the estimator column, so that no number is ever wrapped. Headers carry
+their unit; :data:`LEGEND` says what each column is, printed once under the tables. The layout is rich's (a
+``SIMPLE_HEAD`` table; a borderless two-column one for the legend), written out here because importing rich costs
+~0.05 s of a short command (``tests/test_score_table.py`` checks the text is rich's).
 """
 
 from __future__ import annotations
 
-import io
+import textwrap
 from typing import Any, NamedTuple
 
 from ackreplay.cli.render import DEFAULT_WIDTH, column_blocks
@@ -98,46 +99,39 @@ def score_table(scores: dict[str, dict[str, Any]], with_truth: bool, width: int 
 def block_table(first: str, names: list[str], headers: list[tuple[str, str]], cells: list[list[str]],
                 width: int | None = DEFAULT_WIDTH) -> str:
     """Rows ``names`` × columns ``headers`` (name, unit) as plain text no wider than ``width``: whole columns
-    per block, the first column repeated in each, no cell ever wrapped or cut."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    pad = 3  # rich's cell padding (one space each side) and the column separator
+    per block, the first column repeated in each, no cell ever wrapped or cut. Each block: the names, the units
+    (and ``first``), a rule, the rows; the first column left-aligned, the others right-aligned (a cell's trailing
+    space dropped, as rich drops it), three spaces between columns."""
+    pad = 3  # the space between two columns
     first_w = max([len(first)] + [len(n) for n in names]) + pad
     widths = [max(len(h[0]), len(h[1]), *(len(r[i]) for r in cells)) + pad for i, h in enumerate(headers)]
     blocks = column_blocks(widths, first_w, width) if width else [list(range(len(headers)))]
-    out = io.StringIO()
-    console = Console(file=out, width=max(width or 0, first_w + max(
-        sum(widths[i] for i in b) for b in blocks) + 2), color_system=None, highlight=False, emoji=False, markup=False)
+    lines = []
     for block in blocks:
-        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=False)
-        table.add_column(first, no_wrap=True, min_width=first_w - pad)
-        for i in block:
-            table.add_column(f"{headers[i][0]}\n{headers[i][1]}", justify="right", no_wrap=True,
-                             min_width=widths[i] - pad)
-        for name, row in zip(names, cells, strict=True):
-            table.add_row(name, *(row[i] for i in block))
-        console.print(table)
-    return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").splitlines())
+        sizes = [first_w - pad, *(widths[i] - pad for i in block)]
+        names_row, units_row = ["", *(headers[i][0] for i in block)], [first, *(headers[i][1] for i in block)]
+        for row in [names_row, units_row, None, *([n, *(r[i] for i in block)] for n, r in zip(names, cells,
+                                                                                            strict=True))]:
+            if row is None:
+                lines.append("─" * (sum(sizes) + pad * (len(sizes) - 1)))
+                continue
+            rest = (c.rstrip().rjust(s) for c, s in zip(row[1:], sizes[1:], strict=True))
+            lines.append((" " * pad).join([row[0].ljust(sizes[0]), *rest]))
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def legend(width: int | None = DEFAULT_WIDTH, *, truth: bool = True, not_reproducible: bool = True) -> str:
     """What each column is, one line per column (wrapped to ``width``); the truth columns' line only with
     ``truth``, the not-reproducible mark's only with ``not_reproducible``."""
-    from rich.console import Console
-    from rich.table import Table
-
-    out = io.StringIO()
-    console = Console(file=out, width=width or 200, color_system=None, highlight=False, emoji=False, markup=False)
-    table = Table(box=None, show_header=False, pad_edge=False, title=None)
-    table.add_column(no_wrap=True)
-    table.add_column()
     left_out = {"vs truth"} if not truth else set()
     if not not_reproducible:
         left_out.add(NOT_REPRODUCIBLE_MARK.strip())
-    for key, text in LEGEND:
-        if key not in left_out:
-            table.add_row(key, text)
-    console.print(table)
-    return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").splitlines())
+    rows = [(key, text) for key, text in LEGEND if key not in left_out]
+    key_w = max(len(key) for key, _ in rows)
+    text_w = max(1, min((width or 200) - key_w - 2, max(len(text) for _, text in rows)))
+    lines = []
+    for key, text in rows:  # wrapped at spaces to what is left of the width, a longer word cut with "…", as rich does
+        parts = textwrap.wrap(text, text_w, break_on_hyphens=False, break_long_words=False) or [""]
+        for i, part in enumerate(part if len(part) <= text_w else part[:text_w - 1] + "…" for part in parts):
+            lines.append(f"{key if i == 0 else '':<{key_w}}  {part}".rstrip())
+    return "\n".join(lines)

@@ -33,8 +33,9 @@ def announce_cold() -> None:
     """Say once per process, on stderr, that the kernels are compiling (only when they are not cached)."""
     global _announced
     from ackreplay import jitcache
+    from ackreplay.jitcache.kernel_mode import plain_python
 
-    if _announced or not jitcache.COLD:
+    if _announced or not jitcache.COLD or plain_python():  # (plain Python compiles nothing)
         return
     _announced = True
     print("ackreplay: compiling the ingest and replay kernels (once after an install or upgrade, about 30–40 s; "
@@ -43,6 +44,11 @@ def announce_cold() -> None:
 
 def warmup() -> None:
     """Compile the ingest and replay kernels now and cache them (run once after installing or upgrading)."""
+    from ackreplay.jitcache.kernel_mode import ENV, plain_python
+
+    if plain_python():
+        print(f"ackreplay: nothing to compile: {ENV}=plain runs the kernels as plain Python")
+        return
     from ackreplay import estimators, graphs, ingest, jitcache, path, replay, scoring  # noqa: F401  (their cache guards)
     from ackreplay.core.capture_scoring import build_estimators, score_file
     from ackreplay.scoring.truth import Truth

@@ -5,7 +5,7 @@ Helpers take and return scalars only (no arrays), so calling them from a compile
 
 from __future__ import annotations
 
-from numba import njit
+from ackreplay.jitcache.kernel_mode import njit
 
 #: α of one virtual zero sample of length τ/2: (2τ − τ/2)/(2τ + τ/2).
 VIRTUAL_ALPHA = 0.6

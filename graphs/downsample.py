@@ -10,7 +10,8 @@ single compiled pass over points sorted by time: O(n), a few milliseconds per mi
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ackreplay.jitcache.kernel_mode import njit
 
 
 @njit(cache=True)

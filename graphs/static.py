@@ -23,10 +23,9 @@ def _xy(d: dict[str, list[Any]], scale: float = 1.0) -> tuple[list[float], list[
 def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = False, shown: set[str] | None = None,
            width_in: float = 12.0, dpi: int = 150) -> Path:
     """Draw ``data`` (one window of the graph) to ``path``; the format follows the suffix (png, svg, pdf)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # a Figure of its own, not pyplot's: pyplot's import (its backend set-up, the colormap registry's docs, the
+    # state machine) is a third of the graph's start-up, and a file needs no window
+    from matplotlib.figure import Figure
 
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in FORMATS:
@@ -47,8 +46,8 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
     ratios = [r for _, r in panels]
     # the four panels 0.85 of the width high, 1.0 with the queue's; fewer panels, proportionally less
     height = width_in * (0.85 + 0.15 * bool(queue)) * sum(ratios) / (4.2 + 0.7 * bool(queue))
-    fig, axes = plt.subplots(len(ratios), 1, sharex=True, figsize=(width_in, height),
-                             gridspec_kw={"height_ratios": ratios}, constrained_layout=True)
+    fig = Figure(figsize=(width_in, height), layout="constrained")
+    axes = fig.subplots(len(ratios), 1, sharex=True, gridspec_kw={"height_ratios": ratios})
     for (draw, _), ax in zip(panels, axes, strict=True):
         draw(ax)
     last = axes[-1]
@@ -65,7 +64,6 @@ def render(data: dict[str, Any], path: Path, *, title: str = "", log: bool = Fal
         fig.suptitle(title)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format=fmt, dpi=dpi)
-    plt.close(fig)
     return path
 
 

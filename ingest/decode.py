@@ -18,7 +18,8 @@ Packets that are not TCP are counted by reason (see :data:`REASONS`); nothing he
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ackreplay.jitcache.kernel_mode import njit
 
 SUPPORTED_LINKTYPES = frozenset({0, 1, 9, 12, 14, 50, 51, 101, 104, 108, 113, 204, 205, 228, 229, 239, 242, 276})
 #: PPP protocol numbers of IPv4 and IPv6 (RFC 1332, RFC 5072).

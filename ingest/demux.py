@@ -34,7 +34,8 @@ linear probing, at most half full), the endpoint pairs seen ("slots") and the co
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ackreplay.jitcache.kernel_mode import njit
 
 #: Columns of ``Demux.conn_stats``, counted per connection as packets are assigned (order-independent,
 #: so they hold for the time-sorted and the grouped analysis alike): packets; data segments (payload,

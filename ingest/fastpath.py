@@ -21,7 +21,6 @@ and no column is copied.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ackreplay.ingest.decode import (
     ACK,
@@ -62,6 +61,7 @@ from ackreplay.ingest.demux import (
     SYN_SEEN,
     mix_key,
 )
+from ackreplay.jitcache.kernel_mode import njit
 
 #: (name, dtype) of the compact per-packet columns (``PacketStore.cols`` holds them in this order).
 PACKET_COLUMNS = (
@@ -85,7 +85,7 @@ OPT_NCOL = O_SACK0 + 8
 #: function call and an atomic operation — per packet, which the reference-count pruner does not remove
 #: across the decoder's many exits: 39 against 12 ns a packet for the decode alone. An allocation
 #: added to such a kernel fails to compile ("Only accept returning of array passed into the function").
-kernel = njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
+kernel = njit(cache=True, nogil=True, _nrt=False)
 
 #: Columns of the per-batch scratch table the decode leaves for the demultiplexer (``SCRATCH_NCOL``
 #: int64 a row): the endpoint pair in canonical order (address halves and ports), its hash key, and

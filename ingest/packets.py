@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ackreplay.ingest.fastpath import OPT_NCOL, PACKET_COLUMNS
 from ackreplay.ingest.memory import lazy, populate_in_background, populated, release_in_background
 from ackreplay.ingest.spill import ColumnSpill
+from ackreplay.jitcache.kernel_mode import njit
 
 #: Rows per block when packet columns are read back from the spill.
 SPILL_READ_ROWS = 1 << 20

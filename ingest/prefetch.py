@@ -3,26 +3,32 @@
 The flow analysis reads each connection's packets through ``order``: with many connections interleaved
 in the capture, every packet's fields sit on cache lines of their own, and the loop stalls on each. Asking
 for the lines of the packet a few dozen ahead hides that latency (a strided three-column gather over
-3 M packets: 30 → 17 ms). A hint only: it never changes what the loop computes.
+3 M packets: 30 → 17 ms). A hint only: it never changes what the loop computes, so where the kernels run as
+plain Python (``jitcache.kernel_mode``) it is a function that does nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.extending import intrinsic
+
+from ackreplay.jitcache.kernel_mode import plain_python
 
 #: How many packets ahead to prefetch (on the 2-core VM: 16 and 32 alike, 64 no better).
 AHEAD = 32
 
 
-@intrinsic
+def _no_prefetch(arr: np.ndarray, idx: int) -> None:
+    """The hint in plain Python: nothing to do."""
+
+
 def _prefetch(_typingctx: Any, arr: Any, idx: Any) -> Any:
     """``prefetch(arr, i)``: hint that ``arr[i]`` will be read soon (no bounds check: ``i`` must be valid)."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+
     sig = types.void(arr, idx)
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
@@ -42,5 +48,11 @@ def _prefetch(_typingctx: Any, arr: Any, idx: Any) -> Any:
     return sig, codegen
 
 
-#: The intrinsic as compiled code calls it.
-prefetch: Callable[[np.ndarray, int], None] = _prefetch  # type: ignore[assignment]
+def _compiled_prefetch() -> Callable[[np.ndarray, int], None]:
+    from numba.extending import intrinsic
+
+    return cast(Callable[[np.ndarray, int], None], intrinsic(_prefetch))
+
+
+#: The intrinsic as compiled code calls it (nothing in plain Python).
+prefetch: Callable[[np.ndarray, int], None] = _no_prefetch if plain_python() else _compiled_prefetch()

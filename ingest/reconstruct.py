@@ -45,9 +45,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from ackreplay.ingest import tcpflow as tf
+from ackreplay.jitcache.kernel_mode import njit
 
 #: Fewer RTT samples than this and the reconstruction is not sound (the flow is not replayed by default).
 MIN_SAMPLES = 8

@@ -26,19 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
-from numba import njit
 
 from ackreplay.ingest.errors import CorruptCaptureError, EmptyCaptureError, UnknownFormatError
+from ackreplay.ingest.formats import PCAP_MAGICS, PCAPNG_BOM, PCAPNG_SHB
 from ackreplay.ingest.source import ByteSource
-
-PCAP_MAGICS = {
-    b"\xd4\xc3\xb2\xa1": ("<", 1000),  # little-endian, microseconds
-    b"\xa1\xb2\xc3\xd4": (">", 1000),
-    b"\x4d\x3c\xb2\xa1": ("<", 1),  # nanoseconds
-    b"\xa1\xb2\x3c\x4d": (">", 1),
-}
-PCAPNG_SHB = b"\x0a\x0d\x0d\x0a"
-PCAPNG_BOM = 0x1A2B3C4D
+from ackreplay.jitcache.kernel_mode import njit
 
 #: Largest record accepted regardless of the declared snaplen (Wireshark's WTAP_MAX_PACKET_SIZE is
 #: 256 KiB; BIG TCP super-segments reach 512 KiB). A header announcing more is corrupt.

@@ -28,9 +28,9 @@ A loss episode that ingest opened for retransmissions that all turn out to be re
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ackreplay.ingest import tcpflow as tf
+from ackreplay.jitcache.kernel_mode import njit
 
 _WRAP = np.int64(1) << 32
 _HALF = np.int64(1) << 31

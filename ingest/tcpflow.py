@@ -39,13 +39,13 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ackreplay.ingest.decode import ACK, FIN, RST, SYN
 from ackreplay.ingest.demux import CS_PAYLOAD0, CS_SEGMENTS
 from ackreplay.ingest.fastpath import O_MSS, O_NSACK, O_SACK0, O_SACKOK, O_WSCALE, P_HAS_TS, P_OPT_TRUNC, kernel
 from ackreplay.ingest.memory import lazy
 from ackreplay.ingest.prefetch import AHEAD, prefetch
+from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.kernels import search_sorted
 
 # ACK-row integer columns

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ackreplay.ingest.tcpflow import NOT_SEEN
+from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.kernels import median_in_place
 
 FACTOR = 3.0

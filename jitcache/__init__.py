@@ -50,12 +50,17 @@ def _cache_dir(package_dir: Path) -> Path:
     return package_dir / "__pycache__"
 
 
-def guard(package_dir: str | Path, *inlined: str | Path) -> bool:
+def guard(package_dir: str | Path, *inlined: str | Path) -> bool | None:
     """Drop the package's cached compiled code (its subpackages' included) if any of its sources, or of the
     packages and modules in ``inlined`` whose kernels its own kernels call, changed since it was cached.
 
     Returns whether cached code is there to load (False: the kernels compile at first use, and the
-    package's name is added to :data:`COLD`)."""
+    package's name is added to :data:`COLD`). Where the kernels run as plain Python (``kernel_mode``) nothing is
+    loaded from the cache, so nothing is checked (None)."""
+    from ackreplay.jitcache.kernel_mode import plain_python
+
+    if plain_python():
+        return None
     package_dir = Path(package_dir)
     folders = sorted({p.parent for p in _sources(package_dir)})
     stamp = _cache_dir(package_dir) / _STAMP

@@ -30,8 +30,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.kernels import search_sorted, sort_in_place
 
 #: Sender side: a pair counts when its later segment queued at least this share of the ACK gap.

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any, overload
 
 import numpy as np
-from numba import njit
 
+from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.path.dispersion import ADR_SHARE, BIN_RATES, HIST_BINS, emit_histogram, row_modes
 
 #: Confidence grades from the lowest (a grade's code in a :class:`PathBatch` is its index; −1 = none).

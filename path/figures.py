@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.kernels import median_in_place
 from ackreplay.path.dispersion import BIN_RATES, MIN_MODE_PAIRS
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from numba import njit
 
+from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.kernels import search_sorted, sort_in_place
 from ackreplay.path.dispersion import TRAIN, ack_pairs, bin_index, data_pairs, sparse_histograms
 from ackreplay.path.evidence import GRADE_RANK, PathBatch, PathParts

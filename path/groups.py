@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
-from numba import njit
+
+from ackreplay.jitcache.kernel_mode import njit
 
 
 def endpoint_hosts(endpoints: Sequence[str]) -> pl.Series:

@@ -8,8 +8,8 @@ bit, as replaying the flow alone (``tests/estimators/test_batch_replay.py``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.scoring.diagnostics import COMPRESSED_S
 from ackreplay.scoring.references import achieved_into
 from ackreplay.scoring.scores import RELATIVE_SCORES, level_relative_scores, relative_array

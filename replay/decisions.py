@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from numba import njit
 
 from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, Decision, Estimator, LossContext
 from ackreplay.estimators.flow_batch import FlowBatch
+from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.scoring.scores import stream_sums
 
 

@@ -97,9 +97,9 @@ from dataclasses import astuple, dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from numba import njit
 
 from ackreplay.ingest.vantage import END_SHARE
+from ackreplay.jitcache.kernel_mode import njit
 
 if TYPE_CHECKING:
     from ackreplay.estimators.flow_batch import FlowBatch

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.scoring.truth import Truth
 
 

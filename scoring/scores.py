@@ -11,7 +11,8 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
-from numba import njit
+
+from ackreplay.jitcache.kernel_mode import njit
 
 TOLERANCE = 0.10  # ±10 % for over/under shares and convergence
 CONVERGENCE_HOLD = 1.0  # s within tolerance to count as converged

@@ -20,13 +20,11 @@ HEAVY = ("numba", "polars", "numpy", "llvmlite", "ackreplay.ingest.capture", "ac
          "ackreplay.estimators", "ackreplay.replay", "ackreplay.kernels", "ackreplay.core")
 
 PROBE = """
-import json, sys
-from ackreplay.cli.main import app
-try:
-    app(sys.argv[1:])
-except SystemExit:
-    pass
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+import atexit, json, sys
+from ackreplay.cli.main import main
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+sys.argv[0] = "ackreplay"
+main()
 """
 
 
@@ -36,6 +34,7 @@ def modules_after(*args: str) -> tuple[str, set[str]]:
     code = PROBE if args else "import json, sys; import ackreplay.cli.main; print(json.dumps(sorted(sys.modules)), " \
                               "file=sys.stderr)"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    env.pop("ACKREPLAY_KERNELS", None)  # the command line's own choice
     done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120,
                           cwd=ROOT, check=True)
     return done.stdout, set(json.loads(done.stderr.strip().splitlines()[-1]))
@@ -52,6 +51,26 @@ def test_light_commands_import_no_kernels(args: tuple[str, ...]) -> None:
     out, modules = modules_after(*args)
     assert heavy(modules) == []
     assert args[:1] != ("estimators",) or "newreno" in out  # the command did run
+
+
+#: Modules of compiled code: numba's own, LLVM's binding.
+COMPILED = ("numba", "llvmlite")
+
+
+@pytest.mark.parametrize("args", [("flows", "cli/data/warmup.pcap"), ("score", "cli/data/warmup.pcap", "-f", "json"),
+                                  ("flows", "cli/data/warmup.pcap", "tests/data/public/gh-zeek__tcp_reassembly.pcap")],
+                         ids=lambda a: " ".join(a))
+def test_a_small_capture_runs_its_kernels_as_plain_python(args: tuple[str, ...]) -> None:
+    """Under ``cli.kernel_choice.PLAIN_MAX_PACKETS`` packets in all, no numba (the kernels run as plain Python);
+    ``tests/test_plain_kernels.py`` checks that the results are the compiled kernels'."""
+    out, modules = modules_after(*args)
+    assert "ackreplay.ingest.tcpflow" in modules and out  # the capture was read
+    assert [m for m in modules if m.split(".")[0] in COMPILED] == []
+
+
+def test_a_larger_capture_runs_compiled_kernels() -> None:
+    _, modules = modules_after("flows", "tests/data/pairs/midloss.pcap.gz", "tests/data/pairs/midloss_mid.pcap.gz")
+    assert "numba" in modules  # 1 329 + 1 331 packets: over the plain-Python limit together
 
 
 def test_numba_is_set_up_the_lean_way_when_a_command_first_imports_it() -> None:

@@ -18,13 +18,13 @@ congestion" in step 1.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import Batched, Columns
 from ackreplay.estimators.filters import adaptive_step
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.jitcache.kernel_mode import njit
 
 _UWIN = 10
 

@@ -62,13 +62,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, value_at
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.kernels import search_left_from
 
 #: The walk's decorator: cached, releasing the GIL, and without numba's reference-counting runtime (``_nrt=False``,
@@ -77,8 +77,8 @@ from ackreplay.kernels import search_left_from
 #: 11 k-transmission flow). They allocate nothing: :func:`bbr_batch` (with the runtime) hands them their scratch.
 #: The helpers are inlined into the walk (numba's ``inline="always"``): a call passing the state arrays costs more
 #: than most of their bodies (0.5 against 0.3 ms).
-kernel = njit(cache=True, nogil=True, _nrt=False)  # type: ignore[call-overload]  # _nrt: not in numba's stubs
-helper = njit(cache=True, nogil=True, _nrt=False, inline="always")  # type: ignore[call-overload]
+kernel = njit(cache=True, nogil=True, _nrt=False)
+helper = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
 #: The sender's float state (``g``): tp->first_tx_mstamp, tp->delivered_mstamp, the latest ACK's time.
 G_FIRST_TX, G_DELIVERED_T, G_LAST_ACK_T = range(3)

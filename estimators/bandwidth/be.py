@@ -8,13 +8,13 @@ Known behaviour: over-estimates under congestion and ACK compression.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators import references as refs
 from ackreplay.estimators.bandwidth.rate import filtered_into
 from ackreplay.estimators.base import PAIRING, TAU, Batched, Columns
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.jitcache.kernel_mode import njit
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -12,7 +12,6 @@ import dataclasses
 import math
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators import references as refs
 from ackreplay.estimators.bandwidth.be import be_into
@@ -21,6 +20,7 @@ from ackreplay.estimators.base import PAIRING, TAU, Batched, Columns, Decision, 
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.jitcache.kernel_mode import njit
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators import references as refs
 from ackreplay.estimators.bandwidth.be import be_into
@@ -30,6 +29,7 @@ from ackreplay.estimators.base import FAST_RETRANSMIT, PAIRING, TAU, Batched, Co
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.jitcache.kernel_mode import njit
 
 
 @njit(cache=True, nogil=True)

@@ -12,13 +12,13 @@ Decision (documented): before the first smoothed RTT exists (T = "srtt"), RE has
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import PAIRING, TAU, Batched, Columns
 from ackreplay.estimators.filters import tustin_step
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.jitcache.kernel_mode import njit
 
 
 @njit(cache=True, nogil=True)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import FAST_RETRANSMIT, Batched, Columns, Decision, LossContext, value_at
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.jitcache.kernel_mode import njit
 
 
 @njit(cache=True, nogil=True)

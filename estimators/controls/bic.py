@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import LossContext
@@ -40,6 +39,7 @@ from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH, LossBased
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.jitcache.kernel_mode import njit
 
 BICTCP_BETA_SCALE = 1024
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators import references as refs
 from ackreplay.estimators.controls.bic import BICTCP_BETA_SCALE, FAST_CONVERGENCE, Bic
 from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.jitcache.kernel_mode import njit
 
 
 @njit(cache=True, nogil=True)

@@ -43,7 +43,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
 
 from ackreplay.estimators import references as refs
 from ackreplay.estimators.base import LossContext
@@ -51,6 +50,7 @@ from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH, LossBased
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.estimators.params import Param
 from ackreplay.estimators.registry import register
+from ackreplay.jitcache.kernel_mode import njit
 
 #: Why β took its value at a loss event (the decision's note).
 ADAPTIVE, FIRST_LOSS, THROUGHPUT_CHANGED, NO_RTT = 0, 1, 2, 3
