@@ -6,7 +6,8 @@ By job: ``layout`` (the indices of the compiled state arrays), ``streams`` (the 
 streams under an indexed binary heap), ``controls`` (the congestion controls' growth and decrease),
 ``htcp`` (H-TCP's growth and adaptive backoff), ``network`` (bottleneck link and receiver), ``sender`` (SACK
 scoreboard, PRR recovery, RTO), ``borrow`` (the loop's unowned views of the state's arrays), ``engine`` (the
-compiled event loop), ``model`` (the Python API: ``Link``, ``FlowSpec``, ``simulate``).
+compiled event loop), ``acklog`` and ``external`` (an estimator's decision taken in Python on the ACKs logged so
+far, the loop paused), ``model`` (the Python API: ``Link``, ``FlowSpec``, ``simulate``, ``controllable``).
 """
 
 if not __name__.startswith("ackreplay."):  # the checkout's root is on sys.path too: one module tree only

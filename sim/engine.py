@@ -12,8 +12,12 @@ from ackreplay.sim.layout import (
     DELACK_ECHO,
     DELACK_N,
     END,
+    EXT_NOW,
     N_STREAMS,
     NEXT_SAMPLE,
+    PAUSE_RECOVERY,
+    PEND_ACKED,
+    PEND_DELIV,
     PIPE,
     S_ACK,
     S_DATA,
@@ -23,10 +27,13 @@ from ackreplay.sim.layout import (
     SAMPLE_DT,
     SAMPLES,
     STARTED,
+    T_KIND,
+    T_OVERFLOW,
+    T_PAUSED,
     WIRE,
 )
 from ackreplay.sim.network import queue_packets, receive, send_ack
-from ackreplay.sim.sender import on_ack, on_rto, start_flow
+from ackreplay.sim.sender import finish_ack, on_ack, on_rto, start_flow, time_out
 from ackreplay.sim.state import SimState
 from ackreplay.sim.streams import heap_update
 
@@ -68,12 +75,14 @@ def _ack_event(s: SimState, f: int, now: float) -> None:
     r[f, 3] -= 1
     heap_update(s.heap, s.pos, s.key, f * N_STREAMS + S_ACK, s.aqf[f, r[f, 2], 0] if r[f, 3] > 0 else np.inf)
     on_ack(s, f, now, cum, sack, echo)
-    _sample(s, f, now)
+    if s.tally[T_PAUSED] == 0:  # (else ``resume`` samples once the ACK is finished)
+        _sample(s, f, now)
 
 
 @njit(cache=True, nogil=True)
 def run_loop(state: SimState) -> int:
-    """Run to the end time; returns the number of events handled (also in ``tally[0]``). The loop works on
+    """Run to the end time, or until an external flow's decision is due (``tally[T_PAUSED]``: ``resume`` once
+    it is written); returns the number of events handled (also added to ``tally[0]``). The loop works on
     borrowed views of the state's arrays (sim/borrow.py: no reference counting per access)."""
     s = borrowed_state(state)
     end = s.g[END]
@@ -81,7 +90,7 @@ def run_loop(state: SimState) -> int:
     while True:
         sid = s.heap[0]
         now = s.key[sid]
-        if now > end or s.tally[1] != 0:
+        if now > end or s.tally[T_OVERFLOW] != 0 or s.tally[T_PAUSED] != 0:
             break
         events += 1
         f = sid // N_STREAMS
@@ -104,6 +113,22 @@ def run_loop(state: SimState) -> int:
             start_flow(s, f, now)
     s.tally[0] += events
     return events
+
+
+@njit(cache=True, nogil=True)
+def resume(state: SimState) -> None:
+    """Finish the event the loop paused at, the external decision's ssthresh in ``fs[f, EXT_SS]``."""
+    s = borrowed_state(state)
+    f = s.tally[T_PAUSED] - 1
+    kind = s.tally[T_KIND]
+    s.tally[T_PAUSED] = 0
+    s.tally[T_KIND] = 0
+    now = s.fs[f, EXT_NOW]
+    if kind == PAUSE_RECOVERY:
+        finish_ack(s, f, now, True, s.fi[f, PEND_DELIV], s.fi[f, PEND_ACKED])
+        _sample(s, f, now)
+    else:
+        time_out(s, f, now)
 
 
 @njit(cache=True, nogil=True)

@@ -10,14 +10,17 @@ IN_REC, IN_LOSS, RECOVER, H1, H2, H3 = 6, 7, 8, 9, 10, 11
 LOST_PTR, RTX_PTR, HI_LOST, PRR_DELIV, PRR_OUT, RECOVER_FS = 12, 13, 14, 15, 16, 17
 LOSS_EVENTS, TIMEOUTS, RETRANS, SENT, SAMPLES = 18, 19, 20, 21, 23
 QD_N, STARTED, RTO_ARMED, DELIVERED = 24, 25, 26, 27
-N_FI = 28
+LOG_N, SEND_N, PEND_DELIV, PEND_ACKED = 28, 29, 30, 31  # an external decision's logs and paused ACK
+N_FI = 32
 
 # fs: a flow's real-valued state
 CWND, SSTHRESH, SRTT, RTTVAR, RTO, RTO_AT = 0, 1, 2, 3, 4, 5
 RTT_MIN, RTT_LATEST, QD_SUM, NEXT_SAMPLE, DELACK_ECHO, LAST_ACK_T = 6, 7, 8, 9, 10, 11
 ALG = 12  # the control's own state: fs[f, ALG + k], k < N_ALG
 N_ALG = 9
-N_FS = ALG + N_ALG
+EXT_SS = ALG + N_ALG  # the ssthresh an external decision (ackreplay.sim.external) wrote
+EXT_NOW = EXT_SS + 1  # when the loop paused for it
+N_FS = EXT_NOW + 1
 
 # g: the link and the run
 RATE, END, BUF_PKTS, BUF_BYTES, WIRE, LOSS_P = 0, 1, 2, 3, 4, 5
@@ -35,7 +38,19 @@ N_STREAMS = 5
 
 # the controls
 NEWRENO, WESTWOOD, CUBIC, STCP, HSTCP, BIC, HTCP = 0, 1, 2, 3, 4, 5, 6
+#: A flow whose decision at a loss is taken in Python by a registered estimator (NewReno's growth meanwhile)
+EXTERNAL = 7
 # segment states of the sender's scoreboard
 IN_FLIGHT, SACKED, LOST, RETRANSMITTED = 0, 1, 2, 3
 # queueing-delay histogram bins per flow (width g[QD_BIN] s; the last bin holds the rest)
 QD_BINS = 20000
+
+# tally: events, overflow (1: a ring, 2: an ACK or send log), the flow paused for a decision + 1, its kind
+T_EVENTS, T_OVERFLOW, T_PAUSED, T_KIND = 0, 1, 2, 3
+N_TALLY = 4
+PAUSE_RECOVERY, PAUSE_TIMEOUT = 1, 2
+# the ACK log of an external flow (alog[f, k, :]): arrival, bytes delivered (cumulative and SACKed), bytes newly
+# acknowledged, RTT sample (NaN: none), SRTT, running RTTmin, bytes in flight after, cumulative ACK (bytes),
+# the SACKed segment's first byte (−1: none), duplicate ACK (1)
+LOG_T, LOG_D, LOG_ACKED, LOG_RTT, LOG_SRTT, LOG_RTTMIN, LOG_FLIGHT, LOG_ACK, LOG_SACK, LOG_DUP = range(10)
+N_LOG = 10

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ackreplay.estimators.registry import create
+from ackreplay.estimators.base import Estimator
+from ackreplay.estimators.params import EstimatorError
+from ackreplay.estimators.registry import create, names
 from ackreplay.sim import layout as L
 from ackreplay.sim.controls import (
     N_AP,
@@ -28,12 +30,21 @@ from ackreplay.sim.controls import (
     P_WIN,
     control_code,
 )
-from ackreplay.sim.engine import run_loop, seed_random
+from ackreplay.sim.engine import resume, run_loop, seed_random
+from ackreplay.sim.external import ExternalControl, ExternalDecision
 from ackreplay.sim.state import SimState
 from ackreplay.sim.streams import heap_update, new_heap
 
 #: The controls the loop runs, by their estimator names.
 CONTROLS = ("newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp", "htcp")
+
+
+def controllable() -> tuple[str, ...]:
+    """Every name ``FlowSpec.control`` takes: the compiled ``CONTROLS``, then every other registered estimator
+    (plugins included), which grows as NewReno does and takes its own decision at each loss from its estimate of
+    the ACKs its sender received (``ackreplay.sim.external``)."""
+    return CONTROLS + tuple(n for n in names() if n not in CONTROLS)
+
 #: Growth parameters the loop has beyond the replay's decision parameters (``FlowSpec.params``), and defaults:
 #: STCP's ``ai_count`` (Kelly 2003: a = 0.01, one segment per 100 acknowledged; ns-3's AIFactor is 50) and
 #: BIC's ``smooth_part`` (Linux tcp_bic.c 20; ns-3's SmoothPart 5).
@@ -70,6 +81,15 @@ class FlowSpec:
     rtt_s: float
     start_s: float = 0.0
     params: dict[str, float] = field(default_factory=dict)
+    #: Decide through the registered estimator of this name in Python, growing as NewReno does, even where the
+    #: loop has the control compiled (always so for a name outside ``CONTROLS``): ``westwood_plus`` so is the
+    #: replay's Westwood+ in control, a check of the compiled one.
+    external: bool = False
+
+    @property
+    def decided_outside(self) -> bool:
+        """Whether the loop pauses for this flow's decisions (``ackreplay.sim.external``)."""
+        return self.external or self.control not in CONTROLS
 
 
 @dataclass(frozen=True)
@@ -106,6 +126,8 @@ class FlowResult:
     mean_queue_delay_s: float
     p95_queue_delay_s: float
     series: dict[str, np.ndarray]
+    #: An external control's decision at each of its loss events (none for the compiled ones).
+    decisions: tuple[ExternalDecision, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -133,9 +155,10 @@ def _check(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> None:
         problems.append(("bad_loss", f"the random loss must be in [0, 1), not {link.loss!r}"))
     if not 0 < cfg.duration_s <= 3600 or cfg.mss < 1 or cfg.initial_window < 1 or cfg.samples < 1:
         problems.append(("bad_config", "duration in (0, 3600] s, MSS, initial window and samples ≥ 1"))
+    known = controllable()
     for fl in flows:
-        if fl.control not in CONTROLS:
-            problems.append(("unknown_control", f"{fl.control!r} is not one of {', '.join(CONTROLS)}"))
+        if fl.control not in known:
+            problems.append(("unknown_control", f"{fl.control!r} is not one of {', '.join(known)}"))
         if not (fl.rtt_s > 0 and math.isfinite(fl.rtt_s)) or fl.start_s < 0:
             problems.append(("bad_flow", f"a flow's RTT must be > 0 and its start ≥ 0 ({fl.rtt_s!r}, {fl.start_s!r})"))
     if problems:
@@ -146,6 +169,9 @@ def _control_params(fl: FlowSpec) -> np.ndarray:
     """The control's parameters as ``ap`` columns: the replay's defaults (its registry), then ``fl.params``."""
     row = np.zeros(N_AP)
     own = dict(fl.params)
+    if fl.decided_outside:
+        external_estimator(fl)
+        return row
     growth = {k: float(own.pop(k, v)) for k, v in GROWTH_PARAMS.get(fl.control, {}).items()}
     known = create(fl.control).params if fl.control != "newreno" else {}
     unknown = set(own) - set(known)
@@ -166,6 +192,14 @@ def _control_params(fl: FlowSpec) -> np.ndarray:
         row[P_BETA_MIN], row[P_BETA_MAX] = p["beta_min"], p["beta_max"]
         row[P_THR_RATIO], row[P_RTT_STEP] = p["throughput_ratio"], p["max_rtt_step"]
     return row
+
+
+def external_estimator(fl: FlowSpec) -> Estimator:
+    """The registered estimator an external flow decides with, its parameters checked."""
+    try:
+        return create(fl.control, **fl.params)
+    except EstimatorError as exc:
+        raise SimError(exc.code, exc.message) from None
 
 
 def _pow2(n: int) -> int:
@@ -204,6 +238,7 @@ def build_state(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimState:
     ring = _pow2(2 * cfg.rwnd_segments + 64)
     queue = min(link.buffer_packets if link.buffer_packets is not None else 1 << 30,
                 int(link.buffer_bytes // wire) if link.buffer_bytes is not None else 1 << 30)
+    logged = 3 * segs // 2 + 1024 if any(fl.decided_outside for fl in flows) else 1
     fi = np.zeros((n, L.N_FI), np.int64)
     fi[:, [L.H1, L.H2, L.H3, L.HI_LOST]] = -1
     fs = np.zeros((n, L.N_FS))
@@ -211,14 +246,15 @@ def build_state(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimState:
     heap, pos, key = new_heap(n * L.N_STREAMS)
     state = SimState(
         fi=fi, fs=fs, g=g, flow=_flow_columns(flows),
-        alg=np.array([control_code(fl.control) for fl in flows], np.int64),
+        alg=np.array([L.EXTERNAL if fl.decided_outside else control_code(fl.control) for fl in flows], np.int64),
         ap=np.array([_control_params(fl) for fl in flows]).reshape(n, N_AP),
         seg=np.zeros((n, segs), np.int8), got=np.zeros((n, segs), np.bool_),
         dqf=np.zeros((n, ring, 2)), dqs=np.zeros((n, ring), np.int64), aqf=np.zeros((n, ring, 2)),
         aqi=np.zeros((n, ring, 2), np.int64), ring=np.zeros((n, 6), np.int64),
         rqs=np.zeros((n, ring), np.int64), rqt=np.zeros((n, ring)), heap=heap, pos=pos, key=key,
         qf=np.zeros(_pow2(queue + 4)), qi=np.zeros(2, np.int64), last_fin=np.zeros(1),
-        qd_hist=np.zeros((n, L.QD_BINS), np.int64), ts=np.zeros((n, cfg.samples, 4)), tally=np.zeros(2, np.int64))
+        qd_hist=np.zeros((n, L.QD_BINS), np.int64), ts=np.zeros((n, cfg.samples, 4)),
+        tally=np.zeros(L.N_TALLY, np.int64), alog=np.zeros((n, logged, L.N_LOG)), slog=np.zeros((n, logged, 2)))
     for f, fl in enumerate(flows):
         heap_update(heap, pos, key, f * L.N_STREAMS + L.S_START, fl.start_s)
     return state
@@ -232,11 +268,13 @@ def _p95(hist: np.ndarray, width: float) -> float:
     return (k + 0.5) * width
 
 
-def flow_results(state: SimState, flows: list[FlowSpec], cfg: SimConfig) -> list[FlowResult]:
+def flow_results(state: SimState, flows: list[FlowSpec], cfg: SimConfig,
+                 externals: dict[int, ExternalControl] | None = None) -> list[FlowResult]:
     """Each flow's figures from the arrays after a run (goodput: in-order bytes at the receiver over the time
-    from the flow's start to the run's end)."""
+    from the flow's start to the run's end; an external flow's decisions from ``externals``)."""
     out = []
     for f, fl in enumerate(flows):
+        ext = (externals or {}).get(f)
         row = state.fi[f]
         n = int(row[L.SAMPLES])
         delivered = int(row[L.DELIVERED]) * cfg.mss
@@ -250,17 +288,29 @@ def flow_results(state: SimState, flows: list[FlowSpec], cfg: SimConfig) -> list
             mean_queue_delay_s=float(state.fs[f, L.QD_SUM] / qn) if qn else math.nan,
             p95_queue_delay_s=_p95(state.qd_hist[f], state.g[L.QD_BIN]),
             series={"t": ts[:, 0].copy(), "cwnd": ts[:, 1].copy(), "flight": ts[:, 2].copy(),
-                    "queue_bytes": ts[:, 3].copy()}))
+                    "queue_bytes": ts[:, 3].copy()},
+            decisions=tuple(ext.decisions) if ext is not None else ()))
     return out
 
 
 def simulate(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimResult:
     """Run the flows through the link for ``cfg.duration_s`` simulated seconds (deterministic for ``cfg.seed``)."""
     state = build_state(link, flows, cfg)
+    externals = {f: ExternalControl(external_estimator(fl), f, fl.start_s)
+                 for f, fl in enumerate(flows) if fl.decided_outside}
     seed_random(cfg.seed)
-    events = run_loop(state)
-    if state.tally[1]:
+    while True:
+        run_loop(state)
+        paused = int(state.tally[L.T_PAUSED])
+        if not paused:
+            break
+        externals[paused - 1].decide(state, state.tally[L.T_KIND] == L.PAUSE_TIMEOUT)
+        resume(state)
+    if state.tally[L.T_OVERFLOW] == 1:
         raise SimError("window_too_large", "a flow's window outgrew the simulation's arrays: lower rwnd_segments "
                                            "or the buffer")
+    if state.tally[L.T_OVERFLOW] == 2:
+        raise SimError("log_too_large", "an external control's ACK log outgrew its arrays (a lossy path's "
+                                        "retransmissions): shorten the run")
     backlog = float(state.fs[:, L.QD_SUM].sum() / cfg.duration_s)
-    return SimResult(flow_results(state, flows, cfg), int(events), backlog)
+    return SimResult(flow_results(state, flows, cfg, externals), int(state.tally[L.T_EVENTS]), backlog)

@@ -12,10 +12,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ackreplay.sim.acklog import log_ack, log_send
 from ackreplay.sim.controls import P_BETA_MIN, P_RTT_STEP, grow, loss_ssthresh, westwood_ack
 from ackreplay.sim.htcp import htcp_ack
 from ackreplay.sim.layout import (
     CWND,
+    EXT_NOW,
+    EXT_SS,
+    EXTERNAL,
     H1,
     H2,
     H3,
@@ -33,6 +37,10 @@ from ackreplay.sim.layout import (
     MSS,
     N_STREAMS,
     NXT,
+    PAUSE_RECOVERY,
+    PAUSE_TIMEOUT,
+    PEND_ACKED,
+    PEND_DELIV,
     PER_ACK,
     PIPE,
     PRR_DELIV,
@@ -54,6 +62,8 @@ from ackreplay.sim.layout import (
     SENT,
     SRTT,
     SSTHRESH,
+    T_KIND,
+    T_PAUSED,
     TIMEOUTS,
     UNA,
     WESTWOOD,
@@ -158,6 +168,8 @@ def send_loop(s: SimState, f: int, now: float) -> None:
         if fi[f, IN_REC] == 1:
             fi[f, PRR_OUT] += 1
         transmit(s, f, now, p)
+        if s.alg[f] == EXTERNAL:
+            log_send(s, f, now, p)
         if fi[f, RTO_ARMED] == 0:
             arm_rto(s, f, now)
 
@@ -240,12 +252,24 @@ def _enter_recovery(s: SimState, f: int, alg: int, now: float) -> None:
     fi[f, RECOVER_FS] = fi[f, NXT] - fi[f, UNA]
     fi[f, PRR_DELIV] = 0
     fi[f, PRR_OUT] = 0
-    s.fs[f, SSTHRESH] = loss_ssthresh(alg, s.fs, s.ap, f, s.g[MSS], float(flight), False, now)
+    if alg == EXTERNAL:
+        s.fs[f, SSTHRESH] = s.fs[f, EXT_SS]
+    else:
+        s.fs[f, SSTHRESH] = loss_ssthresh(alg, s.fs, s.ap, f, s.g[MSS], float(flight), False, now)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pause(s: SimState, f: int, now: float, kind: int) -> None:
+    """Stop the loop after this event: an external flow's decision is due (ackreplay.sim.external)."""
+    s.fs[f, EXT_NOW] = now
+    s.tally[T_PAUSED] = f + 1
+    s.tally[T_KIND] = kind
 
 
 @njit(cache=True, nogil=True, inline="always")
 def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) -> None:
-    """An ACK reaches the sender: scoreboard, RTT, the control, recovery, then the send loop."""
+    """An ACK reaches the sender: scoreboard, RTT, the control, recovery, then the send loop. An external flow
+    entering recovery pauses the loop before its decision; ``finish_ack`` completes the ACK once it is taken."""
     fi = s.fi
     alg = s.alg[f]
     delivered = _sack(s, f, sack) if sack >= 0 else 0
@@ -258,24 +282,40 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
             fi[f, RTO_ARMED] = 0
         else:
             arm_rto(s, f, now)
-    if delivered > 0 and echo >= 0.0:
+    sampled = delivered > 0 and echo >= 0.0
+    if sampled:
         rtt_sample(s, f, now - echo)
     if alg == WESTWOOD:
         westwood_ack(s.fs, s.ap, f, now, delivered * s.g[MSS])
     elif alg == HTCP:
         htcp_ack(s.fs, f, now, s.fs[f, SRTT], acked * s.g[MSS], fi[f, IN_REC] == 1 or fi[f, IN_LOSS] == 1,
                  s.ap[f, P_BETA_MIN], s.ap[f, P_RTT_STEP])
+    elif alg == EXTERNAL:
+        log_ack(s, f, now, delivered, acked, now - echo if sampled else np.nan, sack)
     newly_lost = mark_lost(s, f)
-    if delivered > 0 and echo >= 0.0:
+    if sampled:
         newly_lost += lost_retransmissions(s, f, echo)
     if fi[f, IN_REC] == 1 and fi[f, UNA] > fi[f, RECOVER]:
         fi[f, IN_REC] = 0  # Linux tcp_end_cwnd_reduction, ns-3 ExitRecovery: cwnd = ssthresh
         s.fs[f, CWND] = s.fs[f, SSTHRESH]
     if fi[f, IN_LOSS] == 1 and fi[f, UNA] > fi[f, RECOVER]:
         fi[f, IN_LOSS] = 0
-    if fi[f, IN_REC] == 0 and fi[f, IN_LOSS] == 0 and newly_lost > 0:
+    enter = fi[f, IN_REC] == 0 and fi[f, IN_LOSS] == 0 and newly_lost > 0
+    if enter and alg == EXTERNAL:
+        fi[f, PEND_DELIV] = delivered
+        fi[f, PEND_ACKED] = acked
+        _pause(s, f, now, PAUSE_RECOVERY)
+        return
+    finish_ack(s, f, now, enter, delivered, acked)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def finish_ack(s: SimState, f: int, now: float, enter: bool, delivered: int, acked: int) -> None:
+    """The rest of an ACK: recovery entry (``enter``), PRR in recovery or the control's growth, the send loop."""
+    alg = s.alg[f]
+    if enter:
         _enter_recovery(s, f, alg, now)
-    if fi[f, IN_REC] == 1:
+    if s.fi[f, IN_REC] == 1:
         _prr(s, f, delivered)
     elif acked > 0:
         grow(alg, s.fs, s.ap, f, float(acked), now, s.g[PER_ACK] > 0.0)
@@ -285,20 +325,33 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
 
 @njit(cache=True, nogil=True, inline="always")
 def on_rto(s: SimState, f: int, now: float) -> None:
-    """The retransmission timer's stream fires: wait again if the deadline moved, else time out (RFC 6298
-    §5.4–5.7: back off; RFC 5681 §3.1: ssthresh from the control, cwnd = 1; every segment not SACKed is lost)."""
-    fi = s.fi
-    fs = s.fs
+    """The retransmission timer's stream fires: wait again if the deadline moved, else time out (an external
+    flow pauses the loop first for its decision; ``time_out`` then)."""
     sid = f * N_STREAMS + S_RTO
-    if fi[f, RTO_ARMED] == 0 or fi[f, UNA] >= fi[f, NXT]:
+    if s.fi[f, RTO_ARMED] == 0 or s.fi[f, UNA] >= s.fi[f, NXT]:
         heap_update(s.heap, s.pos, s.key, sid, np.inf)
         return
-    if fs[f, RTO_AT] > now:
-        heap_update(s.heap, s.pos, s.key, sid, fs[f, RTO_AT])
+    if s.fs[f, RTO_AT] > now:
+        heap_update(s.heap, s.pos, s.key, sid, s.fs[f, RTO_AT])
         return
+    if s.alg[f] == EXTERNAL:
+        _pause(s, f, now, PAUSE_TIMEOUT)
+        return
+    time_out(s, f, now)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def time_out(s: SimState, f: int, now: float) -> None:
+    """A timeout (RFC 6298 §5.4–5.7: back off; RFC 5681 §3.1: ssthresh from the control, cwnd = 1; every segment
+    not SACKed is lost)."""
+    fi = s.fi
+    fs = s.fs
     fi[f, TIMEOUTS] += 1
     fi[f, LOSS_EVENTS] += 1
-    fs[f, SSTHRESH] = loss_ssthresh(s.alg[f], fs, s.ap, f, s.g[MSS], float(fi[f, PIPE]), True, now)
+    if s.alg[f] == EXTERNAL:
+        fs[f, SSTHRESH] = fs[f, EXT_SS]
+    else:
+        fs[f, SSTHRESH] = loss_ssthresh(s.alg[f], fs, s.ap, f, s.g[MSS], float(fi[f, PIPE]), True, now)
     fs[f, CWND] = 1.0
     for x in range(fi[f, UNA], fi[f, NXT]):
         if s.seg[f, x] != SACKED:
@@ -313,7 +366,7 @@ def on_rto(s: SimState, f: int, now: float) -> None:
     if s.alg[f] == WESTWOOD:
         fs[f, RTT_MIN] = 0.0  # tcp_westwood.c: reset_rtt_min on CA_EVENT_LOSS (the next sample restarts it)
     fs[f, RTO] = min(fs[f, RTO] * 2.0, MAX_RTO)
-    heap_update(s.heap, s.pos, s.key, sid, np.inf)
+    heap_update(s.heap, s.pos, s.key, f * N_STREAMS + S_RTO, np.inf)
     fi[f, RTO_ARMED] = 0
     send_loop(s, f, now)
 

@@ -33,4 +33,6 @@ class SimState(NamedTuple):
     last_fin: np.ndarray  # float64[1]: when the link finishes its last accepted packet
     qd_hist: np.ndarray   # int64[F, QD_BINS]: each flow's queueing delays
     ts: np.ndarray      # float64[F, P, 4]: each flow's series: time, cwnd, flight (segments), queue (bytes)
-    tally: np.ndarray   # int64[2]: events processed, overflow (1: a ring was too small)
+    tally: np.ndarray   # int64[N_TALLY]: events processed, overflow, the flow paused for a decision (+1), why
+    alog: np.ndarray    # float64[F, A, N_LOG]: an external flow's ACKs as its sender saw them (A = 1: none kept)
+    slog: np.ndarray    # float64[F, D, 2]: … its data segments sent (time, first byte)
