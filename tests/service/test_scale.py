@@ -17,6 +17,7 @@ import psycopg
 import pytest
 from sqlalchemy import event
 
+from ackreplay.core import queue
 from bench.make_capture import generate, generate_mix
 from tests.service.accounting import check_store
 from tests.service.harness import client, configured, fresh_database, upload, wait_run
@@ -248,6 +249,7 @@ def test_a_capture_deleted_while_its_flows_are_stored_fails_the_run(svc, capture
     run = wait_run(svc.api, body["run_id"], timeout=120)
     assert run["status"] == "failed" and run["captures"] == [], run
     assert run["error"] == f"capture {body['capture']['id']}: deleted before the run finished", run
+    assert queue.InProcessWorker.get().idle.wait(60)  # (the run ended with the deletion; its ingest task then)
     check_store(svc.store, svc.api)
 
 
