@@ -1,6 +1,6 @@
 """The cross traffic of a what-if: the other flows the capture shows sharing the flow's bottleneck (its path
 group, docs/path.md "Groups"), each re-enacted as a bulk sender under its own control from the time it started
-relative to the flow. A flow whose control the simulation cannot run (BBR, H-TCP) cannot be cross traffic: the
+relative to the flow. A flow whose control the simulation cannot run (BBR) cannot be cross traffic: the
 what-if is refused (``shared_bottleneck``), not run without it."""
 
 from __future__ import annotations
