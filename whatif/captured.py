@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ackreplay.scoring.comparable import MAX_OTHER_SHARE, OTHER_LIMITS
 
@@ -134,10 +134,20 @@ def _named(doc: Mapping[str, Any], capture: Path | None, sender: str) -> str | N
     return ccs.pop() if len(ccs) == 1 else None
 
 
-def ns3_competitor(capture: Path | None) -> tuple[str, float, str] | None:
-    """The other flow of a two-flow ns-3 run, which each of the run's captures leaves out: its control (the
-    simulation's name), when it started relative to the captured flow (s) and the metadata file naming it; None
-    for a capture without ns-3 metadata or of a one-flow run."""
+class Ns3Competitor(NamedTuple):
+    """The other flow of a two-flow ns-3 run: its control (the simulation's name), when it started relative to
+    the captured flow (s), the metadata file naming it, and the captured flow's share of the bytes the two
+    delivered (the run's ``rx_bytes``; None without them)."""
+
+    control: str
+    offset_s: float
+    source: str
+    captured_share: float | None
+
+
+def ns3_competitor(capture: Path | None) -> Ns3Competitor | None:
+    """The other flow of a two-flow ns-3 run, which each of the run's captures leaves out; None for a capture
+    without ns-3 metadata or of a one-flow run."""
     for meta in _metadata_files(capture):
         try:
             doc = json.loads(meta.read_text())
@@ -147,9 +157,10 @@ def ns3_competitor(capture: Path | None) -> tuple[str, float, str] | None:
             continue
         if int(doc.get("flows") or 1) < 2 or not doc.get("competitor") or not doc.get("cc"):
             return None
-        mine = _named(doc, capture, "")
-        first_is_mine = mine == str(doc["cc"])
+        first_is_mine = _named(doc, capture, "") == str(doc["cc"])
         other = str(doc["competitor"] if first_is_mine else doc["cc"])
-        delay = NS3_COMPETITOR_DELAY_S if first_is_mine else -NS3_COMPETITOR_DELAY_S
-        return ALIASES.get(other.lower(), other.lower()), delay, meta.name
+        rx = [float(b) for b in doc.get("rx_bytes") or []]
+        share = (rx[0] if first_is_mine else rx[1]) / sum(rx[:2]) if len(rx) >= 2 and sum(rx[:2]) > 0 else None
+        return Ns3Competitor(ALIASES.get(other.lower(), other.lower()),
+                             NS3_COMPETITOR_DELAY_S if first_is_mine else -NS3_COMPETITOR_DELAY_S, meta.name, share)
     return None

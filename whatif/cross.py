@@ -57,7 +57,7 @@ def metadata_cross(capture: Path | None) -> list[CrossFlow]:
     found = ns3_competitor(capture)
     if found is None:
         return []
-    control, offset, meta = found
+    control, offset, meta, _ = found
     if control not in ALGORITHMS:
         raise WhatIfError("shared_bottleneck", f"the run's other flow ran {control} ({meta}), which the simulation "
                           f"cannot run as cross traffic (it runs {', '.join(ALGORITHMS)})")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ackreplay.path.links import LinkInfo
 from ackreplay.replay.results import FlowReplay
-from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl
+from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, ns3_competitor
 from ackreplay.whatif.cross import CrossFlow, cross_flows, metadata_cross
 from ackreplay.whatif.figures import PathRange, off_level_loss, path_range
 
@@ -27,9 +28,13 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
     shared = next((list(g.get("flows") or []) for g in path_groups if fr.flow_id in (g.get("flows") or [])), [])
     others = [summaries[f] for f in shared if f != fr.flow_id]
     cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")))
-    cross = cross or metadata_cross(capture)
     shares = dict(fr.limits.shares) if fr.limits is not None else None
-    return rng, CapturedFlow.of(summary, others, shares), cross
+    captured = CapturedFlow.of(summary, others, shares)
+    if not cross and (cross := metadata_cross(capture)):
+        found = ns3_competitor(capture)  # the captured flow's share, from the run's bytes of both
+        if found is not None and found.captured_share is not None:
+            captured = replace(captured, share=found.captured_share)
+    return rng, captured, cross
 
 
 def random_loss_high(fr: FlowReplay) -> float | None:

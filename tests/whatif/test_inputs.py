@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
-from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, sender_control
+from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, ns3_competitor, sender_control
 from ackreplay.whatif.cross import CrossFlow, cross_flows, metadata_cross
 from ackreplay.whatif.errors import WhatIfError
 from ackreplay.whatif.figures import SPREAD, off_level_loss, path_range
@@ -140,6 +140,10 @@ def test_the_flow_a_two_flow_ns3_capture_leaves_out_is_its_cross_traffic() -> No
     assert "cubic_2f_bdp1.ns3.json" in other.source and other.as_dict()["flow_id"] is None
     [first] = metadata_cross(DATA / "ns3" / "cubic_2f_bdp1.newreno.pcap.gz")
     assert (first.control, first.offset_s) == ("cubic", -0.5)
+    mine = ns3_competitor(DATA / "ns3" / "cubic_2f_bdp1.pcap.gz")
+    assert mine is not None and mine.captured_share == pytest.approx(18889160 / (18889160 + 4852248))
+    theirs = ns3_competitor(DATA / "ns3" / "cubic_2f_bdp1.newreno.pcap.gz")
+    assert theirs is not None and theirs.captured_share == pytest.approx(4852248 / (18889160 + 4852248))
     assert metadata_cross(DATA / "ns3" / "cubic_1f_bdp1.pcap.gz") == []
     assert metadata_cross(DATA / "testbed" / "cubic_1f_10M_rtt40_buf025bdp.pcap.gz") == [] == metadata_cross(None)
 
