@@ -656,9 +656,9 @@ class WhatIfIn(BaseModel):
     """What to simulate on the flow's path (docs/whatif.md)."""
 
     algorithms: list[Annotated[Text, StringConstraints(min_length=1, max_length=40)]] | None = Field(
-        None, max_length=6, examples=[["cubic", "westwood_plus", "newreno"]],
-        description="the algorithms to put in control: newreno, westwood_plus, cubic, bic, stcp, hstcp (default: "
-                    "all six); the other estimators are refused (`not_in_control`)")
+        None, max_length=7, examples=[["cubic", "westwood_plus", "newreno"]],
+        description="the algorithms to put in control: newreno, westwood_plus, cubic, bic, stcp, hstcp, htcp (default: "
+                    "all seven); the other estimators are refused (`not_in_control`)")
     sender_cc: Annotated[Text, StringConstraints(min_length=1, max_length=40)] | None = Field(
         None, examples=["cubic"], description="the control the captured sender ran, for the self-check (default: "
                                               "cubic, Linux's default)")

@@ -28,7 +28,8 @@ def whatif(
     capture: Annotated[Path, typer.Argument(help="A capture (pcap, pcapng, optionally gzipped; - reads standard "
                                                  "input).")],
     algorithms: Annotated[str, typer.Option("-e", "--algorithms", help="Comma-separated algorithms to put in "
-                          "control: newreno, westwood_plus, cubic, bic, stcp, hstcp (default: all of them).")] = "",
+                          "control: newreno, westwood_plus, cubic, bic, stcp, hstcp, htcp (default: all of them)."
+                          )] = "",
     flow: Annotated[int | None, typer.Option("--flow", help="The flow whose path to use (as `ackreplay flows` lists "
                     "them; default: the largest bulk flow).")] = None,
     sender_cc: Annotated[str | None, typer.Option("--sender-cc", help="The control the captured sender ran, for the "
@@ -85,7 +86,7 @@ def run_whatif(capture: Path, algorithms: list[str], flow: int | None, sender_cc
     try:
         source = None if name == "-" else capture
         rng, captured, cross = flow_inputs(replayed[flow], summary, sc.replay.path_groups, by_id,
-                                           lambda sender: sender_control(source, sender))
+                                           lambda sender: sender_control(source, sender), capture=source)
         sender = sender_control(source, summary.sender, sender_cc)
         result = what_if(rng, captured, sender, algorithms, duration_s=duration, seed=seed, cross=cross)
     except WhatIfError as exc:
@@ -122,7 +123,8 @@ def whatif_text(doc: dict[str, Any]) -> str:
     lines += [wrap(f"  {k}: {why}") for k, why in doc["path"]["assumed"].items()]
     if doc["cross_traffic"]:
         lines.append(wrap("cross traffic (the flows sharing the bottleneck, simulated beside it): " + ", ".join(
-            f"flow {c['flow_id']} {c['control']} from {c['offset_s']:+.2f} s" for c in doc["cross_traffic"])))
+            f"{'a flow not in the capture' if c['flow_id'] is None else 'flow ' + str(c['flow_id'])} "
+            f"{c['control']} from {c['offset_s']:+.2f} s" for c in doc["cross_traffic"])))
     sc = doc["self_check"]
     ratios = (f"goodput ratio {sc['goodput_ratio']:.3f}, loss-event rate ratio "
               f"{'—' if sc['loss_rate_ratio'] is None else format(sc['loss_rate_ratio'], '.3f')}"
@@ -131,7 +133,7 @@ def whatif_text(doc: dict[str, Any]) -> str:
                       f"{'passed' if sc['passed'] else 'FAILED'}: {ratios}" + (f"; {sc['reason']}" if sc["reason"]
                                                                                 else "")))
     if doc["withheld"]:
-        lines.append(wrap(f"what-if withheld: {doc['withheld']}"))
+        lines.append(wrap(f"what-if withheld [{doc['withheld_code']}]: {doc['withheld']}"))
         return "\n".join(lines)
     cap = doc["captured"]
     names = [*doc["results"], "captured"]

@@ -448,7 +448,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
         rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead,
                          random_loss_high=d.get("random_loss_off_level"))
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender))
-        captured = CapturedFlow.of(summary, others)
+        captured = CapturedFlow.of(summary, others, (d.get("limits") or {}).get("shares"))
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)
         runs = (1 + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
         packets = runs * duration * rng.central.capacity_bps / 8.0 / (link.mss + link.overhead) * 1.25

@@ -13,7 +13,6 @@ from ackreplay.whatif.errors import WhatIfError
 ALGORITHMS = CONTROLS
 #: Why a known estimator cannot be in control yet.
 NOT_IN_CONTROL = {
-    "htcp": "H-TCP's growth is not in the simulation's loop yet (its decisions are replayed only)",
     "bbr_bw": "BBR is not in the simulation's loop (bbr_bw is its bandwidth filter only)",
 }
 WESTWOOD_FAMILY = "a Westwood-family estimator other than Westwood+ cannot take the decisions in the loop yet"

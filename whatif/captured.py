@@ -9,7 +9,9 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from ackreplay.scoring.comparable import MAX_OTHER_SHARE, OTHER_LIMITS
 
 #: The control a sender is taken to run when nothing names it: Linux's default.
 DEFAULT_SENDER = "cubic"
@@ -18,24 +20,28 @@ ALIASES = {"reno": "newreno", "newreno": "newreno", "cubic": "cubic", "bic": "bi
            "highspeed": "hstcp", "hstcp": "hstcp", "westwood": "westwood_plus", "htcp": "htcp", "bbr": "bbr",
            "tcpnewreno": "newreno", "tcpcubic": "cubic", "tcpbic": "bic", "tcpscalable": "stcp",
            "tcphighspeed": "hstcp", "tcpwestwoodplus": "westwood_plus", "tcphtcp": "htcp", "tcpbbr": "bbr"}
+#: How much later than the run's first flow its competitor starts, s (testbed/ns3/scenario.cc: flow i at 0.1 + 0.5 i).
+NS3_COMPETITOR_DELAY_S = 0.5
 
 
 @dataclass(frozen=True)
 class CapturedFlow:
     """What the captured flow did: goodput while it delivered (payload bits/s), over how long (s), its loss
-    rate (segments retransmitted per data segment sent) and loss events (ingest's count)."""
+    rate (segments retransmitted per data segment sent) and loss events (ingest's count); ``limits``: what
+    limited its sender, each label's share of its time (``scoring.limits``), None where not known."""
 
     goodput_bps: float
     span_s: float
     loss_rate: float
     loss_events: int
     share: float = 1.0  # its bytes over those of every flow sharing its bottleneck (their whole lives)
+    limits: Mapping[str, float] | None = None
 
     @staticmethod
-    def of(summary: Any, others: Sequence[Any] = ()) -> CapturedFlow:
+    def of(summary: Any, others: Sequence[Any] = (), limits: Mapping[str, float] | None = None) -> CapturedFlow:
         """From an ingest ``FlowSummary`` or its dict: the span is the time it delivered its bytes at its
         delivery rate (first data segment to last ACK); ``others``: the summaries of the flows sharing its
-        bottleneck."""
+        bottleneck; ``limits``: the limit labels' shares of its time."""
         get = summary.get if isinstance(summary, Mapping) else (lambda k: getattr(summary, k, None))
         rate = float(get("delivery_rate_bps") or 0.0)
         span = 8.0 * float(get("bytes") or 0) / rate if rate > 0 else float(get("duration_s") or 0.0)
@@ -43,7 +49,21 @@ class CapturedFlow:
         mine = float(get("bytes") or 0)
         theirs = sum(float((o.get("bytes") if isinstance(o, Mapping) else getattr(o, "bytes", 0)) or 0) for o in others)
         return CapturedFlow(rate, span, int(get("retransmissions") or 0) / segments if segments else 0.0,
-                            int(get("loss_events") or 0), mine / (mine + theirs) if mine + theirs > 0 else 1.0)
+                            int(get("loss_events") or 0), mine / (mine + theirs) if mine + theirs > 0 else 1.0,
+                            dict(limits) if limits is not None else None)
+
+    @property
+    def not_bulk(self) -> str | None:
+        """Why the sender was not a bulk one (None: it was, or its limits are not known): the application, its
+        send buffer or the receive window limited it most of the time (``scoring.comparable``'s threshold), so
+        a bulk sender re-enacting its control cannot reproduce it."""
+        other = {k: float((self.limits or {}).get(k) or 0.0) for k in OTHER_LIMITS}
+        if sum(other.values()) < MAX_OTHER_SHARE:
+            return None
+        words = {"app": "the application", "sndbuf": "the send buffer", "rwnd": "the receive window"}
+        parts = ", ".join(f"{words[k]} {100 * v:.0f} %" for k, v in other.items() if v > 0)
+        return (f"the sender was not limited by the network most of the time ({parts} of its time; at least "
+                f"{100 * MAX_OTHER_SHARE:.0f} % in all): a bulk sender cannot re-enact it")
 
     @property
     def loss_event_rate(self) -> float:
@@ -53,7 +73,8 @@ class CapturedFlow:
     def as_dict(self, payload_bps: float) -> dict[str, Any]:
         return {"goodput_bps": self.goodput_bps, "utilisation": self.goodput_bps / payload_bps if payload_bps else None,
                 "loss_rate": self.loss_rate, "loss_events": self.loss_events,
-                "loss_event_rate": self.loss_event_rate, "span_s": self.span_s, "share": self.share}
+                "loss_event_rate": self.loss_event_rate, "span_s": self.span_s, "share": self.share,
+                "limits": dict(self.limits) if self.limits is not None else None}
 
 
 @dataclass(frozen=True)
@@ -111,3 +132,35 @@ def _named(doc: Mapping[str, Any], capture: Path | None, sender: str) -> str | N
             return str(fd.get("sender_cc") or fd.get("cc") or "") or None
     ccs = {str(c) for c in doc.get("cc") or [] if c}
     return ccs.pop() if len(ccs) == 1 else None
+
+
+class Ns3Competitor(NamedTuple):
+    """The other flow of a two-flow ns-3 run: its control (the simulation's name), when it started relative to
+    the captured flow (s), the metadata file naming it, and the captured flow's share of the bytes the two
+    delivered (the run's ``rx_bytes``; None without them)."""
+
+    control: str
+    offset_s: float
+    source: str
+    captured_share: float | None
+
+
+def ns3_competitor(capture: Path | None) -> Ns3Competitor | None:
+    """The other flow of a two-flow ns-3 run, which each of the run's captures leaves out; None for a capture
+    without ns-3 metadata or of a one-flow run."""
+    for meta in _metadata_files(capture):
+        try:
+            doc = json.loads(meta.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if not isinstance(doc, dict) or not str(doc.get("simulator", "")).startswith("ns-3"):
+            continue
+        if int(doc.get("flows") or 1) < 2 or not doc.get("competitor") or not doc.get("cc"):
+            return None
+        first_is_mine = _named(doc, capture, "") == str(doc["cc"])
+        other = str(doc["competitor"] if first_is_mine else doc["cc"])
+        rx = [float(b) for b in doc.get("rx_bytes") or []]
+        share = (rx[0] if first_is_mine else rx[1]) / sum(rx[:2]) if len(rx) >= 2 and sum(rx[:2]) > 0 else None
+        return Ns3Competitor(ALIASES.get(other.lower(), other.lower()),
+                             NS3_COMPETITOR_DELAY_S if first_is_mine else -NS3_COMPETITOR_DELAY_S, meta.name, share)
+    return None

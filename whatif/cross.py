@@ -1,25 +1,27 @@
 """The cross traffic of a what-if: the other flows the capture shows sharing the flow's bottleneck (its path
 group, docs/path.md "Groups"), each re-enacted as a bulk sender under its own control from the time it started
-relative to the flow. A flow whose control the simulation cannot run (BBR, H-TCP) cannot be cross traffic: the
-what-if is refused (``shared_bottleneck``), not run without it."""
+relative to the flow. A flow whose control the simulation cannot run (BBR) cannot be cross traffic: the
+what-if is refused (``shared_bottleneck``), not run without it. A two-flow ns-3 run's capture holds one flow only: the
+other, named by the run's metadata, is cross traffic all the same (:func:`metadata_cross`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ackreplay.whatif.algorithms import ALGORITHMS
-from ackreplay.whatif.captured import SenderControl
+from ackreplay.whatif.captured import SenderControl, ns3_competitor
 from ackreplay.whatif.errors import WhatIfError
 
 
 @dataclass(frozen=True)
 class CrossFlow:
-    """One flow sharing the bottleneck: its id, its control (and where that comes from), and when it started, s
-    after the flow under study started (negative: before)."""
+    """One flow sharing the bottleneck: its id (None: not in the capture, named by its metadata), its control (and
+    where that comes from), and when it started, s after the flow under study started (negative: before)."""
 
-    flow_id: int
+    flow_id: int | None
     control: str
     source: str
     offset_s: float
@@ -47,3 +49,16 @@ def cross_flows(flow: Any, others: Sequence[Any], control_of: Callable[[str], Se
                               f"(it runs {', '.join(ALGORITHMS)})")
         out.append(CrossFlow(fid, ctl.algorithm, ctl.source, float(_get(o, "start_t") or 0.0) - t0))
     return out
+
+
+def metadata_cross(capture: Path | None) -> list[CrossFlow]:
+    """The flow a two-flow ns-3 run's capture leaves out (:func:`~ackreplay.whatif.captured.ns3_competitor`) as
+    cross traffic; empty for any other capture."""
+    found = ns3_competitor(capture)
+    if found is None:
+        return []
+    control, offset, meta, _ = found
+    if control not in ALGORITHMS:
+        raise WhatIfError("shared_bottleneck", f"the run's other flow ran {control} ({meta}), which the simulation "
+                          f"cannot run as cross traffic (it runs {', '.join(ALGORITHMS)})")
+    return [CrossFlow(None, control, f"the capture's metadata ({meta}): not in the capture", offset)]

@@ -3,29 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from ackreplay.path.links import LinkInfo
 from ackreplay.replay.results import FlowReplay
-from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl
-from ackreplay.whatif.cross import CrossFlow, cross_flows
+from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, ns3_competitor
+from ackreplay.whatif.cross import CrossFlow, cross_flows, metadata_cross
 from ackreplay.whatif.figures import PathRange, off_level_loss, path_range
 
 
 def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str, Any]], summaries: Mapping[int, Any],
-                control_of: Callable[[str], SenderControl] | None = None
+                control_of: Callable[[str], SenderControl] | None = None, capture: Path | None = None
                 ) -> tuple[PathRange, CapturedFlow, list[CrossFlow]]:
     """The path (``fr.path``, judged with the flows sharing its bottleneck: ``path_groups``, as
     ``CaptureReplay.path_groups``), the captured flow (``summary``: its ingest ``FlowSummary``) and the cross
     traffic: the group's other flows (``summaries``: every flow's summary by id) under the control
-    ``control_of(sender)`` names (CUBIC, Linux's default, without it). Raises
+    ``control_of(sender)`` names (CUBIC, Linux's default, without it); without any, the flow the metadata of
+    ``capture`` names though the capture left it out (a two-flow ns-3 run's, :func:`metadata_cross`). Raises
     :class:`~ackreplay.whatif.errors.WhatIfError` where the path cannot carry a what-if."""
     link = LinkInfo.of(summary)
     rng = path_range(fr.path or {}, mss=link.mss, overhead_bytes=link.overhead, random_loss_high=random_loss_high(fr))
     shared = next((list(g.get("flows") or []) for g in path_groups if fr.flow_id in (g.get("flows") or [])), [])
     others = [summaries[f] for f in shared if f != fr.flow_id]
     cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")))
-    return rng, CapturedFlow.of(summary, others), cross
+    shares = dict(fr.limits.shares) if fr.limits is not None else None
+    captured = CapturedFlow.of(summary, others, shares)
+    if not cross and (cross := metadata_cross(capture)):
+        found = ns3_competitor(capture)  # the captured flow's share, from the run's bytes of both
+        if found is not None and found.captured_share is not None:
+            captured = replace(captured, share=found.captured_share)
+    return rng, captured, cross
 
 
 def random_loss_high(fr: FlowReplay) -> float | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ackreplay.sim.model import FlowResult, FlowSpec, SimConfig, simulate
@@ -20,19 +20,26 @@ from ackreplay.whatif.figures import PathFigures, PathRange
 GOODPUT_TOLERANCE, LOSS_EVENT_TOLERANCE = 0.10, 0.30
 #: The longest a what-if simulates, s (a request cannot hold a worker longer than its runs at this length).
 MAX_DURATION_S = 120.0
+#: Why a self-check did not pass: the sender was not a bulk one (application, send buffer or receive window
+#: limited it most of the time), it ran a control the simulation cannot run, the flow delivered nothing, the
+#: re-enactment did not reproduce it.
+CHECK_CODES = ("sender_not_bulk", "cannot_re_enact", "nothing_delivered", "not_reproduced")
 #: Points of each result's time series.
 SERIES_POINTS = 400
 #: The keys of each algorithm's result that get a range.
 FIGURES = ("goodput_bps", "utilisation", "loss_rate", "queue_delay_mean_s", "queue_delay_p95_s", "share")
 #: ns-3's stack where it differs from Linux's (tests/sim/ns3_scenarios.py): RTO floor 1 s, delayed-ACK timeout
-#: 0.2 s, Scalable TCP's AIFactor 50.
-NS3_MIN_RTO_S, NS3_DELACK_S, NS3_PARAMS = 1.0, 0.2, {"stcp": {"ai_count": 50.0}}
+#: 0.2 s, PPP's 2 bytes on the wire besides IP, TCP and timestamps (54), ns-3.37's ACK counting, Scalable TCP's
+#: AIFactor 50, BIC's SmoothPart 5.
+NS3_MIN_RTO_S, NS3_DELACK_S, NS3_OVERHEAD = 1.0, 0.2, 54
+NS3_PARAMS = {"stcp": {"ai_count": 50.0}, "bic": {"smooth_part": 5.0}}
 
 
 @dataclass(frozen=True)
 class SelfCheck:
     """The captured sender's control re-enacted on the inferred path against the captured flow: the ratios
-    simulated/captured and whether both are within tolerance; ``reason`` says why it failed or could not run."""
+    simulated/captured and whether both are within tolerance; ``reason`` says why it failed or could not run,
+    ``code`` the same for a program (:data:`CHECK_CODES`; None when it passed)."""
 
     algorithm: str
     algorithm_source: str
@@ -41,11 +48,16 @@ class SelfCheck:
     passed: bool
     reason: str = ""
     simulated: dict[str, Any] = field(default_factory=dict)
+    code: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.code not in (None, *CHECK_CODES) or (self.code is None) != self.passed:
+            raise ValueError(f"a self-check that {'passed' if self.passed else 'failed'} with code {self.code!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "algorithm_source": self.algorithm_source,
                 "goodput_ratio": self.goodput_ratio, "loss_rate_ratio": self.loss_rate_ratio, "passed": self.passed,
-                "reason": self.reason, "simulated": self.simulated,
+                "reason": self.reason, "code": self.code, "simulated": self.simulated,
                 "tolerance": {"goodput": GOODPUT_TOLERANCE, "loss_event_rate": LOSS_EVENT_TOLERANCE}}
 
 
@@ -68,13 +80,14 @@ class WhatIf:
         return {"duration_s": self.duration_s, "seed": self.seed, "path": self.path.as_dict(),
                 "captured": self.captured.as_dict(self.path.central.payload_bps),
                 "self_check": self.self_check.as_dict(), "withheld": self.withheld,
+                "withheld_code": self.self_check.code if self.withheld else None,
                 "cross_traffic": [c.as_dict() for c in self.cross], "results": self.results}
 
 
 def sim_config(duration_s: float, mss: int, seed: int, ns3: bool) -> SimConfig:
     if ns3:
         return SimConfig(duration_s, mss=mss, seed=seed, min_rto_s=NS3_MIN_RTO_S, delack_timeout_s=NS3_DELACK_S,
-                         samples=SERIES_POINTS)
+                         samples=SERIES_POINTS, ns3_ack_counting=True)
     return SimConfig(duration_s, mss=mss, seed=seed, samples=SERIES_POINTS)
 
 
@@ -91,7 +104,8 @@ def run_one(fig: PathFigures, algorithm: str, duration_s: float, seed: int, ns3:
     specs = [FlowSpec(algorithm, fig.base_rtt_s, shift, params(algorithm))]
     specs += [FlowSpec(c.control, fig.base_rtt_s, shift + c.offset_s, params(c.control)) for c in cross
               if shift + c.offset_s < shift + duration_s]
-    flows = simulate(fig.link(), specs, sim_config(shift + duration_s, fig.mss, seed, ns3)).flows
+    link = replace(fig.link(), overhead_bytes=NS3_OVERHEAD) if ns3 else fig.link()
+    flows = simulate(link, specs, sim_config(shift + duration_s, fig.mss, seed, ns3)).flows
     total = sum(f.delivered_bytes for f in flows)
     return flows[0], flows[0].delivered_bytes / total if total > 0 else 1.0
 
@@ -112,13 +126,17 @@ def figures_of(r: FlowResult, fig: PathFigures, share: float = 1.0) -> dict[str,
 def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, seed: int,
                cross: Sequence[CrossFlow] = ()) -> SelfCheck:
     """Re-enact the captured sender's control on the central figures over the captured flow's span and compare
-    goodput and loss-event rate."""
+    goodput and loss-event rate. Not run for a sender that was not a bulk one (``sender_not_bulk``) or ran a
+    control the simulation cannot run (``cannot_re_enact``)."""
+    if captured.not_bulk:
+        return SelfCheck(sender.algorithm, sender.source, None, None, False, captured.not_bulk, code="sender_not_bulk")
     if sender.algorithm not in ALGORITHMS:
         return SelfCheck(sender.algorithm, sender.source, None, None, False,
                          f"the sender ran {sender.algorithm}, which the simulation cannot re-enact "
-                         f"(it runs {', '.join(ALGORITHMS)})")
+                         f"(it runs {', '.join(ALGORITHMS)})", code="cannot_re_enact")
     if captured.span_s <= 0 or captured.goodput_bps <= 0:
-        return SelfCheck(sender.algorithm, sender.source, None, None, False, "the captured flow delivered nothing")
+        return SelfCheck(sender.algorithm, sender.source, None, None, False, "the captured flow delivered nothing",
+                         code="nothing_delivered")
     span = min(captured.span_s, MAX_DURATION_S)
     r, share = run_one(rng.central, sender.algorithm, span, seed, sender.ns3, cross)
     goodput_ratio = r.goodput_bps / captured.goodput_bps
@@ -136,7 +154,7 @@ def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, se
            f"(ratio {loss_ratio:.3f}, beyond ±{LOSS_EVENT_TOLERANCE:.0%})"] * (not ok_loss))
     simulated = {**figures_of(r, rng.central, share), "loss_event_rate": sim_rate, "span_s": span}
     return SelfCheck(sender.algorithm, sender.source, goodput_ratio, loss_ratio if math.isfinite(loss_ratio) else None,
-                     ok_goodput and ok_loss, reason, simulated)
+                     ok_goodput and ok_loss, reason, simulated, None if ok_goodput and ok_loss else "not_reproduced")
 
 
 def result_with_ranges(rng: PathRange, algorithm: str, duration_s: float, seed: int, ns3: bool,
@@ -169,7 +187,8 @@ def what_if(rng: PathRange, captured: CapturedFlow, sender: SenderControl, algor
     duration = float(duration_s or min(max(captured.span_s, 1.0), MAX_DURATION_S))
     check = self_check(rng, captured, sender, seed, cross)
     if not check.passed:
-        withheld = f"the self-check failed: {check.reason}"
+        withheld = (f"the sender cannot be re-enacted: {check.reason}" if check.code == "sender_not_bulk"
+                    else f"the self-check failed: {check.reason}")
         return WhatIf(rng, captured, check, duration, seed, {}, withheld, list(cross))
     results = {a: result_with_ranges(rng, a, duration, seed, sender.ns3, cross) for a in algorithms}
     return WhatIf(rng, captured, check, duration, seed, results, None, list(cross))

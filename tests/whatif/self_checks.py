@@ -36,7 +36,7 @@ def checked(capture: Path) -> Checked | WhatIfError:
     fr = max(sc.replay.flows, key=lambda fr: by_id[fr.flow_id].bytes)
     try:
         rng, captured, cross = flow_inputs(fr, by_id[fr.flow_id], sc.replay.path_groups, by_id,
-                                           lambda sender: sender_control(capture, sender))
+                                           lambda sender: sender_control(capture, sender), capture=capture)
     except WhatIfError as exc:
         return exc
     sender = sender_control(capture, by_id[fr.flow_id].sender)
@@ -62,7 +62,7 @@ def table() -> str:
         c = got.check
         ratio = "—" if c.goodput_ratio is None else f"{c.goodput_ratio:.3f}"
         loss = "—" if c.loss_rate_ratio is None else f"{c.loss_rate_ratio:.3f}"
-        verdict = "passed" if c.passed else ("failed: cannot re-enact" if c.goodput_ratio is None else "failed")
+        verdict = "passed" if c.passed else f"{'failed' if c.code == 'not_reproduced' else 'withheld'}: `{c.code}`"
         rows.append(f"| {name} | {c.algorithm} | {ratio} | {loss} | {verdict} |")
     return "\n".join(rows)
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
-from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, sender_control
-from ackreplay.whatif.cross import CrossFlow, cross_flows
+from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, ns3_competitor, sender_control
+from ackreplay.whatif.cross import CrossFlow, cross_flows, metadata_cross
 from ackreplay.whatif.errors import WhatIfError
 from ackreplay.whatif.figures import SPREAD, off_level_loss, path_range
-from ackreplay.whatif.runs import run_one
+from ackreplay.whatif.runs import NS3_OVERHEAD, run_one, self_check, sim_config, what_if
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data"
@@ -130,3 +130,48 @@ def test_the_captured_flow_is_measured_as_the_simulation_measures() -> None:
     assert c.loss_event_rate == pytest.approx(0.5) and c.share == 1.0
     shared = CapturedFlow.of({"delivery_rate_bps": 8e6, "bytes": 3000}, [{"bytes": 1000}, {"bytes": 2000}])
     assert shared.share == pytest.approx(0.5)
+
+
+def test_the_flow_a_two_flow_ns3_capture_leaves_out_is_its_cross_traffic() -> None:
+    """Each capture of an ns-3 pair holds one flow; the metadata names the other and the scenario starts it 0.5 s
+    after the first."""
+    [other] = metadata_cross(DATA / "ns3" / "cubic_2f_bdp1.pcap.gz")
+    assert (other.flow_id, other.control, other.offset_s) == (None, "newreno", 0.5)
+    assert "cubic_2f_bdp1.ns3.json" in other.source and other.as_dict()["flow_id"] is None
+    [first] = metadata_cross(DATA / "ns3" / "cubic_2f_bdp1.newreno.pcap.gz")
+    assert (first.control, first.offset_s) == ("cubic", -0.5)
+    mine = ns3_competitor(DATA / "ns3" / "cubic_2f_bdp1.pcap.gz")
+    assert mine is not None and mine.captured_share == pytest.approx(18889160 / (18889160 + 4852248))
+    theirs = ns3_competitor(DATA / "ns3" / "cubic_2f_bdp1.newreno.pcap.gz")
+    assert theirs is not None and theirs.captured_share == pytest.approx(4852248 / (18889160 + 4852248))
+    assert metadata_cross(DATA / "ns3" / "cubic_1f_bdp1.pcap.gz") == []
+    assert metadata_cross(DATA / "testbed" / "cubic_1f_10M_rtt40_buf025bdp.pcap.gz") == [] == metadata_cross(None)
+
+
+def test_an_ns3_sender_runs_with_ns3s_stack() -> None:
+    cfg = sim_config(5.0, 1448, 1, ns3=True)
+    assert cfg.ns3_ack_counting and cfg.min_rto_s == 1.0 and cfg.delack_timeout_s == 0.2
+    assert not sim_config(5.0, 1448, 1, ns3=False).ns3_ack_counting and NS3_OVERHEAD == 54
+    fig = path_range(PATH, mss=1448, overhead_bytes=66).central
+    linux, _ = run_one(fig, "bic", 5.0, 1)
+    ns3, _ = run_one(fig, "bic", 5.0, 1, ns3=True)
+    assert ns3.delivered_bytes != linux.delivered_bytes
+
+
+@pytest.mark.parametrize(("shares", "withheld"), [({"cwnd": 0.6, "app": 0.4}, False),
+                                                  ({"cwnd": 0.3, "app": 0.3, "rwnd": 0.2, "sndbuf": 0.2}, True),
+                                                  (None, False)])
+def test_a_sender_not_limited_by_the_network_is_withheld_as_not_bulk(shares: dict[str, float] | None,
+                                                                     withheld: bool) -> None:
+    captured = CapturedFlow.of({"delivery_rate_bps": 8e6, "bytes": 2_000_000, "data_segments": 1400,
+                                "retransmissions": 3, "loss_events": 2}, limits=shares)
+    rng = path_range(PATH, mss=1448, overhead_bytes=66)
+    check = self_check(rng, captured, SenderControl("cubic", "given"), 1)
+    assert (check.code == "sender_not_bulk") is withheld
+    if withheld:
+        assert not check.passed and check.goodput_ratio is None and "the application 30 %" in check.reason
+        doc = what_if(rng, captured, SenderControl("cubic", "given"), ["newreno"]).as_dict()
+        assert doc["results"] == {} and doc["withheld_code"] == "sender_not_bulk"
+        assert doc["withheld"].startswith("the sender cannot be re-enacted: the sender was not limited by the network")
+    else:
+        assert check.goodput_ratio is not None

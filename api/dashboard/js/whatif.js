@@ -6,7 +6,7 @@ import { post } from "./api.js";
 import { plotlyReady } from "./congestion.js";
 import { html, mbit, num, render } from "./util.js";
 
-const ALGORITHMS = ["newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp"];
+const ALGORITHMS = ["newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp", "htcp"];
 const DEFAULT_CHOSEN = new Set(["newreno", "westwood_plus", "cubic"]);
 const COLUMNS = [
   { key: "goodput_bps", label: "goodput Mbit/s", fmt: (v) => mbit(v) },
@@ -64,7 +64,7 @@ async function showResult(out, doc) {
   const ratios = sc.goodput_ratio == null ? "not run" : `goodput ratio ${num(sc.goodput_ratio, 3)}, loss-event rate ratio ${num(sc.loss_rate_ratio, 3)}`;
   const check = html`<p id="whatif-self-check" class="${sc.passed ? "" : "error"}">Self-check (${sc.algorithm}, ${sc.algorithm_source}): ${sc.passed ? "passed" : "failed"} — ${ratios}${sc.reason ? `; ${sc.reason}` : ""}</p>`;
   if (doc.withheld) {
-    render(out, html`${check}<p class="muted" id="whatif-withheld">What-if withheld: ${doc.withheld}</p>`);
+    render(out, html`${check}<p class="muted" id="whatif-withheld">What-if withheld (${doc.withheld_code}): ${doc.withheld}</p>`);
     return;
   }
   const rows = [...Object.entries(doc.results).map(([name, r]) => ({ name, r })), { name: "captured", r: doc.captured }];
