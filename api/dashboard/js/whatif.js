@@ -6,7 +6,8 @@ import { post } from "./api.js";
 import { plotlyReady } from "./congestion.js";
 import { html, mbit, num, render } from "./util.js";
 
-const ALGORITHMS = ["newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp", "htcp"];
+const ALGORITHMS = ["newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp", "htcp",
+  "be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr"];
 const DEFAULT_CHOSEN = new Set(["newreno", "westwood_plus", "cubic"]);
 const COLUMNS = [
   { key: "goodput_bps", label: "goodput Mbit/s", fmt: (v) => mbit(v) },
