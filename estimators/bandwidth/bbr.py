@@ -32,12 +32,19 @@ is it times the MSS).
 
 App-limited (where the capture is silent: Linux marks it when the application writes while less than a
 segment is queued, the flight is below cwnd and no loss awaits retransmission, ``tcp_rate_check_app_limited``, and
-at the connection's start): the mark (tp->app_limited = delivered + in flight, cleared once delivery passes it)
-is set when a transmission finds nothing outstanding more than ``idle_gap`` after the ACK that emptied the pipe
-(or before any ACK): the first flight after an idle period; and when a new segment shorter than the MSS leaves
-that the receive window did not cut (it ends short of the last ACK's ``ack + rwnd``): the sender had less than a
-segment to send. BBR's own PROBE_RTT marking (``bbr_update_min_rtt``) is not modelled: the captured sender need
-not be BBR.
+at the connection's start; draft-cheng-iccrg-delivery-rate-estimation §3.4): the mark (tp->app_limited = delivered
++ in flight, cleared once delivery passes it) is set when a transmission finds nothing outstanding more than
+``idle_gap`` after the ACK that emptied the pipe (or before any ACK): the first flight after an idle period; when a
+new segment shorter than the MSS leaves that the receive window did not cut (it ends short of the last ACK's
+``ack + rwnd``): the sender had less than a segment to send; and when new data leaves after a silence the sender
+could have filled (:func:`_silent_sender`): none for more than 4 pacing intervals at the estimate (``mss / bw``;
+BBR paces bursts of two segments or more at ≥ 3/4 of it) and none for more than 2 since an ACK moved snd_una, with
+the receive window open and no fast recovery under way — a window-limited sender sends at the ACK that opens its
+window and a paced one within its pacing interval, so one that waits had nothing queued, and the data that ends
+the silence is the application's next write (an application writing blocks below the path's rate; a writer
+blocked on a full send buffer, woken once a third of it is free, ``sk_stream_write_space``). BBR's own PROBE_RTT
+marking (``bbr_update_min_rtt``) is not modelled: the captured sender need not be BBR (its 4-segment window drains
+the flight without new data, which the silence marks as well).
 
 Policer (``policer``; ``bbr_lt_bw_sampling``): as Linux, after two intervals of 4–16 rounds each ended by a loss
 with ≥ 50/256 of its delivered bytes lost, at delivery rates within 1/8 (or 4 kbit/s) of each other, the estimate
@@ -80,8 +87,9 @@ from ackreplay.kernels import search_left_from
 kernel = njit(cache=True, nogil=True, _nrt=False)
 helper = njit(cache=True, nogil=True, _nrt=False, inline="always")
 
-#: The sender's float state (``g``): tp->first_tx_mstamp, tp->delivered_mstamp, the latest ACK's time.
-G_FIRST_TX, G_DELIVERED_T, G_LAST_ACK_T = range(3)
+#: The sender's float state (``g``): tp->first_tx_mstamp, tp->delivered_mstamp, the latest ACK's time, the time of
+#: the first ACK that moved snd_una since the latest new data left (NaN: none), the time new data last left.
+G_FIRST_TX, G_DELIVERED_T, G_LAST_ACK_T, G_OPENED_T, G_LAST_NEW_TX = range(5)
 #: Its integer state (``c``): delivered bytes (tp->delivered), snd_una, snd_nxt, ranges made, tp->app_limited (0:
 #: not), the first range not cumulatively acked, the highest ack + sacked seen (where counting stands), BBR's
 #: next_rtt_delivered and rtt_cnt, ACKs seen, whether the bandwidth filter holds a sample, the latest ACK's sacked
@@ -189,24 +197,54 @@ def _delivered(j: int, hi: np.ndarray, rec: np.ndarray, g: np.ndarray, rs: np.nd
         rs[RS_SEND_PHASE] = tx - rec[j, R_FIRST_TX]
 
 
+#: A silence (:func:`_silent_sender`): no new data for more than this many of the sender's pacing intervals at its
+#: estimate (``mss / bw``) — BBR paces bursts of at least two segments (``tcp_tso_autosize``) at no less than 3/4
+#: of its estimate in PROBE_BW, 2.7 intervals apart — and none for more than the second many after an ACK opened
+#: the window (a window-limited sender sends at that ACK; the margin is for send times rebuilt off the sender).
+SILENCE_PACING_INTERVALS, OPENED_PACING_INTERVALS = 4.0, 2.0
+
+
 @helper
-def _app_limited_at_send(ts: float, end: int, length: int, empty: bool, mss: int, lo: np.ndarray, g: np.ndarray,
-                         c: np.ndarray, idle_gap: float) -> None:
+def _silent_sender(ts: float, mss: int, bw: float, g: np.ndarray, c: np.ndarray, idle_gap: float) -> bool:
+    """New data leaving after a silence the sender could have filled (:data:`SILENCE_PACING_INTERVALS`, at the
+    estimate ``bw``; each at least ``idle_gap``): no new data for longer than its pacing allows, though an ACK had
+    moved snd_una (the window opened) longer ago than a window-limited sender waits, the receive window had room
+    for a segment and no loss awaited retransmission (no fast recovery under way). A sender held by its window
+    sends at the ACK that opens it and a paced one within a pacing interval or two: one that waits had nothing
+    queued, and this data is the application's next write — where Linux's check (less than a segment unsent,
+    flight below cwnd, no loss to retransmit) marks the sender."""
+    opened = g[G_OPENED_T]
+    if np.isnan(opened) or c[C_RECOVER] != NONE or bw <= 0.0:
+        return False
+    if c[C_RWND_EDGE] != NONE and c[C_SND_NXT] + mss > c[C_RWND_EDGE]:
+        return False
+    interval = mss / bw
+    return (ts - g[G_LAST_NEW_TX] > max(idle_gap, SILENCE_PACING_INTERVALS * interval)
+            and ts - opened > max(idle_gap, OPENED_PACING_INTERVALS * interval))
+
+
+@helper
+def _app_limited_at_send(ts: float, end: int, length: int, empty: bool, mss: int, bw: float, lo: np.ndarray,
+                         g: np.ndarray, c: np.ndarray, idle_gap: float) -> None:
     """``tcp_rate_check_app_limited`` as the capture shows it: the sender had less than a segment to send when it
-    sent a new segment shorter than the MSS that the receive window did not cut (tp->app_limited = delivered + in
-    flight), or when it restarts from an empty pipe more than ``idle_gap`` after the ACK that emptied it (or before
-    any ACK: Linux starts every connection app-limited)."""
+    sent a new segment shorter than the MSS that the receive window did not cut, or new data after a silence it
+    could have filled (:func:`_silent_sender`) (tp->app_limited = delivered + in flight), or when it restarts from
+    an empty pipe more than ``idle_gap`` after the ACK that emptied it (or before any ACK: Linux starts every
+    connection app-limited)."""
     if empty:
         if c[C_ACKS] == 0 or ts - g[G_LAST_ACK_T] > idle_gap:
             c[C_APP_LIMITED] = max(c[C_DELIVERED], 1)
         return
-    if end > c[C_SND_NXT] and length < mss and (c[C_RWND_EDGE] == NONE or end < c[C_RWND_EDGE]):
+    if end <= c[C_SND_NXT]:
+        return
+    short = length < mss and (c[C_RWND_EDGE] == NONE or end < c[C_RWND_EDGE])
+    if short or _silent_sender(ts, mss, bw, g, c, idle_gap):
         in_flight = max(c[C_SND_NXT] - max(c[C_UNA], lo[0]) - c[C_SACKED], 0)
         c[C_APP_LIMITED] = max(c[C_DELIVERED] + in_flight, 1)
 
 
 @helper
-def _sent(ts: float, seq: int, length: int, mss: int, lo: np.ndarray, hi: np.ndarray, nxt: np.ndarray,
+def _sent(ts: float, seq: int, length: int, mss: int, bw: float, lo: np.ndarray, hi: np.ndarray, nxt: np.ndarray,
           rec: np.ndarray, g: np.ndarray, c: np.ndarray, idle_gap: float, mark_app: bool) -> None:
     """One transmission of ``[seq, seq + length)`` at ``ts`` (``tcp_rate_skb_sent`` on every range it covers; its
     part above snd_nxt is a new range)."""
@@ -220,8 +258,11 @@ def _sent(ts: float, seq: int, length: int, mss: int, lo: np.ndarray, hi: np.nda
         g[G_FIRST_TX] = ts
         g[G_DELIVERED_T] = ts
     if mark_app:
-        _app_limited_at_send(ts, end, length, empty, mss, lo, g, c, idle_gap)
+        _app_limited_at_send(ts, end, length, empty, mss, bw, lo, g, c, idle_gap)
     n = c[C_RANGES]
+    if n == 0 or end > c[C_SND_NXT]:  # new data: a silence starts again at the next ACK that opens the window
+        g[G_OPENED_T] = np.nan
+        g[G_LAST_NEW_TX] = ts
     if n == 0 or end > c[C_SND_NXT]:
         lo[n] = seq if n == 0 else max(seq, c[C_SND_NXT])
         hi[n] = end
@@ -442,9 +483,10 @@ def bbr_walk(t: np.ndarray, d: np.ndarray, ack: np.ndarray, sacked: np.ndarray, 
     time come after it (sent in response). ``trace`` (a row per event, or none): each event's sample —
     delivered bytes, interval, app-limited (0/1), the round count — NaN where the event gave no valid sample."""
     n, ns = len(t), len(seg_t)
-    g, rs, lt, mv = state[0:3], state[3:9], state[9:19], state[19:22]
+    g, rs, lt, mv = state[0:5], state[5:11], state[11:21], state[21:24]
     for q in range(len(state)):
         state[q] = 0.0
+    g[G_OPENED_T] = np.nan
     for q in range(len(c)):
         c[q] = 0
     c[C_UNA] = c[C_SND_NXT] = c[C_ACKED_HIGH] = c[C_RWND_EDGE] = c[C_RECOVER] = NONE
@@ -457,9 +499,12 @@ def bbr_walk(t: np.ndarray, d: np.ndarray, ack: np.ndarray, sacked: np.ndarray, 
     i = 0
     for k in range(n):
         while i < ns and seg_t[i] < t[k]:
-            _sent(seg_t[i], seg_seq[i], seg_len[i], mss, lo, hi, nxt, rec, g, c, idle_gap, mark_app)
+            _sent(seg_t[i], seg_seq[i], seg_len[i], mss, mv[0] if c[C_HAVE] else 0.0, lo, hi, nxt, rec, g, c, idle_gap,
+                  mark_app)
             i += 1
         rs[RS_CHOSEN] = 0.0  # (the rest is written when a range is chosen)
+        if ack[k] > c[C_UNA] and np.isnan(g[G_OPENED_T]):
+            g[G_OPENED_T] = t[k]
         _acked_ranges(ack[k], sack_lo[k], sack_hi[k], lo, hi, nxt, rec, g, c, rs)
         step = _count_delivered(ack[k], sacked[k], d[k], uses_sack, c)
         losses = _retransmitted(k, i, t, seg_t, seg_seq, seg_len, c[C_SND_NXT])
@@ -486,7 +531,7 @@ def bbr_walk(t: np.ndarray, d: np.ndarray, ack: np.ndarray, sacked: np.ndarray, 
 
 
 #: The walk's float state (``g``, ``rs``, ``lt``, the filter's values) and integer state (``c``), in one array each.
-STATE, COUNTS = 22, 16
+STATE, COUNTS = 24, 16
 
 
 #: Off the sender (:func:`send_times`): a flow's transmissions are moved back when their median shift exceeds this
@@ -593,8 +638,9 @@ class BbrBw(Batched):
               "consistent delivery rate, their mean for 48 rounds (a token-bucket policer's rate); false: the max "
               "filter alone", source="tcp_bbr.c bbr_lt_bw_sampling"),
         Param("idle_gap", float, 0.001, "a transmission finding nothing outstanding this long after the ACK that "
-              "emptied the pipe marks the sender app-limited (assumed: Linux marks it at the application's write, "
-              "which the capture does not show)", unit="s", minimum=0.0, maximum=10.0,
+              "emptied the pipe marks the sender app-limited, and no silence shorter than it does (assumed: Linux "
+              "marks it at the application's write, which the capture does not show)", unit="s", minimum=0.0,
+              maximum=10.0,
               source="assumed (docs/estimators.md, bbr_bw)"),
     )
 

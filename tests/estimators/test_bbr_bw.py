@@ -214,6 +214,27 @@ def test_app_limited_after_an_idle_pipe_and_a_short_segment() -> None:
     assert trace[:, 2].tolist() == [1, 1, 0]
 
 
+def test_app_limited_after_a_silence_the_window_allowed() -> None:
+    """New data after a silence with the window open (tcp_rate_check_app_limited at the application's next write):
+    four segments at 0 s, acked from 100 ms (the max then ~30.8 kB/s: a pacing interval of 32.5 ms); one more sent
+    at the ACK of 110 ms (window-limited: not marked); the ACK of 120 ms opens the window and nothing is sent until
+    300 ms — 190 ms after the last new data (> 4 intervals), 180 ms after that ACK (> 2): the sender had nothing
+    queued, that segment's sample is app-limited."""
+    acks = [(0.10, 1000), (0.11, 2000), (0.12, 3000), (0.13, 4000), (0.45, 5000), (0.50, 6000)]
+    sends = [(0.00, 0, 1000), (0.00, 1000, 1000), (0.00, 2000, 1000), (0.00, 3000, 1000), (0.11, 4000, 1000)]
+    _, trace = samples(flow(acks, [*sends, (0.30, 5000, 1000)], rttmin=0.05))
+    assert trace[:, 2].tolist() == [1, 1, 1, 1, 0, 1]  # first flight, sent at an ACK, after the silence
+    # sent at the ACK that opened the window (120 ms): a window-limited sender, not marked
+    _, trace = samples(flow(acks, [*sends, (0.12, 5000, 1000)], rttmin=0.05))
+    assert trace[:, 2].tolist() == [1, 1, 1, 1, 0, 0]
+    # the receive window closed (the ACK of 130 ms allows up to 4000 + 1500 < 6000): its silence, not marked
+    _, trace = samples(flow(acks, [*sends, (0.30, 5000, 1000)], rttmin=0.05, rwnd=[1500] * 6))
+    assert trace[:, 2].tolist() == [1, 1, 1, 1, 0, 0]
+    # in fast recovery (the segment at 4000 sent again after the ACK of 120 ms): the silence is the loss's
+    _, trace = samples(flow(acks, [*sends, (0.125, 4000, 1000), (0.30, 5000, 1000)], rttmin=0.05))
+    assert trace[5, 2] == 0
+
+
 def test_app_limited_samples_below_the_max_are_skipped() -> None:
     # a fast first flight (30769 B/s by its last sample), then two app-limited flights after idle periods at
     # 10000 B/s; a 1-round window: without the marks the slower samples would replace the max after two rounds
