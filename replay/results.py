@@ -399,12 +399,17 @@ def series_table(flows: Sequence[FlowReplay]) -> pl.DataFrame:
     kept = [f for f in flows if f.columns is not None]
     if not kept:
         return pl.DataFrame()
-    names = list(kept[0].columns)  # type: ignore[arg-type]  # (kept)
-    cols = {(k if k in ("t", "t_rel") else f"{k}_bps"): np.concatenate([f.columns[k] for f in kept])  # type: ignore[index]
-            for k in names}
+    columns = []
+    for k in kept[0].columns:  # type: ignore[union-attr]  # (kept)
+        joined = np.concatenate([f.columns[k] for f in kept])  # type: ignore[index]
+        if k in ("t", "t_rel"):
+            columns.append(pl.Series(k, joined))
+        else:  # bytes/s to bit/s in place (a fresh array), NaN as null: one column's copy at a time
+            joined *= 8
+            columns.append(pl.Series(f"{k}_bps", joined, nan_to_null=True))
+        del joined
     ids = np.repeat(np.array([f.flow_id for f in kept], np.int32), [f.events for f in kept])
-    return (pl.DataFrame(cols).with_columns((pl.exclude("t", "t_rel") * 8).fill_nan(None))
-            .with_columns(pl.Series("flow_id", ids, pl.Int32)))
+    return pl.DataFrame([*columns, pl.Series("flow_id", ids, pl.Int32)])
 
 
 #: Columns of the limits table (one row per interval of a flow: ``scoring.limits``).
