@@ -67,9 +67,14 @@ def usage(session: Session, owner: Owner) -> Usage:
     return Usage(int(used), int(derived or 0), int(count), limit_of(owner))
 
 
+def encode_document(document: Any) -> str:
+    """A derived row's JSON document as it is stored and charged (compact)."""
+    return json.dumps(document, separators=(",", ":"))
+
+
 def row_bytes(*documents: Any) -> int:
     """The bytes a derived row is charged: its JSON documents as stored, and ``ROW_OVERHEAD``."""
-    return ROW_OVERHEAD + sum(len(json.dumps(d, separators=(",", ":")).encode()) for d in documents)
+    return ROW_OVERHEAD + sum(len(encode_document(d).encode()) for d in documents)
 
 
 def exceeded(owner: Owner, usage_: Usage, adding: str, what: str = "") -> QuotaExceeded:

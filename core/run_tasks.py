@@ -8,7 +8,6 @@ capture) end as the run's status and error text; infrastructure errors propagate
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -18,13 +17,14 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 import polars as pl
-from sqlalchemy import JSON, Table, delete, func, insert, select, update
+from sqlalchemy import Table, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from ackreplay.core import quotas
 from ackreplay.core.capture_scoring import build_estimators, jsonable, limit_record, path_models
 from ackreplay.core.config import get_settings
 from ackreplay.core.db import after_commit, session_scope
+from ackreplay.core.derived_rows import encode_rows, insert_encoded
 from ackreplay.core.errors import ServiceError, is_infrastructure
 from ackreplay.core.fair_queue import release_soon
 from ackreplay.core.heartbeat import Heartbeat, beat, worker_id
@@ -463,41 +463,18 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
         "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
         "random_loss_off_level": random_loss_high(r)})} for r in reps]
     series = Store.parquet_bytes(series_table(reps)) if reps else b""
-    rows = _charged_row_bytes(result_rows, decision_rows, diagnostic_rows)
+    encoded = [encode_rows(cast(Table, table.__table__), values)
+               for table, values in ((Result, result_rows), (DecisionRow, decision_rows),
+                                     (FlowDiagnostics, diagnostic_rows))]
+    rows = sum(e.charged for e in encoded)
     owner = session.get(Owner, run.owner_id)
     if owner is not None:
         quotas.check_locked(session, owner, len(series) + rows, " of results")
     if reps:
         store.write_bytes(series_key, series)
-    for table, values in ((Result, result_rows), (DecisionRow, decision_rows), (FlowDiagnostics, diagnostic_rows)):
-        insert_rows(session, cast(Table, table.__table__), values)
+    for e in encoded:
+        insert_encoded(session, e)
     return len(series), rows
-
-
-def insert_rows(session: Session, table: Table, rows: list[dict[str, Any]]) -> None:
-    """Insert ``rows`` (all with the same keys) into ``table``: on PostgreSQL through ``COPY`` (each JSON column's
-    value encoded as SQLAlchemy encodes it, ``json.dumps``; an executemany sends a statement per row, and a replay
-    task of a thousand flows writes tens of thousands of rows), elsewhere as one executemany."""
-    if not rows:
-        return
-    if session.get_bind().dialect.name != "postgresql":
-        session.execute(insert(table), rows)
-        return
-    names = list(rows[0])
-    encoded = {c.name for c in table.columns if isinstance(c.type, JSON)}
-    raw = session.connection().connection.driver_connection
-    assert raw is not None
-    columns = ", ".join(f'"{n}"' for n in names)  # (quoted: "window" is a keyword)
-    with raw.cursor() as cur, cur.copy(f'COPY "{table.name}" ({columns}) FROM STDIN') as copy:
-        for row in rows:
-            copy.write_row([json.dumps(row[n]) if n in encoded else row[n] for n in names])
-
-
-def _charged_row_bytes(results: list[dict[str, Any]], decisions: list[dict[str, Any]],
-                      diagnostics: list[dict[str, Any]]) -> int:
-    """The bytes a replay task's rows are charged (``quotas.row_bytes`` of each row's JSON documents)."""
-    return (sum(quotas.row_bytes(r["scores"], r["parameters"], r["window"]) for r in results)
-            + sum(quotas.row_bytes(r["data"]) for r in decisions + diagnostics))
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
