@@ -53,10 +53,7 @@ class BatchDecoder:
         check_linktypes(batch)
         store = self.store
         n = len(batch)
-        if len(store.cols[0]) == 0 and n:
-            done = max(1, batch.source_position)
-            estimate = int(n * max(1.0, capture_size / done) * 1.05) + 1024
-            store.reserve(estimate if store.row_limit is None else min(estimate, store.row_limit + n))
+        first_batch = len(store.cols[0]) == 0 and n > 0
         store.reserve(n)
         store.reserve_opt(n)
         if len(self.scratch) < n:
@@ -68,6 +65,8 @@ class BatchDecoder:
             end, store.n_opt = self._two_spans(batch, n, first, store.n_opt)
         self._demux(first, end, first)
         store.n = end
+        if first_batch:
+            reserve_for_capture(store, end - first, n, batch.source_position, capture_size)
         store.added(first)
 
     def _decoded(self) -> tuple[np.ndarray, ...]:
@@ -108,6 +107,19 @@ class BatchDecoder:
                 c["conn"], c["dir"])
             if lo < hi:
                 self.demux.grow()
+
+
+def reserve_for_capture(store: PacketStore, rows: int, records: int, done: int, capture_size: int) -> None:
+    """Size the columns for the whole capture from its first batch: ``rows`` TCP packets decoded of
+    ``records`` records in its first ``done`` bytes. The estimate follows the TCP packets, not the records:
+    a capture of records that are not TCP packets (or of empty ones) keeps room for a batch's records, where the
+    records' density would reserve — and populate — up to the row limit (5 M rows, 240 MB at the default
+    budget; without a budget, 45 bytes a record of the whole file). Capacity beyond the estimate grows by
+    doubling (``PacketStore.reserve``)."""
+    estimate = int(rows * max(1.0, capture_size / max(1, done)) * 1.05) + 1024
+    if store.row_limit is not None:
+        estimate = min(estimate, store.row_limit + records)
+    store.reserve(max(0, estimate - store.n))
 
 
 def check_linktypes(batch: RecordBatch) -> None:
