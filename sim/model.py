@@ -96,8 +96,10 @@ class FlowSpec:
 class SimConfig:
     """Sender and receiver: MSS, initial window (RFC 6928), delayed ACKs (every ``delack_count``-th segment or
     after ``delack_timeout_s``), RTO floor (Linux 0.2 s; RFC 6298 and ns-3: 1 s), receive window.
-    ``ns3_ack_counting``: grow as ns-3.37 does (one segment an ACK in slow start, NewReno's, Westwood+'s and
-    H-TCP's avoidance once an ACK) instead of Linux's count of the segments each ACK acknowledges."""
+    ``ns3_ack_counting``: ns-3.37's stack instead of Linux's: grow as ns-3 does (one segment an ACK in slow
+    start, NewReno's, Westwood+'s and H-TCP's avoidance once an ACK) instead of Linux's count of the segments each
+    ACK acknowledges, and multiply ns-3's bytes in flight at a loss (NewReno, STCP, HSTCP) instead of Linux's
+    cwnd (``sim.sender.loss_window``)."""
 
     duration_s: float
     mss: int = 1448
