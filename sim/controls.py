@@ -49,7 +49,8 @@ BW_START, BK, BW_NS, BW = ALG, ALG + 1, ALG + 2, ALG + 3
 # CUBIC's C (RFC 9438 §4.2: 0.4 segments/s³); ap columns
 CUBIC_C = 0.4
 P_BETA, P_LOW, P_HIGH, P_HDEC, P_AI, P_FAST, P_WIN, P_GAIN, P_SMOOTH, P_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
-N_AP = 10
+P_HYSTART = 10  # CUBIC's HyStart on (sim/hystart.py)
+N_AP = 11
 # … of H-TCP: beta_min, beta_max, throughput_ratio, max_rtt_step
 P_BETA_MIN, P_BETA_MAX, P_THR_RATIO, P_RTT_STEP = P_LOW, P_HIGH, P_HDEC, P_WIN
 # HSTCP's growth: the windows of RFC 3649's table (Appendix B) as Linux tcp_highspeed.c (hstcp_aimd_vals) and

@@ -13,9 +13,11 @@ import numpy as np
 from numba import njit
 
 from ackreplay.sim.acklog import log_ack, log_send
-from ackreplay.sim.controls import P_BETA_MIN, P_RTT_STEP, grow, loss_ssthresh, westwood_ack
+from ackreplay.sim.controls import EPOCH, P_BETA_MIN, P_HYSTART, P_RTT_STEP, grow, loss_ssthresh, westwood_ack
 from ackreplay.sim.htcp import htcp_ack
+from ackreplay.sim.hystart import hystart_ack, hystart_restart
 from ackreplay.sim.layout import (
+    CUBIC,
     CWND,
     EXT_NOW,
     EXT_SS,
@@ -273,6 +275,12 @@ def _enter_recovery(s: SimState, f: int, alg: int, now: float) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _hystart_on(s: SimState, f: int) -> bool:
+    """CUBIC's HyStart runs: asked for (``hystart``, Linux's default) and not with ns-3's settings."""
+    return s.ap[f, P_HYSTART] > 0.0 and s.g[PER_ACK] == 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _pause(s: SimState, f: int, now: float, kind: int) -> None:
     """Stop the loop after this event: an external flow's decision is due (ackreplay.sim.external)."""
     s.fs[f, EXT_NOW] = now
@@ -306,6 +314,8 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
                  s.ap[f, P_BETA_MIN], s.ap[f, P_RTT_STEP])
     elif alg == EXTERNAL:
         log_ack(s, f, now, delivered, acked, now - echo if sampled else np.nan, sack)
+    elif alg == CUBIC and sampled and _hystart_on(s, f):
+        hystart_ack(s.fs, fi, f, now, now - echo, s.fs[f, EPOCH], s.g[MSS])
     newly_lost = mark_lost(s, f)
     if sampled:
         newly_lost += lost_retransmissions(s, f, echo)
@@ -379,6 +389,8 @@ def time_out(s: SimState, f: int, now: float) -> None:
     fi[f, HI_LOST] = fi[f, NXT] - 1
     if s.alg[f] == WESTWOOD:
         fs[f, RTT_MIN] = 0.0  # tcp_westwood.c: reset_rtt_min on CA_EVENT_LOSS (the next sample restarts it)
+    elif s.alg[f] == CUBIC and _hystart_on(s, f):
+        hystart_restart(fs, fi, f, now)
     fs[f, RTO] = min(fs[f, RTO] * 2.0, MAX_RTO)
     heap_update(s.heap, s.pos, s.key, f * N_STREAMS + S_RTO, np.inf)
     fi[f, RTO_ARMED] = 0
