@@ -4,13 +4,14 @@ Growth is per ACK on the segments it newly acknowledged (``acked``), in slow sta
 ssthresh (RFC 5681 §3.1, Linux ``tcp_slow_start``), then each control's congestion avoidance. The decreases are
 the replay's own (ackreplay.estimators.controls: ``cubic_ssthresh``, ``scalable_ssthresh``,
 ``highspeed_decrease``, ``bic_ssthresh``, and H-TCP's β of ``htcp_backoff`` streamed in ``sim/htcp.py``),
-applied to the window the control multiplies (ns-3 and Linux: bytes in flight for NewReno, STCP, HSTCP; cwnd
-for BIC, CUBIC and H-TCP). Westwood+ keeps the bandwidth estimate of ``westwood_plus.py`` (Linux
-``tcp_westwood.c``) one ACK at a time.
+applied to the window the control multiplies: cwnd for BIC, CUBIC and H-TCP; for NewReno, STCP and HSTCP the
+stack's (``sim.sender.loss_window``: Linux's cwnd by default, ns-3's bytes in flight with ns-3's settings).
+Westwood+ keeps the bandwidth estimate of ``westwood_plus.py`` (Linux ``tcp_westwood.c``) one ACK at a time.
 
 ``per_ack`` (``SimConfig.ns3_ack_counting``): ns-3.37's counting instead of Linux's byte counting — in slow
 start one segment per ACK (not per segment acknowledged; ns-3's ``TcpNewReno::SlowStart``, which every
-control but CUBIC uses), and NewReno's, Westwood+'s and H-TCP's congestion avoidance once per ACK.
+control but CUBIC uses), and NewReno's, Westwood+'s and H-TCP's congestion avoidance once per ACK; and ns-3's
+window at a loss (its bytes in flight, ``loss_window``).
 
 Parameters per flow in ``ap`` (a row per flow), state in ``fs[f, ALG:]``.
 """
@@ -48,7 +49,8 @@ BW_START, BK, BW_NS, BW = ALG, ALG + 1, ALG + 2, ALG + 3
 # CUBIC's C (RFC 9438 §4.2: 0.4 segments/s³); ap columns
 CUBIC_C = 0.4
 P_BETA, P_LOW, P_HIGH, P_HDEC, P_AI, P_FAST, P_WIN, P_GAIN, P_SMOOTH, P_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
-N_AP = 10
+P_HYSTART = 10  # CUBIC's HyStart on (sim/hystart.py)
+N_AP = 11
 # … of H-TCP: beta_min, beta_max, throughput_ratio, max_rtt_step
 P_BETA_MIN, P_BETA_MAX, P_THR_RATIO, P_RTT_STEP = P_LOW, P_HIGH, P_HDEC, P_WIN
 # HSTCP's growth: the windows of RFC 3649's table (Appendix B) as Linux tcp_highspeed.c (hstcp_aimd_vals) and
@@ -185,10 +187,11 @@ def _w_max(fs: np.ndarray, ap: np.ndarray, f: int, w: float) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, flight: float, timeout: bool,
+def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, window: float, timeout: bool,
                   now: float) -> float:
-    """The ssthresh (segments) the control sets at a loss event (recovery entry or timeout); ``flight``: the
-    segments in flight at the event (RFC 6675's pipe once the ACK's losses are marked; at a timeout, before)."""
+    """The ssthresh (segments) the control sets at a loss event (recovery entry or timeout); ``window``: the
+    segments NewReno, STCP and HSTCP multiply (``sim.sender.loss_window``: Linux's cwnd, ns-3's bytes in flight);
+    BIC, CUBIC and H-TCP take cwnd, Westwood+ its estimate."""
     cwnd = fs[f, CWND]
     if alg == HTCP:
         ss = htcp_ssthresh(fs, f, now, ap[f, P_BETA_MIN], ap[f, P_BETA_MAX], ap[f, P_THR_RATIO])
@@ -199,16 +202,16 @@ def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, 
         _w_max(fs, ap, f, cwnd)
         ss = bic_ssthresh(_one(cwnd), ap[f, P_BETA], ap[f, P_LOW], MIN_SSTHRESH)[0]
     elif alg == STCP:
-        ss = scalable_ssthresh(_one(flight), ap[f, P_BETA], MIN_SSTHRESH)[0]
+        ss = scalable_ssthresh(_one(window), ap[f, P_BETA], MIN_SSTHRESH)[0]
     elif alg == HSTCP:
-        b = highspeed_decrease(flight, ap[f, P_LOW], ap[f, P_HIGH], ap[f, P_HDEC])
-        ss = max(flight * (1.0 - b), MIN_SSTHRESH)
+        b = highspeed_decrease(window, ap[f, P_LOW], ap[f, P_HIGH], ap[f, P_HDEC])
+        ss = max(window * (1.0 - b), MIN_SSTHRESH)
     elif alg == WESTWOOD and fs[f, BW] > 0.0 and fs[f, RTT_MIN] > 0.0:  # Linux tcp_westwood.c: BWE·RTTmin
         ss = max(fs[f, BW] * fs[f, RTT_MIN] / mss, MIN_SSTHRESH)
-        if ap[f, P_FLOOR] > 0.0:  # floor_half (Möller et al. 2007 §IV): never below NewReno's flight/2
-            ss = max(ss, flight / 2.0)
-    else:  # NewReno (RFC 5681 eq. 4; ns-3 TcpNewReno: half the bytes in flight); Westwood+ with no estimate yet
-        ss = max(flight / 2.0, MIN_SSTHRESH)
+        if ap[f, P_FLOOR] > 0.0:  # floor_half (Möller et al. 2007 §IV): never below NewReno's window/2
+            ss = max(ss, window / 2.0)
+    else:  # NewReno (Linux tcp_reno_ssthresh: half of cwnd; ns-3 TcpNewReno: half the bytes in flight);
+        ss = max(window / 2.0, MIN_SSTHRESH)  # Westwood+ with no estimate yet
     if timeout and (alg in (CUBIC, BIC)):
         fs[f, W_MAX] = 0.0  # bictcp_reset on TCP_CA_Loss
     return ss

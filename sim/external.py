@@ -16,15 +16,17 @@ from ackreplay.estimators.base import FAST_RETRANSMIT, TIMEOUT, Estimator, LossC
 from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH
 from ackreplay.estimators.inputs import FlowInputs
 from ackreplay.sim import layout as L
+from ackreplay.sim.sender import loss_window
 from ackreplay.sim.state import SimState
 
 
 @dataclass(frozen=True)
 class ExternalDecision:
     """One loss event of an external flow: its kind (``fast_retransmit`` | ``timeout``), time (s since the
-    flow's start), the ACK event it was decided at (index into the flow's log; −1: none yet), the bytes in flight,
-    the estimate (bytes/s; None: none) and the ssthresh set (segments; NewReno's flight/2 when the estimator
-    gave none)."""
+    flow's start), the ACK event it was decided at (index into the flow's log; −1: none yet), the bytes in flight
+    the decision was given (the window the stack multiplies at a loss, ``sim.sender.loss_window``: Linux's cwnd,
+    ns-3's bytes in flight), the estimate (bytes/s; None: none) and the ssthresh set (segments; NewReno's
+    flight/2 when the estimator gave none, as the compiled NewReno and Westwood+)."""
 
     kind: str
     t: float
@@ -76,7 +78,7 @@ class ExternalControl:
         now = float(state.fs[f, L.EXT_NOW]) - self.start_s
         inputs = ack_inputs(state, f, self.start_s)
         event = len(inputs) - 1
-        flight = int(state.fi[f, L.PIPE]) * mss
+        flight = int(loss_window(state, f)) * mss
         rttmin = float(inputs.rttmin[event]) if event >= 0 else math.nan
         last_timeout = next((c.start_t for c in reversed(self.contexts) if c.kind == TIMEOUT), None)
         ctx = LossContext(TIMEOUT if timeout else FAST_RETRANSMIT, event, now, None, flight, rttmin, mss,

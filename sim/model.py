@@ -13,6 +13,7 @@ from ackreplay.estimators.params import EstimatorError
 from ackreplay.estimators.registry import create, names
 from ackreplay.sim import layout as L
 from ackreplay.sim.controls import (
+    EPOCH,
     N_AP,
     P_AI,
     P_BETA,
@@ -23,6 +24,7 @@ from ackreplay.sim.controls import (
     P_GAIN,
     P_HDEC,
     P_HIGH,
+    P_HYSTART,
     P_LOW,
     P_RTT_STEP,
     P_SMOOTH,
@@ -47,8 +49,9 @@ def controllable() -> tuple[str, ...]:
 
 #: Growth parameters the loop has beyond the replay's decision parameters (``FlowSpec.params``), and defaults:
 #: STCP's ``ai_count`` (Kelly 2003: a = 0.01, one segment per 100 acknowledged; ns-3's AIFactor is 50) and
-#: BIC's ``smooth_part`` (Linux tcp_bic.c 20; ns-3's SmoothPart 5).
-GROWTH_PARAMS = {"stcp": {"ai_count": 100.0}, "bic": {"smooth_part": 20.0}}
+#: BIC's ``smooth_part`` (Linux tcp_bic.c 20; ns-3's SmoothPart 5), CUBIC's ``hystart`` (1: Linux's HyStart,
+#: sim/hystart.py, as Linux runs it by default; 0: slow start until the first loss; off with ns-3's settings).
+GROWTH_PARAMS = {"stcp": {"ai_count": 100.0}, "bic": {"smooth_part": 20.0}, "cubic": {"hystart": 1.0}}
 
 
 class SimError(ValueError):
@@ -96,8 +99,10 @@ class FlowSpec:
 class SimConfig:
     """Sender and receiver: MSS, initial window (RFC 6928), delayed ACKs (every ``delack_count``-th segment or
     after ``delack_timeout_s``), RTO floor (Linux 0.2 s; RFC 6298 and ns-3: 1 s), receive window.
-    ``ns3_ack_counting``: grow as ns-3.37 does (one segment an ACK in slow start, NewReno's, Westwood+'s and
-    H-TCP's avoidance once an ACK) instead of Linux's count of the segments each ACK acknowledges."""
+    ``ns3_ack_counting``: ns-3.37's stack instead of Linux's: grow as ns-3 does (one segment an ACK in slow
+    start, NewReno's, Westwood+'s and H-TCP's avoidance once an ACK) instead of Linux's count of the segments each
+    ACK acknowledges, and multiply ns-3's bytes in flight at a loss (NewReno, STCP, HSTCP) instead of Linux's
+    cwnd (``sim.sender.loss_window``)."""
 
     duration_s: float
     mss: int = 1448
@@ -188,6 +193,7 @@ def _control_params(fl: FlowSpec) -> np.ndarray:
     row[P_GAIN] = p.get("gain", 0.0)
     row[P_AI] = growth.get("ai_count", 0.0)
     row[P_SMOOTH] = growth.get("smooth_part", 0.0)
+    row[P_HYSTART] = growth.get("hystart", 0.0)
     if fl.control == "htcp":
         row[P_BETA_MIN], row[P_BETA_MAX] = p["beta_min"], p["beta_max"]
         row[P_THR_RATIO], row[P_RTT_STEP] = p["throughput_ratio"], p["max_rtt_step"]
@@ -255,6 +261,7 @@ def build_state(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimState:
         qf=np.zeros(_pow2(queue + 4)), qi=np.zeros(2, np.int64), last_fin=np.zeros(1),
         qd_hist=np.zeros((n, L.QD_BINS), np.int64), ts=np.zeros((n, cfg.samples, 4)),
         tally=np.zeros(L.N_TALLY, np.int64), alog=np.zeros((n, logged, L.N_LOG)), slog=np.zeros((n, logged, 2)))
+    fs[state.alg == L.CUBIC, EPOCH] = -1.0  # no congestion-avoidance epoch yet (Linux: epoch_start 0)
     for f, fl in enumerate(flows):
         heap_update(heap, pos, key, f * L.N_STREAMS + L.S_START, fl.start_s)
     return state

@@ -13,9 +13,11 @@ import numpy as np
 from numba import njit
 
 from ackreplay.sim.acklog import log_ack, log_send
-from ackreplay.sim.controls import P_BETA_MIN, P_RTT_STEP, grow, loss_ssthresh, westwood_ack
+from ackreplay.sim.controls import EPOCH, P_BETA_MIN, P_HYSTART, P_RTT_STEP, grow, loss_ssthresh, westwood_ack
 from ackreplay.sim.htcp import htcp_ack
+from ackreplay.sim.hystart import hystart_ack, hystart_restart
 from ackreplay.sim.layout import (
+    CUBIC,
     CWND,
     EXT_NOW,
     EXT_SS,
@@ -241,11 +243,25 @@ def _prr(s: SimState, f: int, delivered: int) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def loss_window(s: SimState, f: int) -> float:
+    """The window (segments) a loss event's decrease multiplies where the control takes it from the sender
+    (NewReno, Westwood+'s floor and fallback, STCP, HSTCP, an external estimator's flight), as the stack
+    modelled takes it. Linux (the default): ``snd_cwnd``, a whole number of segments (``tcp_reno_ssthresh``,
+    ``tcp_scalable_ssthresh``, ``hstcp_ssthresh``, at a recovery entry and at a timeout alike; RFC 5681's FlightSize
+    is also taken before the losses are marked). ns-3 (``PER_ACK``, its settings): ``BytesInFlight`` when
+    ``EnterRecovery`` or the RTO asks for it — the pipe once this ACK's SACK and loss marking are done; at a
+    timeout, before its marking."""
+    if s.g[PER_ACK] > 0.0:
+        return float(s.fi[f, PIPE])
+    return float(np.floor(s.fs[f, CWND] + 1e-9))
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _enter_recovery(s: SimState, f: int, alg: int, now: float) -> None:
-    """A loss event: the control's ssthresh from the segments in flight once this ACK's SACK and loss marking
-    are done (RFC 6675's pipe then; ns-3's BytesInFlight at EnterRecovery), PRR's counters reset."""
+    """A loss event: the control's ssthresh from the window it multiplies (``loss_window``), PRR's counters
+    reset."""
     fi = s.fi
-    flight = fi[f, PIPE]
+    window = loss_window(s, f)
     fi[f, IN_REC] = 1
     fi[f, LOSS_EVENTS] += 1
     fi[f, RECOVER] = fi[f, NXT] - 1
@@ -255,7 +271,13 @@ def _enter_recovery(s: SimState, f: int, alg: int, now: float) -> None:
     if alg == EXTERNAL:
         s.fs[f, SSTHRESH] = s.fs[f, EXT_SS]
     else:
-        s.fs[f, SSTHRESH] = loss_ssthresh(alg, s.fs, s.ap, f, s.g[MSS], float(flight), False, now)
+        s.fs[f, SSTHRESH] = loss_ssthresh(alg, s.fs, s.ap, f, s.g[MSS], window, False, now)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hystart_on(s: SimState, f: int) -> bool:
+    """CUBIC's HyStart runs: asked for (``hystart``, Linux's default) and not with ns-3's settings."""
+    return s.ap[f, P_HYSTART] > 0.0 and s.g[PER_ACK] == 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -292,6 +314,8 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
                  s.ap[f, P_BETA_MIN], s.ap[f, P_RTT_STEP])
     elif alg == EXTERNAL:
         log_ack(s, f, now, delivered, acked, now - echo if sampled else np.nan, sack)
+    elif alg == CUBIC and sampled and _hystart_on(s, f):
+        hystart_ack(s.fs, fi, f, now, now - echo, s.fs[f, EPOCH], s.g[MSS])
     newly_lost = mark_lost(s, f)
     if sampled:
         newly_lost += lost_retransmissions(s, f, echo)
@@ -351,7 +375,7 @@ def time_out(s: SimState, f: int, now: float) -> None:
     if s.alg[f] == EXTERNAL:
         fs[f, SSTHRESH] = fs[f, EXT_SS]
     else:
-        fs[f, SSTHRESH] = loss_ssthresh(s.alg[f], fs, s.ap, f, s.g[MSS], float(fi[f, PIPE]), True, now)
+        fs[f, SSTHRESH] = loss_ssthresh(s.alg[f], fs, s.ap, f, s.g[MSS], loss_window(s, f), True, now)
     fs[f, CWND] = 1.0
     for x in range(fi[f, UNA], fi[f, NXT]):
         if s.seg[f, x] != SACKED:
@@ -365,6 +389,8 @@ def time_out(s: SimState, f: int, now: float) -> None:
     fi[f, HI_LOST] = fi[f, NXT] - 1
     if s.alg[f] == WESTWOOD:
         fs[f, RTT_MIN] = 0.0  # tcp_westwood.c: reset_rtt_min on CA_EVENT_LOSS (the next sample restarts it)
+    elif s.alg[f] == CUBIC and _hystart_on(s, f):
+        hystart_restart(fs, fi, f, now)
     fs[f, RTO] = min(fs[f, RTO] * 2.0, MAX_RTO)
     heap_update(s.heap, s.pos, s.key, f * N_STREAMS + S_RTO, np.inf)
     fi[f, RTO_ARMED] = 0
