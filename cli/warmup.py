@@ -98,7 +98,7 @@ def capture_batch(cap: Any) -> FlowBatch:
         return np.append(np.searchsorted(ids, fids.astype(ids.dtype)), len(ids)).astype(np.int64)
 
     return FlowBatch.build(numpy_columns(cap.acks, ACK_COLUMNS), bounds(cap.acks),
-                           numpy_columns(cap.segments, ("t_rel", "len", "seq")), bounds(cap.segments),
+                           numpy_columns(cap.segments, ("t_rel", "len", "seq", "tsval")), bounds(cap.segments),
                            [s.mss for s in flows], fids)
 
 

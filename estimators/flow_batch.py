@@ -54,6 +54,7 @@ class FlowBatch:
     seg_t: np.ndarray  # float64
     seg_len: np.ndarray  # int64
     seg_seq: np.ndarray  # int64
+    seg_tsval: np.ndarray  # int64: the sender's raw TSval on each segment (-1 = none)
     _members: dict[int, FlowInputs] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
@@ -77,7 +78,8 @@ class FlowBatch:
         slo, shi = int(self.seg_offsets[i]), int(self.seg_offsets[i + 1])
         inp = FlowInputs(**{c: getattr(self, c)[lo:hi] for c in EVENT_COLUMNS},
                          row_event=self.row_event[rlo:rhi], mss=int(self.mss[i]),
-                         seg_t=self.seg_t[slo:shi], seg_len=self.seg_len[slo:shi], seg_seq=self.seg_seq[slo:shi])
+                         seg_t=self.seg_t[slo:shi], seg_len=self.seg_len[slo:shi], seg_seq=self.seg_seq[slo:shi],
+                         seg_tsval=self.seg_tsval[slo:shi])
         self._members[i] = inp
         return inp
 
@@ -93,11 +95,11 @@ class FlowBatch:
         one flow form one event; their ``d`` and ``acked`` add up, the event carries the last row's other
         columns; RTT filters see the last sample of any row). ``acks``: the ACK columns of ``ACK_COLUMNS`` as
         numpy arrays (nulls filled as :data:`ACK_FILL`), the flows' rows concatenated in flow order;
-        ``row_offsets`` (n_flows + 1) where each flow's rows start; ``segments`` (``t_rel``, ``len``, ``seq``) and
-        ``seg_offsets`` likewise (None: no segments)."""
+        ``row_offsets`` (n_flows + 1) where each flow's rows start; ``segments`` (``t_rel``, ``len``, ``seq``,
+        ``tsval``) and ``seg_offsets`` likewise (None: no segments)."""
         row_offsets = np.asarray(row_offsets, np.int64)
         ev = RowEvents.of(np.asarray(acks["t_ns"]), row_offsets)
-        seg_t, seg_len, seg_seq, seg_off = _segment_columns(segments, seg_offsets, len(row_offsets) - 1)
+        seg_t, seg_len, seg_seq, seg_tsval, seg_off = _segment_columns(segments, seg_offsets, len(row_offsets) - 1)
         # (``copy=False``: on a long flow every needless copy is pages of fresh memory to fault in)
         batch = FlowBatch(
             flow_ids=np.asarray(flow_ids, np.int64), offsets=np.asarray(ev.offsets, np.int64),
@@ -122,11 +124,12 @@ class FlowBatch:
             seg_t=seg_t.astype(np.float64, copy=False),
             seg_len=seg_len,
             seg_seq=seg_seq,
+            seg_tsval=seg_tsval,
         )
         # Read-only, every one: some are views of the capture's columns (one-row events) and the others must
         # look the same to numba — a read-only array is another type, and a kernel compiled for one would be
         # compiled again for the other on a user's first long flow (``ackreplay warmup`` compiles one set).
-        for name in (*EVENT_COLUMNS, "row_event", "seg_t", "seg_len", "seg_seq", "offsets", "row_offsets",
+        for name in (*EVENT_COLUMNS, "row_event", "seg_t", "seg_len", "seg_seq", "seg_tsval", "offsets", "row_offsets",
                      "seg_offsets", "mss", "flow_ids"):
             getattr(batch, name).flags.writeable = False
         return batch
@@ -158,7 +161,7 @@ class FlowBatch:
         segs = None
         nseg = 0
         if segments is not None and len(segments["t_rel"]):
-            segs = {n: col(segments, n) for n in ("t_rel", "len", "seq") if has(segments, n)}
+            segs = {n: col(segments, n) for n in ("t_rel", "len", "seq", "tsval") if has(segments, n)}
             nseg = len(segs["t_rel"])
         return FlowBatch.build(cols, np.array([0, rows], np.int64), segs, np.array([0, nseg], np.int64),
                                np.array([mss], np.int64), np.array([flow_id], np.int64))
@@ -226,10 +229,11 @@ class RowEvents:
 
 
 def _segment_columns(segments: Mapping[str, np.ndarray] | None, seg_offsets: np.ndarray | None, flows: int
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The data segments' times, lengths (int64), first sequence numbers (int64) and per-flow offsets (all
-    empty without segments). Segments given without ``seq`` are taken as sent in sequence order, each flow's
-    from 0 (``seq`` = the running sum of the lengths before it): no retransmission."""
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The data segments' times, lengths (int64), first sequence numbers (int64), the sender's TSvals (int64, −1:
+    none) and per-flow offsets (all empty without segments). Segments given without ``seq`` are taken as sent in
+    sequence order, each flow's from 0 (``seq`` = the running sum of the lengths before it): no retransmission;
+    without ``tsval`` as carrying none."""
     if segments is not None and seg_offsets is not None and len(segments["t_rel"]):
         seg_len = np.asarray(segments["len"]).astype(np.int64, copy=False)
         offsets = np.asarray(seg_offsets, np.int64)
@@ -238,8 +242,11 @@ def _segment_columns(segments: Mapping[str, np.ndarray] | None, seg_offsets: np.
         else:
             before = np.concatenate(([0], np.cumsum(seg_len)))  # bytes before each segment, over all flows
             seq = before[:-1] - np.repeat(before[offsets[:-1]], np.diff(offsets))
-        return np.asarray(segments["t_rel"]), seg_len, seq, offsets
-    return np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64), np.zeros(flows + 1, np.int64)
+        tsval = (np.asarray(segments["tsval"]).astype(np.int64, copy=False) if "tsval" in segments
+                 else np.full(len(seg_len), -1, np.int64))
+        return np.asarray(segments["t_rel"]), seg_len, seq, tsval, offsets
+    none = np.empty(0, np.int64)
+    return np.empty(0), none, none.copy(), none.copy(), np.zeros(flows + 1, np.int64)
 
 
 # ---- batched kernels: one compiled call walks every flow, calling the per-flow kernels on its slice

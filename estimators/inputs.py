@@ -21,10 +21,11 @@ ACK_FILL: dict[str, float | int] = {"rtt": math.nan, "srtt": math.nan, "rttmin":
                                     "sack_lo": -1, "sack_hi": -1, "rwnd": -1}
 #: The ACK and segment columns replay reads.
 #: (``ack``, and the segments' ``seq`` and ``kind``, are read by the path inference, ``path.flow_evidence``; ``ack``,
-#: ``sacked``, ``sack_lo``/``sack_hi``, ``rwnd`` and the segments' ``seq`` by ``bbr_bw``'s delivery-rate sampler.)
+#: ``sacked``, ``sack_lo``/``sack_hi``, ``rwnd`` and the segments' ``seq`` and ``tsval`` by ``bbr_bw``'s delivery-rate
+#: sampler.)
 ACK_COLUMNS = ("t_ns", "t", "t_rel", "d", "acked", "dup", "rtt", "srtt", "rttmin", "flight", "tsval", "ack", "sacked",
                "sack_lo", "sack_hi", "rwnd")
-SEGMENT_COLUMNS = ("t_rel", "len", "seq", "kind")
+SEGMENT_COLUMNS = ("t_rel", "len", "seq", "kind", "tsval")
 #: Segment kinds as ingest codes them (the ``kind`` column's physical values).
 SEGMENT_KINDS = ("new", "retransmission", "keepalive", "zero_window_probe", "reordered")
 
@@ -87,6 +88,8 @@ class FlowInputs:
     seg_t: np.ndarray  # float64 s: the sender's data segments (for tibet_tx, bbr_bw)
     seg_len: np.ndarray  # int64 bytes
     seg_seq: np.ndarray  # int64: their first sequence number (relative)
+    #: int64: the sender's raw 32-bit TSval on each (-1 = none; for ``bbr_bw``'s send times off the sender)
+    seg_tsval: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     #: Per-event state derived once per flow and read at every loss event (never recomputed per event:
     #: replay stays linear in ACK rows + loss events), keyed by who derived it (an estimator drops its own in
     #: ``Estimator.forget``).

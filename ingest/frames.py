@@ -34,7 +34,7 @@ ACK_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
 )}
 SEGMENT_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
     ("flow_id", np.int32), ("t_ns", np.int64), ("t", np.float64), ("t_rel", np.float64),
-    ("seq", np.int64), ("len", np.int64), ("kind", np.int8), ("frame", np.int64),
+    ("seq", np.int64), ("len", np.int64), ("kind", np.int8), ("frame", np.int64), ("tsval", np.int64),
 )}
 EPISODE_COLUMNS: dict[str, np.dtype] = {name: np.dtype(dt) for name, dt in (
     ("flow_id", np.int32), ("start_t", np.float64), ("start_t_rel", np.float64), ("end_t", np.float64),
@@ -58,7 +58,7 @@ _ACK_SOURCE = {
 }
 _SEGMENT_SOURCE = {
     "t_ns": ("i", tf.SI_T), "t": ("f", tf.SF_T), "t_rel": ("f", tf.SF_TREL), "seq": ("i", tf.SI_SEQ),
-    "len": ("i", tf.SI_LEN), "frame": ("i", tf.SI_FRAME),
+    "len": ("i", tf.SI_LEN), "frame": ("i", tf.SI_FRAME), "tsval": ("i", tf.SI_TSVAL),
 }
 
 
@@ -131,7 +131,7 @@ def segments_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:
     data: dict[str, np.ndarray | pl.Series] = {name: cols[name] for name in SEGMENT_COLUMNS if name != "kind"}
     data["retransmission"] = kind == tf.SEG_RETX
     data["kind"] = _enum(kind, SEGMENT_KINDS)
-    return pl.DataFrame(data)
+    return pl.DataFrame(data).with_columns(pl.when(pl.col("tsval") >= 0).then(pl.col("tsval")).alias("tsval"))
 
 
 def episodes_frame(cols: dict[str, np.ndarray]) -> pl.DataFrame:

@@ -111,7 +111,9 @@ def replay_capture(source: CaptureSource, estimators: Sequence[Estimator], *, tr
     with gc_paused():  # (many small acyclic objects: replay.gcpause)
         todo, skipped = plan(source.flows, allow_vantage=allow_vantage, only=only)
         acks = flow_columns(source.acks, ack_columns(source.acks.columns), source.mapped.get("acks"))
-        segments = flow_columns(source.segments, SEGMENT_COLUMNS)
+        # (tables stored before segments carried the sender's TSval read without it: bbr_bw then rebuilds send
+        # times off the sender from the RTT alone)
+        segments = flow_columns(source.segments, tuple(n for n in SEGMENT_COLUMNS if n in source.segments.columns))
         bulk = bulk_flows(source.flows, truth)
         bulk_ids = bulk["flow_id"].to_list()
         if deliveries is None:

@@ -9,8 +9,9 @@ Linux's order (``tcp_sacktag_write_queue`` before ``tcp_clean_rtx_queue``). The 
 ``tcp_rate_skb_sent`` does on every transmit).
 
 Off the sender (a receiver-side capture, a tap) the transmissions are moved back to when the sender sent them
-(:func:`send_times`): by the rest of the round trip beyond the capture point, the smoothed RTT less the segment's
-data→ACK time there.
+(:func:`send_times`): where the TSval each carries says (:func:`tsval_send_times`: the rest of the round trip
+beyond the capture point at its minimum, held within the TSval's clock tick), else by the smoothed RTT less the
+segment's data→ACK time there (which counts the sender's own holding time as path delay).
 
 Per transmission (``tcp_rate_skb_sent``): with nothing outstanding, the send phase and the delivery clock
 restart at the send time; the range records the delivered count, the time of the last delivery, the send
@@ -539,18 +540,95 @@ STATE, COUNTS = 24, 16
 #: less that share (at the sender no segment is acknowledged sooner than the minimum RTT, and the shift is the
 #: RTT's jitter around its smoothed value, or its delayed ACKs).
 PAST_SENDER = 0.1
+#: The clock ticks a sender's TSval may count (RFC 7323 §5.4 allows 1 ms to 1 s): Linux's 1 ms (and 1 µs with
+#: its microsecond timestamps), jiffies on kernels before 4.13 (HZ 1000, 300, 250, 100); FreeBSD's and Windows'
+#: 1 ms or 10 ms. A flow's tick is the one nearest (on a log scale) to its TSvals' rate against their arrival
+#: times, used only within a factor :data:`TICK_SLACK` of it (the arrivals carry the queueing delay's changes).
+TSVAL_TICKS = (1e-6, 1e-3, 1.0 / 300.0, 4e-3, 1e-2)
+TICK_SLACK = 1.5
+
+
+@njit(cache=True, nogil=True)
+def unwrapped_tsvals(raw: np.ndarray, out: np.ndarray) -> int:
+    """The 32-bit TSvals (−1: none) as ticks since the first one, unwrapped (each against the previous one present:
+    a signed 32-bit step) into ``out`` (NaN: none); returns how many are present."""
+    present, prev, acc = 0, -1, 0
+    for i in range(len(raw)):
+        if raw[i] < 0:
+            out[i] = np.nan
+            continue
+        if prev >= 0:
+            step = (raw[i] - prev) & 0xFFFFFFFF
+            acc += step - (1 << 32) if step >= (1 << 31) else step
+        prev = raw[i]
+        out[i] = acc
+        present += 1
+    return present
+
+
+@njit(cache=True, nogil=True)
+def tsval_tick(seg_t: np.ndarray, ticks: np.ndarray) -> float:
+    """The sender's TSval tick (:data:`TSVAL_TICKS`) from the rate of the unwrapped ``ticks`` (NaN: none) against
+    the arrival times ``seg_t``; NaN when there are too few or none fits within :data:`TICK_SLACK`."""
+    i0, i1 = -1, -1
+    for i in range(len(ticks)):
+        if not np.isnan(ticks[i]):
+            i1 = i
+            if i0 < 0:
+                i0 = i
+    if i0 < 0 or ticks[i1] - ticks[i0] < 2 or seg_t[i1] <= seg_t[i0]:
+        return np.nan
+    rate = (seg_t[i1] - seg_t[i0]) / (ticks[i1] - ticks[i0])
+    best = np.nan
+    for tick in TSVAL_TICKS:
+        if np.isnan(best) or abs(math.log(rate / tick)) < abs(math.log(rate / best)):
+            best = tick
+    return best if abs(math.log(rate / best)) <= math.log(TICK_SLACK) else np.nan
+
+
+@njit(cache=True, nogil=True)
+def tsval_send_times(seg_t: np.ndarray, seg_tsval: np.ndarray, rest: float, out: np.ndarray) -> bool:
+    """Send times off the sender from the TSval each transmission carries (the sender's clock when it sent it), into
+    ``out``: on the ACKs' axis a segment left ``rest`` (the round trip beyond the capture point, at its minimum)
+    before it was captured, less its queueing delay, which the capture cannot see but its TSval bounds: it left
+    within the tick its TSval names. The sender's clock is put on the capture's by the least delayed segment (the
+    lower envelope of arrival − TSval·tick: the forward path's base delay, no queue). Each send time is the arrival
+    less ``rest``, held within its tick; a segment without a TSval keeps the previous one's shift. False (``out``
+    untouched) when the flow's TSvals give no tick (:func:`tsval_tick`)."""
+    ns = len(seg_t)
+    ticks = np.empty(ns)
+    if len(seg_tsval) != ns or unwrapped_tsvals(seg_tsval, ticks) < 2:
+        return False
+    tick = tsval_tick(seg_t, ticks)
+    if np.isnan(tick):
+        return False
+    clock = np.inf  # the capture's time at TSval 0's tick, plus the forward path's base delay
+    for i in range(ns):
+        if not np.isnan(ticks[i]):
+            clock = min(clock, seg_t[i] - ticks[i] * tick)
+    shift = rest
+    for i in range(ns):
+        if not np.isnan(ticks[i]):
+            earliest = ticks[i] * tick + clock - rest
+            shift = seg_t[i] - min(max(seg_t[i] - rest, earliest), earliest + tick)
+        out[i] = seg_t[i] - shift
+    return True
 
 
 @njit(cache=True, nogil=True)
 def send_times(t: np.ndarray, ack: np.ndarray, srtt: np.ndarray, rttmin: np.ndarray, seg_t: np.ndarray,
-               seg_seq: np.ndarray, seg_len: np.ndarray, shift: np.ndarray, out: np.ndarray) -> None:
+               seg_seq: np.ndarray, seg_len: np.ndarray, seg_tsval: np.ndarray, shift: np.ndarray, out: np.ndarray
+               ) -> None:
     """The transmissions' times as the sender saw them, on the ACKs' clock, into ``out``. A capture point past the
     sender (a receiver-side capture, a tap) sees a segment one data→ACK time — from the segment to the first ACK
-    after it that covers it — before that ACK, not a round trip: each transmission's shift is the rest of the
-    round trip, the smoothed RTT at that ACK less its data→ACK time (none below 0; a segment no ACK covers takes
-    the shift before it). The flow's transmissions are moved back by theirs when it was captured past the sender
-    (:data:`PAST_SENDER`), else they stay as captured. The times are kept in order (a running max). ``shift``:
-    scratch (a transmission each)."""
+    after it that covers it — before that ACK, not a round trip. The flow's transmissions are moved back when it
+    was captured past the sender (:data:`PAST_SENDER`: the shifts below), else they stay as captured. Moved, they
+    are put where their TSvals say the sender sent them (:func:`tsval_send_times`, with the round trip beyond the
+    capture point at its minimum: the minimum RTT less the least data→ACK time there); without usable TSvals each
+    transmission's shift is the rest of the round trip, the smoothed RTT at that ACK less its data→ACK time (none
+    below 0; a segment no ACK covers takes the shift before it) — which counts the time the sender held the data
+    after the ACK it answers (its pacing, its application's silence) as path delay, and so moves it too far back.
+    The times are kept in order (a running max). ``shift``: scratch (a transmission each)."""
     n, ns = len(t), len(seg_t)
     if ns == 0 or n == 0 or np.isnan(rttmin[n - 1]):
         out[:ns] = seg_t
@@ -575,17 +653,21 @@ def send_times(t: np.ndarray, ack: np.ndarray, srtt: np.ndarray, rttmin: np.ndar
     floor = rttmin[n - 1]
     moved = (len(known) > 0 and np.median(shift[:ns]) > PAST_SENDER * floor
              and np.percentile(known, 10) < (1 - PAST_SENDER) * floor)
-    for i in range(ns):
-        out[i] = seg_t[i] - shift[i] if moved else seg_t[i]
-        if moved and i and out[i] < out[i - 1]:
-            out[i] = out[i - 1]
+    if not moved:
+        out[:ns] = seg_t
+        return
+    if not tsval_send_times(seg_t, seg_tsval, max(floor - known.min(), 0.0), out):
+        for i in range(ns):
+            out[i] = seg_t[i] - shift[i]
+    for i in range(1, ns):
+        out[i] = max(out[i], out[i - 1])
 
 
 @njit(cache=True, nogil=True)
 def bbr_batch(offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray, t: np.ndarray, d: np.ndarray,
               ack: np.ndarray, sacked: np.ndarray, sack_lo: np.ndarray, sack_hi: np.ndarray, rwnd: np.ndarray,
               srtt: np.ndarray, rttmin: np.ndarray, seg_t: np.ndarray, seg_len: np.ndarray, seg_seq: np.ndarray,
-              win: int, idle_gap: float, mark_app: bool, policer: bool) -> np.ndarray:
+              seg_tsval: np.ndarray, win: int, idle_gap: float, mark_app: bool, policer: bool) -> np.ndarray:
     """:func:`bbr_walk` on every flow of a batch (``offsets``, ``seg_offsets``), in one compiled call, in one
     scratch sized for its flow of most transmissions, on the transmissions' times as the sender saw them
     (:func:`send_times`)."""
@@ -599,7 +681,8 @@ def bbr_batch(offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray, t: 
     for f in range(len(offsets) - 1):
         a, b = offsets[f], offsets[f + 1]
         sa, sb = seg_offsets[f], seg_offsets[f + 1]
-        send_times(t[a:b], ack[a:b], srtt[a:b], rttmin[a:b], seg_t[sa:sb], seg_seq[sa:sb], seg_len[sa:sb], shift, sent)
+        send_times(t[a:b], ack[a:b], srtt[a:b], rttmin[a:b], seg_t[sa:sb], seg_seq[sa:sb], seg_len[sa:sb],
+                   seg_tsval[sa:sb], shift, sent)
         bbr_walk(t[a:b], d[a:b], ack[a:b], sacked[a:b], sack_lo[a:b], sack_hi[a:b], rwnd[a:b], rttmin[a:b],
                  sent[:sb - sa], seg_len[sa:sb], seg_seq[sa:sb], mss[f], win, idle_gap, mark_app, policer, lo, hi, nxt,
                  rec, state, c, mt, trace, out[a:b])
@@ -647,7 +730,8 @@ class BbrBw(Batched):
     def run(self, cols: Columns, offsets: np.ndarray, seg_offsets: np.ndarray, mss: np.ndarray) -> np.ndarray:
         p = self.params
         return bbr_batch(offsets, seg_offsets, mss, cols.t, cols.d, cols.ack, cols.sacked, cols.sack_lo, cols.sack_hi,
-                         cols.rwnd, cols.srtt, cols.rttmin, cols.seg_t, cols.seg_len, cols.seg_seq, p["rtt_window"],
+                         cols.rwnd, cols.srtt, cols.rttmin, cols.seg_t, cols.seg_len, cols.seg_seq, cols.seg_tsval,
+                         p["rtt_window"],
                          p["idle_gap"], p["app_limited"], p["policer"])
 
     def decide(self, inputs: FlowInputs, estimate: np.ndarray, ctx: LossContext) -> Decision:

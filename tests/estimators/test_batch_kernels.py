@@ -83,7 +83,7 @@ def assert_members_equal(batch: FlowBatch, alone: list[FlowInputs], where: str) 
     assert len(batch) == len(alone)
     for i, want in enumerate(alone):
         got = batch.flow(i)
-        for c in (*EVENT_COLUMNS, "row_event", "seg_t", "seg_len", "seg_seq"):
+        for c in (*EVENT_COLUMNS, "row_event", "seg_t", "seg_len", "seg_seq", "seg_tsval"):
             a, b = getattr(got, c), getattr(want, c)
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), (where, i, c)
             assert not a.flags.writeable, (where, i, c)
@@ -111,7 +111,7 @@ def replay_batch(cap: Any, flow_ids: list[int]) -> tuple[FlowBatch, list[FlowInp
         return np.concatenate(([0], np.cumsum([len(p["t_rel"]) for p in parts], dtype=np.int64)))
 
     mss = [by_id[f].mss for f in flow_ids]
-    batch = FlowBatch.build(joined(acks, a, ACK_COLUMNS), offsets(a), joined(segs, s, ("t_rel", "len", "seq")),
+    batch = FlowBatch.build(joined(acks, a, ACK_COLUMNS), offsets(a), joined(segs, s, ("t_rel", "len", "seq", "tsval")),
                             offsets(s), mss, flow_ids)
     return batch, [FlowInputs.from_frames(x, y, m) for x, y, m in zip(a, s, mss, strict=True)]
 

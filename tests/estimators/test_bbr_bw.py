@@ -235,6 +235,43 @@ def test_app_limited_after_a_silence_the_window_allowed() -> None:
     assert trace[5, 2] == 0
 
 
+def receiver_side_send_times(sent: list[float], queued: list[float], tsval_base: int | None,
+                             srtt: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
+    """``bbr.send_times`` on a flow captured at its receiver: segments of 1000 bytes sent at ``sent`` (the sender's
+    clock), 50 ms each way plus ``queued`` forward, each ACKed 0.1 ms after it arrives; ``srtt`` as ingest rebuilds
+    it there (inflated by the sender's holding time), the minimum RTT 100 ms; TSvals in 1 ms ticks from
+    ``tsval_base`` (32-bit, wrapping; None: no timestamps). Returns the send times and the truth on the ACKs' axis
+    (the sender's clock less the return path's 50 ms)."""
+    s, q = np.array(sent), np.array(queued)
+    seg_t = s + 0.05 + q
+    t = seg_t + 0.0001
+    n = len(s)
+    ack = (np.arange(n) + 1) * 1000
+    tsval = (np.full(n, -1, np.int64) if tsval_base is None
+             else (tsval_base + np.floor(s * 1000).astype(np.int64)) % (1 << 32))
+    out, shift = np.empty(n), np.empty(n)
+    bbr.send_times(t, ack, np.full(n, srtt), np.full(n, 0.1), seg_t, np.arange(n, dtype=np.int64) * 1000,
+                   np.full(n, 1000, np.int64), tsval, shift, out)
+    return out, s - 0.05
+
+
+def test_send_times_off_the_sender_from_the_tsvals() -> None:
+    """At the receiver a segment's send time is where its TSval puts it: the arrival less the minimum round trip,
+    held within its 1 ms tick (a queued segment: at its tick's end, not 20 ms late); the smoothed RTT, which counts
+    the sender's holding time as path delay, would put each 200 ms too early. The 32-bit clock may wrap."""
+    sent, queued = [0.0, 0.0005, 0.2, 0.2005, 0.4, 0.4012], [0.0, 0.0, 0.0, 0.0, 0.02, 0.021]
+    for base in (7000, (1 << 32) - 300):  # the second wraps at 0.3 s
+        out, truth = receiver_side_send_times(sent, queued, base)  # within a tick (and the receiver's 0.1 ms)
+        np.testing.assert_allclose(out, truth, atol=0.0011 + 1e-9)
+        assert abs(out[4] - truth[4]) > 0.0005  # (queued: placed at its tick's end)
+    out, truth = receiver_side_send_times(sent, queued, None)  # without timestamps: the ACK's time less srtt
+    np.testing.assert_allclose(out, np.maximum.accumulate(truth + 0.1001 + np.array(queued) - 0.3), atol=1e-9)
+    # a tick no sender uses (the TSvals advance 40 times slower than the arrivals): not used
+    arrived, untouched = np.array([0.05, 0.25, 0.45]), np.zeros(3)
+    assert not bbr.tsval_send_times(arrived, np.array([5, 10, 15], np.int64), 0.1, untouched)
+    assert not untouched.any()
+
+
 def test_app_limited_samples_below_the_max_are_skipped() -> None:
     # a fast first flight (30769 B/s by its last sample), then two app-limited flights after idle periods at
     # 10000 B/s; a 1-round window: without the marks the slower samples would replace the max after two rounds
