@@ -47,6 +47,13 @@ def controllable() -> tuple[str, ...]:
     the ACKs its sender received (``ackreplay.sim.external``)."""
     return CONTROLS + tuple(n for n in names() if n not in CONTROLS)
 
+#: ns-3.37's stack where it departs from Linux's and from the loop's defaults — the settings a run meant to match an
+#: ns-3 scenario takes, besides ``SimConfig.ns3_ack_counting``: RTO floor 1 s (TcpSocketBase MinRto), delayed-ACK
+#: timeout 0.2 s (TcpSocket DelAckTimeout), PPP's 2 bytes on the wire besides IP, TCP and timestamps (54 bytes of
+#: overhead a packet), Scalable TCP's AIFactor 50 and BIC's SmoothPart 5.
+NS3_MIN_RTO_S, NS3_DELACK_S, NS3_OVERHEAD = 1.0, 0.2, 54
+NS3_PARAMS = {"stcp": {"ai_count": 50.0}, "bic": {"smooth_part": 5.0}}
+
 #: Growth parameters the loop has beyond the replay's decision parameters (``FlowSpec.params``), and defaults:
 #: STCP's ``ai_count`` (Kelly 2003: a = 0.01, one segment per 100 acknowledged; ns-3's AIFactor is 50) and
 #: BIC's ``smooth_part`` (Linux tcp_bic.c 20; ns-3's SmoothPart 5), CUBIC's ``hystart`` (1: Linux's HyStart,

@@ -9,7 +9,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ackreplay.sim.model import FlowResult, FlowSpec, SimConfig, simulate
+from ackreplay.sim.model import (
+    NS3_DELACK_S,
+    NS3_MIN_RTO_S,
+    NS3_OVERHEAD,
+    NS3_PARAMS,
+    FlowResult,
+    FlowSpec,
+    SimConfig,
+    simulate,
+)
 from ackreplay.whatif.algorithms import ALGORITHMS
 from ackreplay.whatif.captured import CapturedFlow, SenderControl
 from ackreplay.whatif.cross import CrossFlow
@@ -28,11 +37,6 @@ CHECK_CODES = ("sender_not_bulk", "cannot_re_enact", "nothing_delivered", "not_r
 SERIES_POINTS = 400
 #: The keys of each algorithm's result that get a range.
 FIGURES = ("goodput_bps", "utilisation", "loss_rate", "queue_delay_mean_s", "queue_delay_p95_s", "share")
-#: ns-3's stack where it differs from Linux's (tests/sim/ns3_scenarios.py): RTO floor 1 s, delayed-ACK timeout
-#: 0.2 s, PPP's 2 bytes on the wire besides IP, TCP and timestamps (54), ns-3.37's ACK counting, Scalable TCP's
-#: AIFactor 50, BIC's SmoothPart 5.
-NS3_MIN_RTO_S, NS3_DELACK_S, NS3_OVERHEAD = 1.0, 0.2, 54
-NS3_PARAMS = {"stcp": {"ai_count": 50.0}, "bic": {"smooth_part": 5.0}}
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,21 @@ from pathlib import Path
 
 import numpy as np
 
-from ackreplay.sim.model import FlowSpec, Link, SimConfig, simulate
+from ackreplay.sim.model import (
+    NS3_DELACK_S,
+    NS3_MIN_RTO_S,
+    NS3_OVERHEAD,
+    NS3_PARAMS,
+    FlowSpec,
+    Link,
+    SimConfig,
+    simulate,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ns3"
 GRID = json.loads((DATA / "grid.json").read_text())
 RUNS = {r["name"]: r for r in GRID["runs"]}
 NAMES = tuple(RUNS)
-#: ns-3's settings where they differ from the simulation's defaults: RTO floor 1 s (TcpSocketBase MinRto),
-#: delayed-ACK timeout 0.2 s (TcpSocket DelAckTimeout), PPP's 2 bytes on the wire, ns-3.37's ACK counting,
-#: STCP's AIFactor 50, BIC's SmoothPart 5.
-NS3_MIN_RTO, NS3_DELACK, NS3_OVERHEAD = 1.0, 0.2, 54
-NS3_PARAMS = {"stcp": {"ai_count": 50.0}, "bic": {"smooth_part": 5.0}}
 #: A mean backlog below one packet is compared as one packet (a relative error of a fraction of a packet
 #: says nothing).
 QUEUE_FLOOR = 1.0
@@ -64,7 +68,7 @@ def compare(name: str) -> Compared:
     controls = [run["control"]] + ([run["competitor"]] if run["flows"] > 1 else [])
     starts = GRID["starts_s"][:len(controls)]
     flows = [FlowSpec(c, rtt, t + rtt, NS3_PARAMS.get(c, {})) for c, t in zip(controls, starts, strict=True)]
-    cfg = SimConfig(GRID["duration_s"], mss=GRID["mss"], min_rto_s=NS3_MIN_RTO, delack_timeout_s=NS3_DELACK,
+    cfg = SimConfig(GRID["duration_s"], mss=GRID["mss"], min_rto_s=NS3_MIN_RTO_S, delack_timeout_s=NS3_DELACK_S,
                     ns3_ack_counting=True)
     result = simulate(link, flows, cfg)
     ours = result.flows[0]
