@@ -23,6 +23,7 @@ from ackreplay.estimators.sweep import MAX_VARIANTS, variants
 from ackreplay.graphs.frame_numbers import flow_frames
 from ackreplay.ingest import CaptureIngest, ingest_capture
 from ackreplay.ingest.capture import DEFAULT_MEMORY_BUDGET
+from ackreplay.ingest.capture_metadata import metadata_files
 from ackreplay.replay.capture import is_bulk, replay_capture
 from ackreplay.replay.engine import describe
 from ackreplay.replay.results import CaptureReplay
@@ -154,12 +155,9 @@ def sidecar_truth(path: Path) -> FoundTruth:
             if not isinstance(data, dict):
                 raise EstimatorError("invalid_truth", f"{side}: expected a mapping of ground-truth keys")
             return FoundTruth(Truth.from_mapping(data), str(side))
-    plain = path.with_name(path.name[:-3]) if path.name.endswith(".gz") else path  # x.pcap.gz → x.json
-    meta = plain.with_suffix(".json")
-    for tag in ("_rcv", "_mid"):  # the testbed's other vantage points share the sender capture's JSON
-        if not meta.exists() and plain.stem.endswith(tag):
-            meta = plain.with_name(plain.stem[: -len(tag)] + ".json")
-    if meta.exists():
+    testbed = metadata_files(path)  # x.pcap.gz → x.json (x_rcv, x_mid: x.json too); the first found is read
+    if testbed:
+        meta = testbed[0]
         try:
             data = json.loads(meta.read_text())
         except json.JSONDecodeError:

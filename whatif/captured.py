@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ackreplay.ingest.capture_metadata import metadata_files
 from ackreplay.scoring.comparable import MAX_OTHER_SHARE, OTHER_LIMITS
 
 #: The control a sender is taken to run when nothing names it: Linux's default.
@@ -106,15 +107,8 @@ def sender_control(capture: Path | None, sender: str, given: str | None = None) 
 
 
 def _metadata_files(capture: Path | None) -> list[Path]:
-    if capture is None:
-        return []
-    plain = capture.with_name(capture.name.removesuffix(".gz")).with_suffix("")
-    stems = [plain.name, plain.name.split(".")[0]]  # (an ns-3 run's other flows: x.newreno.pcap.gz)
-    for tag in ("_rcv", "_mid"):  # the testbed's other vantage points share the sender capture's JSON
-        if plain.name.endswith(tag):
-            stems.append(plain.name.removesuffix(tag))
-    out = [capture.with_name(s + ext) for s in stems for ext in (".ns3.json", ".json")]
-    return [p for p in out if p.is_file()]
+    """The capture's metadata files the what-if reads: ns-3's and the testbed's, an ns-3 run's other flows' too."""
+    return metadata_files(capture, ns3=True, run_stem=True) if capture is not None else []
 
 
 def _named(doc: Mapping[str, Any], capture: Path | None, sender: str) -> str | None:
