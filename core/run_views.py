@@ -32,7 +32,7 @@ from ackreplay.core.owners import owned
 from ackreplay.core.skipped_flows import skipped_page, stored_summary
 from ackreplay.core.storage import Store, get_store
 from ackreplay.core.stored_capture import capture_bulk, read_tables, stored_truth
-from ackreplay.core.stored_flows import StoredFlow, flow_fields, stored_flow
+from ackreplay.core.stored_flows import StoredFlow, flow_fields, flow_summaries, stored_flow
 from ackreplay.core.stored_names import current_names
 from ackreplay.graphs.congestion import CongestionSource
 from ackreplay.replay.results import DECISION_SCHEMA
@@ -320,10 +320,17 @@ def path(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str,
     """The path the flow crossed (§9, ``ackreplay.path``), what the papers' models predict on it, and the group
     of flows it shares the bottleneck with (None when alone), as the run's replay found them."""
     d = _stored_diagnostics(session, run, capture_id, flow_id)
+    return {"path": d.get("path"), "path_models": d.get("path_models"),
+            "path_group": _path_group(session, run, capture_id, d)}
+
+
+def _path_group(session: Session, run: Run, capture_id: str, d: dict[str, Any]) -> dict[str, Any] | None:
+    """The group of flows sharing the bottleneck of the flow whose diagnostics are ``d`` (None: alone); the group
+    is kept once, by its first flow, which the others name in ``path_group_of``."""
     group = d.get("path_group")
-    if group is None and d.get("path_group_of") is not None:  # (the group is kept once, by its first flow)
+    if group is None and d.get("path_group_of") is not None:
         group = _stored_diagnostics(session, run, capture_id, int(d["path_group_of"])).get("path_group")
-    return {"path": d.get("path"), "path_models": d.get("path_models"), "path_group": group}
+    return group
 
 
 def limits(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -434,17 +441,15 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
     from ackreplay.whatif.runs import what_if
 
     d = _stored_diagnostics(session, run, capture_id, flow_id)
-    store = get_store()
-    flow = stored_flow(session, store, capture_id, flow_id)
-    if flow is None:
+    group = [int(f) for f in (_path_group(session, run, capture_id, d) or {}).get("flows") or [] if int(f) != flow_id]
+    summaries = flow_summaries(session, get_store(), capture_id, [flow_id, *group])  # (one read for the group)
+    if flow_id not in summaries:
         raise NotFound(f"capture {capture_id} has no flow {flow_id}", code="flow_not_found")
-    summary = flow.summary
+    summary = summaries[flow_id]
+    others = [summaries[fid] for fid in group if fid in summaries]
     try:
         chosen = check_algorithms(algorithms or list(ALGORITHMS))
         link = LinkInfo.of(summary)
-        group = [int(f) for f in (d.get("path_group") or {}).get("flows") or [] if int(f) != flow_id]
-        others = [stored.summary for fid in group
-                  if (stored := stored_flow(session, store, capture_id, fid)) is not None]
         rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead,
                          random_loss_high=d.get("random_loss_off_level"))
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender))

@@ -1,4 +1,4 @@
-"""A capture's flows as the service reads them, one flow or a page at a time: the flow summaries stored as Parquet
+"""A capture's flows as the service reads them, a flow, a few or a page at a time: the flow summaries stored as Parquet
 beside the capture's tables (``core.stored_capture.flows_key``, one row per flow in flow order), or — for a
 capture ingested before they were — its rows of the ``flows`` table. Ingest writes no database row per flow: a
 million of them cost more than ``ackreplay score``'s whole run, and every question the service answers about a
@@ -68,6 +68,17 @@ def stored_flow(session: Session, store: Store, capture_id: str, flow_id: int) -
         return StoredFlow(capture_id, flow_id, docs[0], tables_key(capture_id)) if docs else None
     row = session.scalar(select(Flow).where(Flow.capture_id == capture_id, Flow.flow_id == flow_id))
     return StoredFlow(capture_id, flow_id, row.summary, row.tables_key) if row is not None else None
+
+
+def flow_summaries(session: Session, store: Store, capture_id: str, flow_ids: Sequence[int]
+                   ) -> dict[int, dict[str, Any]]:
+    """The summary documents of the capture's flows ``flow_ids`` (those it has), by flow id: one read for all."""
+    ids = [int(f) for f in flow_ids]
+    if in_parquet(store, capture_id):
+        docs = documents(store.read_parquet(flows_key(capture_id), pl.col("flow_id").is_in(ids)))
+    else:
+        docs = list(session.scalars(select(Flow.summary).where(Flow.capture_id == capture_id, Flow.flow_id.in_(ids))))
+    return {int(d["flow_id"]): d for d in docs}
 
 
 def flow_fields(session: Session, store: Store, capture_id: str, names: Sequence[str],

@@ -14,6 +14,7 @@ from tests.conftest import ROOT
 from tests.service.harness import client, configured, upload, wait_run
 
 TESTBED = ROOT / "tests" / "data" / "testbed" / "cubic_1f_10M_rtt40_buf025bdp.pcap.gz"
+PAIR = ROOT / "tests" / "data" / "pairs" / "two.pcap.gz"  # flows 2 (CUBIC) and 5 (Reno) share the bottleneck
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +66,26 @@ def test_a_request_beyond_the_services_bound_is_refused(ran, monkeypatch):
     r = api.post(f"{flows}/2/whatif", json={"duration_s": 10})
     assert r.status_code == 422 and r.json()["error"] == "whatif_too_large"
     assert "fewer algorithms or a shorter duration_s" in r.json()["detail"]
+
+
+@pytest.fixture(scope="module")
+def pair(ran):
+    api, _ = ran
+    body = upload(api, PAIR).json()
+    assert wait_run(api, body["run_id"])["status"] == "succeeded"
+    return api, f"/api/v1/runs/{body['run_id']}/captures/{body['capture']['id']}/flows"
+
+
+def test_a_flow_after_its_groups_first_has_the_group_as_cross_traffic(pair):
+    """The group is stored once, by its first flow (2): flow 5's what-if finds it through ``path_group_of``
+    and races flow 2 as the CLI does (CUBIC: the capture's metadata there, Linux's default here)."""
+    api, flows = pair
+    r = api.post(f"{flows}/5/whatif", json={"algorithms": ["newreno"], "duration_s": 2, "sender_cc": "reno"})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    cli = json.loads(CliRunner().invoke(app, ["whatif", str(PAIR), "--flow", "5", "-e", "newreno", "--duration", "2",
+                                              "--json"]).stdout)
+    assert [(c["flow_id"], c["control"]) for c in doc["cross_traffic"]] == [(2, "cubic")]
+    assert doc["cross_traffic"][0]["offset_s"] == pytest.approx(cli["cross_traffic"][0]["offset_s"], rel=1e-9)
+    assert doc["captured"]["share"] == pytest.approx(cli["captured"]["share"], rel=1e-9)
+    assert doc["self_check"]["goodput_ratio"] == pytest.approx(cli["self_check"]["goodput_ratio"], rel=1e-9)

@@ -295,7 +295,7 @@ def test_a_capture_stored_before_its_summaries_reads_the_same_from_its_rows(svc,
     from ackreplay.core.orm import Flow
     from ackreplay.core.storage import get_store
     from ackreplay.core.stored_capture import flows_key, tables_key
-    from ackreplay.core.stored_flows import documents
+    from ackreplay.core.stored_flows import documents, flow_summaries
 
     body = upload(svc.api, captures.units).json()
     run = wait_run(svc.api, body["run_id"], timeout=300)
@@ -304,6 +304,9 @@ def test_a_capture_stored_before_its_summaries_reads_the_same_from_its_rows(svc,
             f"/api/v1/runs/{run['id']}/scores?flow=7", f"/api/v1/runs/{run['id']}/captures/{cap}/flows/7/path"]
     now = [svc.api.get(u).json() for u in urls]
     store = get_store()
+    with session_scope() as session:
+        group = flow_summaries(session, store, cap, [90, 7, 999])  # (the what-if's one read for a group)
+    assert sorted(group) == [7, 90] and group[7]["flow_id"] == 7
     with session_scope() as session:  # the capture as the service kept it before
         session.add_all(Flow(capture_id=cap, flow_id=d["flow_id"], sender=d["sender"], receiver=d["receiver"],
                              vantage=d["vantage"], bytes=d["bytes"], goodput_bps=d["goodput_bps"], summary=d,
@@ -311,4 +314,6 @@ def test_a_capture_stored_before_its_summaries_reads_the_same_from_its_rows(svc,
     store.delete(flows_key(cap))
     assert not store.exists(flows_key(cap))
     assert [svc.api.get(u).json() for u in urls] == now
+    with session_scope() as session:
+        assert flow_summaries(session, store, cap, [90, 7, 999]) == group
     assert now[0]["total"] == 96 and [f["flow_id"] for f in now[0]["items"]] == list(range(90, 96))
