@@ -92,3 +92,21 @@ def test_a_failed_self_check_withholds_the_results_with_the_reason() -> None:
     assert doc["withheld"].startswith("the self-check failed") and doc["withheld_code"] == "not_reproduced"
     code, out, _ = run("whatif", DATA / "ns3" / "htcp_1f_bdp1.pcap.gz", "-e", "cubic")
     assert "what-if withheld [not_reproduced]: the self-check failed" in " ".join(out.split())
+
+
+def test_the_help_lists_every_algorithm_the_loop_accepts() -> None:
+    """The ``-e`` help names the algorithms as fixed text (``--help`` loads no registry): it must name exactly the
+    compiled controls and the built-in estimators the loop accepts, so a new estimator cannot go unlisted."""
+    import re
+    from typing import get_type_hints
+
+    from ackreplay.cli.whatif_cmd import whatif
+    from ackreplay.sim.model import CONTROLS
+    from ackreplay.whatif.algorithms import accepted
+
+    help_text = str(get_type_hints(whatif, include_extras=True)["algorithms"].__metadata__[0].help)
+    found = re.search(r"control: (.*?) \(default.*?estimator \((.*?)\)", help_text)
+    assert found is not None, help_text
+    compiled, estimators = found.groups()
+    assert compiled.split(", ") == list(CONTROLS)
+    assert set(estimators.split(", ")) == set(accepted()) - set(CONTROLS)
