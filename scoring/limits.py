@@ -56,13 +56,18 @@ The rules, per interval, in order (thresholds: :class:`LimitParams`):
    before (not before the last loss or queue) + 1 MSS (slow start); or, after an idle time in this interval or
    the one before, the flight grew within it by half its peak (sent − acknowledged) or reached an initial window
    (RFC 6928's 10 segments) and 0.9 of the largest peak of the eight intervals before (an application's block
-   as large as the window the sender had);
+   as large as the window the sender had) — but rules 8 and 9 do not apply where a block sent after an idle
+   time starts in the interval or the one before and fitted the window (:func:`fitted_blocks`: it went out
+   within 0.85 robust RTT, as seen in the capture, with no pause of 0.1 RTT: a window smaller than the block
+   stops the sender until the first ACK, and Linux paces a window over srtt / 1.2, so a block that takes
+   less was not held by it; the peak flights of blocks of one size say nothing about the window);
 9. ``cwnd`` when the rate over the interval and its neighbours is at least 0.9 of the capacity the flow showed
    (the median rate of its standing-queue intervals, three needed): a paced sender (BBR) keeping no queue;
 10. else ``sndbuf`` when no segment was below the MSS (Siekkinen et al.'s sign of an application with nothing
-    more to send), the flight swung by 40 % of its peak or more in the interval or a neighbour (``(peak before
-    an ACK − lowest after one) / peak``) and none of the three was idle (T-RAT's sender window: a flight held
-    below the receiver's window, without losses); else ``app``.
+    more to send; one such segment is let pass in an interval after a ``sndbuf`` one when neither neighbour has
+    any: a woken writer's data not a whole number of segments), the flight swung by 40 % of its peak or more in
+    the interval or a neighbour (``(peak before an ACK − lowest after one) / peak``) and none of the three was
+    idle (T-RAT's sender window: a flight held below the receiver's window, without losses); else ``app``.
 
 ``sndbuf`` from the wire: a Linux writer blocked on a full send buffer is woken only once a third of it is free
 (``sk_stream_write_space``), so the flight drains with the ACKs and refills in bursts of a third of the buffer
@@ -131,6 +136,8 @@ class LimitParams:
     growth_within: float = 0.5  # this share of its peak (sent − acknowledged: a window reopened by a restart),
     restart_share: float = 0.9  # or reached this share of the largest peak of the 8 intervals before
     restart_mss: float = 10.0  # (and at least an initial window, RFC 6928's 10 segments)
+    fit_span: float = 0.85  # rules 8-9: a block after an idle time out within this many robust RTTs ...
+    fit_pause: float = 0.1  # ... with no pause of this many robust RTTs or more fitted the window
     rate_frac: float = 0.9  # rule 9: share of the flow's capacity
     swing: float = 0.4  # rule 10: flight swing of a send-buffer limited sender
     min_interval_s: float = 0.005  # the shortest interval (LAN flows)
@@ -155,10 +162,11 @@ _GROWTH_WITHIN, _RESTART, _RESTART_MSS = _AT["growth_within"], _AT["restart_shar
 _RATE_FRAC, _SWING, _MIN_LEN = _AT["rate_frac"], _AT["swing"], _AT["min_interval_s"]
 _OUTLIER, _PERSIST, _RECEIVER_END = _AT["rtt_outlier"], _AT["rtt_persist"], _AT["receiver_end"]
 _SRTT_FLIGHT, _QUIET = _AT["srtt_flight"], _AT["quiet"]
+_FIT_SPAN, _FIT_PAUSE = _AT["fit_span"], _AT["fit_pause"]
 #: Feature columns per interval (the kernels' ``feat``).
 (_F_EVENTS, _F_ACKED, _F_PEAK, _F_LOW, _F_ROOM, _F_RTT, _F_DUPS, _F_SENT, _F_SMALL, _F_IDLE, _F_DRY,
- _F_HELD) = range(12)
-_N_FEATURES = 12
+ _F_HELD, _F_FIT) = range(13)
+_N_FEATURES = 13
 #: RTT samples the robust RTT is the median of.
 _RTT_WINDOW = 8
 
@@ -487,6 +495,56 @@ def held_time(b: np.ndarray, t: np.ndarray, seg_t: np.ndarray, rref: np.ndarray,
     return np.where(held, t1 - b[:-1], 0.0)
 
 
+def fitted_blocks(b: np.ndarray, f: _Flow, quiet: float, span: float, pause: float) -> np.ndarray:
+    """Per interval, 1 where a block of data sent after an idle time (the flight at nothing for ``quiet`` × the
+    robust RTT or more before its first segment) starts in it or in the interval before and every such block
+    fitted the window (rules 8-9 do not apply): the block — its segments up to the next time the flight falls to
+    nothing — went out within ``span`` × the robust RTT with no pause of ``pause`` × the robust RTT or more.
+    A window smaller than the block stops the sender once it is full until the first ACK comes back (a pause),
+    or, paced (Linux paces a window over srtt / 1.2 in congestion avoidance), spreads it over more than that; a
+    block that fits goes out whole at the pacing rate and the sender then has nothing to send: the application's
+    time (the kernel's: the data in hand did not fill the window), though the block's peak flight is as large as
+    the blocks' before it. Spans and pauses are taken in the capture's own times: at the sender the send times;
+    on the way (at the receiver) the arrivals, which a bottleneck only spreads (a block that arrives within the
+    span was sent within it) — the send times rebuilt there are off by the queue the block built, which also
+    fills a sender's pause, so a window that held the block shows there as a block spread over a round trip
+    or more."""
+    out = np.zeros(len(b) - 1)
+    t, seg_t = f.t, f.seg_t
+    zero_t = t[f.flight == 0.0]
+    if not len(zero_t) or len(seg_t) < 2:
+        return out
+    first = np.searchsorted(seg_t, zero_t, side="right")
+    first = first[first < len(seg_t)]
+    at = np.clip(np.searchsorted(t, seg_t[first], side="left") - 1, 0, len(t) - 1)  # the ACK before it
+    first = np.unique(first[seg_t[first] - t[at] >= quiet * np.nan_to_num(f.rref[at])])
+    if not len(first):
+        return out
+    nxt = np.searchsorted(zero_t, seg_t[first], side="right")  # the block ends where the flight next falls to 0
+    end_t = np.where(nxt < len(zero_t), zero_t[np.minimum(nxt, len(zero_t) - 1)], np.inf)
+    last = np.maximum(np.searchsorted(seg_t, end_t, side="right") - 1, first)
+    idx = np.arange(len(seg_t))
+    block = np.searchsorted(first, idx, side="right") - 1  # (the segments before the first block: -1)
+    member = (block >= 0) & (idx <= last[np.maximum(block, 0)])
+    lo = first[0]
+    starts = first - lo
+    seen = np.where(member, f.seg_seen, f.seg_seen[first[np.maximum(block, 0)]])  # (others: neutral)
+    seen = seen[np.lexsort((seen, block))][lo:]  # each block's times in order (the seen order can differ)
+    span_of = np.maximum.reduceat(seen, starts) - np.minimum.reduceat(seen, starts)
+    gap = np.where(block[lo + 1:] == block[lo:-1], np.diff(seen), 0.0)
+    widest = np.maximum.reduceat(np.append(gap, 0.0), starts)
+    r = np.nan_to_num(f.rref[np.clip(np.searchsorted(t, seg_t[first]), 0, len(t) - 1)])
+    fits = (span_of < span * r) & (widest < pause * r)
+    k = np.searchsorted(b, seg_t[first], side="right") - 1
+    fit_k = np.zeros(len(out) + 2, bool)
+    held_k = np.zeros(len(out) + 2, bool)
+    for at_k in (k, k + 1):  # the interval it starts in and the one after
+        fit_k[np.clip(at_k[fits], 0, len(out) + 1)] = True
+        held_k[np.clip(at_k[~fits], 0, len(out) + 1)] = True
+    out[(fit_k & ~held_k)[:len(out)]] = 1.0
+    return out
+
+
 def _union(a: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Spans ``[a, z)`` merged where they overlap, sorted."""
     if not len(a):
@@ -541,8 +599,9 @@ def _rising(peak: np.ndarray, k: int, m: int, growth: float) -> bool:
 
 @njit(cache=True, nogil=True)
 def label_into(events: np.ndarray, idle: np.ndarray, at_rwnd: np.ndarray, loss: np.ndarray, queue: np.ndarray,
-               no_refill: np.ndarray, peak: np.ndarray, restart: np.ndarray, rate3: np.ndarray, cref: float,
-               swing3: np.ndarray, idle3: np.ndarray, small: np.ndarray, p: np.ndarray, code: np.ndarray) -> None:
+               no_refill: np.ndarray, peak: np.ndarray, restart: np.ndarray, fit: np.ndarray, rate3: np.ndarray,
+               cref: float, swing3: np.ndarray, idle3: np.ndarray, small: np.ndarray, p: np.ndarray,
+               code: np.ndarray) -> None:
     """The rules of the module docstring, interval by interval (``peak`` in MSS, 0 where unknown; ``idle`` a
     share of the interval; ``idle3``/``swing3`` the largest of the interval and its neighbours)."""
     epoch = False
@@ -550,7 +609,11 @@ def label_into(events: np.ndarray, idle: np.ndarray, at_rwnd: np.ndarray, loss: 
     cut_from = np.inf  # the peak flight before the epoch's loss
     since = 0
     for k in range(len(code)):
-        buffer_like = small[k] == 0 and swing3[k] >= p[_SWING] and idle3[k] == 0.0
+        # one segment below the MSS, alone among its neighbours, in a stretch held by the send buffer: a wake-up's
+        # write that was not a whole number of segments, not an application with nothing more to send
+        lone_short = (small[k] <= 1 and 0 < k < len(code) - 1 and code[k - 1] == SNDBUF and small[k - 1] == 0
+                      and small[k + 1] == 0)
+        buffer_like = (small[k] == 0 or lone_short) and swing3[k] >= p[_SWING] and idle3[k] == 0.0
         if idle[k] >= p[_IDLE]:
             code[k] = APP
             epoch = False
@@ -580,7 +643,7 @@ def label_into(events: np.ndarray, idle: np.ndarray, at_rwnd: np.ndarray, loss: 
             code[k] = CWND
             epoch = True
             since = k + 1
-        elif (restart[k] or _grew(peak, k, since, p[_GROWTH_REL], p[_GROWTH_MSS])
+        elif not fit[k] and (restart[k] or _grew(peak, k, since, p[_GROWTH_REL], p[_GROWTH_MSS])
               or _rising(peak, k, int(p[_EPOCH_STALL]), p[_EPOCH_GROWTH]) or rate3[k] >= p[_RATE_FRAC] * cref):
             code[k] = CWND  # (a NaN cref compares false)
             epoch = False
@@ -655,6 +718,7 @@ class _Flow:
     rtt: np.ndarray  # float64 s: the RTT samples it kept (NaN: none, or set aside)
     seg_t: np.ndarray  # float64 s: data segments as sent (sorted)
     seg_len: np.ndarray  # float64 bytes
+    seg_seen: np.ndarray  # float64 s: the same segments' times as captured (``seg_t``'s order)
     rttmin: float  # s, the flow's smallest RTT (NaN: none)
 
 
@@ -753,10 +817,11 @@ def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarra
     sack = _per_event(sacked, inputs.row_event, n, 0.0)
     flight = inputs.flight.astype(np.float64)
     flight[inputs.srtt > p[_SRTT_FLIGHT] * rref] = np.nan  # an ACK after an srtt blown up (timeouts)
+    seg_seen = seg_t
     if position and len(seg_t):  # data seen on its way: moved back to when it was sent
         seg_t = sent_times(t, rtt, rref, seg_t, bound, position)
         order = np.argsort(seg_t, kind="stable")
-        seg_t, seg_len = seg_t[order], seg_len[order]
+        seg_t, seg_len, seg_seen = seg_t[order], seg_len[order], seg_seen[order]
         if position > END_SHARE and len(seg_t) >= _RTT_WINDOW:  # a rebuilt flow (not at the sender) with data:
             # its flight rebuilt from the send times
             flight = rebuilt_flight(t, seg_t, inputs.seg_seq[order] + seg_len, inputs.ack, sack)
@@ -766,7 +831,8 @@ def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarra
     rw = _per_event(rwnd, inputs.row_event, n, -1.0)
     rwnd_prev = np.concatenate((rw[:1], rw[:-1]))
     outstanding = before + np.concatenate(([0.0], sack[:-1]))
-    return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len, rttmin)
+    return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len, seg_seen,
+                 rttmin)
 
 
 def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -777,6 +843,7 @@ def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray, p: np.ndarray) -> np.
     spans_into(b, *dry_spans(b, f.t, f.flight, f.seg_t, f.seg_len, feat[:, _F_PEAK], f.rref, p[_QUIET]), _F_DRY,
                feat)
     feat[:, _F_HELD] = held_time(b, f.t, f.seg_t, f.rref, p[_QUIET])
+    feat[:, _F_FIT] = fitted_blocks(b, f, p[_QUIET], p[_FIT_SPAN], p[_FIT_PAUSE])
     return feat
 
 
@@ -815,7 +882,7 @@ def _decide(feat: np.ndarray, b: np.ndarray, mss: int, rttmin: float, p: np.ndar
     label_into(feat[:, _F_EVENTS], no_time, feat[:, _F_ROOM] < p[_RWND_SLACK] * mss, feat[:, _F_DUPS] >= p[_LOSS_DUPS],
                queue, (acked >= 2 * mss) & (feat[:, _F_SENT] < p[_REFILL] * acked) & (held < p[_IDLE]),
                np.nan_to_num(peak / mss),
-               _restarted(feat, idle, mss, p),
+               _restarted(feat, idle, mss, p), feat[:, _F_FIT] > 0,
                _neighbours_mean(rate), cref, _neighbours_max(swing), _neighbours_max(idle), feat[:, _F_SMALL], p,
                code)
     # a flight sent before any ACK of it came back: limited by what its ACKs find (the next interval's label)

@@ -23,6 +23,8 @@ LimitParams.growth_mss
 LimitParams.growth_within
 LimitParams.restart_share
 LimitParams.restart_mss
+LimitParams.fit_span
+LimitParams.fit_pause
 LimitParams.rate_frac
 LimitParams.swing
 LimitParams.min_interval_s
