@@ -65,15 +65,24 @@ The rules, per interval, in order (thresholds: :class:`LimitParams`):
    (the median rate of its standing-queue intervals, three needed): a paced sender (BBR) keeping no queue;
 10. else ``sndbuf`` when no segment was below the MSS (Siekkinen et al.'s sign of an application with nothing
     more to send; one such segment is let pass in an interval after a ``sndbuf`` one when neither neighbour has
-    any: a woken writer's data not a whole number of segments), the flight swung by 40 % of its peak or more in
-    the interval or a neighbour (``(peak before an ACK − lowest after one) / peak``) and none of the three was
-    idle (T-RAT's sender window: a flight held below the receiver's window, without losses); else ``app``.
+    any: a woken writer's data not a whole number of segments), none of the interval and its neighbours was
+    idle (T-RAT's sender window: a flight held below the receiver's window, without losses) and the flight
+    refilled as a blocked writer's: the ACKs clocked at least half of the refills of the three intervals (a
+    refill: a train of two segments or more, a quarter of the interval's peak flight or more, after a pause of
+    0.05 robust RTT; clocked: its first segment within 2 ms of the ACK before it, :func:`clocked_refills`) —
+    at the receiver, or where no refill was seen, also a flight that swung by 40 % of its peak or more in the
+    interval or a neighbour (``(peak before an ACK − lowest after one) / peak``); else ``app``.
 
 ``sndbuf`` from the wire: a Linux writer blocked on a full send buffer is woken only once a third of it is free
-(``sk_stream_write_space``), so the flight drains with the ACKs and refills in bursts of a third of the buffer
-— a swing of 0.48 to 0.9 on the testbed's runs — and never idles; an application writing at a steady rate below
-the window keeps its flight within 0.2–0.3 of its peak. An application writing blocks of a third of its flight
-or more, back to back at a rate below the window, looks the same and is called ``sndbuf``.
+(``sk_stream_write_space``) — by the ACK that freed it — and writes at once, so its data leaves at that ACK
+(40–80 µs after it in the testbed's sender-side captures; at the receiver, one RTTmin after the ACK it sent,
+within a millisecond or two), in trains of a third of the buffer, and the flight drains with the ACKs in
+between (a swing of 0.38 to 0.9 of its peak on the testbed's runs). An application with nothing queued writes
+when it has data, at times its own clock sets (iperf3's 1 ms pacing timer: its blocks start 2–290 ms after
+the last ACK), and its flight swings by 0.2–0.3 when it writes at a steady rate below the window. At the
+sender the timing decides wherever a refill is seen; at the receiver it is blurred by the path's jitter and
+either sign counts. A periodic application writing trains of a quarter of its flight or more at the instant
+of its ACKs (an application itself clocked by them) looks the same and is called ``sndbuf``.
 
 Decided here, where the papers are silent: the interval is one robust RTT — the median of the last eight RTT
 samples, a sample over 1.8× that median set aside unless such samples last eight medians (after an idle time a
@@ -139,7 +148,11 @@ class LimitParams:
     fit_span: float = 0.85  # rules 8-9: a block after an idle time out within this many robust RTTs ...
     fit_pause: float = 0.1  # ... with no pause of this many robust RTTs or more fitted the window
     rate_frac: float = 0.9  # rule 9: share of the flow's capacity
-    swing: float = 0.4  # rule 10: flight swing of a send-buffer limited sender
+    swing: float = 0.4  # rule 10: flight swing of a send-buffer limited sender (no refill seen)
+    refill_gap: float = 0.05  # rule 10: a refill starts after a pause of this many robust RTTs ...
+    clock_s: float = 0.002  # ... and is the ACKs' when it left within this many s of an ACK
+    refill_share: float = 0.25  # ... of this share of the interval's peak flight or more ...
+    clocked: float = 0.5  # rule 10: this share of the refills the ACKs' (the interval and its neighbours)
     min_interval_s: float = 0.005  # the shortest interval (LAN flows)
     rtt_outlier: float = 1.8  # an RTT sample over this many robust RTTs is set aside ...
     rtt_persist: float = 8.0  # ... unless such samples last this many robust RTTs
@@ -163,10 +176,12 @@ _RATE_FRAC, _SWING, _MIN_LEN = _AT["rate_frac"], _AT["swing"], _AT["min_interval
 _OUTLIER, _PERSIST, _RECEIVER_END = _AT["rtt_outlier"], _AT["rtt_persist"], _AT["receiver_end"]
 _SRTT_FLIGHT, _QUIET = _AT["srtt_flight"], _AT["quiet"]
 _FIT_SPAN, _FIT_PAUSE = _AT["fit_span"], _AT["fit_pause"]
+_REFILL_GAP, _CLOCK_S, _CLOCKED = _AT["refill_gap"], _AT["clock_s"], _AT["clocked"]
+_REFILL_SHARE = _AT["refill_share"]
 #: Feature columns per interval (the kernels' ``feat``).
 (_F_EVENTS, _F_ACKED, _F_PEAK, _F_LOW, _F_ROOM, _F_RTT, _F_DUPS, _F_SENT, _F_SMALL, _F_IDLE, _F_DRY,
- _F_HELD, _F_FIT) = range(13)
-_N_FEATURES = 13
+ _F_HELD, _F_FIT, _F_STARTS, _F_CLOCKED) = range(15)
+_N_FEATURES = 15
 #: RTT samples the robust RTT is the median of.
 _RTT_WINDOW = 8
 
@@ -545,6 +560,38 @@ def fitted_blocks(b: np.ndarray, f: _Flow, quiet: float, span: float, pause: flo
     return out
 
 
+def clocked_refills(b: np.ndarray, f: _Flow, peak: np.ndarray, gap: float, within: float, share: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per interval, the refills — trains of data segments after a pause of ``gap`` × the robust RTT or more,
+    of ``share`` of the interval's peak flight or more (a woken writer writes a third of its buffer) and two
+    segments at least — and those of them the ACKs clocked (the train's first segment within ``within`` s of
+    the ACK before it), rule 10. A writer blocked on a full send buffer is woken by the ACK that frees a third of
+    it and its data leaves at once: at that ACK (tens of microseconds after it at the sender); an application
+    with nothing queued writes when it has data, at times the ACKs do not set. Taken in the capture's own times:
+    seen on its way (``position`` of the round trip), data the sender sent at an ACK is seen ``position`` ×
+    RTTmin after that ACK (no queue: a send-buffer limited sender keeps its flight below the path's)."""
+    nk = len(b) - 1
+    starts = np.zeros(nk)
+    clocked = np.zeros(nk)
+    order = np.argsort(f.seg_seen, kind="stable")
+    seen, size = f.seg_seen[order], f.seg_len[order]
+    if len(seen) < 2 or not len(f.t):
+        return starts, clocked
+    r = np.nan_to_num(f.rref[np.clip(np.searchsorted(f.t, seen), 0, len(f.t) - 1)])
+    head = np.flatnonzero(np.concatenate(([True], np.diff(seen) >= gap * r[1:])))
+    nseg = np.diff(np.append(head, len(seen)))
+    nbytes = np.add.reduceat(size, head)
+    first = seen[head] - f.position * np.nan_to_num(f.rttmin)
+    k = np.searchsorted(b, first, side="right") - 1
+    ok = (k >= 0) & (k < nk) & (head > 0) & (nseg >= 2)
+    ok &= nbytes >= share * np.nan_to_num(peak[np.clip(k, 0, nk - 1)])
+    ack = np.searchsorted(f.t, first, side="right") - 1
+    on_ack = (ack >= 0) & (first - f.t[np.maximum(ack, 0)] <= within)
+    starts += np.bincount(k[ok], minlength=nk)[:nk]
+    clocked += np.bincount(k[ok & on_ack], minlength=nk)[:nk]
+    return starts, clocked
+
+
 def _union(a: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Spans ``[a, z)`` merged where they overlap, sorted."""
     if not len(a):
@@ -600,7 +647,7 @@ def _rising(peak: np.ndarray, k: int, m: int, growth: float) -> bool:
 @njit(cache=True, nogil=True)
 def label_into(events: np.ndarray, idle: np.ndarray, at_rwnd: np.ndarray, loss: np.ndarray, queue: np.ndarray,
                no_refill: np.ndarray, peak: np.ndarray, restart: np.ndarray, fit: np.ndarray, rate3: np.ndarray,
-               cref: float, swing3: np.ndarray, idle3: np.ndarray, small: np.ndarray, p: np.ndarray,
+               cref: float, refill_like: np.ndarray, idle3: np.ndarray, small: np.ndarray, p: np.ndarray,
                code: np.ndarray) -> None:
     """The rules of the module docstring, interval by interval (``peak`` in MSS, 0 where unknown; ``idle`` a
     share of the interval; ``idle3``/``swing3`` the largest of the interval and its neighbours)."""
@@ -613,7 +660,7 @@ def label_into(events: np.ndarray, idle: np.ndarray, at_rwnd: np.ndarray, loss: 
         # write that was not a whole number of segments, not an application with nothing more to send
         lone_short = (small[k] <= 1 and 0 < k < len(code) - 1 and code[k - 1] == SNDBUF and small[k - 1] == 0
                       and small[k + 1] == 0)
-        buffer_like = (small[k] == 0 or lone_short) and swing3[k] >= p[_SWING] and idle3[k] == 0.0
+        buffer_like = (small[k] == 0 or lone_short) and refill_like[k] and idle3[k] == 0.0
         if idle[k] >= p[_IDLE]:
             code[k] = APP
             epoch = False
@@ -720,6 +767,7 @@ class _Flow:
     seg_len: np.ndarray  # float64 bytes
     seg_seen: np.ndarray  # float64 s: the same segments' times as captured (``seg_t``'s order)
     rttmin: float  # s, the flow's smallest RTT (NaN: none)
+    position: float  # where the capture was taken: 0 at the sender, 1 at the receiver
 
 
 class QueueBound(NamedTuple):
@@ -832,7 +880,7 @@ def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarra
     rwnd_prev = np.concatenate((rw[:1], rw[:-1]))
     outstanding = before + np.concatenate(([0.0], sack[:-1]))
     return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len, seg_seen,
-                 rttmin)
+                 rttmin, position)
 
 
 def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -844,6 +892,8 @@ def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray, p: np.ndarray) -> np.
                feat)
     feat[:, _F_HELD] = held_time(b, f.t, f.seg_t, f.rref, p[_QUIET])
     feat[:, _F_FIT] = fitted_blocks(b, f, p[_QUIET], p[_FIT_SPAN], p[_FIT_PAUSE])
+    feat[:, _F_STARTS], feat[:, _F_CLOCKED] = clocked_refills(b, f, feat[:, _F_PEAK], p[_REFILL_GAP], p[_CLOCK_S],
+                                                              p[_REFILL_SHARE])
     return feat
 
 
@@ -861,7 +911,20 @@ def _restarted(feat: np.ndarray, idle: np.ndarray, mss: int, p: np.ndarray) -> n
     return after_idle & (grew | at_window)
 
 
-def _decide(feat: np.ndarray, b: np.ndarray, mss: int, rttmin: float, p: np.ndarray) -> np.ndarray:
+def _refill_like(feat: np.ndarray, swing3: np.ndarray, position: float, p: np.ndarray) -> np.ndarray:
+    """Rule 10, per interval: the flight refilled as a send-buffer limited sender's — most of the refills of the
+    interval and its neighbours clocked by the ACKs (:func:`clocked_refills`); where none was seen, a flight
+    swinging by ``swing`` of its peak or more."""
+    starts = np.convolve(feat[:, _F_STARTS], np.ones(3), "same")
+    clocked = np.convolve(feat[:, _F_CLOCKED], np.ones(3), "same")
+    by_clock = (starts > 0) & (clocked >= p[_CLOCKED] * starts)
+    if position <= END_SHARE:  # at the sender: the send times as the ACKs set them
+        return np.where(starts > 0, by_clock, swing3 >= p[_SWING])
+    return by_clock | (swing3 >= p[_SWING])
+
+
+def _decide(feat: np.ndarray, b: np.ndarray, mss: int, rttmin: float, position: float, p: np.ndarray
+            ) -> np.ndarray:
     """The per-interval tests of the module docstring, then :func:`label_into`."""
     length = np.diff(b)
     pos = length > 0
@@ -883,8 +946,8 @@ def _decide(feat: np.ndarray, b: np.ndarray, mss: int, rttmin: float, p: np.ndar
                queue, (acked >= 2 * mss) & (feat[:, _F_SENT] < p[_REFILL] * acked) & (held < p[_IDLE]),
                np.nan_to_num(peak / mss),
                _restarted(feat, idle, mss, p), feat[:, _F_FIT] > 0,
-               _neighbours_mean(rate), cref, _neighbours_max(swing), _neighbours_max(idle), feat[:, _F_SMALL], p,
-               code)
+               _neighbours_mean(rate), cref, _refill_like(feat, _neighbours_max(swing), position, p),
+               _neighbours_max(idle), feat[:, _F_SMALL], p, code)
     # a flight sent before any ACK of it came back: limited by what its ACKs find (the next interval's label)
     for k in np.flatnonzero((code[:-1] == UNKNOWN) & (feat[:-1, _F_SENT] > 0))[::-1]:
         code[k] = code[k + 1]
@@ -909,7 +972,7 @@ def flow_limits(inputs: FlowInputs, rwnd: np.ndarray | None = None, sacked: np.n
     if not np.isfinite(f.rref).any():  # no RTT: no round trips to cut the flow into
         return _empty(t)
     b = grid_bounds(t, f.rref, p[_MIN_LEN])
-    code = _decide(_features(f, inputs, b, p), b, inputs.mss, f.rttmin, p)
+    code = _decide(_features(f, inputs, b, p), b, inputs.mss, f.rttmin, f.position, p)
     start, end = b[:-1].copy(), b[1:].copy()
     return FlowLimits(start, end, code, shares_of(start, end, code))
 

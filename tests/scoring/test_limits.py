@@ -184,6 +184,26 @@ def test_sndbuf_drains_and_refills():
     assert share(even, SNDBUF) < 0.1
 
 
+def test_sndbuf_refills_at_the_acks():
+    """A flight that swings by only 0.3 of its peak (30 segments, a refill of 9): refilled at the ACK that freed
+    the space (a woken writer), the send buffer; the same refills 5 ms after the ACKs (an application writing on
+    its own clock), the application — whatever the swing."""
+
+    def refills(offset: float) -> FlowLimits:
+        t_ack, flights, seg_t = [], [], []
+        now = 0.0
+        for _ in range(40):
+            seg_t += [now + offset + 1e-5 * i for i in range(9)]
+            for k in range(9):
+                now += RTT / 9
+                t_ack.append(now)
+                flights.append(30 - k - 1)
+        return flow_limits(flow(t_ack, np.array(flights) * MSS, seg_t=seg_t))
+
+    assert share(refills(1e-4), SNDBUF) > 0.9
+    assert share(refills(0.005), APP) > 0.9
+
+
 def test_unknown_without_rtt_and_without_acks():
     t = clocked(1.0, 10)
     lim = flow_limits(flow(t, np.full(len(t), 5 * MSS), rtt=np.full(len(t), np.nan)))

@@ -27,6 +27,10 @@ LimitParams.fit_span
 LimitParams.fit_pause
 LimitParams.rate_frac
 LimitParams.swing
+LimitParams.refill_gap
+LimitParams.clock_s
+LimitParams.refill_share
+LimitParams.clocked
 LimitParams.min_interval_s
 LimitParams.rtt_outlier
 LimitParams.rtt_persist
