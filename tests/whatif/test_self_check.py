@@ -89,3 +89,18 @@ def test_the_flow_sharing_the_bottleneck_is_simulated_beside_it() -> None:
     assert got.check.loss_rate_ratio is not None and abs(got.check.loss_rate_ratio - 1) <= 0.30, got.check
     assert 0.4 < got.captured.share < 0.8 and abs(got.check.simulated["share"] - got.captured.share) <= 0.05
     assert ok(TESTBED).captured.share == 1.0
+
+
+def test_a_buffer_no_loss_filled_is_taken_at_the_deepest_queue_instead_of_refused() -> None:
+    """``pairs/dloss`` (4-BDP buffer, 1 % random loss): none of its 14 losses followed a full queue, so the path's
+    buffer is null; the what-if runs at the deepest queue the flow built (71 ms ≈ 89 kB at 10 Mbit/s) with a range
+    one BDP deeper, and the self-check runs there (it fails on goodput: docs/whatif.md). A receive-window-limited
+    sender that lost nothing is withheld as not bulk, no longer refused for the buffer."""
+    got = ok(DATA / "pairs" / "dloss.pcap.gz")
+    bdp = got.path.central.capacity_bps * got.path.central.base_rtt_s / 8
+    assert 80_000 < got.path.central.buffer_bytes < 100_000 and "at least" in got.path.assumed["buffer_bytes"]
+    assert got.path.ends["buffer_bytes"] == pytest.approx((got.path.central.buffer_bytes,
+                                                           got.path.central.buffer_bytes + bdp))
+    assert got.check.goodput_ratio is not None and got.check.code == "not_reproduced"
+    rwnd = ok(DATA / "limits" / "reno_rwnd_ws0.pcap.gz")
+    assert rwnd.check.code == "sender_not_bulk" and "buffer_bytes" in rwnd.path.assumed
