@@ -431,7 +431,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
     from ackreplay.whatif.cross import cross_flows
     from ackreplay.whatif.errors import WhatIfError
     from ackreplay.whatif.figures import connection_options, path_range
-    from ackreplay.whatif.runs import what_if
+    from ackreplay.whatif.runs import check_seeds, what_if
 
     d = _stored_diagnostics(session, run, capture_id, flow_id)
     store = get_store()
@@ -451,7 +451,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender))
         captured = CapturedFlow.of(summary, others, (d.get("limits") or {}).get("shares"))
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)
-        runs = (1 + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
+        runs = (check_seeds(rng.central) + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
         packets = runs * duration * rng.central.capacity_bps / 8.0 / (link.mss + link.overhead) * 1.25
         if packets > WHATIF_MAX_PACKETS:
             raise WhatIfError("whatif_too_large", f"{runs} runs of {duration:g} s at "
