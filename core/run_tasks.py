@@ -64,6 +64,7 @@ from ackreplay.ingest import CaptureIngest, IngestError, ingest_capture
 from ackreplay.replay.capture import capture_aggregate, consecutive_ranges, flow_score_columns, replay_capture
 from ackreplay.replay.engine import PLAN_FIELDS, plan_reasons
 from ackreplay.replay.results import CaptureReplay, series_table
+from ackreplay.whatif.figures import buffer_seen
 from ackreplay.whatif.flows import random_loss_high
 
 log = logging.getLogger("ackreplay.pipeline")
@@ -461,7 +462,8 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
         "path_group": groups.get(r.flow_id), "path_group_of": holder_of.get(r.flow_id),
         "limits": limit_record(r.limits),
         "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
-        "random_loss_off_level": random_loss_high(r)})} for r in reps]
+        "random_loss_off_level": random_loss_high(r), "buffer_seen_bytes": buffer_seen(r.path_parts, r.path)})}
+        for r in reps]
     series = Store.parquet_bytes(series_table(reps)) if reps else b""
     encoded = [encode_rows(cast(Table, table.__table__), values)
                for table, values in ((Result, result_rows), (DecisionRow, decision_rows),

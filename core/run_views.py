@@ -297,10 +297,10 @@ def flow_decisions(session: Session, run: Run, capture_id: str, flow_id: int, *,
 #: What the diagnostics rows store besides the §7 explanations: the flow's path (§9), the group of flows sharing
 #: its bottleneck (held by the group's first flow, which the others name in ``path_group_of``), what limited its sender,
 #: why the estimators cannot be compared on it (``scoring.comparable``) and the packets behind its figures
-#: (``graphs.frame_numbers.flow_frames``), and the most its random-loss rate can be (the what-if's,
-#: ``whatif.flows.random_loss_high``).
+#: (``graphs.frame_numbers.flow_frames``), the most its random-loss rate can be and the least its buffer can be where
+#: the path left it null (the what-if's, ``whatif.flows.random_loss_high``, ``whatif.figures.buffer_seen``).
 PATH_KEYS = ("path", "path_models", "path_group", "path_group_of", "limits", "comparable_reason", "frames",
-             "random_loss_off_level")
+             "random_loss_off_level", "buffer_seen_bytes")
 
 
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -437,8 +437,8 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
     from ackreplay.whatif.captured import CapturedFlow, sender_control
     from ackreplay.whatif.cross import cross_flows
     from ackreplay.whatif.errors import WhatIfError
-    from ackreplay.whatif.figures import path_range
-    from ackreplay.whatif.runs import what_if
+    from ackreplay.whatif.figures import connection_options, path_range
+    from ackreplay.whatif.runs import check_seeds, what_if
 
     d = _stored_diagnostics(session, run, capture_id, flow_id)
     group = [int(f) for f in (_path_group(session, run, capture_id, d) or {}).get("flows") or [] if int(f) != flow_id]
@@ -451,11 +451,12 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
         chosen = check_algorithms(algorithms or list(ALGORITHMS))
         link = LinkInfo.of(summary)
         rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead,
-                         random_loss_high=d.get("random_loss_off_level"))
+                         random_loss_high=d.get("random_loss_off_level"), buffer_low=d.get("buffer_seen_bytes"),
+                         **connection_options(summary))
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender))
         captured = CapturedFlow.of(summary, others, (d.get("limits") or {}).get("shares"))
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)
-        runs = (1 + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
+        runs = (check_seeds(rng.central) + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
         packets = runs * duration * rng.central.capacity_bps / 8.0 / (link.mss + link.overhead) * 1.25
         if packets > WHATIF_MAX_PACKETS:
             raise WhatIfError("whatif_too_large", f"{runs} runs of {duration:g} s at "

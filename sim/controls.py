@@ -191,16 +191,19 @@ def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, 
                   now: float) -> float:
     """The ssthresh (segments) the control sets at a loss event (recovery entry or timeout); ``window``: the
     segments NewReno, STCP and HSTCP multiply (``sim.sender.loss_window``: Linux's cwnd, ns-3's bytes in flight);
-    BIC, CUBIC and H-TCP take cwnd, Westwood+ its estimate."""
-    cwnd = fs[f, CWND]
+    BIC, CUBIC and H-TCP take cwnd, Westwood+ its estimate. BIC and CUBIC take it in whole segments and their
+    product too, as Linux (``snd_cwnd * beta / BICTCP_BETA_SCALE``, integers) and ns-3 (``GetCwndInSegments``,
+    ``static_cast<uint32_t>``) compute it: under random loss, at windows of ten segments, the fractions Linux
+    drops are a tenth of the window (tests/sim/test_kernel_random_loss.py)."""
+    cwnd = np.floor(fs[f, CWND] + 1e-9)  # the stack's window, whole segments (Linux snd_cwnd, ns-3's in segments)
     if alg == HTCP:
         ss = htcp_ssthresh(fs, f, now, ap[f, P_BETA_MIN], ap[f, P_BETA_MAX], ap[f, P_THR_RATIO])
     elif alg == CUBIC:
         _w_max(fs, ap, f, cwnd)
-        ss = cubic_ssthresh(_one(cwnd), ap[f, P_BETA], MIN_SSTHRESH)[0]
+        ss = np.floor(cubic_ssthresh(_one(cwnd), ap[f, P_BETA], MIN_SSTHRESH)[0] + 1e-9)
     elif alg == BIC:
         _w_max(fs, ap, f, cwnd)
-        ss = bic_ssthresh(_one(cwnd), ap[f, P_BETA], ap[f, P_LOW], MIN_SSTHRESH)[0]
+        ss = np.floor(bic_ssthresh(_one(cwnd), ap[f, P_BETA], ap[f, P_LOW], MIN_SSTHRESH)[0] + 1e-9)
     elif alg == STCP:
         ss = scalable_ssthresh(_one(window), ap[f, P_BETA], MIN_SSTHRESH)[0]
     elif alg == HSTCP:

@@ -7,6 +7,7 @@ import numpy as np
 from numba import njit
 
 from ackreplay.sim.borrow import borrowed_state
+from ackreplay.sim.dupacks import pipe
 from ackreplay.sim.layout import (
     CWND,
     DELACK_ECHO,
@@ -18,7 +19,6 @@ from ackreplay.sim.layout import (
     PAUSE_RECOVERY,
     PEND_ACKED,
     PEND_DELIV,
-    PIPE,
     S_ACK,
     S_DATA,
     S_DELACK,
@@ -47,7 +47,7 @@ def _sample(s: SimState, f: int, now: float) -> None:
         k = fi[f, SAMPLES]
         s.ts[f, k, 0] = s.fs[f, NEXT_SAMPLE]
         s.ts[f, k, 1] = s.fs[f, CWND]
-        s.ts[f, k, 2] = fi[f, PIPE]
+        s.ts[f, k, 2] = pipe(s, f)
         s.ts[f, k, 3] = queue_packets(s, now) * s.g[WIRE]
         fi[f, SAMPLES] = k + 1
         s.fs[f, NEXT_SAMPLE] += s.g[SAMPLE_DT]

@@ -9,6 +9,7 @@ UNA, NXT, PIPE, RCV_NXT, DELACK_N, DELACK_GEN = 0, 1, 2, 3, 4, 5
 IN_REC, IN_LOSS, RECOVER, H1, H2, H3 = 6, 7, 8, 9, 10, 11
 LOST_PTR, RTX_PTR, HI_LOST, PRR_DELIV, PRR_OUT, RECOVER_FS = 12, 13, 14, 15, 16, 17
 LOSS_EVENTS, TIMEOUTS, RETRANS, SENT, SAMPLES = 18, 19, 20, 21, 23
+DUPS = 22  # without SACK: duplicate ACKs counted as segments that left the network (Linux's Reno sacked_out)
 QD_N, STARTED, RTO_ARMED, DELIVERED = 24, 25, 26, 27
 LOG_N, SEND_N, PEND_DELIV, PEND_ACKED = 28, 29, 30, 31  # an external decision's logs and paused ACK
 N_FI = 32
@@ -28,9 +29,10 @@ DELACK_T, MIN_RTO, INIT_RTO, RWND, IW, SAMPLE_DT = 6, 7, 8, 9, 10, 11
 DELACK_COUNT, MSS, QD_BIN, PER_ACK = 12, 13, 14, 15
 N_G = 16
 
-# per-flow figures (columns of ``flow`` float64[F, N_FLOW])
-START, PROP_FWD, PROP_REV = 0, 1, 2
-N_FLOW = 3
+# per-flow figures (columns of ``flow`` float64[F, N_FLOW]): start, one-way delays, and the TCP options the
+# connection negotiated (1: on): SACK (RFC 2018) and timestamps (RFC 7323)
+START, PROP_FWD, PROP_REV, SACK_OK, TS_OK = 0, 1, 2, 3, 4
+N_FLOW = 5
 
 # event streams of a flow: stream id = flow·N_STREAMS + kind
 S_DATA, S_ACK, S_DELACK, S_RTO, S_START = 0, 1, 2, 3, 4

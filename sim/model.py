@@ -95,6 +95,10 @@ class FlowSpec:
     #: loop has the control compiled (always so for a name outside ``CONTROLS``): ``westwood_plus`` so is the
     #: replay's Westwood+ in control, a check of the compiled one.
     external: bool = False
+    #: The TCP options the connection negotiated: SACK (RFC 2018; without it NewReno's recovery, RFC 6582, as
+    #: Linux runs it: ``sim/dupacks.py``) and timestamps (RFC 7323; without them RTT samples follow Karn's rule).
+    sack: bool = True
+    timestamps: bool = True
 
     @property
     def decided_outside(self) -> bool:
@@ -234,10 +238,11 @@ def _globals(link: Link, cfg: SimConfig) -> np.ndarray:
 
 def _flow_columns(flows: list[FlowSpec]) -> np.ndarray:
     """Start and one-way delays (half the base RTT each way: the ACK path is uncongested, so only the sum and
-    the forward part's place before the receiver matter)."""
+    the forward part's place before the receiver matter), and the options SACK and timestamps."""
     out = np.zeros((len(flows), L.N_FLOW))
     for f, fl in enumerate(flows):
         out[f, L.START], out[f, L.PROP_FWD], out[f, L.PROP_REV] = fl.start_s, fl.rtt_s / 2, fl.rtt_s / 2
+        out[f, L.SACK_OK], out[f, L.TS_OK] = float(fl.sack), float(fl.timestamps)
     return out
 
 

@@ -28,6 +28,7 @@ from ackreplay.sim.layout import (
     S_ACK,
     S_DATA,
     S_DELACK,
+    SACK_OK,
     WIRE,
 )
 from ackreplay.sim.state import SimState
@@ -120,7 +121,7 @@ def receive(s: SimState, f: int, now: float, seg: int, sent: float) -> None:
         return
     s.got[f, seg] = True
     if seg > nxt:
-        send_ack(s, f, now, seg, sent)
+        send_ack(s, f, now, seg if s.flow[f, SACK_OK] > 0.0 else -1, sent)  # (without SACK: a duplicate ACK)
         return
     while nxt < s.got.shape[1] and s.got[f, nxt]:
         nxt += 1

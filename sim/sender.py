@@ -4,7 +4,9 @@
 Segments are whole MSS, numbered from 0; each has a state (in flight, SACKed, lost, retransmitted). ``PIPE`` is
 RFC 6675's pipe: segments in flight or retransmitted, not SACKed, not marked lost. A segment is lost once three
 segments above it are SACKed (DupThresh = 3, RFC 6675 IsLost): the third-highest SACKed segment is kept, so the
-marking costs O(1) a segment. A lost retransmission is found by the timer only (Linux would use RACK).
+marking costs O(1) a segment; a lost retransmission by RACK's rule (``lost_retransmissions``). A connection
+without SACK recovers as NewReno does (``sim/dupacks.py``), and one without timestamps samples RTTs by Karn's
+rule (``samples_rtt``).
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from numba import njit
 
 from ackreplay.sim.acklog import log_ack, log_send
 from ackreplay.sim.controls import EPOCH, P_BETA_MIN, P_HYSTART, P_RTT_STEP, grow, loss_ssthresh, westwood_ack
+from ackreplay.sim.dupacks import count_dupack, cumulative_without_sack, mark_head_lost, pipe, sack_on
 from ackreplay.sim.htcp import htcp_ack
 from ackreplay.sim.hystart import hystart_ack, hystart_restart
 from ackreplay.sim.layout import (
     CUBIC,
     CWND,
+    DUPS,
     EXT_NOW,
     EXT_SS,
     EXTERNAL,
@@ -67,6 +71,7 @@ from ackreplay.sim.layout import (
     T_KIND,
     T_PAUSED,
     TIMEOUTS,
+    TS_OK,
     UNA,
     WESTWOOD,
 )
@@ -150,7 +155,7 @@ def send_loop(s: SimState, f: int, now: float) -> None:
     fi = s.fi
     seg = s.seg
     limit = min(s.seg.shape[1], np.int64(s.g[RWND]))
-    while fi[f, PIPE] < np.int64(s.fs[f, CWND] + 1e-9):
+    while pipe(s, f) < np.int64(s.fs[f, CWND] + 1e-9):
         p = max(fi[f, RTX_PTR], fi[f, UNA])
         while p <= fi[f, HI_LOST] and seg[f, p] != LOST:
             p += 1
@@ -196,18 +201,21 @@ def _sack(s: SimState, f: int, x: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _cumulative(s: SimState, f: int, cum: int) -> int:
-    """The cumulative ACK moved to ``cum``: the segments newly delivered (those not SACKed before)."""
+def _cumulative(s: SimState, f: int, cum: int) -> tuple[int, bool]:
+    """The cumulative ACK moved to ``cum``: the segments newly delivered (those not SACKed before), and whether
+    one of them was a retransmission (Karn's rule: then the ACK's timing gives no RTT sample)."""
     fi = s.fi
     news = 0
+    retransmitted = False
     for x in range(fi[f, UNA], cum):
         st = s.seg[f, x]
         if st in (IN_FLIGHT, RETRANSMITTED):
             fi[f, PIPE] -= 1
         if st != SACKED:
             news += 1
+        retransmitted |= st == RETRANSMITTED
     fi[f, UNA] = cum
-    return news
+    return news, retransmitted
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -233,13 +241,13 @@ def _prr(s: SimState, f: int, delivered: int) -> None:
     fi = s.fi
     fi[f, PRR_DELIV] += delivered
     ss = s.fs[f, SSTHRESH]
-    pipe = fi[f, PIPE]
-    if pipe > ss:
+    in_flight = pipe(s, f)
+    if in_flight > ss:
         sndcnt = int(np.ceil(fi[f, PRR_DELIV] * ss / max(fi[f, RECOVER_FS], 1))) - fi[f, PRR_OUT]
     else:
         limit = max(fi[f, PRR_DELIV] - fi[f, PRR_OUT], delivered) + 1
-        sndcnt = min(int(ss) - pipe, limit)
-    s.fs[f, CWND] = pipe + max(sndcnt, 0)
+        sndcnt = min(int(ss) - in_flight, limit)
+    s.fs[f, CWND] = in_flight + max(sndcnt, 0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -252,7 +260,7 @@ def loss_window(s: SimState, f: int) -> float:
     ``EnterRecovery`` or the RTO asks for it — the pipe once this ACK's SACK and loss marking are done; at a
     timeout, before its marking."""
     if s.g[PER_ACK] > 0.0:
-        return float(s.fi[f, PIPE])
+        return float(pipe(s, f))
     return float(np.floor(s.fs[f, CWND] + 1e-9))
 
 
@@ -289,22 +297,40 @@ def _pause(s: SimState, f: int, now: float, kind: int) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
+def samples_rtt(s: SimState, f: int, delivered: int, retransmitted: bool, echo: float) -> bool:
+    """Whether an ACK that ``delivered`` segments gives an RTT sample (``echo``: the send time it answers). With
+    timestamps (RFC 7323) every ACK that delivers data does, retransmissions included (Linux falls back on TSecr
+    where the ACK's timing is ambiguous); without, Karn's rule (RFC 6298 §3, Linux ``tcp_clean_rtx_queue``): not when
+    the data it delivers includes a retransmission. Without SACK only an ACK of new data delivers any (a duplicate
+    ACK gives no sample)."""
+    if delivered <= 0 or echo < 0.0:
+        return False
+    return s.flow[f, TS_OK] > 0.0 or not retransmitted
+
+
+@njit(cache=True, nogil=True, inline="always")
 def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) -> None:
     """An ACK reaches the sender: scoreboard, RTT, the control, recovery, then the send loop. An external flow
     entering recovery pauses the loop before its decision; ``finish_ack`` completes the ACK once it is taken."""
     fi = s.fi
     alg = s.alg[f]
+    sack_ok = sack_on(s, f)
+    retransmitted = sack >= 0 and s.seg[f, sack] == RETRANSMITTED
     delivered = _sack(s, f, sack) if sack >= 0 else 0
     acked = 0
     if cum > fi[f, UNA]:
         acked = cum - fi[f, UNA]
-        delivered += _cumulative(s, f, cum)
+        news, retx = _cumulative(s, f, cum)
+        retransmitted |= retx
+        delivered += news if sack_ok else cumulative_without_sack(s, f, acked)
         if fi[f, UNA] >= fi[f, NXT]:
             s.fs[f, RTO_AT] = np.inf
             fi[f, RTO_ARMED] = 0
         else:
             arm_rto(s, f, now)
-    sampled = delivered > 0 and echo >= 0.0
+    elif not sack_ok:
+        delivered = count_dupack(s, f)
+    sampled = samples_rtt(s, f, delivered if sack_ok else acked, retransmitted, echo)
     if sampled:
         rtt_sample(s, f, now - echo)
     if alg == WESTWOOD:
@@ -316,12 +342,16 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
         log_ack(s, f, now, delivered, acked, now - echo if sampled else np.nan, sack)
     elif alg == CUBIC and sampled and _hystart_on(s, f):
         hystart_ack(s.fs, fi, f, now, now - echo, s.fs[f, EPOCH], s.g[MSS])
-    newly_lost = mark_lost(s, f)
-    if sampled:
-        newly_lost += lost_retransmissions(s, f, echo)
+    if sack_ok:
+        newly_lost = mark_lost(s, f)
+        if sampled:
+            newly_lost += lost_retransmissions(s, f, echo)
+    else:
+        newly_lost = mark_head_lost(s, f, acked > 0 and fi[f, UNA] <= fi[f, RECOVER])
     if fi[f, IN_REC] == 1 and fi[f, UNA] > fi[f, RECOVER]:
         fi[f, IN_REC] = 0  # Linux tcp_end_cwnd_reduction, ns-3 ExitRecovery: cwnd = ssthresh
         s.fs[f, CWND] = s.fs[f, SSTHRESH]
+        fi[f, DUPS] = 0  # (without SACK: Linux tcp_reset_reno_sack as recovery ends)
     if fi[f, IN_LOSS] == 1 and fi[f, UNA] > fi[f, RECOVER]:
         fi[f, IN_LOSS] = 0
     enter = fi[f, IN_REC] == 0 and fi[f, IN_LOSS] == 0 and newly_lost > 0
@@ -339,10 +369,13 @@ def finish_ack(s: SimState, f: int, now: float, enter: bool, delivered: int, ack
     alg = s.alg[f]
     if enter:
         _enter_recovery(s, f, alg, now)
+    # the growth counts the segments the ACK acknowledged; without SACK those it delivered (Linux's acked_sacked:
+    # the duplicate ACKs counted already are not counted again when the cumulative ACK passes their segments)
+    grown = acked if sack_on(s, f) else delivered
     if s.fi[f, IN_REC] == 1:
         _prr(s, f, delivered)
-    elif acked > 0:
-        grow(alg, s.fs, s.ap, f, float(acked), now, s.g[PER_ACK] > 0.0)
+    elif grown > 0:
+        grow(alg, s.fs, s.ap, f, float(grown), now, s.g[PER_ACK] > 0.0)
     s.fs[f, LAST_ACK_T] = now
     send_loop(s, f, now)
 
@@ -377,6 +410,7 @@ def time_out(s: SimState, f: int, now: float) -> None:
     else:
         fs[f, SSTHRESH] = loss_ssthresh(s.alg[f], fs, s.ap, f, s.g[MSS], loss_window(s, f), True, now)
     fs[f, CWND] = 1.0
+    fi[f, DUPS] = 0  # (without SACK: Linux tcp_enter_loss resets the counted duplicates)
     for x in range(fi[f, UNA], fi[f, NXT]):
         if s.seg[f, x] != SACKED:
             s.seg[f, x] = LOST

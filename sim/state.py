@@ -13,7 +13,7 @@ class SimState(NamedTuple):
     fi: np.ndarray      # int64[F, N_FI]: each flow's integer state
     fs: np.ndarray      # float64[F, N_FS]: each flow's real state (its control's included)
     g: np.ndarray       # float64[N_G]: the link and the run
-    flow: np.ndarray    # float64[F, N_FLOW]: start, one-way delays
+    flow: np.ndarray    # float64[F, N_FLOW]: start, one-way delays, SACK and timestamps on
     alg: np.ndarray     # int64[F]: each flow's control
     ap: np.ndarray      # float64[F, N_AP]: each flow's control's parameters
     seg: np.ndarray     # int8[F, S]: the sender's scoreboard, a state per segment

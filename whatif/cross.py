@@ -14,6 +14,7 @@ from typing import Any
 from ackreplay.whatif.algorithms import ALGORITHMS
 from ackreplay.whatif.captured import SenderControl, ns3_competitor
 from ackreplay.whatif.errors import WhatIfError
+from ackreplay.whatif.figures import connection_options
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,9 @@ class CrossFlow:
     control: str
     source: str
     offset_s: float
+    #: its connection's options (ingest's ``sack`` and ``timestamps``; on where not known)
+    sack: bool = True
+    timestamps: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return {"flow_id": self.flow_id, "control": self.control, "control_source": self.source,
@@ -47,7 +51,8 @@ def cross_flows(flow: Any, others: Sequence[Any], control_of: Callable[[str], Se
             raise WhatIfError("shared_bottleneck", f"flow {fid} shares the bottleneck and its sender ran "
                               f"{ctl.algorithm} ({ctl.source}), which the simulation cannot run as cross traffic "
                               f"(it runs {', '.join(ALGORITHMS)})")
-        out.append(CrossFlow(fid, ctl.algorithm, ctl.source, float(_get(o, "start_t") or 0.0) - t0))
+        out.append(CrossFlow(fid, ctl.algorithm, ctl.source, float(_get(o, "start_t") or 0.0) - t0,
+                             **connection_options(o)))
     return out
 
 

@@ -5,7 +5,10 @@ figure named (:class:`WhatIfError`). The ranges are the calibration bounds of th
 (docs/path-calibration.md: a ``high`` or ``medium`` figure lies within them in at least 95 % / 80 % of the
 captures with a known path): capacity ±10 %, base RTT ±3 %, buffer ±25 %, random-loss rate ±30 %.
 A random-loss rate the inference left null because too few losses fell off the buffer's overflow level is
-taken as 0, with the rate of those few losses as its upper end (:func:`off_level_loss`).
+taken as 0, with the rate of those few losses as its upper end (:func:`off_level_loss`). A buffer the inference
+left null because no loss followed a full queue is bounded below only — by the deepest queue the flow built
+(:func:`buffer_seen`): it is taken at that bound, and its range runs to that bound plus
+:data:`BUFFER_HEADROOM_BDP` × the BDP (*decided here*, docs/whatif.md).
 """
 
 from __future__ import annotations
@@ -15,12 +18,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ackreplay.path.figures import OVERFLOW_SPREAD
+import numpy as np
+
+from ackreplay.path.figures import MIN_QUEUE_PACKETS, OVERFLOW_SPREAD, overflows
 from ackreplay.sim.model import Link
 from ackreplay.whatif.errors import WhatIfError
 
 #: Each figure's relative half-width at confidence ``high``/``medium`` (docs/path-calibration.md's bounds).
 SPREAD = {"capacity_bps": 0.10, "base_rtt_s": 0.03, "buffer_bytes": 0.25, "random_loss_rate": 0.30}
+#: A buffer bounded below only (no loss followed a full queue) ranges from that bound to the bound plus this many
+#: BDPs (capacity × base RTT): a buffer that much deeper than any queue the flow built. Decided here, not measured:
+#: a flow that never filled the buffer says nothing of how deep it is, and a what-if's control that queues more
+#: than the captured one could meet it anywhere above; one BDP is the rule-of-thumb buffer (Villamizar & Song,
+#: "High performance TCP in ANSNET", ACM SIGCOMM CCR, 1994).
+BUFFER_HEADROOM_BDP = 1.0
 #: The figures the simulation's link needs, in the order they are named when missing.
 NEEDED = ("capacity_bps", "base_rtt_s", "buffer_bytes", "random_loss_rate")
 
@@ -28,7 +39,8 @@ NEEDED = ("capacity_bps", "base_rtt_s", "buffer_bytes", "random_loss_rate")
 @dataclass(frozen=True)
 class PathFigures:
     """One set of the path's figures: capacity (wire bit/s), base RTT (s), buffer (wire bytes), random-loss
-    rate (per data segment), the header bytes a full segment adds on the wire, and the MSS."""
+    rate (per data segment), the header bytes a full segment adds on the wire, and the MSS; with them the TCP
+    options the flow's connection ran with (SACK, timestamps), which every sender re-enacted on it keeps."""
 
     capacity_bps: float
     base_rtt_s: float
@@ -36,6 +48,8 @@ class PathFigures:
     random_loss_rate: float
     overhead_bytes: int
     mss: int
+    sack: bool = True
+    timestamps: bool = True
 
     def link(self) -> Link:
         return Link(rate_bps=self.capacity_bps, buffer_bytes=max(round(self.buffer_bytes), 0),
@@ -80,17 +94,33 @@ class PathRange:
                 "mss": self.central.mss, "assumed": dict(self.assumed)}
 
 
+def connection_options(summary: Any) -> dict[str, bool]:
+    """Whether the flow's connection ran with SACK and with timestamps, from its ingest summary (or its dict):
+    ``path_range``'s ``sack`` and ``timestamps``. Ingest sets each when the option was negotiated or seen."""
+    get = summary.get if isinstance(summary, Mapping) else (lambda k: getattr(summary, k, None))
+    return {"sack": bool(get("sack") if get("sack") is not None else True),
+            "timestamps": bool(get("timestamps") if get("timestamps") is not None else True)}
+
+
 def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
-               random_loss_high: float | None = None) -> PathRange:
+               random_loss_high: float | None = None, sack: bool = True, timestamps: bool = True,
+               buffer_low: float | None = None) -> PathRange:
     """The figures of ``path`` (the §9 object) and their ranges, or :class:`WhatIfError`: ``path_incomplete``
     (a figure missing: named, with the inference's reason), ``path_low_confidence``. ``random_loss_high``: the
-    upper end of a random-loss rate the inference left null (:func:`off_level_loss`)."""
+    upper end of a random-loss rate the inference left null (:func:`off_level_loss`); ``sack``, ``timestamps``: the
+    connection's options (:func:`connection_options`); ``buffer_low``: the least a buffer the inference left null
+    can be (:func:`buffer_seen`), taken as the buffer with a range up to :data:`BUFFER_HEADROOM_BDP` BDPs more."""
     if not path:
         raise WhatIfError("path_incomplete", "the flow has no path (it was not replayed, or nothing of its path "
                                              "was seen): every figure is missing")
     evidence = path.get("evidence") or {}
     assumed = {}
     values: dict[str, Any] = {k: path.get(k) for k in NEEDED}
+    buffer_high = _bounded_buffer(values, buffer_low)
+    if buffer_high is not None:
+        assumed["buffer_bytes"] = (f"at least {buffer_low:.0f} B, the deepest queue the flow built (no loss followed "
+                                   f"a full queue: {str(evidence.get('buffer_bytes', '')).removeprefix('null: ')}): "
+                                   f"taken at that, its range up to {buffer_high:.0f} B (one BDP more)")
     if values["random_loss_rate"] is None and random_loss_high is not None and values["buffer_bytes"] is not None:
         values["random_loss_rate"] = 0.0
         assumed["random_loss_rate"] = (f"taken as 0, at most {random_loss_high:.3g} (the losses off the buffer's "
@@ -104,11 +134,44 @@ def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
         raise WhatIfError("path_low_confidence", f"the path's confidence is {confidence}: its figures promise "
                           "nothing (docs/path-calibration.md), so no what-if is run on them")
     central = PathFigures(float(values["capacity_bps"]), float(values["base_rtt_s"]), float(values["buffer_bytes"]),
-                          float(values["random_loss_rate"]), int(overhead_bytes), int(mss))
+                          float(values["random_loss_rate"]), int(overhead_bytes), int(mss), sack, timestamps)
     ends = {k: (getattr(central, k) * (1 - s), getattr(central, k) * (1 + s)) for k, s in SPREAD.items()}
     if "random_loss_rate" in assumed:
         ends["random_loss_rate"] = (0.0, float(random_loss_high or 0.0))
+    if buffer_high is not None:
+        ends["buffer_bytes"] = (central.buffer_bytes, buffer_high)
     return PathRange(central, ends, confidence, assumed)
+
+
+def _bounded_buffer(values: dict[str, Any], buffer_low: float | None) -> float | None:
+    """A null buffer bounded below by ``buffer_low`` set to that bound in ``values``; returns the range's upper end
+    (the bound plus :data:`BUFFER_HEADROOM_BDP` BDPs), or None where the buffer is known or cannot be bounded."""
+    cap, base = values["capacity_bps"], values["base_rtt_s"]
+    if values["buffer_bytes"] is not None or buffer_low is None or not buffer_low > 0 or not cap or not base:
+        return None
+    values["buffer_bytes"] = float(buffer_low)
+    return float(buffer_low) + BUFFER_HEADROOM_BDP * float(cap) * float(base) / 8.0
+
+
+def buffer_seen(parts: Any, path: Mapping[str, Any] | None) -> float | None:
+    """The least the buffer can be (wire bytes) when the inference left it null because no loss followed a full
+    queue (none at all, or none at the overflow level, :func:`ackreplay.path.figures.overflows`): the deepest queue
+    the flow built (``PathParts.deep_queue_s``, the queueing delay the inference calls the deepest) × capacity —
+    a drop-tail buffer held it without dropping. None where the buffer is known, the capacity is not, the flow built
+    no queue, or a loss did follow a full queue (the inference refused that buffer for another reason)."""
+    path = path or {}
+    cap = path.get("capacity_bps")
+    if parts is None or path.get("buffer_bytes") is not None or not cap:
+        return None
+    deep = float(parts.deep_queue_s)
+    if not (math.isfinite(deep) and deep > 0):
+        return None
+    q = np.asarray(parts.loss_queue_s, np.float64)
+    queued = deep >= MIN_QUEUE_PACKETS * 8.0 * float(parts.wire_mss) / float(cap)
+    if queued and len(q) and overflows(q.copy(), deep, float(parts.top_queue_s), np.zeros(len(q), np.bool_),
+                                       np.empty(len(q))):
+        return None
+    return deep * float(cap) / 8.0
 
 
 def off_level_loss(loss_queue_s: Sequence[float], loss_retx: Sequence[int], buffer_bytes: float | None,

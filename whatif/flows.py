@@ -11,7 +11,7 @@ from ackreplay.path.links import LinkInfo
 from ackreplay.replay.results import FlowReplay
 from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, ns3_competitor
 from ackreplay.whatif.cross import CrossFlow, cross_flows, metadata_cross
-from ackreplay.whatif.figures import PathRange, off_level_loss, path_range
+from ackreplay.whatif.figures import PathRange, buffer_seen, connection_options, off_level_loss, path_range
 
 
 def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str, Any]], summaries: Mapping[int, Any],
@@ -24,7 +24,8 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
     ``capture`` names though the capture left it out (a two-flow ns-3 run's, :func:`metadata_cross`). Raises
     :class:`~ackreplay.whatif.errors.WhatIfError` where the path cannot carry a what-if."""
     link = LinkInfo.of(summary)
-    rng = path_range(fr.path or {}, mss=link.mss, overhead_bytes=link.overhead, random_loss_high=random_loss_high(fr))
+    rng = path_range(fr.path or {}, mss=link.mss, overhead_bytes=link.overhead, random_loss_high=random_loss_high(fr),
+                     buffer_low=buffer_seen(fr.path_parts, fr.path), **connection_options(summary))
     shared = next((list(g.get("flows") or []) for g in path_groups if fr.flow_id in (g.get("flows") or [])), [])
     others = [summaries[f] for f in shared if f != fr.flow_id]
     cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")))
@@ -38,10 +39,12 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
 
 
 def random_loss_high(fr: FlowReplay) -> float | None:
-    """The most the flow's random-loss rate can be (:func:`off_level_loss` of its own loss episodes), or None
-    without its path's evidence, a buffer or a capacity. The service stores it beside the path."""
+    """The most the flow's random-loss rate can be (:func:`off_level_loss` of its own loss episodes, against the
+    buffer or, where it is bounded below only, :func:`buffer_seen`), or None without its path's evidence, a buffer
+    or a capacity. The service stores it beside the path."""
     parts, path = fr.path_parts, fr.path or {}
     if parts is None:
         return None
-    return off_level_loss(parts.loss_queue_s, parts.loss_retx, path.get("buffer_bytes"), path.get("capacity_bps"),
+    buffer = path.get("buffer_bytes") or buffer_seen(parts, path)
+    return off_level_loss(parts.loss_queue_s, parts.loss_retx, buffer, path.get("capacity_bps"),
                           int(parts.data_segments))

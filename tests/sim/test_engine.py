@@ -157,7 +157,8 @@ def test_htcp_backs_off_by_the_replays_rule(epoch_bytes: float, rttmax: float, b
 _SMALL_RUN = """
 import json
 from ackreplay.sim.model import FlowSpec, Link, SimConfig, simulate
-res = simulate(Link(10e6, buffer_packets=20, loss=0.003), [FlowSpec("cubic", 0.05), FlowSpec("htcp", 0.08, 0.2)],
+res = simulate(Link(10e6, buffer_packets=20, loss=0.003), [FlowSpec("cubic", 0.05), FlowSpec("htcp", 0.08, 0.2),
+                                                          FlowSpec("newreno", 0.06, 0.1, sack=False, timestamps=False)],
                SimConfig(2.0, seed=5))
 print(json.dumps([res.events, res.mean_queue_packets] + [[f.delivered_bytes, f.loss_events, f.retransmissions,
                   f.mean_queue_delay_s, f.series["cwnd"].tolist()] for f in res.flows]))

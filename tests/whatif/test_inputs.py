@@ -12,7 +12,7 @@ from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
 from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, ns3_competitor, sender_control
 from ackreplay.whatif.cross import CrossFlow, cross_flows, metadata_cross
 from ackreplay.whatif.errors import WhatIfError
-from ackreplay.whatif.figures import SPREAD, off_level_loss, path_range
+from ackreplay.whatif.figures import SPREAD, buffer_seen, off_level_loss, path_range
 from ackreplay.whatif.runs import NS3_OVERHEAD, run_one, self_check, sim_config, what_if
 from tests.conftest import ROOT
 
@@ -177,3 +177,37 @@ def test_a_sender_not_limited_by_the_network_is_withheld_as_not_bulk(shares: dic
         assert doc["withheld"].startswith("the sender cannot be re-enacted: the sender was not limited by the network")
     else:
         assert check.goodput_ratio is not None
+
+
+def test_a_buffer_bounded_below_only_is_taken_at_its_bound_with_a_range_one_bdp_deeper() -> None:
+    """No loss followed a full queue: the buffer is at least the deepest queue the flow built. The what-if runs at
+    that bound (the self-check too) and its buffer range reaches one BDP (10 Mbit/s × 40 ms = 50 kB) deeper; the
+    document says so under ``assumed``. Capacity or base RTT missing is still refused."""
+    rng = path_range({**PATH, "buffer_bytes": None}, mss=1448, overhead_bytes=66, buffer_low=20000.0)
+    assert rng.central.buffer_bytes == 20000.0 and rng.ends["buffer_bytes"] == pytest.approx((20000.0, 70000.0))
+    assert "at least 20000 B" in rng.assumed["buffer_bytes"]
+    assert [tag for tag, _ in rng.variants() if tag.startswith("buffer")] == ["buffer_bytes:high"]
+    with pytest.raises(WhatIfError) as err:
+        path_range({**PATH, "buffer_bytes": None, "capacity_bps": None}, mss=1448, overhead_bytes=66,
+                   buffer_low=20000.0)
+    assert err.value.code == "path_incomplete" and "capacity_bps" in err.value.message
+
+
+class _Parts:
+    """The evidence ``buffer_seen`` reads (``PathParts``' fields)."""
+
+    def __init__(self, deep: float, losses: list[float]) -> None:
+        self.deep_queue_s, self.top_queue_s, self.wire_mss, self.loss_queue_s = deep, deep, 1514, losses
+
+
+def test_the_buffers_lower_bound_is_the_deepest_queue_only_where_no_loss_followed_a_full_queue() -> None:
+    """40 ms of queue at 10 Mbit/s is 50 kB: the bound without a loss, or with losses at low queues; none where the
+    losses recur at the deepest queue (the buffer overflowed there: the inference refused it for another reason),
+    where the buffer is known or the capacity is not."""
+    path = {**PATH, "buffer_bytes": None}
+    assert buffer_seen(_Parts(0.04, []), path) == pytest.approx(50000.0)
+    assert buffer_seen(_Parts(0.04, [0.002, 0.003, 0.001]), path) == pytest.approx(50000.0)
+    assert buffer_seen(_Parts(0.04, [0.039, 0.040, 0.041]), path) is None
+    assert buffer_seen(_Parts(0.04, []), PATH) is None
+    assert buffer_seen(_Parts(0.04, []), {**path, "capacity_bps": None}) is None
+    assert buffer_seen(None, path) is None
