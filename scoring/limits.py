@@ -57,10 +57,11 @@ The rules, per interval, in order (thresholds: :class:`LimitParams`):
    the one before, the flight grew within it by half its peak (sent − acknowledged) or reached an initial window
    (RFC 6928's 10 segments) and 0.9 of the largest peak of the eight intervals before (an application's block
    as large as the window the sender had) — but rules 8 and 9 do not apply where a block sent after an idle
-   time starts in the interval or the one before and fitted the window (:func:`fitted_blocks`: it went out
-   within 0.85 robust RTT, as seen in the capture, with no pause of 0.1 RTT: a window smaller than the block
-   stops the sender until the first ACK, and Linux paces a window over srtt / 1.2, so a block that takes
-   less was not held by it; the peak flights of blocks of one size say nothing about the window);
+   time starts in the interval or the one before (or in one before the interval its last segment is seen in)
+   and fitted the window (:func:`fitted_blocks`: it went out within 0.85 robust RTT, as seen in the capture,
+   with no pause of 0.1 RTT: a window smaller than the block stops the sender until the first ACK, and Linux
+   paces a window over srtt / 1.2, so a block that takes less was not held by it; the peak flights of blocks
+   of one size say nothing about the window);
 9. ``cwnd`` when the rate over the interval and its neighbours is at least 0.9 of the capacity the flow showed
    (the median rate of its standing-queue intervals, three needed): a paced sender (BBR) keeping no queue;
 10. else ``sndbuf`` when no segment was below the MSS (Siekkinen et al.'s sign of an application with nothing
@@ -90,7 +91,11 @@ receiver-side reconstruction times the first flights from the ACK before the idl
 5 ms; the samples set aside are not queue samples either, and an event whose smoothed RTT is over twice the
 median (after timeouts) carries no flight. A receiver- or tap-side capture sees data that share of a round trip
 after it was sent, so each segment's time moves back by ``vantage_position`` × its round trip (the RTT sample of
-the ACK that answers it, else the robust RTT); a flow rebuilt there (``vantage_position`` over the ingest's
+the ACK that answers it, else the robust RTT) — except at the sender end (``vantage_position`` up to the
+ingest's ``END_SHARE``): no path lies between such a capture and the sender's stack, the share the handshake
+leaves to it (3–7 in 10 000 on the testbed) is the host's own turnaround, and its times are the send times (a
+move of that share × RTTmin, 35–45 µs, would place a woken writer's data before the ACK that woke it, 40–80 µs
+earlier: rule 10); a flow rebuilt there (``vantage_position`` over the ingest's
 ``END_SHARE``: not at the sender) has its flight after each ACK rebuilt from those send times (the highest
 sequence sent by then, less the ACK and the SACKed bytes) in place of the ingest's (the data arriving within
 one srtt, an srtt swollen by the samples taken across idle times). At the receiver (``vantage_position`` ≥ 0.9:
@@ -523,7 +528,9 @@ def fitted_blocks(b: np.ndarray, f: _Flow, quiet: float, span: float, pause: flo
     on the way (at the receiver) the arrivals, which a bottleneck only spreads (a block that arrives within the
     span was sent within it) — the send times rebuilt there are off by the queue the block built, which also
     fills a sender's pause, so a window that held the block shows there as a block spread over a round trip
-    or more."""
+    or more. A block's flight lasts from its start to its ACKs: the intervals it marks are the one it starts in,
+    the one after (at the sender its ACKs come back a round trip after it) and on to the one its last segment is
+    seen in (at the receiver its ACKs leave with its arrivals, a round trip after the rebuilt start or more)."""
     out = np.zeros(len(b) - 1)
     t, seg_t = f.t, f.seg_t
     zero_t = t[f.flight == 0.0]
@@ -551,13 +558,20 @@ def fitted_blocks(b: np.ndarray, f: _Flow, quiet: float, span: float, pause: flo
     r = np.nan_to_num(f.rref[np.clip(np.searchsorted(t, seg_t[first]), 0, len(t) - 1)])
     fits = (span_of < span * r) & (widest < pause * r)
     k = np.searchsorted(b, seg_t[first], side="right") - 1
-    fit_k = np.zeros(len(out) + 2, bool)
-    held_k = np.zeros(len(out) + 2, bool)
-    for at_k in (k, k + 1):  # the interval it starts in and the one after
-        fit_k[np.clip(at_k[fits], 0, len(out) + 1)] = True
-        held_k[np.clip(at_k[~fits], 0, len(out) + 1)] = True
-    out[(fit_k & ~held_k)[:len(out)]] = 1.0
+    # the interval it starts in and the one after, and on to the one its last segment was seen in
+    to_k = np.maximum(k + 1, np.searchsorted(b, np.maximum.reduceat(seen, starts), side="right") - 1)
+    fit_k = _covered(k[fits], to_k[fits], len(out))
+    held_k = _covered(k[~fits], to_k[~fits], len(out))
+    out[fit_k & ~held_k] = 1.0
     return out
+
+
+def _covered(lo: np.ndarray, hi: np.ndarray, n: int) -> np.ndarray:
+    """Per index of ``range(n)``, whether a span ``[lo, hi]`` (inclusive, clipped to it) covers it."""
+    diff = np.zeros(n + 1)
+    np.add.at(diff, np.clip(lo, 0, n), 1.0)
+    np.add.at(diff, np.clip(hi + 1, 0, n), -1.0)
+    return np.cumsum(diff)[:n] > 0
 
 
 def clocked_refills(b: np.ndarray, f: _Flow, peak: np.ndarray, gap: float, within: float, share: float
@@ -851,6 +865,8 @@ def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarra
                   p: np.ndarray) -> _Flow:
     t = inputs.t
     n = len(t)
+    if position <= END_SHARE:  # at the sender end no path lies between the capture and the stack (what the
+        position = 0.0  # handshake leaves to it is the host's turnaround): the capture's times are the send times
     seg_t = np.asarray(inputs.seg_t, np.float64)
     seg_len = np.asarray(inputs.seg_len, np.float64)
     mins = [float(np.nanmin(c)) for c in (inputs.rttmin, inputs.rtt_any) if np.isfinite(c).any()]

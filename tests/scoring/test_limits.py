@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from ackreplay.scoring.limits import (
     FlowLimits,
     batch_limits,
     bounded_samples,
+    fitted_blocks,
     flow_limits,
     grid_bounds,
     held_time,
@@ -202,6 +204,40 @@ def test_sndbuf_refills_at_the_acks():
 
     assert share(refills(1e-4), SNDBUF) > 0.9
     assert share(refills(0.005), APP) > 0.9
+
+
+def test_a_capture_at_the_sender_end_keeps_its_times():
+    """A capture the ingest puts at the sender end (its share of the round trip up to ``END_SHARE``: the host's own
+    turnaround) sees the send times: refills 20 µs after the ACKs that woke the writer stay at those ACKs (moved
+    back by 0.005 × RTTmin = 250 µs they would land before them and count as not clocked)."""
+    t_ack, flights, seg_t = [], [], []
+    now = 0.0
+    for _ in range(40):
+        seg_t += [now + 2e-5 + 1e-5 * i for i in range(9)]
+        for k in range(9):
+            now += RTT / 9
+            t_ack.append(now)
+            flights.append(30 - k - 1)
+    inp = flow(t_ack, np.array(flights) * MSS, seg_t=seg_t)
+    at_end = flow_limits(inp, vantage_position=0.005)
+    assert share(at_end, SNDBUF) > 0.9
+    assert at_end.shares == flow_limits(inp, vantage_position=0.0).shares
+
+
+def test_a_fitted_block_marks_the_intervals_to_its_last_arrival():
+    """At the receiver a block of 20 segments, rebuilt as sent at once at 10 ms after an idle time, arrives from
+    110 to 129 ms, one segment a millisecond (within 0.85 of the 50 ms round trip, no pause): it fitted the
+    window, and its flight (its ACKs leave with the arrivals) lasts from the interval it starts in to the one its
+    last segment arrived in, the third. A pause of 10 ms in it (a window that stopped the sender): not fitted."""
+    b = np.array([0.0, 0.05, 0.1, 0.15, 0.2])
+    seen = 0.11 + 1e-3 * np.arange(20)
+    t = np.concatenate(([0.0], seen + 1e-4))
+    f = SimpleNamespace(t=t, flight=np.concatenate(([0.0], MSS * np.arange(19, -1, -1.0))),
+                        seg_t=0.01 + 1e-6 * np.arange(20), seg_seen=seen, seg_len=np.full(20, float(MSS)),
+                        rref=np.full(len(t), RTT))
+    assert fitted_blocks(b, f, 1 / 16, 0.85, 0.1) == pytest.approx([1.0, 1.0, 1.0, 0.0])
+    f.seg_seen = np.where(np.arange(20) >= 10, seen + 0.01, seen)
+    assert fitted_blocks(b, f, 1 / 16, 0.85, 0.1) == pytest.approx([0.0] * 4)
 
 
 def test_unknown_without_rtt_and_without_acks():
