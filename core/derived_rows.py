@@ -34,13 +34,20 @@ def encode_rows(table: Table, rows: list[dict[str, Any]]) -> EncodedRows:
     json_columns = {c.name for c in table.columns if isinstance(c.type, JSON)}
     copy_rows: list[list[Any]] = []
     charged = 0
+    # a document shared by many rows (an estimator's parameters, a flow's window) is encoded once: by identity,
+    # as every value stays referenced by ``rows`` meanwhile
+    encoded: dict[int, tuple[str, int]] = {}
     for row in rows:
         out = []
         for name in names:
             value = row[name]
             if name in json_columns:
-                value = encode_document(value)
-                charged += len(value.encode())
+                done = encoded.get(id(value))
+                if done is None:
+                    text = encode_document(value)
+                    done = encoded[id(value)] = (text, len(text.encode()))
+                value = done[0]
+                charged += done[1]
             out.append(value)
         copy_rows.append(out)
     return EncodedRows(table, names, rows, copy_rows, charged + ROW_OVERHEAD * len(rows))

@@ -43,6 +43,7 @@ from ackreplay.core.orm import (
 )
 from ackreplay.core.queue import consumed, dispatch, retrying
 from ackreplay.core.rate_limits import admit_run
+from ackreplay.core.series_writer import SeriesWriter, series_bytes_per_event
 from ackreplay.core.skipped_flows import summarise
 from ackreplay.core.storage import Store, get_store
 from ackreplay.core.stored_capture import (
@@ -56,14 +57,21 @@ from ackreplay.core.stored_capture import (
     task_summaries,
     write_tables,
 )
+from ackreplay.core.task_scores import SCORES_SUFFIX, capture_score_columns, scores_key, task_scores_frame
 from ackreplay.estimators import Estimator, EstimatorError
 from ackreplay.estimators import __version__ as VERSION
 from ackreplay.estimators.sweep import from_spec, variant_spec
 from ackreplay.graphs.frame_numbers import flow_frames
 from ackreplay.ingest import CaptureIngest, IngestError, ingest_capture
-from ackreplay.replay.capture import capture_aggregate, consecutive_ranges, flow_score_columns, replay_capture
+from ackreplay.replay.capture import (
+    BATCH_BYTES_PER_EVENT,
+    capture_aggregate,
+    consecutive_ranges,
+    flow_score_columns,
+    replay_capture,
+)
 from ackreplay.replay.engine import PLAN_FIELDS, plan_reasons
-from ackreplay.replay.results import CaptureReplay, series_table
+from ackreplay.replay.results import CaptureReplay, ScoreColumns
 from ackreplay.whatif.figures import buffer_seen
 from ackreplay.whatif.flows import random_loss_high
 
@@ -407,10 +415,11 @@ def replay_task(task_id: str) -> None:
         for table in (Result, DecisionRow, FlowDiagnostics):  # a retried task replaces its flows' rows
             session.execute(delete(table).where(table.run_id == run.id, table.capture_id == cap.id,
                                                 table.flow_id.in_(task.flow_ids)))
-        rep, frames = _replay(session, store, cap, task.flow_ids, ests) if task.flow_ids else (None, {})
-        series_key = f"series/{run.id}/{cap.id}/{task.chunk}.parquet"  # one table per task, column flow_id
-        task.series_bytes, task.row_bytes = _store_replay(session, store, run, cap.id, rep, frames, ests,
-                                                          series_key)
+        with SeriesWriter() as series:  # (written batch by batch as replay goes)
+            rep, frames = _replay(session, store, cap, task.flow_ids, ests, series) if task.flow_ids else (None, {})
+            series_key = f"series/{run.id}/{cap.id}/{task.chunk}.parquet"  # one table per task, column flow_id
+            task.series_bytes, task.row_bytes = _store_replay(session, store, run, cap.id, rep, frames, ests,
+                                                              series_key, series)
         task.status = "done"
         task.seconds = time.perf_counter() - t0
         task.updated_at = now()
@@ -418,38 +427,48 @@ def replay_task(task_id: str) -> None:
         _maybe_finish_capture(session, task.run_id, task.capture_id)
 
 
-def _replay(session: Session, store: Store, cap: Capture, flow_ids: list[int], ests: list[Estimator]
-            ) -> tuple[CaptureReplay, dict[int, dict[str, int | None]]]:
+def _replay(session: Session, store: Store, cap: Capture, flow_ids: list[int], ests: list[Estimator],
+            series: SeriesWriter) -> tuple[CaptureReplay, dict[int, dict[str, int | None]]]:
     """Some flows of a stored capture replayed: their summaries from the database (their rows only), their tables
     from the store (the row groups holding them), and with a truth the bulk flows' delivery times (the fair
     share divides among them all). The flows sharing a bottleneck pool their path evidence among this task's
     flows (a group split over two tasks is judged in each). With the packets behind the flows' figures
-    (``graphs.frame_numbers.flow_frames``)."""
+    (``graphs.frame_numbers.flow_frames``). Within the workers' memory budget as ``ackreplay score`` keeps to it,
+    each batch's kept series counted too (a sweep's many variants make smaller batches), and written to
+    ``series`` (then dropped) as each batch is done."""
     flows = task_summaries(session, store, cap.id, flow_ids)
     truth = stored_truth(cap)
     bulk = capture_bulk(session, store, cap.id, truth)["flow_id"].to_list() if truth is not None else []
     deliveries = read_deliveries(store, cap.id, bulk) if truth is not None else []
     tables = read_tables(store, tables_key(cap.id), flow_ids)
-    source = StoredCapture(flows, tables.acks, tables.segments, tables.episodes)
-    return (replay_capture(source, ests, truth=truth, only=set(flow_ids), deliveries=deliveries),
+    budget = get_settings().ingest_memory_budget_mb << 20
+    budget = budget * BATCH_BYTES_PER_EVENT // (BATCH_BYTES_PER_EVENT + series_bytes_per_event(len(ests)))
+    source = StoredCapture(flows, tables.acks, tables.segments, tables.episodes, memory_budget=budget)
+    return (replay_capture(source, ests, truth=truth, only=set(flow_ids), deliveries=deliveries,
+                           on_batch=series.add),
             flow_frames(tables.acks, tables.segments))
 
 
 def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep: CaptureReplay | None,
-                  frames: dict[int, dict[str, int | None]], ests: list[Estimator], series_key: str) -> tuple[int, int]:
+                  frames: dict[int, dict[str, int | None]], ests: list[Estimator], series_key: str,
+                  series: SeriesWriter) -> tuple[int, int]:
     """Each replayed flow's scores (a row per estimator), decisions and diagnostics — with its path (§9), what
     limited its sender (``scoring.limits``), as they explain the estimates too, and the packets behind its figures
-    (``frames``) — to the database, their series to
-    the store (one table), once they fit in the owner's quota (``core.quotas``: ``QuotaExceeded`` otherwise,
-    before anything is written). The bytes stored: the series object's and the rows'."""
+    (``frames``) — to the database, their series (written by replay to ``series``) to the store as one table,
+    ``series_key``, with their score columns beside it (``core.task_scores``, for the capture's aggregate), once
+    they fit in the owner's quota
+    (``core.quotas``: ``QuotaExceeded`` otherwise, before anything is written). The bytes stored: the two
+    objects' and the rows'."""
     reps = rep.flows if rep is not None else []
     ids = {"run_id": run.id, "capture_id": capture_id}
     result_rows: list[dict[str, Any]] = []
     decision_rows: list[dict[str, Any]] = []
+    parameters = [dict(e.params) for e in ests]  # (one document each, shared by the rows: encoded once)
     for r in reps:
-        result_rows += [{**ids, "flow_id": r.flow_id, "estimator": e.name, "parameters": dict(e.params),
+        window = list(r.window)
+        result_rows += [{**ids, "flow_id": r.flow_id, "estimator": e.name, "parameters": p,
                          "version": VERSION, "scores": r.scores[e.name], "series_key": series_key,
-                         "window": list(r.window)} for e in ests]
+                         "window": window} for e, p in zip(ests, parameters, strict=True)]
         if r.decision_rows:
             decision_rows += [{**ids, "flow_id": r.flow_id, "estimator": row["estimator"], "episode": row["episode"],
                                "data": _jsonable(row)} for row in r.decisions.iter_rows(named=True)]
@@ -464,19 +483,21 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
         "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
         "random_loss_off_level": random_loss_high(r), "buffer_seen_bytes": buffer_seen(r.path_parts, r.path)})}
         for r in reps]
-    series = Store.parquet_bytes(series_table(reps)) if reps else b""
+    series_size = series.close()
+    scores = Store.parquet_bytes(task_scores_frame(rep.batches if rep is not None else [], [e.name for e in ests]))
     encoded = [encode_rows(cast(Table, table.__table__), values)
                for table, values in ((Result, result_rows), (DecisionRow, decision_rows),
                                      (FlowDiagnostics, diagnostic_rows))]
     rows = sum(e.charged for e in encoded)
     owner = session.get(Owner, run.owner_id)
     if owner is not None:
-        quotas.check_locked(session, owner, len(series) + rows, " of results")
-    if reps:
-        store.write_bytes(series_key, series)
+        quotas.check_locked(session, owner, series_size + len(scores) + rows, " of results")
+    if series_size:
+        store.put_file(series_key, series.path)
+    store.write_bytes(series_key.removesuffix(".parquet") + SCORES_SUFFIX, scores)
     for e in encoded:
         insert_encoded(session, e)
-    return len(series), rows
+    return series_size + len(scores), rows
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -505,18 +526,32 @@ def _finish_capture(session: Session, run_id: str, capture_id: str) -> None:
     cap = session.get(Capture, capture_id)
     assert rc is not None and run is not None and cap is not None
     names = [e["name"] for e in run.estimators]
+    store = get_store()
+    ids, scores = _capture_scores(session, store, run_id, capture_id, names)
+    bulk = capture_bulk(session, store, capture_id, stored_truth(cap))
+    rc.scores = capture_aggregate(ids, scores, bulk)
+    rc.status = "succeeded"
+    session.flush()
+    _maybe_finish_run(session, run_id)
+
+
+def _capture_scores(session: Session, store: Store, run_id: str, capture_id: str, names: list[str]
+                    ) -> tuple[np.ndarray, dict[str, ScoreColumns]]:
+    """The replayed flows' ids and each estimator's score columns over them, for the capture's aggregate: from the
+    score columns each replay task stored (``core.task_scores``), or — when a task finished before those were
+    stored — from every result row read back."""
+    chunks = session.scalars(select(Task.chunk).where(Task.run_id == run_id, Task.capture_id == capture_id,
+                                                      Task.kind == "replay").order_by(Task.chunk)).all()
+    keys = [scores_key(run_id, capture_id, chunk) for chunk in chunks]
+    if all(store.exists(key) for key in keys):
+        return capture_score_columns([store.read_parquet(key) for key in keys], names)
     rows = session.execute(select(Result.flow_id, Result.estimator, Result.scores).where(
         Result.run_id == run_id, Result.capture_id == capture_id).order_by(Result.flow_id))
     per_flow: dict[int, dict[str, dict[str, Any]]] = {}
     for fid, name, flow_scores in rows:
         per_flow.setdefault(fid, {})[name] = flow_scores
     ids = sorted(per_flow)
-    scores = {n: flow_score_columns([per_flow[fid][n] for fid in ids]) for n in names}
-    bulk = capture_bulk(session, get_store(), capture_id, stored_truth(cap))
-    rc.scores = capture_aggregate(np.asarray(ids, np.int64), scores, bulk)
-    rc.status = "succeeded"
-    session.flush()
-    _maybe_finish_run(session, run_id)
+    return np.asarray(ids, np.int64), {n: flow_score_columns([per_flow[fid][n] for fid in ids]) for n in names}
 
 
 def _maybe_finish_run(session: Session, run_id: str) -> None:

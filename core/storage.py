@@ -116,6 +116,17 @@ class Store:
         frame.write_parquet(buf, row_group_size=row_group_size)
         return buf.getvalue()
 
+    def put_file(self, key: str, path: Path) -> None:
+        """Store a local file under ``key``, through a temporary object beside it (as :meth:`write_parquet`)."""
+        self.fs.makedirs(self.path(key).rsplit("/", 1)[0], exist_ok=True)
+        tmp = f"{self.path(key)}.tmp-{uuid.uuid4().hex}"
+        try:
+            self.fs.put_file(str(path), tmp)
+            self.fs.mv(tmp, self.path(key))
+        finally:
+            if self.fs.exists(tmp):
+                self.fs.rm(tmp)
+
     def write_bytes(self, key: str, data: bytes) -> None:
         self.fs.makedirs(self.path(key).rsplit("/", 1)[0], exist_ok=True)
         with self.fs.open(self.path(key), "wb") as out:

@@ -99,7 +99,8 @@ class CaptureSource(Protocol):
 def replay_capture(source: CaptureSource, estimators: Sequence[Estimator], *, truth: Truth | None = None,
                    allow_vantage: bool = False, progress: Callable[[int, int], None] | None = None,
                    only: set[int] | None = None, keep_series: bool = True,
-                   deliveries: list[np.ndarray] | None = None, network_only: bool = True) -> CaptureReplay:
+                   deliveries: list[np.ndarray] | None = None, network_only: bool = True,
+                   on_batch: Callable[[list[FlowReplay]], None] | None = None) -> CaptureReplay:
     """Replay the flows of a capture that :func:`replay.engine.plan` chooses (``only``: of these), in batches of
     consecutive flows (:func:`replay_flows`), pool the path evidence of those that share a bottleneck and
     aggregate their scores (:func:`capture_aggregate`). Without ``keep_series`` each batch's series are dropped
@@ -107,7 +108,8 @@ def replay_capture(source: CaptureSource, estimators: Sequence[Estimator], *, tr
     Replay keeps to the source's memory budget, if any. ``deliveries``: the times of each bulk flow's ACKs
     that delivered data (the truth's fair share divides among the flows delivering at each moment), when the
     source's ``acks`` hold only some flows' rows (a service task's); else read from them. ``network_only``: the
-    scores over the time the network limited each sender (``replay_batch``)."""
+    scores over the time the network limited each sender (``replay_batch``). ``on_batch``: called with each
+    batch's flows once replayed (the service writes their series there and drops them: ``replay_flows``)."""
     with gc_paused():  # (many small acyclic objects: replay.gcpause)
         todo, skipped = plan(source.flows, allow_vantage=allow_vantage, only=only)
         acks = flow_columns(source.acks, ack_columns(source.acks.columns), source.mapped.get("acks"))
@@ -122,7 +124,8 @@ def replay_capture(source: CaptureSource, estimators: Sequence[Estimator], *, tr
         sources = flow_sources(chosen, source.episodes, truth, deliveries)
         flows, scored = replay_flows(sources, [s.mss for s in chosen], acks, segments, source.episodes, estimators,
                                      keep_series=keep_series, memory_budget=source.memory_budget,
-                                     release=source.release, progress=progress, network_only=network_only)
+                                     release=source.release, progress=progress, network_only=network_only,
+                                     on_batch=on_batch)
         ids = np.concatenate([b.flow_ids for b in scored]) if scored else np.empty(0, np.int64)
         scores = capture_aggregate(ids, {e.name: column_values(scored, e.name) for e in estimators}, bulk)
         groups = share_paths(flows, dict(zip(todo, chosen, strict=True)), bulk_ids)
@@ -226,7 +229,8 @@ def replay_flows(sources: Sequence[FlowSource], mss: Sequence[int], acks: FlowCo
                  episodes: pl.DataFrame, estimators: Sequence[Estimator], *, keep_series: bool = True,
                  memory_budget: int | None = None,
                  release: Callable[[str, int, int], None] | None = None,
-                 progress: Callable[[int, int], None] | None = None, network_only: bool = True) -> ReplayedFlows:
+                 progress: Callable[[int, int], None] | None = None, network_only: bool = True,
+                 on_batch: Callable[[list[FlowReplay]], None] | None = None) -> ReplayedFlows:
     """Replay the flows of ``sources`` (with their ``mss``) from a table of many flows' ACK rows and segments
     (``acks``, ``segments``: ``FlowColumns``), consecutive flows batched up to :data:`BATCH_EVENTS` events
     (fewer under a smaller ``memory_budget``; a longer flow alone). ``release(table, lo, hi)`` hands a spilled
@@ -262,6 +266,8 @@ def replay_flows(sources: Sequence[FlowSource], mss: Sequence[int], acks: FlowCo
                                network_only=network_only)
         out.flows.extend(got)
         out.scored.append(sc)
+        if on_batch is not None:  # (e.g. the batch's series written and dropped: memory then grows by batch)
+            on_batch(got)
         del batch, rows, segs
         if spans:
             release_batch()

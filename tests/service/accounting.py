@@ -38,19 +38,24 @@ def _measured(session: Any, task: Task) -> int:
 
 
 def _check_derived(session: Any, objects: dict[str, int], runs: set[str]) -> int:
-    """Each series object is its done replay task's, of the size recorded on it, and each task's row bytes
-    are what its rows measure; the derived bytes of all tasks."""
+    """Each series object (a task's series and its score columns, ``core.task_scores``) is its done replay task's,
+    their sizes together what is recorded on it, and each task's row bytes are what its rows measure; the derived
+    bytes of all tasks."""
     tasks = {(t.run_id, t.capture_id, t.chunk): t for t in session.scalars(select(Task).where(Task.kind == "replay"))}
+    sizes: dict[tuple[str, str, int], int] = {}
     for key, size in objects.items():
         if key.startswith("series/"):
             _, run_id, capture_id, name = key.split("/")
-            task = tasks.get((run_id, capture_id, int(name.split(".")[0])))
+            of = (run_id, capture_id, int(name.split(".")[0]))
+            task = tasks.get(of)
             assert task is not None and task.status == "done", f"{key}: no done replay task wrote it"
-            assert task.series_bytes == size, f"{key}: {size} bytes stored, {task.series_bytes} recorded"
+            sizes[of] = sizes.get(of, 0) + size
+    for of, size in sizes.items():
+        assert tasks[of].series_bytes == size, f"{of}: {size} bytes stored, {tasks[of].series_bytes} recorded"
     derived = 0
     for (run_id, capture_id, chunk), task in tasks.items():
         if task.series_bytes:
-            assert f"series/{run_id}/{capture_id}/{chunk}.parquet" in objects, f"task {task.id}: no series"
+            assert (run_id, capture_id, chunk) in sizes, f"task {task.id}: no series"
         if task.status != "done":
             assert task.series_bytes == task.row_bytes == 0, f"task {task.id} ({task.status}) charged bytes"
         assert task.row_bytes == _measured(session, task), f"task {task.id}: row bytes"

@@ -23,6 +23,7 @@ from sqlalchemy import func, select
 
 from ackreplay.core.db import session_scope
 from ackreplay.core.orm import Result, RunCapture, Task
+from ackreplay.core.task_scores import SCORES_SUFFIX
 from tests.conftest import ROOT
 from tests.service.harness import client, configured, fresh_database, wait_run
 from tests.service.test_e2e_celery import start_worker, stop
@@ -120,7 +121,9 @@ def test_a_batch_on_s3_with_two_workers_stores_every_result_exactly_once(s3_serv
                 assert "ackreplay.replay" in log.read_text(errors="replace"), log.read_text()[-2000:]
             objects = fs.find(f"{BUCKET}/store")
             assert sum(k.endswith("/capture") for k in objects) == 12
-            assert sum("/series/" in k or k.startswith(f"{BUCKET}/store/series/") for k in objects) == replayed
+            series = [k for k in objects if "/series/" in k or k.startswith(f"{BUCKET}/store/series/")]
+            # each replay task's series and its score columns beside them (core.task_scores)
+            assert sum(k.endswith(SCORES_SUFFIX) for k in series) == len(series) - replayed == replayed
             # every bulk flow on the board when asked; by default only those the estimators can be compared on
             # (scoring.comparable: the sample's short flows have too little network-limited time for the filters)
             board = api.get(f"/api/v1/batches/{batch['batch_id']}/scoreboard",
