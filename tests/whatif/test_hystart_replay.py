@@ -1,0 +1,48 @@
+"""Linux's HyStart replayed over an ACK stream (tests/whatif/hystart_replay.py, docs/whatif.md "The end of the
+first slow start"): the two tests on hand-built ACKs, and the receiver's quick ACKs in a captured slow start."""
+
+from __future__ import annotations
+
+from tests.conftest import ROOT
+from tests.whatif.hystart_replay import Ack, acks_of, hystart_exit
+
+MSS = 1448
+
+
+def _acks(gaps_s: list[float], rtts_s: list[float]) -> list[Ack]:
+    """One segment an ACK, each round's end one flight ahead (cwnd doubles a round)."""
+    out, t, una = [], 0.0, 0
+    for gap, rtt in zip(gaps_s, rtts_s, strict=True):
+        t += gap
+        una += MSS
+        out.append(Ack(t, 1, rtt, rtt, 2 * una, una))
+    return out
+
+
+def test_the_ack_train_fires_past_half_delay_min_and_a_gap_over_2_ms_breaks_it() -> None:
+    """40 ms RTT, one ACK every 1.2 ms, each round ending one flight ahead: from cwnd 16 the rounds start at the
+    7th, 15th and 31st ACK (37.2 ms); the third runs past delay_min/2 = 20 ms at the 48th (57.6 ms, cwnd 57). One
+    2.5-ms gap in that round (at its 11th ACK) keeps the train from firing for the rest of it."""
+    found = hystart_exit(_acks([0.0012] * 60, [0.040] * 60))
+    assert found is not None and (found.test, found.cwnd) == ("train", 57)
+    assert abs(found.t - 0.0576) < 1e-9
+    gaps = [0.0012] * 40 + [0.0025] + [0.0012] * 19
+    assert hystart_exit(_acks(gaps, [0.040] * 60)) is None
+
+
+def test_the_delay_test_fires_at_the_ninth_sample_above_delay_min_plus_an_eighth() -> None:
+    """delay_min 40 ms: the threshold is 45 ms; samples at 46 ms end slow start at a round's 9th (the first round
+    from cwnd 16 holds 8 ACKs; the second's 9th is the 23rd ACK, cwnd 32), samples at 44 ms never."""
+    rtts = [0.040] * 6 + [0.046] * 30
+    found = hystart_exit(_acks([0.003] * 36, rtts), train=False)
+    assert found is not None and (found.test, found.cwnd) == ("delay", 32)
+    assert hystart_exit(_acks([0.003] * 36, [0.040] * 6 + [0.044] * 30), train=False) is None
+
+
+def test_the_linux_receiver_acks_every_segment_through_the_first_slow_start() -> None:
+    """pairs/nosack (Linux receiver, 10 Mbit/s, 40 ms): at least 85 % of the ACKs of new data in the first
+    0.35 s cover one segment (105 of 116), where a delayed-ACK receiver covers two with most."""
+    early = [a for a in acks_of(ROOT / "tests" / "data" / "pairs" / "nosack.pcap.gz", 40001) if a.t < 0.35]
+    assert len(early) > 100
+    assert sum(a.segments == 1 for a in early) >= 0.85 * len(early)
+    assert all(a.rtt_last <= a.rtt_first for a in early)
