@@ -153,9 +153,10 @@ def load_cached(kernel: Any) -> int:
     loaded = 0
     with global_compiler_lock:
         codegen = kernel.targetctx.codegen()
-        for key in index._load_index():
+        for key, data_name in index._load_index().items():
             sig = tuple(key[0])
-            if cache._index_key(key[0], codegen) == key and sig not in kernel.overloads:
+            if cache._index_key(key[0], codegen) == key and sig not in kernel.overloads \
+                    and os.path.isfile(index._data_path(data_name)):  # (else compile() would compile it)
                 kernel.compile(sig)
                 loaded += 1
     return loaded

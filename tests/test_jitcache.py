@@ -149,8 +149,8 @@ print(first, again, len(running.overloads), load_cached(running.py_func), float(
 
 def test_load_cached_loads_what_the_cache_holds_once_and_never_compiles(tmp_path: Path) -> None:
     """``jitcache.load_cached``: nothing to load before the kernel is cached (it does not compile it); once cached,
-    in a new process, its one version loads ahead of the first call, once, and the call runs it; a plain
-    function has nothing to load."""
+    in a new process, its one version loads ahead of the first call, once, and the call runs it; nothing either
+    when the index names compiled code that is gone; a plain function has nothing to load."""
     import os
     import subprocess
     import sys
@@ -166,3 +166,6 @@ def test_load_cached_loads_what_the_cache_holds_once_and_never_compiles(tmp_path
     want = repr(sum(i ** 0.5 for i in range(4)))
     assert run() == ["0", "0", "0", "0", want]  # not cached: nothing loaded (nor compiled) ahead of the call
     assert run() == ["1", "0", "1", "0", want]  # cached: loaded ahead, once; the call used it
+    for data in (tmp_path / "cache").rglob("*.nbc"):  # the index names code that is gone: not compiled ahead
+        data.unlink()
+    assert run() == ["0", "0", "0", "0", want]
