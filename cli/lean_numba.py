@@ -4,7 +4,8 @@ Importing numba costs 0.15–0.3 s; a command that runs no kernel (``--help``, `
 a capture) should not pay it. So the CLI does not import numba itself: :func:`install` puts a finder on
 ``sys.meta_path`` that, when ``numba`` is first imported (by whichever module of ingest, replay, … needs it),
 imports it the lean way — without ``cffi`` and ``yaml`` (:func:`_exec_without_optional_imports`) — and then
-installs ``jitcache.load_without_compiler_setup``. The finder removes itself at that first import.
+installs ``jitcache.load_without_compiler_setup`` and ``jitcache.untimed_llvm_calls``. The finder removes itself
+at that first import.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ def _exec_without_optional_imports(loader: Any, module: ModuleType) -> None:
             del sys.modules[name]
 
 
+def _lean_setup() -> None:
+    """Cached code loaded without the compiler's set-up, and LLVM calls not timed (``jitcache``)."""
+    jitcache.load_without_compiler_setup()
+    jitcache.untimed_llvm_calls()
+
+
 class _LeanLoader:
     """numba's own loader, run by :func:`_exec_without_optional_imports`, then the cache's lean loading."""
 
@@ -57,7 +64,7 @@ class _LeanLoader:
         if module.__spec__ is not None:
             module.__spec__.loader = self.loader
         _exec_without_optional_imports(self.loader, module)
-        jitcache.load_without_compiler_setup()
+        _lean_setup()
 
 
 class _NumbaFinder:
@@ -80,6 +87,6 @@ class _NumbaFinder:
 def install() -> None:
     """Set numba up the lean way when it is first imported; at once if it already is."""
     if "numba" in sys.modules:
-        jitcache.load_without_compiler_setup()
+        _lean_setup()
     elif _NumbaFinder not in sys.meta_path:
         sys.meta_path.insert(0, _NumbaFinder)

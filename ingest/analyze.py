@@ -22,6 +22,7 @@ from ackreplay.ingest import tcpflow as tf
 from ackreplay.ingest.demux import CS_ACKS0, CS_ACKS1, CS_PACKETS, CS_PAYLOAD0, CS_PAYLOAD1, CS_SEGMENTS
 from ackreplay.ingest.fastpath import order_by_connection
 from ackreplay.ingest.memory import lazy, populate_in_background, populated
+from ackreplay.jitcache import load_cached
 
 #: Below this many packets a group is analysed in the calling thread (threads cost more than they save).
 PARALLEL_MIN_PACKETS = 200_000
@@ -99,6 +100,7 @@ def analyze_group(pk: dict[str, np.ndarray], opt_tab: np.ndarray, stats: np.ndar
     # own faults in parallel.
     single = len(cuts) == 2 and threads > 1 and n >= PARALLEL_MIN_PACKETS
     if single:
+        load_cached(tf.analyze_all)  # before the page faults below, which slow its loading down (jitcache)
         populate_in_background([*A_i, *A_f], 0)
         populate_in_background([*S_i, *S_f], 0)
 

@@ -82,15 +82,16 @@ import sys
 from ackreplay import cli  # what every ackreplay process starts with
 import numpy as np
 from leanmod import running
+from llvmlite.binding import ffi
 out = running(np.arange(1000.0))
-print(repr(float(out[-1])), "numba.np.arraymath" in sys.modules)
+print(repr(float(out[-1])), "numba.np.arraymath" in sys.modules, len(ffi.lib._lock._cblist))
 '''
 
 
 def test_cached_kernels_load_without_the_compiler_set_up_and_uncached_ones_still_compile(tmp_path: Path) -> None:
-    """``jitcache.load_without_compiler_setup`` (installed by the CLI): a kernel not in the cache compiles
-    as before (numba's compiler sets its contexts up itself), and in a new process the same kernel loads
-    from the cache and runs — same result — without numba's registries (``numba.np.arraymath``, one of
+    """``jitcache.load_without_compiler_setup`` and ``untimed_llvm_calls`` (installed by the CLI): a kernel not in
+    the cache compiles as before (numba's compiler sets its contexts up itself), and in a new process the same
+    kernel loads from the cache and runs — same result — without numba's registries (``numba.np.arraymath``, one of
     them, is never imported)."""
     import os
     import subprocess
@@ -102,7 +103,8 @@ def test_cached_kernels_load_without_the_compiler_set_up_and_uncached_ones_still
 
     def run() -> tuple[str, str]:
         done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, check=True)
-        value, registries = done.stdout.split()
+        value, registries, llvm_hooks = done.stdout.split()
+        assert llvm_hooks == "0"  # numba's timing of LLVM calls is off (``jitcache.untimed_llvm_calls``)
         return value, registries
 
     want = repr(float(sum(i ** 0.5 for i in range(1000))))
@@ -112,3 +114,58 @@ def test_cached_kernels_load_without_the_compiler_set_up_and_uncached_ones_still
     loaded = run()
     assert loaded == (compiled[0], "False")  # loaded from the cache, no registries, same result
     assert abs(float(compiled[0]) - float(want)) < 1e-6 * float(want)
+
+
+def test_untimed_llvm_calls_removes_numbas_hooks_only() -> None:
+    """numba's pair of LLVM-lock hooks goes, another pair stays; a second call finds nothing to remove."""
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "from llvmlite.binding import ffi\n"
+        "import numba\n"
+        "from ackreplay import jitcache\n"
+        "mine = (lambda: None, lambda: None)\n"
+        "ffi.register_lock_callback(*mine)\n"
+        "before = len(ffi.lib._lock._cblist)\n"
+        "print(before, jitcache.untimed_llvm_calls(), jitcache.untimed_llvm_calls(), ffi.lib._lock._cblist == [mine])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["2", "1", "0", "True"]
+
+
+LOAD_PROBE = '''
+from ackreplay import cli
+import numpy as np
+from ackreplay.jitcache import load_cached
+from leanmod import running
+first = load_cached(running)
+again = load_cached(running)
+print(first, again, len(running.overloads), load_cached(running.py_func), float(running(np.arange(4.0))[-1]))
+'''
+
+
+def test_load_cached_loads_what_the_cache_holds_once_and_never_compiles(tmp_path: Path) -> None:
+    """``jitcache.load_cached``: nothing to load before the kernel is cached (it does not compile it); once cached,
+    in a new process, its one version loads ahead of the first call, once, and the call runs it; nothing either
+    when the index names compiled code that is gone; a plain function has nothing to load."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "leanmod.py").write_text(KERNEL_MODULE)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[1])])}
+
+    def run() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", LOAD_PROBE], env=env, capture_output=True, text=True, check=True)
+        return done.stdout.split()
+
+    want = repr(sum(i ** 0.5 for i in range(4)))
+    assert run() == ["0", "0", "0", "0", want]  # not cached: nothing loaded (nor compiled) ahead of the call
+    assert run() == ["1", "0", "1", "0", want]  # cached: loaded ahead, once; the call used it
+    for data in (tmp_path / "cache").rglob("*.nbc"):  # the index names code that is gone: not compiled ahead
+        data.unlink()
+    assert run() == ["0", "0", "0", "0", want]
