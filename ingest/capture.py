@@ -66,7 +66,10 @@ BYTES_PER_PACKET = 210
 #: (``BYTES_PER_PACKET`` each): its flows' summaries while they are made (per-field lists, then the objects,
 #: ~0.9 KB a flow) and its per-flow analysis rows. Groups of many short connections sized by their packets alone
 #: overrun the budget: 1 M connections of 2–20 packets make 2 groups and 2.17 GB peak RSS at a 1 GiB budget; with
-#: 24, 7 groups and 1.59 GB (the summaries of all flows, ~0.8 GB, stay beyond the budget).
+#: 24, 7 groups and 1.59 GB (the summaries of all flows, ~0.8 GB, stay beyond the budget). It also decides whether a
+#: capture is analysed in groups at all: 1 M connections of 3 packets (3 M packets, within a 1 GiB budget by their
+#: packets) analysed whole peaked 1.62 GB above the interpreter (the analysis' per-flow rows, 336 B a flow, and the
+#: summaries being made, beside the packets); in 6 groups 0.86 GB, in the same time (``bench.service_scale``'s small1m).
 ROWS_PER_CONNECTION = 24
 
 
@@ -218,6 +221,9 @@ class _Ingest:
         store, demux = self.store, self.demux
         conn_packets = demux.stats()[:, CS_PACKETS]
         self.n_packets = int(conn_packets.sum())
+        if store.spill is None and self.row_limit is not None and (
+                store.n + ROWS_PER_CONNECTION * demux.n_conns > self.row_limit):
+            store.flush()  # packets within the budget but too many connections: analysed in groups all the same
         self.spilled = store.spill is not None
         if self.spilled:
             if store.n:

@@ -45,7 +45,8 @@ def test_spilled_groups_and_threads_equal_in_memory(path: Path, tmp_path: Path, 
     # a 1-byte budget: packet columns spill every chunk, each group holds as few connections as fit
     bounded = ingest_capture(path, threads=2, memory_budget=1, chunk_bytes=1 << 16, spill_dir=tmp_path)
     assert_same(bounded, ref)
-    assert bounded.stats.spilled == (ref.stats.tcp_packets > 1024)
+    per_connection = pipeline.ROWS_PER_CONNECTION * ref.stats.connections
+    assert bounded.stats.spilled == (ref.stats.tcp_packets + per_connection > 1024)
     if bounded.stats.spilled and ref.stats.connections > 1:
         assert bounded.stats.connection_groups > 1
     assert list(tmp_path.iterdir()) == []  # spill files removed; the tables stay readable
@@ -68,6 +69,20 @@ def test_spilled_capture_with_backward_timestamps(tmp_path: Path) -> None:
     spill.mkdir()
     bounded = ingest_capture(path, memory_budget=1, chunk_bytes=1 << 16, spill_dir=spill)
     assert bounded.stats.spilled and bounded.stats.connection_groups > 1
+    assert_same(bounded, ref)
+
+
+def test_many_connections_within_the_budget_by_packets_are_analysed_in_groups(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture whose packets fit the budget but whose connections' flows would not (a million small flows) is
+    spilled and analysed in groups all the same, with the in-memory result."""
+    path = next(p for p in shared_captures() if p.name.startswith("s04"))
+    ref = ingest_capture(path, memory_budget=None)
+    budget = 1 << 30
+    assert ref.stats.tcp_packets * pipeline.BYTES_PER_PACKET < budget
+    monkeypatch.setattr(pipeline, "ROWS_PER_CONNECTION", budget // pipeline.BYTES_PER_PACKET)  # one is beyond it
+    bounded = ingest_capture(path, memory_budget=budget, spill_dir=tmp_path)
+    assert bounded.stats.spilled and bounded.stats.connection_groups == ref.stats.connections
     assert_same(bounded, ref)
 
 
