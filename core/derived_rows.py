@@ -32,23 +32,21 @@ def encode_rows(table: Table, rows: list[dict[str, Any]]) -> EncodedRows:
     ``ROW_OVERHEAD`` and its JSON documents' encoded bytes (``quotas.row_bytes``)."""
     names = list(rows[0]) if rows else []
     json_columns = {c.name for c in table.columns if isinstance(c.type, JSON)}
+    json_at = [i for i, name in enumerate(names) if name in json_columns]
     copy_rows: list[list[Any]] = []
     charged = 0
     # a document shared by many rows (an estimator's parameters, a flow's window) is encoded once: by identity,
-    # as every value stays referenced by ``rows`` meanwhile
-    encoded: dict[int, tuple[str, int]] = {}
+    # as every value stays referenced by ``rows`` meanwhile. The text is ASCII: its length is its bytes.
+    encoded: dict[int, str] = {}
     for row in rows:
-        out = []
-        for name in names:
-            value = row[name]
-            if name in json_columns:
-                done = encoded.get(id(value))
-                if done is None:
-                    text = encode_document(value)
-                    done = encoded[id(value)] = (text, len(text.encode()))
-                value = done[0]
-                charged += done[1]
-            out.append(value)
+        out = [row[name] for name in names]
+        for i in json_at:
+            value = out[i]
+            text = encoded.get(id(value))
+            if text is None:
+                text = encoded[id(value)] = encode_document(value)
+            out[i] = text
+            charged += len(text)
         copy_rows.append(out)
     return EncodedRows(table, names, rows, copy_rows, charged + ROW_OVERHEAD * len(rows))
 

@@ -459,8 +459,30 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
     they fit in the owner's quota
     (``core.quotas``: ``QuotaExceeded`` otherwise, before anything is written). The bytes stored: the two
     objects' and the rows'."""
+    result_rows, decision_rows, diagnostic_rows = derived_rows(run.id, capture_id, rep, frames, ests, series_key)
+    series_size = series.close()
+    scores = Store.parquet_bytes(task_scores_frame(rep.batches if rep is not None else [], [e.name for e in ests]))
+    encoded = [encode_rows(cast(Table, table.__table__), values)
+               for table, values in ((Result, result_rows), (DecisionRow, decision_rows),
+                                     (FlowDiagnostics, diagnostic_rows))]
+    rows = sum(e.charged for e in encoded)
+    owner = session.get(Owner, run.owner_id)
+    if owner is not None:
+        quotas.check_locked(session, owner, series_size + len(scores) + rows, " of results")
+    if series_size:
+        store.put_file(series_key, series.path)
+    store.write_bytes(series_key.removesuffix(".parquet") + SCORES_SUFFIX, scores)
+    for e in encoded:
+        insert_encoded(session, e)
+    return series_size + len(scores), rows
+
+
+def derived_rows(run_id: str, capture_id: str, rep: CaptureReplay | None, frames: dict[int, dict[str, int | None]],
+                 ests: list[Estimator], series_key: str
+                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """A replay task's result, decision and diagnostics rows (``_store_replay``)."""
     reps = rep.flows if rep is not None else []
-    ids = {"run_id": run.id, "capture_id": capture_id}
+    ids = {"run_id": run_id, "capture_id": capture_id}
     result_rows: list[dict[str, Any]] = []
     decision_rows: list[dict[str, Any]] = []
     parameters = [dict(e.params) for e in ests]  # (one document each, shared by the rows: encoded once)
@@ -483,21 +505,7 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
         "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
         "random_loss_off_level": random_loss_high(r), "buffer_seen_bytes": buffer_seen(r.path_parts, r.path)})}
         for r in reps]
-    series_size = series.close()
-    scores = Store.parquet_bytes(task_scores_frame(rep.batches if rep is not None else [], [e.name for e in ests]))
-    encoded = [encode_rows(cast(Table, table.__table__), values)
-               for table, values in ((Result, result_rows), (DecisionRow, decision_rows),
-                                     (FlowDiagnostics, diagnostic_rows))]
-    rows = sum(e.charged for e in encoded)
-    owner = session.get(Owner, run.owner_id)
-    if owner is not None:
-        quotas.check_locked(session, owner, series_size + len(scores) + rows, " of results")
-    if series_size:
-        store.put_file(series_key, series.path)
-    store.write_bytes(series_key.removesuffix(".parquet") + SCORES_SUFFIX, scores)
-    for e in encoded:
-        insert_encoded(session, e)
-    return series_size + len(scores), rows
+    return result_rows, decision_rows, diagnostic_rows
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
