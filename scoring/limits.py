@@ -751,9 +751,15 @@ def _neighbours_max(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _sum3(x: np.ndarray) -> np.ndarray:
+    """Per interval, the sum over it and its two neighbours (those there are). ``np.convolve(..., "same")`` is
+    not used: with fewer than 3 intervals it returns 3 values, not one per interval."""
+    padded = np.concatenate(([0.0], np.asarray(x, dtype=float), [0.0]))
+    return padded[:-2] + padded[1:-1] + padded[2:]
+
+
 def _neighbours_mean(x: np.ndarray) -> np.ndarray:
-    ones = np.ones(len(x))
-    return np.convolve(x, np.ones(3), "same") / np.convolve(ones, np.ones(3), "same")
+    return _sum3(x) / _sum3(np.ones(len(x)))
 
 
 def _empty(t: np.ndarray) -> FlowLimits:
@@ -931,8 +937,8 @@ def _refill_like(feat: np.ndarray, swing3: np.ndarray, position: float, p: np.nd
     """Rule 10, per interval: the flight refilled as a send-buffer limited sender's — most of the refills of the
     interval and its neighbours clocked by the ACKs (:func:`clocked_refills`); where none was seen, a flight
     swinging by ``swing`` of its peak or more."""
-    starts = np.convolve(feat[:, _F_STARTS], np.ones(3), "same")
-    clocked = np.convolve(feat[:, _F_CLOCKED], np.ones(3), "same")
+    starts = _sum3(feat[:, _F_STARTS])
+    clocked = _sum3(feat[:, _F_CLOCKED])
     by_clock = (starts > 0) & (clocked >= p[_CLOCKED] * starts)
     if position <= END_SHARE:  # at the sender: the send times as the ACKs set them
         return np.where(starts > 0, by_clock, swing3 >= p[_SWING])
