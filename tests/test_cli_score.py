@@ -40,8 +40,8 @@ def test_table_marks_the_best_per_column():
     for name in ("be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr", "westwood_plus", "bbr_bw", "newreno"):
         assert re.search(rf"^{name}\s", out, re.M)
     assert "*" in out and "vs truth" in out  # the sample's metadata sidecar gives the truth
-    # what limited the sender, the largest share first
-    assert re.search(r"^  limited by: the network \(cwnd\) \d+ %, the application", out, re.M)
+    # what limited the sender, the largest share first (the sample's bulk CUBIC flow: mostly the network)
+    assert re.search(r"^  limited by: the network \(cwnd\) \d+ %, the (application|send buffer) \d+ %", out, re.M)
 
 
 def test_json_has_every_score_of_section_5():
