@@ -11,7 +11,9 @@ Westwood+ keeps the bandwidth estimate of ``westwood_plus.py`` (Linux ``tcp_west
 ``per_ack`` (``SimConfig.ns3_ack_counting``): ns-3.37's counting instead of Linux's byte counting — in slow
 start one segment per ACK (not per segment acknowledged; ns-3's ``TcpNewReno::SlowStart``, which every
 control but CUBIC uses), and NewReno's, Westwood+'s and H-TCP's congestion avoidance once per ACK; and ns-3's
-window at a loss (its bytes in flight, ``loss_window``).
+window at a loss (its bytes in flight, ``loss_window``). ``ap[f, P_NS3]`` (the ``ns3`` growth parameter, set by
+ns-3's settings ``NS3_PARAMS``): H-TCP and CUBIC by ns-3.37's own rules, which are not Linux's (``sim/htcp.py``,
+``_cubic_ns3_avoid``).
 
 Parameters per flow in ``ap`` (a row per flow), state in ``fs[f, ALG:]``.
 """
@@ -26,7 +28,7 @@ from ackreplay.estimators.controls.cubic import cubic_ssthresh
 from ackreplay.estimators.controls.hstcp import highspeed_decrease
 from ackreplay.estimators.controls.loss_based import MIN_SSTHRESH
 from ackreplay.estimators.controls.stcp import scalable_ssthresh
-from ackreplay.sim.htcp import htcp_increment, htcp_ssthresh
+from ackreplay.sim.htcp import htcp_increment, htcp_ns3_increment, htcp_ns3_ssthresh, htcp_ssthresh
 from ackreplay.sim.layout import (
     ALG,
     BIC,
@@ -44,13 +46,15 @@ from ackreplay.sim.layout import (
 
 # fs[f, ALG + k] of CUBIC and BIC
 W_MAX, EPOCH, K_CUBIC, ORIGIN, W_EST = ALG, ALG + 1, ALG + 2, ALG + 3, ALG + 4
+CNT_NS3 = W_EST  # ns-3's CUBIC (no W_est): the ACKed segments not yet turned into growth (m_cWndCnt)
 # of Westwood+
 BW_START, BK, BW_NS, BW = ALG, ALG + 1, ALG + 2, ALG + 3
-# CUBIC's C (RFC 9438 §4.2: 0.4 segments/s³); ap columns
-CUBIC_C = 0.4
+# CUBIC's C (RFC 9438 §4.2: 0.4 segments/s³), ns-3's CntClamp; ap columns
+CUBIC_C, NS3_CNT_CLAMP = 0.4, 20.0
 P_BETA, P_LOW, P_HIGH, P_HDEC, P_AI, P_FAST, P_WIN, P_GAIN, P_SMOOTH, P_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
 P_HYSTART = 10  # CUBIC's HyStart on (sim/hystart.py)
-N_AP = 11
+P_NS3 = 11  # H-TCP and CUBIC as ns-3.37's TcpHtcp and TcpCubic run them (NS3_PARAMS of sim/model.py)
+N_AP = 12
 # … of H-TCP: beta_min, beta_max, throughput_ratio, max_rtt_step
 P_BETA_MIN, P_BETA_MAX, P_THR_RATIO, P_RTT_STEP = P_LOW, P_HIGH, P_HDEC, P_WIN
 # HSTCP's growth: the windows of RFC 3649's table (Appendix B) as Linux tcp_highspeed.c (hstcp_aimd_vals) and
@@ -109,6 +113,36 @@ def _cubic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: floa
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _cubic_ns3_avoid(fs: np.ndarray, f: int, acked: float, now: float) -> float:
+    """ns-3.37 ``TcpCubic::IncreaseWindow``/``Update`` in congestion avoidance: no Reno-friendly region, and
+    whole numbers — the target ⌊C·|t − K|³⌋ segments from the origin, ``cnt`` = ⌊w/(target − w)⌋ of the
+    whole-segment window w (100·w at or above the target; at most ``CntClamp`` 20 before the first loss; at
+    least 2), one segment more once the ACKed segments counted (``m_cWndCnt``, never reset) reach ``cnt``, the
+    count then less ``cnt``. t = now + delay_min − the epoch's start (RTTmin here)."""
+    w = np.floor(fs[f, CWND] + 1e-9)
+    if fs[f, EPOCH] < 0.0:
+        fs[f, EPOCH] = now
+        if fs[f, W_MAX] <= w:
+            fs[f, K_CUBIC] = 0.0
+            fs[f, ORIGIN] = w
+        else:
+            fs[f, K_CUBIC] = ((fs[f, W_MAX] - w) / CUBIC_C) ** (1.0 / 3.0)
+            fs[f, ORIGIN] = fs[f, W_MAX]
+    t = now + max(fs[f, RTT_MIN], 0.0) - fs[f, EPOCH]
+    delta = np.floor(CUBIC_C * abs(t - fs[f, K_CUBIC]) ** 3)
+    target = fs[f, ORIGIN] - delta if t < fs[f, K_CUBIC] else fs[f, ORIGIN] + delta
+    cnt = np.floor(w / (target - w)) if target > w else 100.0 * w
+    if fs[f, W_MAX] == 0.0:
+        cnt = min(cnt, NS3_CNT_CLAMP)
+    cnt = max(cnt, 2.0)
+    fs[f, CNT_NS3] += acked
+    if fs[f, CNT_NS3] >= cnt:
+        fs[f, CNT_NS3] -= cnt
+        return 1.0
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _bic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float) -> float:
     """Linux tcp_bic.c ``bictcp_update``: binary search towards W_max (a 1/BICTCP_B of the distance each RTT),
     capped at max_increment per RTT, then max probing; standard growth at or below low_window."""
@@ -135,17 +169,19 @@ def _bic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float) -> float:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def avoid_increment(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float) -> float:
-    """The congestion-avoidance increment of cwnd (segments) for ``acked`` newly acknowledged segments."""
+def avoid_increment(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float, mss: float
+                    ) -> float:
+    """The congestion-avoidance increment of cwnd (segments) for ``acked`` newly acknowledged segments
+    (``ap[f, P_NS3]``: H-TCP and CUBIC as ns-3.37 runs them)."""
     cwnd = fs[f, CWND]
     if alg == CUBIC:
-        return _cubic_avoid(fs, ap, f, acked, now)
+        return _cubic_ns3_avoid(fs, f, acked, now) if ap[f, P_NS3] > 0.0 else _cubic_avoid(fs, ap, f, acked, now)
     if alg == BIC:
         return _bic_avoid(fs, ap, f, acked)
     if alg == STCP:  # Kelly 2003: +a per ACKed segment, at most one per ai_count (Linux/ns-3 min(cwnd, AI))
         return acked / min(cwnd, ap[f, P_AI])
     if alg == HTCP:
-        return htcp_increment(fs, f, acked, now)
+        return htcp_ns3_increment(fs, f, now, mss) if ap[f, P_NS3] > 0.0 else htcp_increment(fs, f, acked, now)
     if alg == HSTCP:  # RFC 3649's table as Linux and ns-3 read it (HSTCP_ROWS): a(w) segments per RTT
         a = min(np.searchsorted(HSTCP_ROWS, np.floor(cwnd)), len(HSTCP_ROWS) - 1) + 1.0
         return a * acked / cwnd
@@ -153,8 +189,12 @@ def avoid_increment(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: flo
 
 
 @njit(cache=True, nogil=True, inline="always")
-def grow(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float, per_ack: bool) -> None:
+def grow(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float, per_ack: bool, mss: float
+         ) -> None:
     """cwnd after an ACK of ``acked`` new segments, outside recovery (``per_ack``: ns-3.37's counting)."""
+    if alg == CUBIC and ap[f, P_NS3] > 0.0 and fs[f, CWND] < fs[f, SSTHRESH]:
+        fs[f, CWND] += acked  # TcpCubic's slow start: every segment the ACK acknowledged, none left to CA
+        return
     if fs[f, CWND] < fs[f, SSTHRESH]:
         step = min(acked, fs[f, SSTHRESH] - fs[f, CWND])
         if per_ack and alg != CUBIC:
@@ -166,7 +206,7 @@ def grow(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: fl
     if per_ack and alg in (NEWRENO, WESTWOOD, HTCP):
         acked = min(acked, 1.0)  # TcpNewReno::CongestionAvoidance and TcpHtcp's: once an ACK
     if acked > 0.0:
-        fs[f, CWND] += avoid_increment(alg, fs, ap, f, acked, now)
+        fs[f, CWND] += avoid_increment(alg, fs, ap, f, acked, now, mss)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -178,9 +218,12 @@ def _one(x: float) -> np.ndarray:
 
 @njit(cache=True, nogil=True, inline="always")
 def _w_max(fs: np.ndarray, ap: np.ndarray, f: int, w: float) -> None:
-    """W_max with fast convergence (``last_max_cwnd`` of estimators/controls/bic.py, one event)."""
+    """W_max with fast convergence (``last_max_cwnd`` of estimators/controls/bic.py, one event; ns-3's CUBIC
+    keeps it in whole segments, ``m_lastMaxCwnd`` a ``uint32_t``)."""
     if ap[f, P_FAST] > 0.0 and w < fs[f, W_MAX]:
         fs[f, W_MAX] = w * (1.0 + ap[f, P_BETA]) / 2.0
+        if ap[f, P_NS3] > 0.0:
+            fs[f, W_MAX] = np.floor(fs[f, W_MAX] + 1e-9)
     else:
         fs[f, W_MAX] = w
     fs[f, EPOCH] = -1.0
@@ -191,12 +234,15 @@ def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, 
                   now: float) -> float:
     """The ssthresh (segments) the control sets at a loss event (recovery entry or timeout); ``window``: the
     segments NewReno, STCP and HSTCP multiply (``sim.sender.loss_window``: Linux's cwnd, ns-3's bytes in flight);
-    BIC, CUBIC and H-TCP take cwnd, Westwood+ its estimate. BIC and CUBIC take it in whole segments and their
-    product too, as Linux (``snd_cwnd * beta / BICTCP_BETA_SCALE``, integers) and ns-3 (``GetCwndInSegments``,
-    ``static_cast<uint32_t>``) compute it: under random loss, at windows of ten segments, the fractions Linux
-    drops are a tenth of the window (tests/sim/test_kernel_random_loss.py)."""
+    BIC, CUBIC and H-TCP take cwnd (ns-3's H-TCP ``window``, ``TcpHtcp::GetSsThresh``), Westwood+ its estimate.
+    BIC and CUBIC take it in whole segments and their product too, as Linux (``snd_cwnd * beta /
+    BICTCP_BETA_SCALE``, integers) and ns-3 (``GetCwndInSegments``, ``static_cast<uint32_t>``) compute it: under
+    random loss, at windows of ten segments, the fractions Linux drops are a tenth of the window
+    (tests/sim/test_kernel_random_loss.py)."""
     cwnd = np.floor(fs[f, CWND] + 1e-9)  # the stack's window, whole segments (Linux snd_cwnd, ns-3's in segments)
-    if alg == HTCP:
+    if alg == HTCP and ap[f, P_NS3] > 0.0:
+        ss = htcp_ns3_ssthresh(fs, f, now, window, mss, ap[f, P_BETA_MIN], ap[f, P_THR_RATIO])
+    elif alg == HTCP:
         ss = htcp_ssthresh(fs, f, now, ap[f, P_BETA_MIN], ap[f, P_BETA_MAX], ap[f, P_THR_RATIO])
     elif alg == CUBIC:
         _w_max(fs, ap, f, cwnd)

@@ -93,3 +93,67 @@ def htcp_ssthresh(fs: np.ndarray, f: int, now: float, beta_min: float, beta_max:
     fs[f, H_FRESH] = 0.0
     fs[f, H_LAST_CONG] = now
     return max(fs[f, CWND] * beta, MIN_SSTHRESH)
+
+
+# ns-3.37's TcpHtcp (src/internet/model/tcp-htcp.cc), the variant a flow with ``ns3`` set runs. It departs from
+# Leith & Shorten and Linux above in four ways, each followed here:
+# - α is never scaled by the RTT, and it is added in *bytes* per ACK: CongestionAvoidance adds
+#   ⌊max(1, (MSS² + cwnd·α)/cwnd)⌋ = ⌊max(1, MSS²/cwnd + α)⌋ bytes once per ACK (cwnd in bytes), so α(Δ) adds
+#   α/MSS of a segment an ACK where H-TCP adds α segments a window;
+# - RTTmin and RTTmax are the smoothed RTT's least and largest within the epoch (``m_lastRtt`` at every
+#   PktsAcked, recovery's ACKs included; both reset at each loss event), β = RTTmin/RTTmax unclamped;
+# - β adapts only when the epoch's throughput rose by less than ``⌊diff/last⌋ ≤ ThroughputRatio`` (an integer
+#   division: any rise under 100 %), the throughput counting only the bytes acknowledged in CA_OPEN over the time
+#   since the last loss event (``m_lastCon``, from the simulation's time 0); else β = DefaultBackoff 0.5, and at
+#   the first loss event (no throughput before);
+# - ssthresh = max(2, β·BytesInFlight): the window the stack hands it (``sim.sender.loss_window``).
+H3_DATA, H3_LAST_THR, H3_LAST_CON, H3_BETA = H_EPOCH_B, H_PREV_THR, H_LAST_CONG, H_BETA
+
+
+@njit(cache=True, nogil=True, inline="always")
+def htcp_ns3_ack(fs: np.ndarray, f: int, srtt: float, acked_bytes: float, in_recovery: bool) -> None:
+    """ns-3 ``TcpHtcp::PktsAcked`` on one ACK: the bytes acknowledged in CA_OPEN, the epoch's least and largest
+    smoothed RTT."""
+    if not in_recovery:
+        fs[f, H3_DATA] += acked_bytes
+    if srtt <= 0.0:
+        return
+    if fs[f, H_FRESH] == 0.0:
+        fs[f, H_MINRTT] = srtt
+        fs[f, H_MAXRTT] = srtt
+        fs[f, H_FRESH] = 1.0
+    else:
+        fs[f, H_MINRTT] = min(fs[f, H_MINRTT], srtt)
+        fs[f, H_MAXRTT] = max(fs[f, H_MAXRTT], srtt)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def htcp_ns3_increment(fs: np.ndarray, f: int, now: float, mss: float) -> float:
+    """ns-3 ``TcpHtcp::CongestionAvoidance`` (once an ACK; ``UpdateAlpha`` at ``now``): the cwnd increment in
+    segments, ⌊max(1, MSS²/cwnd + α)⌋ bytes with α = max(1, 2(1 − β)·α(Δ)) of the last β."""
+    delta = now - fs[f, H3_LAST_CON]
+    factor = 1.0
+    if delta > DELTA_L:
+        d = delta - DELTA_L
+        factor = 1.0 + 10.0 * d + 0.25 * d * d
+    alpha = max(2.0 * (1.0 - fs[f, H3_BETA]) * factor, 1.0)
+    adder = np.floor(max(mss / fs[f, CWND] + alpha, 1.0))  # MSS²/cwnd with cwnd in bytes is MSS/cwnd in segments
+    return adder / mss
+
+
+@njit(cache=True, nogil=True, inline="always")
+def htcp_ns3_ssthresh(fs: np.ndarray, f: int, now: float, window: float, mss: float, default_beta: float,
+                      throughput_ratio: float) -> float:
+    """ns-3 ``TcpHtcp::GetSsThresh``: β (``UpdateBeta``), a new epoch; the ssthresh (segments) of ``window``."""
+    span = now - fs[f, H3_LAST_CON]
+    thr = np.floor(fs[f, H3_DATA] / span) if span > 0.0 else 0.0  # (m_throughput is a uint32_t)
+    last = fs[f, H3_LAST_THR]
+    beta = default_beta
+    if thr > last > 0.0 and np.floor((thr - last) / last) <= throughput_ratio and fs[f, H_FRESH] != 0.0:
+        beta = fs[f, H_MINRTT] / fs[f, H_MAXRTT]
+    fs[f, H3_BETA] = beta
+    fs[f, H3_LAST_THR] = thr
+    fs[f, H3_LAST_CON] = now
+    fs[f, H3_DATA] = 0.0
+    fs[f, H_FRESH] = 0.0
+    return max(np.floor(window * mss * beta) / mss, MIN_SSTHRESH)

@@ -26,6 +26,7 @@ from ackreplay.sim.controls import (
     P_HIGH,
     P_HYSTART,
     P_LOW,
+    P_NS3,
     P_RTT_STEP,
     P_SMOOTH,
     P_THR_RATIO,
@@ -50,15 +51,18 @@ def controllable() -> tuple[str, ...]:
 #: ns-3.37's stack where it departs from Linux's and from the loop's defaults — the settings a run meant to match an
 #: ns-3 scenario takes, besides ``SimConfig.ns3_ack_counting``: RTO floor 1 s (TcpSocketBase MinRto), delayed-ACK
 #: timeout 0.2 s (TcpSocket DelAckTimeout), PPP's 2 bytes on the wire besides IP, TCP and timestamps (54 bytes of
-#: overhead a packet), Scalable TCP's AIFactor 50 and BIC's SmoothPart 5.
+#: overhead a packet), Scalable TCP's AIFactor 50 and BIC's SmoothPart 5, and H-TCP and CUBIC as ns-3's own
+#: ``TcpHtcp`` and ``TcpCubic`` run them (``ns3``: sim/htcp.py, ``_cubic_ns3_avoid`` of sim/controls.py).
 NS3_MIN_RTO_S, NS3_DELACK_S, NS3_OVERHEAD = 1.0, 0.2, 54
-NS3_PARAMS = {"stcp": {"ai_count": 50.0}, "bic": {"smooth_part": 5.0}}
+NS3_PARAMS = {"stcp": {"ai_count": 50.0}, "bic": {"smooth_part": 5.0}, "htcp": {"ns3": 1.0}, "cubic": {"ns3": 1.0}}
 
 #: Growth parameters the loop has beyond the replay's decision parameters (``FlowSpec.params``), and defaults:
 #: STCP's ``ai_count`` (Kelly 2003: a = 0.01, one segment per 100 acknowledged; ns-3's AIFactor is 50) and
 #: BIC's ``smooth_part`` (Linux tcp_bic.c 20; ns-3's SmoothPart 5), CUBIC's ``hystart`` (1: Linux's HyStart,
-#: sim/hystart.py, as Linux runs it by default; 0: slow start until the first loss; off with ns-3's settings).
-GROWTH_PARAMS = {"stcp": {"ai_count": 100.0}, "bic": {"smooth_part": 20.0}, "cubic": {"hystart": 1.0}}
+#: sim/hystart.py, as Linux runs it by default; 0: slow start until the first loss; off with ns-3's settings), and
+#: ``ns3`` of H-TCP and CUBIC (0: Linux's and the papers' rules; 1: ns-3.37's ``TcpHtcp`` and ``TcpCubic``).
+GROWTH_PARAMS = {"stcp": {"ai_count": 100.0}, "bic": {"smooth_part": 20.0}, "cubic": {"hystart": 1.0, "ns3": 0.0},
+                 "htcp": {"ns3": 0.0}}
 
 
 class SimError(ValueError):
@@ -205,6 +209,7 @@ def _control_params(fl: FlowSpec) -> np.ndarray:
     row[P_AI] = growth.get("ai_count", 0.0)
     row[P_SMOOTH] = growth.get("smooth_part", 0.0)
     row[P_HYSTART] = growth.get("hystart", 0.0)
+    row[P_NS3] = growth.get("ns3", 0.0)
     if fl.control == "htcp":
         row[P_BETA_MIN], row[P_BETA_MAX] = p["beta_min"], p["beta_max"]
         row[P_THR_RATIO], row[P_RTT_STEP] = p["throughput_ratio"], p["max_rtt_step"]

@@ -15,9 +15,9 @@ import numpy as np
 from numba import njit
 
 from ackreplay.sim.acklog import log_ack, log_send
-from ackreplay.sim.controls import EPOCH, P_BETA_MIN, P_HYSTART, P_RTT_STEP, grow, loss_ssthresh, westwood_ack
+from ackreplay.sim.controls import EPOCH, P_BETA_MIN, P_HYSTART, P_NS3, P_RTT_STEP, grow, loss_ssthresh, westwood_ack
 from ackreplay.sim.dupacks import count_dupack, cumulative_without_sack, mark_head_lost, pipe, sack_on
-from ackreplay.sim.htcp import htcp_ack
+from ackreplay.sim.htcp import htcp_ack, htcp_ns3_ack
 from ackreplay.sim.hystart import hystart_ack, hystart_restart
 from ackreplay.sim.layout import (
     CUBIC,
@@ -335,6 +335,8 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
         rtt_sample(s, f, now - echo)
     if alg == WESTWOOD:
         westwood_ack(s.fs, s.ap, f, now, delivered * s.g[MSS])
+    elif alg == HTCP and s.ap[f, P_NS3] > 0.0:
+        htcp_ns3_ack(s.fs, f, s.fs[f, SRTT], acked * s.g[MSS], fi[f, IN_REC] == 1 or fi[f, IN_LOSS] == 1)
     elif alg == HTCP:
         htcp_ack(s.fs, f, now, s.fs[f, SRTT], acked * s.g[MSS], fi[f, IN_REC] == 1 or fi[f, IN_LOSS] == 1,
                  s.ap[f, P_BETA_MIN], s.ap[f, P_RTT_STEP])
@@ -375,7 +377,7 @@ def finish_ack(s: SimState, f: int, now: float, enter: bool, delivered: int, ack
     if s.fi[f, IN_REC] == 1:
         _prr(s, f, delivered)
     elif grown > 0:
-        grow(alg, s.fs, s.ap, f, float(grown), now, s.g[PER_ACK] > 0.0)
+        grow(alg, s.fs, s.ap, f, float(grown), now, s.g[PER_ACK] > 0.0, s.g[MSS])
     s.fs[f, LAST_ACK_T] = now
     send_loop(s, f, now)
 
