@@ -80,8 +80,9 @@ class CapturedFlow:
 
 @dataclass(frozen=True)
 class SenderControl:
-    """The control the captured sender ran (the simulation's name; ``bbr``, ``htcp`` cannot be re-enacted),
-    where that comes from, and whether the sender is an ns-3 one (its stack's settings differ from Linux's)."""
+    """The control the captured sender ran (the simulation's name; ``bbr`` cannot be re-enacted), where that
+    comes from, and whether the sender is an ns-3 one (its stack's settings and its H-TCP's and CUBIC's rules
+    differ from Linux's: ``NS3_PARAMS`` of ackreplay.sim.model)."""
 
     algorithm: str
     source: str
@@ -91,19 +92,34 @@ class SenderControl:
 def sender_control(capture: Path | None, sender: str, given: str | None = None) -> SenderControl:
     """The control of the flow sent from ``sender`` (``host:port``): ``given`` (the user's), else the capture's
     metadata beside it (``x.pcap.gz`` → ``x.json`` of the capture testbed, by the sender's port, or
-    ``x.ns3.json``), else :data:`DEFAULT_SENDER`."""
+    ``x.ns3.json``), else :data:`DEFAULT_SENDER`. The sender is an ns-3 one where an ns-3 run's metadata is
+    beside the capture, whichever names the control (a control given for an ns-3 capture runs on ns-3's stack)."""
+    docs = _metadata_docs(capture)
     if given:
-        return SenderControl(ALIASES.get(given.lower(), given.lower()), "given")
+        return SenderControl(ALIASES.get(given.lower(), given.lower()), "given", any(_ns3_run(d) for _, d in docs))
+    for meta, doc in docs:
+        found = _named(doc, capture, sender)
+        if found:
+            return SenderControl(ALIASES.get(found.lower(), found.lower()), f"the capture's metadata ({meta.name})",
+                                 _ns3_run(doc))
+    return SenderControl(DEFAULT_SENDER, "assumed: Linux's default (nothing names the sender's control)")
+
+
+def _metadata_docs(capture: Path | None) -> list[tuple[Path, dict[str, Any]]]:
+    """The capture's metadata files that hold a JSON object, with it."""
+    out = []
     for meta in _metadata_files(capture):
         try:
             doc = json.loads(meta.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        found = _named(doc, capture, sender) if isinstance(doc, dict) else None
-        if found:
-            return SenderControl(ALIASES.get(found.lower(), found.lower()), f"the capture's metadata ({meta.name})",
-                                 str(doc.get("simulator", "")).startswith("ns-3"))
-    return SenderControl(DEFAULT_SENDER, "assumed: Linux's default (nothing names the sender's control)")
+        if isinstance(doc, dict):
+            out.append((meta, doc))
+    return out
+
+
+def _ns3_run(doc: Mapping[str, Any]) -> bool:
+    return str(doc.get("simulator", "")).startswith("ns-3")
 
 
 def _metadata_files(capture: Path | None) -> list[Path]:
@@ -142,12 +158,8 @@ class Ns3Competitor(NamedTuple):
 def ns3_competitor(capture: Path | None) -> Ns3Competitor | None:
     """The other flow of a two-flow ns-3 run, which each of the run's captures leaves out; None for a capture
     without ns-3 metadata or of a one-flow run."""
-    for meta in _metadata_files(capture):
-        try:
-            doc = json.loads(meta.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        if not isinstance(doc, dict) or not str(doc.get("simulator", "")).startswith("ns-3"):
+    for meta, doc in _metadata_docs(capture):
+        if not _ns3_run(doc):
             continue
         if int(doc.get("flows") or 1) < 2 or not doc.get("competitor") or not doc.get("cc"):
             return None

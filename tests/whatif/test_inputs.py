@@ -118,7 +118,9 @@ def test_the_sender_control_comes_from_the_option_the_metadata_or_linuxs_default
     assert (bic.algorithm, bic.ns3) == ("bic", True)
     competitor = sender_control(DATA / "ns3" / "cubic_2f_bdp1.newreno.pcap.gz", "10.1.2.1:49153")
     assert competitor.algorithm == "newreno"
-    assert sender_control(testbed, "x:1", "Reno").algorithm == "newreno"
+    assert sender_control(testbed, "x:1", "Reno") == SenderControl("newreno", "given", False)
+    # a control given for an ns-3 capture runs on ns-3's stack, with ns-3's H-TCP and CUBIC
+    assert sender_control(DATA / "ns3" / "htcp_1f_bdp1.pcap.gz", "x:1", "htcp") == SenderControl("htcp", "given", True)
     bare = tmp_path / "x.pcap"
     bare.write_bytes(b"")
     assert sender_control(bare, "x:1").algorithm == DEFAULT_SENDER == "cubic"
