@@ -30,7 +30,7 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
     others = [summaries[f] for f in shared if f != fr.flow_id]
     cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")))
     shares = dict(fr.limits.shares) if fr.limits is not None else None
-    captured = CapturedFlow.of(summary, others, shares)
+    captured = CapturedFlow.of(summary, others, shares, fr.limits.idle_share if fr.limits is not None else None)
     if not cross and (cross := metadata_cross(capture)):
         found = ns3_competitor(capture)  # the captured flow's share, from the run's bytes of both
         if found is not None and found.captured_share is not None:

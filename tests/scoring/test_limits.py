@@ -159,6 +159,9 @@ def test_app_when_idle():
     assert share(lim, APP) > 0.85, lim.shares
     idle = lim.label_at(np.array([0.5, 1.5]))
     assert list(idle) == [APP, APP]
+    # nothing outstanding from each burst's last ACK to the next burst's first segment: 2 × 1 s of 2.15 s
+    assert lim.idle_share == pytest.approx(2 * (1.05 - RTT + RTT / 10) / (t[-1] - t[0]), abs=0.02)
+    assert flow_limits(flow(clocked(3.0, 20), np.full(len(clocked(3.0, 20)), 19 * MSS))).idle_share == 0.0
 
 
 def test_app_below_the_window():
