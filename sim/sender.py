@@ -62,7 +62,7 @@ from ackreplay.sim.layout import (
     RTT_MIN,
     RTTVAR,
     RTX_PTR,
-    RWND,
+    RWND_SEGS,
     S_RTO,
     SACKED,
     SENT,
@@ -151,10 +151,10 @@ def lost_retransmissions(s: SimState, f: int, delivered_sent: float) -> int:
 @njit(cache=True, nogil=True, inline="always")
 def send_loop(s: SimState, f: int, now: float) -> None:
     """Send while pipe < cwnd: the lowest lost segment first (RFC 6675 NextSeg rule 1), else new data within the
-    receive window."""
+    receive window (the flow's receiver's: new data ends at the cumulative ACK + the window)."""
     fi = s.fi
     seg = s.seg
-    limit = min(s.seg.shape[1], np.int64(s.g[RWND]))
+    limit = min(s.seg.shape[1], np.int64(s.flow[f, RWND_SEGS]))
     while pipe(s, f) < np.int64(s.fs[f, CWND] + 1e-9):
         p = max(fi[f, RTX_PTR], fi[f, UNA])
         while p <= fi[f, HI_LOST] and seg[f, p] != LOST:

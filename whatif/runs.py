@@ -112,11 +112,13 @@ def run_one(fig: PathFigures, algorithm: str, duration_s: float, seed: int, ns3:
     def params(control: str) -> dict[str, float]:
         return dict(NS3_PARAMS.get(control, {})) if ns3 else {}
 
-    specs = [FlowSpec(algorithm, fig.base_rtt_s, shift, params(algorithm), sack=fig.sack, timestamps=fig.timestamps)]
+    config = sim_config(shift + duration_s, fig.mss, seed, ns3)
+    specs = [FlowSpec(algorithm, fig.base_rtt_s, shift, params(algorithm), sack=fig.sack, timestamps=fig.timestamps,
+                      rwnd_segments=fig.rwnd_segments(config.rwnd_segments))]
     specs += [FlowSpec(c.control, fig.base_rtt_s, shift + c.offset_s, params(c.control), sack=c.sack,
                        timestamps=c.timestamps) for c in cross if shift + c.offset_s < shift + duration_s]
     link = replace(fig.link(), overhead_bytes=NS3_OVERHEAD) if ns3 else fig.link()
-    flows = simulate(link, specs, sim_config(shift + duration_s, fig.mss, seed, ns3)).flows
+    flows = simulate(link, specs, config).flows
     total = sum(f.delivered_bytes for f in flows)
     return flows[0], flows[0].delivered_bytes / total if total > 0 else 1.0
 
