@@ -97,7 +97,11 @@ def arm_rto(s: SimState, f: int, now: float) -> None:
 
 @njit(cache=True, nogil=True, inline="always")
 def rtt_sample(s: SimState, f: int, r: float) -> None:
-    """RFC 6298 §2: SRTT, RTTVAR and RTO from a sample (floor MIN_RTO, ceiling 60 s)."""
+    """RFC 6298 §2: SRTT, RTTVAR and RTO from a sample (ceiling 60 s). The floor MIN_RTO as Linux applies it by
+    default: to the variance term, RTO = SRTT + max(4·RTTVAR, MIN_RTO) (``tcp_rtt_estimator`` keeps ``rttvar_us``
+    at least ``mdev_max_us``, which each round trip restarts from ``tcp_rto_min_us``; ``__tcp_set_rto`` is
+    ``srtt + rttvar``); with ns-3's settings (``PER_ACK``) to the whole, RTO = max(SRTT + max(G, 4·RTTVAR),
+    MIN_RTO), as RFC 6298 §2.4 and ns-3's ``RttMeanDeviation``."""
     fs = s.fs
     if fs[f, SRTT] <= 0.0:
         fs[f, SRTT] = r
@@ -105,7 +109,11 @@ def rtt_sample(s: SimState, f: int, r: float) -> None:
     else:
         fs[f, RTTVAR] = 0.75 * fs[f, RTTVAR] + 0.25 * abs(fs[f, SRTT] - r)
         fs[f, SRTT] = 0.875 * fs[f, SRTT] + 0.125 * r
-    fs[f, RTO] = min(max(fs[f, SRTT] + max(CLOCK, 4.0 * fs[f, RTTVAR]), s.g[MIN_RTO]), MAX_RTO)
+    if s.g[PER_ACK] > 0.0:
+        rto = max(fs[f, SRTT] + max(CLOCK, 4.0 * fs[f, RTTVAR]), s.g[MIN_RTO])
+    else:
+        rto = fs[f, SRTT] + max(4.0 * fs[f, RTTVAR], s.g[MIN_RTO])
+    fs[f, RTO] = min(rto, MAX_RTO)
     fs[f, RTT_LATEST] = r
     if fs[f, RTT_MIN] <= 0.0 or r < fs[f, RTT_MIN]:
         fs[f, RTT_MIN] = r
