@@ -704,9 +704,9 @@ class WhatIfOut(BaseModel):
     receiver: str
     duration_s: float
     seed: int
-    path: dict[str, Any] = Field(description="figures, ranges, confidence, overhead_bytes, mss, assumed")
+    path: dict[str, Any] = Field(description="figures, ranges, confidence, overhead_bytes, mss, rwnd_bytes, assumed")
     captured: dict[str, Any] = Field(description="the captured flow: goodput_bps, utilisation, loss_rate, "
-                                                 "loss_events, loss_event_rate, span_s")
+                                                 "loss_events, loss_event_rate, span_s, share, limits, idle_share")
     self_check: SelfCheckOut
     withheld: str | None = Field(description="why the results are withheld (the self-check failed); null when shown")
     cross_traffic: list[dict[str, Any]] = Field(description="the flows sharing the bottleneck, simulated beside it: "

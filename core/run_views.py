@@ -450,11 +450,12 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
     try:
         chosen = check_algorithms(algorithms or list(ALGORITHMS))
         link = LinkInfo.of(summary)
+        limits = d.get("limits") or {}
         rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead,
                          random_loss_high=d.get("random_loss_off_level"), buffer_low=d.get("buffer_seen_bytes"),
-                         **connection_options(summary))
+                         **connection_options(summary), rwnd_bytes=limits.get("loss_rwnd_bytes"))
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender))
-        captured = CapturedFlow.of(summary, others, (d.get("limits") or {}).get("shares"))
+        captured = CapturedFlow.of(summary, others, limits.get("shares"), limits.get("idle_share"))
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)
         runs = (check_seeds(rng.central) + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
         packets = runs * duration * rng.central.capacity_bps / 8.0 / (link.mss + link.overhead) * 1.25

@@ -9,8 +9,10 @@ Each round trip of a flow (an interval one smoothed RTT long) gets one label:
   refills, below);
 * ``unknown`` — nothing to decide on (no ACK in the interval while data was out, or no RTT at all).
 
-Per flow: each label's share of the flow's time (first to last ACK; the shares sum to 1 within 1e-12) and the
-series of intervals (start, end, label) on the flow's time axis (``FlowInputs.t``).
+Per flow: each label's share of the flow's time (first to last ACK; the shares sum to 1 within 1e-12), the
+series of intervals (start, end, label) on the flow's time axis (``FlowInputs.t``), the share of its time
+with nothing outstanding (``FlowLimits.idle_share``) and the receive window its first recovery ran into
+(``FlowLimits.loss_rwnd_bytes``).
 
 After two passive methods. T-RAT (Y. Zhang, L. Breslau, V. Paxson and S. Shenker, "On the Characteristics and
 Origins of Internet Flow Rates", ACM SIGCOMM 2002) cuts a flow into flights of one round trip and names what
@@ -200,6 +202,16 @@ class FlowLimits:
     end: np.ndarray  # float64 s
     code: np.ndarray  # int8
     shares: dict[str, float] = field(default_factory=dict)
+    #: The share of the flow's time (its intervals' span) with nothing outstanding: from an ACK that left no
+    #: flight to the next data sent (rule 1's idle). A sender with a backlog always has data out — across a loss
+    #: recovery and a timeout too —, so this is time its application gave it nothing to send.
+    idle_share: float = 0.0
+    #: The receive window (bytes) the receiver advertised on the ACK before the flow's first duplicate ACK: the
+    #: window its first loss recovery runs into — a Linux receiver grows its window with the data it hands its
+    #: application in order (``tcp_rcv_space_adjust``), none while the cumulative ACK waits at a hole, so the
+    #: sender can send no further than that ACK + this window until the hole is filled. None: no duplicate ACK,
+    #: or the window not known.
+    loss_rwnd_bytes: float | None = None
 
     def labels(self) -> list[str]:
         """The label of every interval."""
@@ -994,9 +1006,13 @@ def flow_limits(inputs: FlowInputs, rwnd: np.ndarray | None = None, sacked: np.n
     if not np.isfinite(f.rref).any():  # no RTT: no round trips to cut the flow into
         return _empty(t)
     b = grid_bounds(t, f.rref, p[_MIN_LEN])
-    code = _decide(_features(f, inputs, b, p), b, inputs.mss, f.rttmin, f.position, p)
+    feat = _features(f, inputs, b, p)
+    code = _decide(feat, b, inputs.mss, f.rttmin, f.position, p)
     start, end = b[:-1].copy(), b[1:].copy()
-    return FlowLimits(start, end, code, shares_of(start, end, code))
+    idle = min(float(feat[:, _F_IDLE].sum()) / float(b[-1] - b[0]), 1.0) if b[-1] > b[0] else 0.0
+    dups = np.flatnonzero(inputs.dup)
+    window = float(f.rwnd_prev[dups[0]]) if len(dups) and f.rwnd_prev[dups[0]] > 0 else None
+    return FlowLimits(start, end, code, shares_of(start, end, code), idle, window)
 
 
 def batch_limits(batch: FlowBatch, rwnd: np.ndarray | None = None, sacked: np.ndarray | None = None,

@@ -29,10 +29,10 @@ DELACK_T, MIN_RTO, INIT_RTO, RWND, IW, SAMPLE_DT = 6, 7, 8, 9, 10, 11
 DELACK_COUNT, MSS, QD_BIN, PER_ACK = 12, 13, 14, 15
 N_G = 16
 
-# per-flow figures (columns of ``flow`` float64[F, N_FLOW]): start, one-way delays, and the TCP options the
-# connection negotiated (1: on): SACK (RFC 2018) and timestamps (RFC 7323)
-START, PROP_FWD, PROP_REV, SACK_OK, TS_OK = 0, 1, 2, 3, 4
-N_FLOW = 5
+# per-flow figures (columns of ``flow`` float64[F, N_FLOW]): start, one-way delays, the TCP options the
+# connection negotiated (1: on): SACK (RFC 2018) and timestamps (RFC 7323), and its receive window (segments)
+START, PROP_FWD, PROP_REV, SACK_OK, TS_OK, RWND_SEGS = 0, 1, 2, 3, 4, 5
+N_FLOW = 6
 
 # event streams of a flow: stream id = flow·N_STREAMS + kind
 S_DATA, S_ACK, S_DELACK, S_RTO, S_START = 0, 1, 2, 3, 4

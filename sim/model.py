@@ -103,6 +103,9 @@ class FlowSpec:
     #: Linux runs it: ``sim/dupacks.py``) and timestamps (RFC 7323; without them RTT samples follow Karn's rule).
     sack: bool = True
     timestamps: bool = True
+    #: The receive window its receiver offers, segments (None: ``SimConfig.rwnd_segments``, the run's): the
+    #: sender sends nothing beyond the cumulative ACK + this window.
+    rwnd_segments: int | None = None
 
     @property
     def decided_outside(self) -> bool:
@@ -181,6 +184,9 @@ def _check(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> None:
             problems.append(("unknown_control", f"{fl.control!r} is not one of {', '.join(known)}"))
         if not (fl.rtt_s > 0 and math.isfinite(fl.rtt_s)) or fl.start_s < 0:
             problems.append(("bad_flow", f"a flow's RTT must be > 0 and its start ≥ 0 ({fl.rtt_s!r}, {fl.start_s!r})"))
+        if fl.rwnd_segments is not None and not 1 <= fl.rwnd_segments <= cfg.rwnd_segments:
+            problems.append(("bad_flow", f"a flow's receive window must be 1 to {cfg.rwnd_segments} segments "
+                                         f"(the run's), not {fl.rwnd_segments!r}"))
     if problems:
         raise SimError(problems[0][0], "; ".join(m for _, m in problems))
 
@@ -241,13 +247,14 @@ def _globals(link: Link, cfg: SimConfig) -> np.ndarray:
     return g
 
 
-def _flow_columns(flows: list[FlowSpec]) -> np.ndarray:
+def _flow_columns(flows: list[FlowSpec], cfg: SimConfig) -> np.ndarray:
     """Start and one-way delays (half the base RTT each way: the ACK path is uncongested, so only the sum and
-    the forward part's place before the receiver matter), and the options SACK and timestamps."""
+    the forward part's place before the receiver matter), the options SACK and timestamps, the receive window."""
     out = np.zeros((len(flows), L.N_FLOW))
     for f, fl in enumerate(flows):
         out[f, L.START], out[f, L.PROP_FWD], out[f, L.PROP_REV] = fl.start_s, fl.rtt_s / 2, fl.rtt_s / 2
         out[f, L.SACK_OK], out[f, L.TS_OK] = float(fl.sack), float(fl.timestamps)
+        out[f, L.RWND_SEGS] = cfg.rwnd_segments if fl.rwnd_segments is None else fl.rwnd_segments
     return out
 
 
@@ -268,7 +275,7 @@ def build_state(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimState:
     fs[:, L.CWND], fs[:, L.SSTHRESH], fs[:, L.RTO_AT] = cfg.initial_window, np.inf, np.inf
     heap, pos, key = new_heap(n * L.N_STREAMS)
     state = SimState(
-        fi=fi, fs=fs, g=g, flow=_flow_columns(flows),
+        fi=fi, fs=fs, g=g, flow=_flow_columns(flows, cfg),
         alg=np.array([L.EXTERNAL if fl.decided_outside else control_code(fl.control) for fl in flows], np.int64),
         ap=np.array([_control_params(fl) for fl in flows]).reshape(n, N_AP),
         seg=np.zeros((n, segs), np.int8), got=np.zeros((n, segs), np.bool_),

@@ -62,7 +62,7 @@ from ackreplay.sim.layout import (
     RTT_MIN,
     RTTVAR,
     RTX_PTR,
-    RWND,
+    RWND_SEGS,
     S_RTO,
     SACKED,
     SENT,
@@ -97,7 +97,11 @@ def arm_rto(s: SimState, f: int, now: float) -> None:
 
 @njit(cache=True, nogil=True, inline="always")
 def rtt_sample(s: SimState, f: int, r: float) -> None:
-    """RFC 6298 §2: SRTT, RTTVAR and RTO from a sample (floor MIN_RTO, ceiling 60 s)."""
+    """RFC 6298 §2: SRTT, RTTVAR and RTO from a sample (ceiling 60 s). The floor MIN_RTO as Linux applies it by
+    default: to the variance term, RTO = SRTT + max(4·RTTVAR, MIN_RTO) (``tcp_rtt_estimator`` keeps ``rttvar_us``
+    at least ``mdev_max_us``, which each round trip restarts from ``tcp_rto_min_us``; ``__tcp_set_rto`` is
+    ``srtt + rttvar``); with ns-3's settings (``PER_ACK``) to the whole, RTO = max(SRTT + max(G, 4·RTTVAR),
+    MIN_RTO), as RFC 6298 §2.4 and ns-3's ``RttMeanDeviation``."""
     fs = s.fs
     if fs[f, SRTT] <= 0.0:
         fs[f, SRTT] = r
@@ -105,7 +109,11 @@ def rtt_sample(s: SimState, f: int, r: float) -> None:
     else:
         fs[f, RTTVAR] = 0.75 * fs[f, RTTVAR] + 0.25 * abs(fs[f, SRTT] - r)
         fs[f, SRTT] = 0.875 * fs[f, SRTT] + 0.125 * r
-    fs[f, RTO] = min(max(fs[f, SRTT] + max(CLOCK, 4.0 * fs[f, RTTVAR]), s.g[MIN_RTO]), MAX_RTO)
+    if s.g[PER_ACK] > 0.0:
+        rto = max(fs[f, SRTT] + max(CLOCK, 4.0 * fs[f, RTTVAR]), s.g[MIN_RTO])
+    else:
+        rto = fs[f, SRTT] + max(4.0 * fs[f, RTTVAR], s.g[MIN_RTO])
+    fs[f, RTO] = min(rto, MAX_RTO)
     fs[f, RTT_LATEST] = r
     if fs[f, RTT_MIN] <= 0.0 or r < fs[f, RTT_MIN]:
         fs[f, RTT_MIN] = r
@@ -151,10 +159,10 @@ def lost_retransmissions(s: SimState, f: int, delivered_sent: float) -> int:
 @njit(cache=True, nogil=True, inline="always")
 def send_loop(s: SimState, f: int, now: float) -> None:
     """Send while pipe < cwnd: the lowest lost segment first (RFC 6675 NextSeg rule 1), else new data within the
-    receive window."""
+    receive window (the flow's receiver's: new data ends at the cumulative ACK + the window)."""
     fi = s.fi
     seg = s.seg
-    limit = min(s.seg.shape[1], np.int64(s.g[RWND]))
+    limit = min(s.seg.shape[1], np.int64(s.flow[f, RWND_SEGS]))
     while pipe(s, f) < np.int64(s.fs[f, CWND] + 1e-9):
         p = max(fi[f, RTX_PTR], fi[f, UNA])
         while p <= fi[f, HI_LOST] and seg[f, p] != LOST:

@@ -23,6 +23,13 @@ ALIASES = {"reno": "newreno", "newreno": "newreno", "cubic": "cubic", "bic": "bi
            "tcphighspeed": "hstcp", "tcpwestwoodplus": "westwood_plus", "tcphtcp": "htcp", "tcpbbr": "bbr"}
 #: How much later than the run's first flow its competitor starts, s (testbed/ns3/scenario.cc: flow i at 0.1 + 0.5 i).
 NS3_COMPETITOR_DELAY_S = 0.5
+#: The self-check's goodput tolerance (issue #37: the re-enactment within 10 % of the captured flow's goodput).
+GOODPUT_TOLERANCE = 0.10
+#: The most of its time a sender re-enacted as a bulk one may have been idle (nothing outstanding: the application
+#: gave it nothing to send; ``FlowLimits.idle_share``). Idle for a share s of its span, it delivered its bytes in
+#: the other 1 − s, so a sender with a backlog under the same control on the same path gets 1/(1 − s) of its
+#: goodput on that count alone: beyond the goodput tolerance from s = 1 − 1/(1 + tolerance) (0.091) on.
+MAX_IDLE_SHARE = 1.0 - 1.0 / (1.0 + GOODPUT_TOLERANCE)
 
 
 @dataclass(frozen=True)
@@ -37,12 +44,15 @@ class CapturedFlow:
     loss_events: int
     share: float = 1.0  # its bytes over those of every flow sharing its bottleneck (their whole lives)
     limits: Mapping[str, float] | None = None
+    idle_share: float | None = None  # the share of its time with nothing outstanding (None: not known)
 
     @staticmethod
-    def of(summary: Any, others: Sequence[Any] = (), limits: Mapping[str, float] | None = None) -> CapturedFlow:
+    def of(summary: Any, others: Sequence[Any] = (), limits: Mapping[str, float] | None = None,
+           idle_share: float | None = None) -> CapturedFlow:
         """From an ingest ``FlowSummary`` or its dict: the span is the time it delivered its bytes at its
         delivery rate (first data segment to last ACK); ``others``: the summaries of the flows sharing its
-        bottleneck; ``limits``: the limit labels' shares of its time."""
+        bottleneck; ``limits``: the limit labels' shares of its time; ``idle_share``: the share of its time
+        its sender had nothing outstanding (``FlowLimits.idle_share``)."""
         get = summary.get if isinstance(summary, Mapping) else (lambda k: getattr(summary, k, None))
         rate = float(get("delivery_rate_bps") or 0.0)
         span = 8.0 * float(get("bytes") or 0) / rate if rate > 0 else float(get("duration_s") or 0.0)
@@ -51,16 +61,23 @@ class CapturedFlow:
         theirs = sum(float((o.get("bytes") if isinstance(o, Mapping) else getattr(o, "bytes", 0)) or 0) for o in others)
         return CapturedFlow(rate, span, int(get("retransmissions") or 0) / segments if segments else 0.0,
                             int(get("loss_events") or 0), mine / (mine + theirs) if mine + theirs > 0 else 1.0,
-                            dict(limits) if limits is not None else None)
+                            dict(limits) if limits is not None else None,
+                            None if idle_share is None else float(idle_share))
 
     @property
     def not_bulk(self) -> str | None:
-        """Why the sender was not a bulk one (None: it was, or its limits are not known): the application, its
-        send buffer or the receive window limited it most of the time (``scoring.comparable``'s threshold), so
-        a bulk sender re-enacting its control cannot reproduce it."""
+        """Why the sender was not a bulk one (None: it was, or its limits are not known): it was idle — nothing
+        outstanding — for more of its time than the goodput tolerance leaves (:data:`MAX_IDLE_SHARE`), or the
+        application, its send buffer or the receive window limited it most of the time (``scoring.comparable``'s
+        threshold), so a bulk sender re-enacting its control cannot reproduce it."""
         other = {k: float((self.limits or {}).get(k) or 0.0) for k in OTHER_LIMITS}
         if sum(other.values()) < MAX_OTHER_SHARE:
-            return None
+            if self.idle_share is None or self.idle_share <= MAX_IDLE_SHARE:
+                return None
+            return (f"the sender was idle — nothing outstanding, its application giving it nothing to send — "
+                    f"{100 * self.idle_share:.0f} % of its time (more than {100 * MAX_IDLE_SHARE:.1f} %, where a "
+                    f"sender with a backlog would deliver more than {100 * GOODPUT_TOLERANCE:.0f} % more on that "
+                    "count alone): a bulk sender cannot re-enact it")
         words = {"app": "the application", "sndbuf": "the send buffer", "rwnd": "the receive window"}
         parts = ", ".join(f"{words[k]} {100 * v:.0f} %" for k, v in other.items() if v > 0)
         return (f"the sender was not limited by the network most of the time ({parts} of its time; at least "
@@ -75,7 +92,7 @@ class CapturedFlow:
         return {"goodput_bps": self.goodput_bps, "utilisation": self.goodput_bps / payload_bps if payload_bps else None,
                 "loss_rate": self.loss_rate, "loss_events": self.loss_events,
                 "loss_event_rate": self.loss_event_rate, "span_s": self.span_s, "share": self.share,
-                "limits": dict(self.limits) if self.limits is not None else None}
+                "limits": dict(self.limits) if self.limits is not None else None, "idle_share": self.idle_share}
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,9 @@ NEEDED = ("capacity_bps", "base_rtt_s", "buffer_bytes", "random_loss_rate")
 class PathFigures:
     """One set of the path's figures: capacity (wire bit/s), base RTT (s), buffer (wire bytes), random-loss
     rate (per data segment), the header bytes a full segment adds on the wire, and the MSS; with them the TCP
-    options the flow's connection ran with (SACK, timestamps), which every sender re-enacted on it keeps."""
+    options the flow's connection ran with (SACK, timestamps) and the receive window its receiver offered when
+    its first loss came (``FlowLimits.loss_rwnd_bytes``; None: not known, no limit), which every sender
+    re-enacted on it keeps: the same hosts under another control."""
 
     capacity_bps: float
     base_rtt_s: float
@@ -50,10 +52,18 @@ class PathFigures:
     mss: int
     sack: bool = True
     timestamps: bool = True
+    rwnd_bytes: float | None = None
 
     def link(self) -> Link:
         return Link(rate_bps=self.capacity_bps, buffer_bytes=max(round(self.buffer_bytes), 0),
                     loss=min(self.random_loss_rate, 0.5), overhead_bytes=self.overhead_bytes)
+
+    def rwnd_segments(self, most: int) -> int | None:
+        """The receive window in whole segments (at least 1, at most ``most``: the simulation's), None without
+        one."""
+        if self.rwnd_bytes is None or not math.isfinite(self.rwnd_bytes):
+            return None
+        return min(max(int(self.rwnd_bytes // self.mss), 1), most)
 
     @property
     def payload_bps(self) -> float:
@@ -91,7 +101,7 @@ class PathRange:
     def as_dict(self) -> dict[str, Any]:
         return {"figures": self.central.as_dict(), "ranges": {k: list(v) for k, v in self.ends.items()},
                 "confidence": self.confidence, "overhead_bytes": self.central.overhead_bytes,
-                "mss": self.central.mss, "assumed": dict(self.assumed)}
+                "mss": self.central.mss, "rwnd_bytes": self.central.rwnd_bytes, "assumed": dict(self.assumed)}
 
 
 def connection_options(summary: Any) -> dict[str, bool]:
@@ -104,12 +114,13 @@ def connection_options(summary: Any) -> dict[str, bool]:
 
 def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
                random_loss_high: float | None = None, sack: bool = True, timestamps: bool = True,
-               buffer_low: float | None = None) -> PathRange:
+               buffer_low: float | None = None, rwnd_bytes: float | None = None) -> PathRange:
     """The figures of ``path`` (the §9 object) and their ranges, or :class:`WhatIfError`: ``path_incomplete``
     (a figure missing: named, with the inference's reason), ``path_low_confidence``. ``random_loss_high``: the
     upper end of a random-loss rate the inference left null (:func:`off_level_loss`); ``sack``, ``timestamps``: the
     connection's options (:func:`connection_options`); ``buffer_low``: the least a buffer the inference left null
-    can be (:func:`buffer_seen`), taken as the buffer with a range up to :data:`BUFFER_HEADROOM_BDP` BDPs more."""
+    can be (:func:`buffer_seen`), taken as the buffer with a range up to :data:`BUFFER_HEADROOM_BDP` BDPs more;
+    ``rwnd_bytes``: the receive window the flow's first recovery ran into (``FlowLimits.loss_rwnd_bytes``)."""
     if not path:
         raise WhatIfError("path_incomplete", "the flow has no path (it was not replayed, or nothing of its path "
                                              "was seen): every figure is missing")
@@ -134,7 +145,8 @@ def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
         raise WhatIfError("path_low_confidence", f"the path's confidence is {confidence}: its figures promise "
                           "nothing (docs/path-calibration.md), so no what-if is run on them")
     central = PathFigures(float(values["capacity_bps"]), float(values["base_rtt_s"]), float(values["buffer_bytes"]),
-                          float(values["random_loss_rate"]), int(overhead_bytes), int(mss), sack, timestamps)
+                          float(values["random_loss_rate"]), int(overhead_bytes), int(mss), sack, timestamps,
+                          None if rwnd_bytes is None else float(rwnd_bytes))
     ends = {k: (getattr(central, k) * (1 - s), getattr(central, k) * (1 + s)) for k, s in SPREAD.items()}
     if "random_loss_rate" in assumed:
         ends["random_loss_rate"] = (0.0, float(random_loss_high or 0.0))

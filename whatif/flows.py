@@ -25,12 +25,13 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
     :class:`~ackreplay.whatif.errors.WhatIfError` where the path cannot carry a what-if."""
     link = LinkInfo.of(summary)
     rng = path_range(fr.path or {}, mss=link.mss, overhead_bytes=link.overhead, random_loss_high=random_loss_high(fr),
-                     buffer_low=buffer_seen(fr.path_parts, fr.path), **connection_options(summary))
+                     buffer_low=buffer_seen(fr.path_parts, fr.path), **connection_options(summary),
+                     rwnd_bytes=fr.limits.loss_rwnd_bytes if fr.limits is not None else None)
     shared = next((list(g.get("flows") or []) for g in path_groups if fr.flow_id in (g.get("flows") or [])), [])
     others = [summaries[f] for f in shared if f != fr.flow_id]
     cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")))
     shares = dict(fr.limits.shares) if fr.limits is not None else None
-    captured = CapturedFlow.of(summary, others, shares)
+    captured = CapturedFlow.of(summary, others, shares, fr.limits.idle_share if fr.limits is not None else None)
     if not cross and (cross := metadata_cross(capture)):
         found = ns3_competitor(capture)  # the captured flow's share, from the run's bytes of both
         if found is not None and found.captured_share is not None:

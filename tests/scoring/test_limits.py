@@ -150,6 +150,19 @@ def test_rwnd_at_the_advertised_window():
     assert share(flow_limits(inp), RWND) == 0.0  # no window known
 
 
+def test_the_receive_window_at_the_first_duplicate_ack():
+    """``loss_rwnd_bytes``: the window the ACK before the first duplicate ACK advertised (the receiver's window a
+    recovery runs into); None without a duplicate ACK or without the windows."""
+    t = clocked(3.0, 20)
+    window = 30_000.0 + 1000.0 * np.arange(len(t))
+    dup = np.zeros(len(t), bool)
+    dup[[100, 101, 102, 400]] = True
+    inp = flow(t, np.full(len(t), 19 * MSS), dup=dup)
+    assert flow_limits(inp, rwnd=window).loss_rwnd_bytes == window[99]
+    assert flow_limits(inp).loss_rwnd_bytes is None
+    assert flow_limits(flow(t, np.full(len(t), 19 * MSS)), rwnd=window).loss_rwnd_bytes is None
+
+
 def test_app_when_idle():
     """Bursts of one round trip, then a second with nothing outstanding: the idle seconds are the application's."""
     busy = [clocked(RTT, 10) + start for start in (0.0, 1.05, 2.1)]
@@ -159,6 +172,9 @@ def test_app_when_idle():
     assert share(lim, APP) > 0.85, lim.shares
     idle = lim.label_at(np.array([0.5, 1.5]))
     assert list(idle) == [APP, APP]
+    # nothing outstanding from each burst's last ACK to the next burst's first segment: 2 × 1 s of 2.15 s
+    assert lim.idle_share == pytest.approx(2 * (1.05 - RTT + RTT / 10) / (t[-1] - t[0]), abs=0.02)
+    assert flow_limits(flow(clocked(3.0, 20), np.full(len(clocked(3.0, 20)), 19 * MSS))).idle_share == 0.0
 
 
 def test_app_below_the_window():

@@ -35,6 +35,9 @@ def test_the_api_gives_the_clis_what_if(ran):
                                               "--json"]).stdout)
     assert doc["path"]["figures"] == pytest.approx(cli["path"]["figures"], rel=1e-9)
     assert doc["path"]["ranges"]["random_loss_rate"] == pytest.approx(cli["path"]["ranges"]["random_loss_rate"])
+    # the receive window and the idle share come with the flow's stored limits, as the CLI reads them
+    assert doc["path"]["rwnd_bytes"] == cli["path"]["rwnd_bytes"] and cli["path"]["rwnd_bytes"] > 0
+    assert doc["captured"]["idle_share"] == pytest.approx(cli["captured"]["idle_share"], abs=1e-12)
     assert doc["self_check"]["passed"] is True and doc["self_check"]["algorithm_source"] == "given"
     assert doc["self_check"]["goodput_ratio"] == pytest.approx(cli["self_check"]["goodput_ratio"], rel=1e-9)
     for alg in ("cubic", "newreno"):

@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
-from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, ns3_competitor, sender_control
+from ackreplay.whatif.captured import (
+    DEFAULT_SENDER,
+    MAX_IDLE_SHARE,
+    CapturedFlow,
+    SenderControl,
+    ns3_competitor,
+    sender_control,
+)
 from ackreplay.whatif.cross import CrossFlow, cross_flows, metadata_cross
 from ackreplay.whatif.errors import WhatIfError
 from ackreplay.whatif.figures import SPREAD, buffer_seen, off_level_loss, path_range
@@ -179,6 +186,23 @@ def test_a_sender_not_limited_by_the_network_is_withheld_as_not_bulk(shares: dic
         assert doc["withheld"].startswith("the sender cannot be re-enacted: the sender was not limited by the network")
     else:
         assert check.goodput_ratio is not None
+
+
+@pytest.mark.parametrize(("idle", "withheld"), [(0.05, False), (0.09, False), (0.10, True), (0.2, True),
+                                                (None, False)])
+def test_a_sender_idle_beyond_the_goodput_tolerance_is_withheld_as_not_bulk(idle: float | None,
+                                                                            withheld: bool) -> None:
+    """Idle for a share s of its time, a flow gets 1/(1 − s) of its goodput from a sender with a backlog: beyond
+    the 10 % goodput tolerance from s = 1/11 on, whatever its limit labels say."""
+    captured = CapturedFlow.of({"delivery_rate_bps": 8e6, "bytes": 2_000_000, "data_segments": 1400,
+                                "retransmissions": 3, "loss_events": 2}, limits={"cwnd": 0.7, "app": 0.3},
+                               idle_share=idle)
+    assert abs(MAX_IDLE_SHARE - 1 / 11) < 1e-12
+    check = self_check(path_range(PATH, mss=1448, overhead_bytes=66), captured, SenderControl("cubic", "given"), 1)
+    assert (check.code == "sender_not_bulk") is withheld
+    assert (check.goodput_ratio is None) is withheld
+    assert ("idle" in check.reason) is withheld
+    assert captured.as_dict(1e7)["idle_share"] == idle
 
 
 def test_a_buffer_bounded_below_only_is_taken_at_its_bound_with_a_range_one_bdp_deeper() -> None:
