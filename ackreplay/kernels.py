@@ -1,16 +1,17 @@
 """The compiled helpers several packages share: searches, an in-place sort and median, and a float for JSON.
 
-:func:`searchsorted_right` is ``np.searchsorted`` for many sorted keys at once, by one merge pass instead of a
-binary search per key. Replay looks up every event's time, or every event's time minus the reference window, in a sorted
-column of as many times: one binary search per key costs a cache miss per step (~45 ns a key on 2 M
-keys), while walking both arrays together is sequential. Keys that are not in ascending order, and NaNs,
-fall back to a binary search for that key, so the result is always ``np.searchsorted(a, v, side="right")``.
+:func:`searchsorted_right` (and :func:`searchsorted_merge`, either side) is ``np.searchsorted`` for many sorted keys
+at once, by one merge pass instead of a binary search per key. Replay looks up every event's time, or every event's
+time minus the reference window, in a sorted column of as many times (and what limited the sender, ACK times among
+data segments' times): one binary search per key costs a cache miss per step (~45 ns a key on 2 M keys), while
+walking both arrays together is sequential. Keys that are not in ascending order, and NaNs, fall back to a binary
+search for that key, so the result is always ``np.searchsorted(a, v, side="right")``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -59,6 +60,17 @@ def searchsorted_right(a: np.ndarray, v: np.ndarray) -> np.ndarray:
     out = np.empty(len(v), np.int64)
     search_right_into(a, v, out)
     return out
+
+
+def searchsorted_merge(a: np.ndarray, v: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
+    """``np.searchsorted(a, v, side=side)``: by :func:`searchsorted_right`'s merge pass when ``a`` is sorted float64
+    without NaN or −inf and the keys are many float64 (else numpy's binary search) — the same indices. Side left is
+    side right of the next float below each key (no float lies between: the elements below ``x`` are those at most
+    that float)."""
+    if len(v) < MERGE_MIN_KEYS or a.dtype != np.float64 or v.dtype != np.float64 or not len(a) \
+            or a[0] == -np.inf or a[-1] != a[-1] or not (a[1:] >= a[:-1]).all():  # (a NaN: False too)
+        return np.searchsorted(a, v, side=side)
+    return searchsorted_right(a, v if side == "right" else np.nextafter(v, -np.inf))
 
 
 @njit(cache=True, nogil=True)

@@ -4,8 +4,8 @@ Importing numba costs 0.15–0.3 s; a command that runs no kernel (``--help``, `
 a capture) should not pay it. So the CLI does not import numba itself: :func:`install` puts a finder on
 ``sys.meta_path`` that, when ``numba`` is first imported (by whichever module of ingest, replay, … needs it),
 imports it the lean way — without ``cffi`` and ``yaml`` (:func:`_exec_without_optional_imports`) — and then
-installs ``jitcache.load_without_compiler_setup`` and ``jitcache.untimed_llvm_calls``. The finder removes itself
-at that first import.
+installs ``jitcache.load_without_compiler_setup``, ``jitcache.load_without_bitcode`` and
+``jitcache.untimed_llvm_calls``. The finder removes itself at that first import.
 """
 
 from __future__ import annotations
@@ -44,8 +44,10 @@ def _exec_without_optional_imports(loader: Any, module: ModuleType) -> None:
 
 
 def _lean_setup() -> None:
-    """Cached code loaded without the compiler's set-up, and LLVM calls not timed (``jitcache``)."""
+    """Cached code loaded without the compiler's set-up or parsing its bitcode, and LLVM calls not timed
+    (``jitcache``)."""
     jitcache.load_without_compiler_setup()
+    jitcache.load_without_bitcode()
     jitcache.untimed_llvm_calls()
 
 

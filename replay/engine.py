@@ -43,7 +43,7 @@ from ackreplay.replay.decisions import (
     decision_scores_batch,
     loss_events,
 )
-from ackreplay.replay.parallel import run_jobs
+from ackreplay.replay.parallel import Beside, run_jobs
 from ackreplay.replay.plan import summary_frame
 from ackreplay.replay.results import (
     DECISION_SCHEMA,
@@ -59,7 +59,7 @@ from ackreplay.replay.results import (
 from ackreplay.scoring.comparable import incomparable_reason, time_constant
 from ackreplay.scoring.limits import CWND, FlowLimits, batch_limits
 from ackreplay.scoring.ranking import NOT_REPRODUCIBLE
-from ackreplay.scoring.scores import CONVERGENCE_HOLD, TOLERANCE
+from ackreplay.scoring.scores import CONVERGENCE_HOLD, SCRATCH_ROWS, TOLERANCE
 
 __all__ = ["DECISION_SCHEMA", "FlowReplay", "FlowSource", "replay_batch", "replay_flow", "scores_frame"]
 
@@ -69,6 +69,9 @@ REFERENCE_WINDOW = 1.0  # W, s (docs/scores.md §4)
 #: weights, diagnostics) — measured like ``Estimator.footprint``; see ``replay.parallel.fitting_workers``.
 HELD_BYTES_PER_EVENT = 24.0
 FIRST_ROUND_FOOTPRINTS = (24.0, 16.0, 24.0)
+#: Bytes per event what limited a sender (``scoring.limits``) holds at its peak: 203 B on a 1 M-event flow of 2 M
+#: data segments (tracemalloc), rounded up.
+LIMITS_BYTES_PER_EVENT = 220.0
 
 
 def describe(estimators: Sequence[Estimator]) -> list[dict[str, Any]]:
@@ -152,19 +155,25 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
     # time weights and the diagnostics over every event; then one job per estimator, the costliest first: its
     # series, its decisions and its scores, after which the series is dropped unless kept.
     budget = None if memory_budget is None else memory_budget - HELD_BYTES_PER_EVENT * n
-    first = _first_round(batch, start, end, budget)
+    by_cost = sorted(estimators, key=lambda e: -e.cost)
+    # What limited each sender (``scoring.limits``) reads the batch alone and only the scores need it: it runs on
+    # a thread beside the first round and the estimators' series (``replay.parallel.Beside``).
+    # The path (§9) too, after it on the same thread (its footprint is below the limits').
+    room = partial(Beside, n=n, footprint=LIMITS_BYTES_PER_EVENT * n, budget=budget,
+                   beside=max((e.footprint for e in by_cost), default=0.0) * n + SCRATCH_ROWS * 8 * n)
+    limits: Beside[list[FlowLimits]] = room(partial(_limits, batch, sources, path_rows))
     if episodes is None:
         episodes = _own_episodes(sources)
+    paths: Beside[dict[int, tuple[PathParts, dict[str, Any]]]] = room(
+        partial(_paths, batch, sources, path_rows, episodes))
+    first = _first_round(batch, start, end, budget)
     ev = loss_events(batch, episodes, first.achieved, truth_arr)
-    limits = _limits(batch, sources, path_rows)
-    scope = network_scope(batch, limits, ev, network_only)
     if release is not None:  # what the first round read: the jobs below read their own columns again
         release()
     # scores over the time the network limited the sender only (``scoring.comparable``): each event's weight
     # kept where the limits say ``cwnd``, and each decision where its loss event does
-    run = BatchRun(batch, sources, ev, ev.flows(), start, first.achieved, first.weights * scope.events, truth_arr,
-                   keep_series, release, scope.losses)
-    by_cost = sorted(estimators, key=lambda e: -e.cost)
+    scope = Beside(lambda: _weighed(network_scope(batch, limits.get(), ev, network_only), first.weights), 0)
+    run = BatchRun(batch, sources, ev, ev.flows(), start, first.achieved, scope, truth_arr, keep_series, release)
     done = dict(zip((e.name for e in by_cost),
                     run_jobs([partial(run.estimator_job, e) for e in by_cost], n,
                              footprints=[e.footprint * n for e in by_cost], budget=budget), strict=True))
@@ -179,12 +188,13 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
                                  sample_columns(batch.t, batch.d, batch.offsets, first.top), batch.mss),
         BatchDecisions(decision_frame(ev, [e.name for e in estimators], [done[e.name].decisions for e in estimators])
                        ) if len(ev) else None)
-    out = _flow_replays(run, end, estimators, done, labels, shared, _paths(batch, sources, path_rows, episodes))
+    out = _flow_replays(run, end, estimators, done, labels, shared, paths.get())
     tau = time_constant(e.params for e in estimators)
-    for i, (fr, lim) in enumerate(zip(out, limits, strict=True)):
+    loss_counts = scope.get().scope.loss_counts
+    for i, (fr, lim) in enumerate(zip(out, limits.get(), strict=True)):
         fr.limits = lim
         span = float(lim.end[-1] - lim.start[0]) if len(lim.code) else 0.0
-        fr.comparable_reason = incomparable_reason(lim.shares, span, int(scope.loss_counts[i]), tau)
+        fr.comparable_reason = incomparable_reason(lim.shares, span, int(loss_counts[i]), tau)
     batch.forget_members()
     return out, scores
 
@@ -243,11 +253,10 @@ class BatchRun:
     lossy: list[int]  # the positions of the flows with at least one loss event (``LossEvents.flows``)
     start: np.ndarray  # per flow: its score window's start (s since its first packet)
     achieved: np.ndarray
-    weights: np.ndarray
+    scope: Beside[WeighedScope]  # the network-limited time and the time weights kept in it (:func:`_weighed`)
     truth: np.ndarray | None  # the truth at every event (NaN on flows without one); None when no flow has one
     keep_series: bool
     release: Callable[[], None] | None  # hands the batch's input pages back after each job (a long flow's)
-    loss_scope: np.ndarray  # per loss event: in the network-limited time (its decision scored)
 
     def estimator_job(self, e: Estimator, scratch: np.ndarray) -> EstimatorJob:
         """``e``'s series over the batch, its decisions at every loss event and its scores (``scratch``: the
@@ -261,13 +270,14 @@ class BatchRun:
             dec = decide_batch(e, batch, est, self.events)
         for i in self.lossy:
             e.forget(batch.flow(i))
-        dscores = decision_scores_batch(self.events, np.where(self.loss_scope, dec.ssthresh, np.nan), len(batch),
+        scope = self.scope.get()
+        dscores = decision_scores_batch(self.events, np.where(scope.scope.losses, dec.ssthresh, np.nan), len(batch),
                                         self.truth is not None, e.name == "newreno")
-        vals = series_scores_batch(batch.offsets, batch.t, est, self.achieved, self.weights, self.start, TOLERANCE,
+        vals = series_scores_batch(batch.offsets, batch.t, est, self.achieved, scope.weights, self.start, TOLERANCE,
                                    CONVERGENCE_HOLD, scratch)
         vals[:, :2] *= 8  # mean and median in bits/s
         tru = None if self.truth is None else relative_scores_batch(
-            batch.offsets, batch.t, est, self.truth, self.weights, self.start, TOLERANCE, CONVERGENCE_HOLD)
+            batch.offsets, batch.t, est, self.truth, scope.weights, self.start, TOLERANCE, CONVERGENCE_HOLD)
         if self.release is not None:
             self.release()
         return EstimatorJob(est if self.keep_series else None, dec, vals, tru, failures, dscores)
@@ -349,6 +359,17 @@ def _limits(batch: FlowBatch, sources: Sequence[FlowSource], path_rows: tuple[An
     acks = path_rows[0] if path_rows is not None else None
     pos = np.array([np.nan if s.vantage_position is None else s.vantage_position for s in sources], np.float64)
     return batch_limits(batch, _ack_column(acks, "rwnd"), _ack_column(acks, "sacked"), pos)
+
+
+class WeighedScope(NamedTuple):
+    """A batch's :class:`NetworkScope` and its time weights kept in it (the first round's, 0 outside it)."""
+
+    scope: NetworkScope
+    weights: np.ndarray
+
+
+def _weighed(scope: NetworkScope, weights: np.ndarray) -> WeighedScope:
+    return WeighedScope(scope, weights * scope.events)
 
 
 class NetworkScope(NamedTuple):

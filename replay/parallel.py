@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -37,6 +37,8 @@ _pool: ThreadPoolExecutor | None = None
 _pool_pid = 0
 _pool_size = 0
 _pool_lock = threading.Lock()
+_side: ThreadPoolExecutor | None = None
+_side_pid = 0
 
 
 def usable_cores() -> int:
@@ -58,13 +60,56 @@ def _helpers(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def _side_thread() -> ThreadPoolExecutor:
+    """The one thread of this process that runs work beside :func:`run_jobs`' workers (:class:`Beside`)."""
+    global _side, _side_pid
+    with _pool_lock:
+        if _side is None or _side_pid != os.getpid():
+            _side, _side_pid = ThreadPoolExecutor(1, thread_name_prefix="replay-side"), os.getpid()
+        return _side
+
+
 def shutdown_helpers() -> None:
     """Stop this process's helper threads (idle between calls; made again on the next use)."""
-    global _pool
+    global _pool, _side
     with _pool_lock:
         pool, _pool = _pool, None
+        side, _side = _side, None
     if pool is not None and _pool_pid == os.getpid():
         pool.shutdown(wait=True)
+    if side is not None and _side_pid == os.getpid():
+        side.shutdown(wait=True)
+
+
+class Beside(Generic[T]):
+    """A result computed once, on a thread beside the calling thread's work or, where that does not pay, in the
+    first thread that asks for it: :meth:`get` returns it (waiting for it), from any thread.
+
+    For work the jobs of :func:`run_jobs` need only at their end (what limited the senders, before the scores):
+    started before the jobs, it runs while they run and their workers wait for it only when they get there. It
+    goes beside them when the events number at least ``PARALLEL_MIN_EVENTS``, another core is there and its
+    ``footprint`` (bytes) fits in ``budget`` beside ``beside`` (the largest footprint of the jobs running
+    meanwhile: :func:`fitting_workers`); its result is the same either way."""
+
+    def __init__(self, work: Callable[[], T], n: int, *, footprint: float = 0.0, beside: float = 0.0,
+                 budget: float | None = None) -> None:
+        self._work = work
+        self._lock = threading.Lock()
+        self._future: Future[T] | None = None
+        fits = budget is None or fitting_workers(2, [footprint, beside], 0, budget) == 2
+        if n >= PARALLEL_MIN_EVENTS and usable_cores() > 1 and fits:
+            self._future = _side_thread().submit(work)
+
+    def get(self) -> T:
+        """The result (the work's error, raised, if it failed)."""
+        with self._lock:
+            if self._future is None:
+                self._future = Future()
+                try:
+                    self._future.set_result(self._work())
+                except BaseException as exc:
+                    self._future.set_exception(exc)
+        return self._future.result()
 
 
 def fitting_workers(workers: int, footprints: Sequence[float], scratch_bytes: int, budget: float) -> int:

@@ -121,6 +121,7 @@ import numpy as np
 
 from ackreplay.ingest.vantage import END_SHARE
 from ackreplay.jitcache.kernel_mode import njit
+from ackreplay.kernels import searchsorted_merge
 
 if TYPE_CHECKING:
     from ackreplay.estimators.flow_batch import FlowBatch
@@ -494,7 +495,7 @@ def dry_spans(b: np.ndarray, t: np.ndarray, flight: np.ndarray, seg_t: np.ndarra
     has = nxt < len(zeros)
     j = zeros[np.minimum(nxt, max(len(zeros) - 1, 0))] if len(zeros) else np.zeros(n, np.int64)
     sent = np.concatenate(([0.0], np.cumsum(seg_len)))
-    after = sent[np.searchsorted(seg_t, t[j], side="right")] - sent[np.searchsorted(seg_t, t, side="right")]
+    after = sent[searchsorted_merge(seg_t, t[j], "right")] - sent[searchsorted_merge(seg_t, t, "right")]
     window = np.nan_to_num(peak)
     for lag in range(1, 9):
         window[lag:] = np.maximum(window[lag:], np.nan_to_num(peak[:-lag]))
@@ -603,7 +604,7 @@ def clocked_refills(b: np.ndarray, f: _Flow, peak: np.ndarray, gap: float, withi
     seen, size = f.seg_seen[order], f.seg_len[order]
     if len(seen) < 2 or not len(f.t):
         return starts, clocked
-    r = np.nan_to_num(f.rref[np.clip(np.searchsorted(f.t, seen), 0, len(f.t) - 1)])
+    r = np.nan_to_num(f.rref[np.clip(searchsorted_merge(f.t, seen, "left"), 0, len(f.t) - 1)])
     head = np.flatnonzero(np.concatenate(([True], np.diff(seen) >= gap * r[1:])))
     nseg = np.diff(np.append(head, len(seen)))
     nbytes = np.add.reduceat(size, head)
@@ -846,7 +847,7 @@ def bounded_samples(t: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray, bound: Qu
     comes down to the round trip its data can have had."""
     if not len(seg_t):
         return rtt
-    at = np.searchsorted(seg_t, t, side="right") - 1
+    at = searchsorted_merge(seg_t, t, "right") - 1
     wait = np.where(at >= 0, t - seg_t[np.maximum(at, 0)], 0.0)  # the receiver's delay before the ACK
     held = bound.hold(rtt - wait, np.maximum(at, 0)) + wait
     return np.where((at >= 0) & (rtt > held), held, rtt)
@@ -862,7 +863,7 @@ def sent_times(t: np.ndarray, rtt: np.ndarray, rref: np.ndarray, seg_t: np.ndarr
     time (the first flight after it echoes the ACK before it: idle time + RTT) would place the data in the
     idle time."""
     n = len(t)
-    at = np.clip(np.searchsorted(t, seg_t, side="left"), 0, max(n - 1, 0))
+    at = np.clip(searchsorted_merge(t, seg_t, "left"), 0, max(n - 1, 0))
     r = bound.hold(np.where(rtt[at] > 0.0, rtt[at], rref[at]), np.arange(len(seg_t)))
     return seg_t - position * np.nan_to_num(r)
 
@@ -874,7 +875,7 @@ def rebuilt_flight(t: np.ndarray, seg_sent: np.ndarray, seg_end: np.ndarray, ack
     of the ingest's (the data arriving within one srtt, an srtt swollen by the samples taken across idle
     times). NaN before the first segment."""
     top = np.maximum.accumulate(seg_end.astype(np.float64)) if len(seg_end) else np.empty(0)
-    at = np.searchsorted(seg_sent, t, side="right") - 1
+    at = searchsorted_merge(seg_sent, t, "right") - 1
     flight = np.where(at >= 0, top[np.maximum(at, 0)] - ack - sack, np.nan) if len(top) else np.full(len(t), np.nan)
     return np.where(np.isnan(flight), np.nan, np.maximum(flight, 0.0))
 

@@ -147,21 +147,34 @@ print(first, again, len(running.overloads), load_cached(running.py_func), float(
 '''
 
 
+def _kernel_env(tmp_path: Path, **modules: str) -> dict[str, str]:
+    """A new process's environment: a numba cache of its own under ``tmp_path``, ``leanmod`` (``KERNEL_MODULE``) and
+    ``modules`` (name → source) importable beside this checkout."""
+    import os
+
+    for name, source in {"leanmod": KERNEL_MODULE, **modules}.items():
+        (tmp_path / f"{name}.py").write_text(source)
+    return {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+            "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[1])])}
+
+
+def _probe(code: str, env: dict[str, str], *args: str) -> list[str]:
+    """What ``python -c code args`` prints, split (it must succeed)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
 def test_load_cached_loads_what_the_cache_holds_once_and_never_compiles(tmp_path: Path) -> None:
     """``jitcache.load_cached``: nothing to load before the kernel is cached (it does not compile it); once cached,
     in a new process, its one version loads ahead of the first call, once, and the call runs it; nothing either
     when the index names compiled code that is gone; a plain function has nothing to load."""
-    import os
-    import subprocess
-    import sys
-
-    (tmp_path / "leanmod.py").write_text(KERNEL_MODULE)
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[1])])}
+    env = _kernel_env(tmp_path)
 
     def run() -> list[str]:
-        done = subprocess.run([sys.executable, "-c", LOAD_PROBE], env=env, capture_output=True, text=True, check=True)
-        return done.stdout.split()
+        return _probe(LOAD_PROBE, env)
 
     want = repr(sum(i ** 0.5 for i in range(4)))
     assert run() == ["0", "0", "0", "0", want]  # not cached: nothing loaded (nor compiled) ahead of the call
@@ -169,3 +182,102 @@ def test_load_cached_loads_what_the_cache_holds_once_and_never_compiles(tmp_path
     for data in (tmp_path / "cache").rglob("*.nbc"):  # the index names code that is gone: not compiled ahead
         data.unlink()
     assert run() == ["0", "0", "0", "0", want]
+
+
+CALLER_MODULE = '''
+import numpy as np
+from numba import njit
+
+from leanmod import running
+
+TABLE = np.array([1.5, 2.5, 3.5])
+
+
+@njit(cache=True, nogil=True)
+def scaled(x):
+    return running(x) * TABLE[1]
+'''
+
+LINK_PROBE = '''
+import sys
+from ackreplay import cli  # the CLI's set-up: cached code loaded without parsing its bitcode
+import numpy as np
+from numba import njit
+from numba.core import codegen
+from leanmod import running
+from callermod import scaled
+first = float(running(np.arange(9.0))[-1]), float(scaled(np.arange(9.0))[-1])
+lean = [lib for lib in (running.overloads[running.signatures[0]].library,
+                        scaled.overloads[scaled.signatures[0]].library) if "_unparsed_bitcode" in vars(lib)]
+
+
+@njit
+def fresh(x):  # compiled now: links the loaded kernel's module, parsed then
+    return running(x)[-1] + 1.0
+
+
+print(*first, float(fresh(np.arange(9.0))), len(lean), getattr(codegen.CPUCodeLibrary._unserialize, "_lean", False))
+'''
+
+
+def test_cached_kernels_load_without_parsing_their_bitcode_and_link_when_called(tmp_path: Path) -> None:
+    """``jitcache.load_without_bitcode`` (installed by the CLI): in a new process, two cached kernels (one calling
+    the other, one reading a global array) load without their bitcode parsed and give the results they gave when
+    compiled; a kernel compiled afterwards that calls one of them links it (its bitcode parsed then) and runs."""
+    env = _kernel_env(tmp_path, callermod=CALLER_MODULE)
+
+    def run() -> list[str]:
+        return _probe(LINK_PROBE, env)
+
+    total = sum(i ** 0.5 for i in range(9))
+    want = [repr(total), repr(total * 2.5), repr(total + 1.0)]
+    compiled = run()
+    assert [float(v) for v in compiled[:3]] == [float(v) for v in want] and compiled[3:] == ["0", "True"]
+    loaded = run()
+    assert loaded[:3] == compiled[:3] and loaded[3:] == ["2", "True"]  # both loaded lean, one linked afterwards
+
+
+SYMBOLS_PROBE = '''
+import pickle
+import sys
+from pathlib import Path
+
+from llvmlite import binding as ll
+
+from ackreplay.jitcache.elf_symbols import defined_symbols
+
+
+def libraries(obj, depth=0):
+    if isinstance(obj, tuple) and len(obj) == 3 and obj[1] == "object":
+        return [obj[2]]
+    if isinstance(obj, (tuple, list)) and depth < 4:
+        return [lib for item in obj for lib in libraries(item, depth + 1)]
+    return []
+
+
+checked = differ = 0
+for path in sys.argv[1:]:
+    for code, bitcode in libraries(pickle.loads(Path(path).read_bytes())):
+        mod = ll.parse_bitcode(bitcode)
+        want = {g.name for group in (mod.functions, mod.global_variables) for g in group if not g.is_declaration}
+        checked += 1
+        differ += defined_symbols(code) != want
+print(checked, differ)
+'''
+
+
+def test_elf_symbols_are_the_modules_defined_symbols(tmp_path: Path) -> None:
+    """The symbols ``jitcache.elf_symbols`` reads from a cached kernel's object code are the ones numba lists from
+    its bitcode (its functions and globals that are not declarations), for two kernels compiled here (one calling
+    the other, one reading a global array) and every kernel cached in this checkout; anything but a 64-bit ELF
+    object gives None."""
+    from ackreplay.jitcache.elf_symbols import defined_symbols
+
+    env = _kernel_env(tmp_path, callermod=CALLER_MODULE)
+    _probe("import numpy as np; from callermod import scaled; scaled(np.ones(3))", env)
+    root = Path(__file__).resolve().parents[1]
+    files = sorted((tmp_path / "cache").rglob("*.nbc")) + sorted(root.glob("*/**/__pycache__/*.nbc"))
+    checked, differ = map(int, _probe(SYMBOLS_PROBE, env, *map(str, files)))
+    assert checked >= 2 and differ == 0
+    assert defined_symbols(b"not an object file") is None
+    assert defined_symbols(b"\x7fELF\x01\x01" + bytes(60)) is None  # 32-bit

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -124,3 +125,45 @@ def test_replay_within_a_small_budget_runs_one_job_at_a_time_with_the_same_resul
     assert tight.scores == free.scores
     assert [f.scores for f in tight.flows] == [f.scores for f in free.flows]
     assert [f.decision_rows for f in tight.flows] == [f.decision_rows for f in free.flows]
+
+
+def test_beside_runs_once_on_its_own_thread_or_in_the_first_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``parallel.Beside``: on a large enough batch with a second core its work runs once on the side thread while
+    the caller goes on; below ``PARALLEL_MIN_EVENTS``, on one core or beyond the budget, once in the first thread
+    that asks; every caller gets the same result, and the work's error is raised to each."""
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
+    calls: list[int] = []
+    started = threading.Event()
+
+    def work() -> list[int]:
+        calls.append(threading.get_ident())
+        started.set()
+        time.sleep(0.02)
+        return [len(calls)]
+
+    big = parallel.PARALLEL_MIN_EVENTS
+    side = parallel.Beside(work, big)
+    assert started.wait(5)  # running before anyone asked
+    got = parallel.run_jobs([lambda _: side.get()] * 4, big, rows=1)
+    assert got == [[1]] * 4 and len(calls) == 1 and calls[0] != threading.get_ident()
+    for n, room in ((big - 1, {}), (big, {"footprint": 60.0, "beside": 50.0, "budget": 100.0})):
+        calls.clear()
+        beside = parallel.Beside(work, n, **room)
+        time.sleep(0.05)
+        assert not calls  # not started: it runs when first asked, in the asking thread
+        asked: Callable[[np.ndarray], list[int]] = partial(lambda b, _: b.get(), beside)
+        assert parallel.run_jobs([asked] * 3, big, rows=1) == [[1]] * 3
+        assert len(calls) == 1
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 1)
+    calls.clear()
+    alone = parallel.Beside(work, big)
+    assert not calls and alone.get() == [1] and calls == [threading.get_ident()]
+
+    def fails() -> None:
+        raise ValueError("no limits")
+
+    broken = parallel.Beside(fails, big)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="no limits"):
+            broken.get()
+    parallel.shutdown_helpers()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -61,3 +62,18 @@ def test_search_from_a_hint_equals_numpy(a: list[float], v: list[float], hints: 
             hint = hints[k]
         hint = search_left_from(arr, x, hint)
         assert hint == np.searchsorted(arr, x)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(values | st.just(np.nan), max_size=60), st.lists(values | st.just(np.nan), max_size=60),
+       st.booleans(), st.booleans(), st.sampled_from(["left", "right"]))
+def test_merge_search_either_side_equals_numpy(a: list[float], v: list[float], sort_a: bool, sort_keys: bool,
+                                               side: Literal["left", "right"]) -> None:
+    """``kernels.searchsorted_merge``, on sorted arrays (with ±inf and NaN) and on unsorted ones (numpy's search)."""
+    arr = np.array(a, np.float64)
+    if sort_a:
+        arr = np.sort(arr)
+    keys = np.array(v, np.float64)
+    if sort_keys:
+        keys = np.sort(keys)
+    assert np.array_equal(search.searchsorted_merge(arr, keys, side), np.searchsorted(arr, keys, side=side))
