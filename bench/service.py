@@ -84,11 +84,12 @@ def main() -> None:
     ap.add_argument("--shapes", default=None, help="run these shapes of many flows instead (bench.service_scale)")
     ap.add_argument("--budget", type=int, default=1024, help="--shapes: the workers' memory budget, MB")
     ap.add_argument("--lock", default=None, help="--shapes: hold an exclusive lock on this file while measuring")
+    ap.add_argument("--timeline", action="store_true", help="--shapes: print each task's span on its worker")
     args = ap.parse_args()
     if args.shapes:
         from bench.service_scale import run_shapes
 
-        run_shapes(args.shapes.split(","), args.budget, args.lock)
+        run_shapes(args.shapes.split(","), args.budget, args.lock, args.timeline)
         return
     if args.soak:
         soak_only(args)

@@ -11,9 +11,12 @@ Whole-run time: from the upload's first byte to the run's end as ``GET /runs/{id
 CLI's). Peak RSS: the most any worker process reached (``VmHWM``, the pool's child processes included), and
 above an idle worker's (what the budget bounds, as ``--memory-budget`` does the CLI's above the interpreter's),
 against ``ACKREPLAY_INGEST_MEMORY_BUDGET_MB`` (1024 by default). ``--lock FILE`` holds an exclusive lock on FILE (as
-``flock FILE command`` does) for each shape's measurement.
+``flock FILE command`` does) for each shape's measurement. ``--timeline`` prints where the run's time went, from its
+rows: when the run was made (the upload received), each task's span and worker, the run's end. The status is polled
+every 0.1 s through one HTTP client, as a client keeping its connection does (a new client per poll cost about 20 ms
+of the machine's CPU each, taken from the workers).
 
-Usage: ``python -m bench.service_scale [--shapes bulk10k,small100k,small1m] [--budget MB] [--lock FILE]``.
+Usage: ``python -m bench.service_scale [--shapes bulk10k,small100k,small1m] [--budget MB] [--lock FILE] [--timeline]``.
 """
 
 from __future__ import annotations
@@ -88,8 +91,8 @@ def peak_rss_mb(pids: list[int]) -> float:
 
 
 @contextmanager
-def deployment(budget_mb: int) -> Iterator[tuple[str, list[int]]]:
-    """PostgreSQL, Redis, the API and two workers; the API's base URL and the workers' pids."""
+def deployment(budget_mb: int) -> Iterator[tuple[str, list[int], str]]:
+    """PostgreSQL, Redis, the API and two workers; the API's base URL, the workers' pids and the database's URL."""
     sys.path.insert(0, str(ROOT))
     from tests.services import start_postgres, start_redis, stop_postgres, stop_server
 
@@ -112,7 +115,7 @@ def deployment(budget_mb: int) -> Iterator[tuple[str, list[int]]]:
             procs += [subprocess.Popen([EXE, "worker", "--concurrency", "1"], env=env, cwd=ROOT,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
             time.sleep(5)  # (the workers connect to the broker)
-            yield base, [p.pid for p in procs[1:]]
+            yield base, [p.pid for p in procs[1:]], pg.url
         finally:
             for p in procs:
                 p.terminate()
@@ -120,15 +123,41 @@ def deployment(budget_mb: int) -> Iterator[tuple[str, list[int]]]:
                 p.wait(timeout=60)
 
 
-def run_once(base: str, path: Path) -> tuple[float, dict]:
-    """Upload ``path`` and wait for its run; the whole run's seconds and its final status."""
-    t0 = time.perf_counter()
-    with open(path, "rb") as fh:
-        body = httpx.post(f"{base}/captures", files={"file": (path.name, fh)}, timeout=1800).json()
-    while (run := httpx.get(f"{base}/runs/{body['run_id']}", timeout=60).json())["status"] not in ("succeeded",
-                                                                                                   "failed"):
-        time.sleep(0.1)
-    return time.perf_counter() - t0, run
+def run_once(base: str, path: Path) -> tuple[float, dict, float]:
+    """Upload ``path`` and wait for its run; the whole run's seconds, its final status and when it began (epoch)."""
+    with httpx.Client(timeout=1800) as client:  # (one client: a new one per poll costs ~20 ms of CPU, its TLS set-up)
+        began = time.time()
+        t0 = time.perf_counter()
+        with open(path, "rb") as fh:
+            body = client.post(f"{base}/captures", files={"file": (path.name, fh)}).json()
+        while (run := client.get(f"{base}/runs/{body['run_id']}").json())["status"] not in ("succeeded", "failed"):
+            time.sleep(0.1)
+        return time.perf_counter() - t0, run, began
+
+
+def timeline(db_url: str, run_id: str, began: float) -> list[str]:
+    """The run's time line from its rows, seconds since the upload's first byte: the run made (the upload
+    received), each task's span on its worker (a replay task's from its end and its seconds; an ingest's from its
+    claim), the run's end."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            run = conn.execute(text("select created_at, finished_at from runs where id = :r"), {"r": run_id}).one()
+            tasks = conn.execute(text("select kind, chunk, worker, updated_at, seconds, json_array_length(flow_ids) "
+                                      "from tasks where run_id = :r order by "
+                                      "kind, chunk"), {"r": run_id}).all()
+    finally:
+        engine.dispose()
+    made, finished = run.created_at.timestamp() - began, run.finished_at.timestamp() - began
+    lines = [f"    run made {made:6.2f} s, finished {finished:6.2f} s"]
+    for kind, chunk, worker, updated, seconds, flows in tasks:
+        at = updated.timestamp() - began
+        lo, hi = (at, at + (seconds or 0)) if kind == "ingest" else (at - (seconds or 0), at)
+        pid = (worker or "").split(":")[-1]
+        lines.append(f"    {kind:7s}{chunk:3d} {flows:5d} flows  {lo:6.2f}-{hi:6.2f} s  worker {pid}")
+    return lines
 
 
 @contextmanager
@@ -144,7 +173,7 @@ def locked(path: str | None) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def run_shapes(shapes: list[str], budget: int, lock: str | None) -> None:
+def run_shapes(shapes: list[str], budget: int, lock: str | None, show_timeline: bool = False) -> None:
     """Measure each shape (:data:`SHAPES`) and print its figures."""
     OUT.mkdir(parents=True, exist_ok=True)
     for shape in shapes:
@@ -154,10 +183,11 @@ def run_shapes(shapes: list[str], budget: int, lock: str | None) -> None:
         with locked(lock):
             measure([EXE, "warmup"])
             cli = measure([EXE, "score", str(path), "-f", "csv", "--memory-budget", str(budget)])
-            with deployment(budget) as (base, workers):
+            with deployment(budget) as (base, workers, db_url):
                 idle = peak_rss_mb(workers)
-                seconds, run = run_once(base, path)
+                seconds, run, began = run_once(base, path)
                 peak = peak_rss_mb(workers)
+                steps = timeline(db_url, run["id"], began) if show_timeline else []
         (cap,) = run["captures"]
         print(f"{shape}: {path.name} ({path.stat().st_size / 1e6:.0f} MB), run {run['status']}, "
               f"{cap['skipped_total']} flows skipped")
@@ -166,6 +196,7 @@ def run_shapes(shapes: list[str], budget: int, lock: str | None) -> None:
               f"{run['timings_s']['replay']:.1f} s of task time); ratio {seconds / cli.seconds:.2f} (target <= 1.5)")
         print(f"  worker peak RSS: {peak:.0f} MB ({peak - idle:.0f} MB above an idle worker's {idle:.0f} MB) "
               f"against a budget of {budget} MB; {run['progress']['tasks_total'] - 1} replay tasks")
+        print("\n".join(steps)) if steps else None
 
 
 def main() -> None:
@@ -173,8 +204,9 @@ def main() -> None:
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--budget", type=int, default=1024, help="the workers' memory budget, MB")
     ap.add_argument("--lock", default=None, help="hold an exclusive lock on this file while measuring a shape")
+    ap.add_argument("--timeline", action="store_true", help="print each task's span on its worker")
     args = ap.parse_args()
-    run_shapes(args.shapes.split(","), args.budget, args.lock)
+    run_shapes(args.shapes.split(","), args.budget, args.lock, args.timeline)
 
 
 if __name__ == "__main__":

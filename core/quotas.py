@@ -19,7 +19,6 @@ checks its derived bytes under the same lock before it writes them, and fails it
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +28,7 @@ from sqlalchemy.orm import Session
 from ackreplay.core.config import get_settings
 from ackreplay.core.errors import ServiceError
 from ackreplay.core.orm import Capture, Owner, Run, Task
+from ackreplay.replay.results import compact_json
 
 #: What a stored row costs besides its JSON documents: its ids, keys and index entries (about).
 ROW_OVERHEAD = 128
@@ -67,14 +67,10 @@ def usage(session: Session, owner: Owner) -> Usage:
     return Usage(int(used), int(derived or 0), int(count), limit_of(owner))
 
 
-#: ``json.dumps(document, separators=(",", ":"))`` without building an encoder per call (a replay task encodes
-#: tens of thousands of documents). ASCII only (``ensure_ascii``), so a text's length is its size in bytes.
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
-
-
 def encode_document(document: Any) -> str:
-    """A derived row's JSON document as it is stored and charged (compact, ASCII: its length is its bytes)."""
-    return _COMPACT.encode(document)
+    """A derived row's JSON document as it is stored and charged (``replay.results.compact_json``: compact,
+    ASCII, so its length is its bytes; the result rows' scores are written column by column as this writes them)."""
+    return compact_json(document)
 
 
 def row_bytes(*documents: Any) -> int:

@@ -24,7 +24,7 @@ from ackreplay.core import quotas
 from ackreplay.core.capture_scoring import build_estimators, jsonable, limit_record, path_models
 from ackreplay.core.config import get_settings
 from ackreplay.core.db import after_commit, session_scope
-from ackreplay.core.derived_rows import encode_rows, insert_encoded
+from ackreplay.core.derived_rows import EncodedRows, encode_rows, insert_encoded, result_rows
 from ackreplay.core.errors import ServiceError, is_infrastructure
 from ackreplay.core.fair_queue import release_soon
 from ackreplay.core.heartbeat import Heartbeat, beat, worker_id
@@ -71,6 +71,7 @@ from ackreplay.replay.capture import (
     replay_capture,
 )
 from ackreplay.replay.engine import PLAN_FIELDS, plan_reasons
+from ackreplay.replay.gcpause import gc_paused
 from ackreplay.replay.results import CaptureReplay, ScoreColumns
 from ackreplay.whatif.figures import buffer_seen
 from ackreplay.whatif.flows import random_loss_high
@@ -459,12 +460,10 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
     they fit in the owner's quota
     (``core.quotas``: ``QuotaExceeded`` otherwise, before anything is written). The bytes stored: the two
     objects' and the rows'."""
-    result_rows, decision_rows, diagnostic_rows = derived_rows(run.id, capture_id, rep, frames, ests, series_key)
+    with gc_paused():  # (a task's rows are many small acyclic objects: replay.gcpause)
+        encoded = derived_rows(run.id, capture_id, rep, frames, ests, series_key)
     series_size = series.close()
     scores = Store.parquet_bytes(task_scores_frame(rep.batches if rep is not None else [], [e.name for e in ests]))
-    encoded = [encode_rows(cast(Table, table.__table__), values)
-               for table, values in ((Result, result_rows), (DecisionRow, decision_rows),
-                                     (FlowDiagnostics, diagnostic_rows))]
     rows = sum(e.charged for e in encoded)
     owner = session.get(Owner, run.owner_id)
     if owner is not None:
@@ -478,19 +477,12 @@ def _store_replay(session: Session, store: Store, run: Run, capture_id: str, rep
 
 
 def derived_rows(run_id: str, capture_id: str, rep: CaptureReplay | None, frames: dict[int, dict[str, int | None]],
-                 ests: list[Estimator], series_key: str
-                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """A replay task's result, decision and diagnostics rows (``_store_replay``)."""
+                 ests: list[Estimator], series_key: str) -> list[EncodedRows]:
+    """A replay task's result, decision and diagnostics rows, encoded (``_store_replay``)."""
     reps = rep.flows if rep is not None else []
     ids = {"run_id": run_id, "capture_id": capture_id}
-    result_rows: list[dict[str, Any]] = []
     decision_rows: list[dict[str, Any]] = []
-    parameters = [dict(e.params) for e in ests]  # (one document each, shared by the rows: encoded once)
     for r in reps:
-        window = list(r.window)
-        result_rows += [{**ids, "flow_id": r.flow_id, "estimator": e.name, "parameters": p,
-                         "version": VERSION, "scores": r.scores[e.name], "series_key": series_key,
-                         "window": window} for e, p in zip(ests, parameters, strict=True)]
         if r.decision_rows:
             decision_rows += [{**ids, "flow_id": r.flow_id, "estimator": row["estimator"], "episode": row["episode"],
                                "data": _jsonable(row)} for row in r.decisions.iter_rows(named=True)]
@@ -505,7 +497,9 @@ def derived_rows(run_id: str, capture_id: str, rep: CaptureReplay | None, frames
         "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
         "random_loss_off_level": random_loss_high(r), "buffer_seen_bytes": buffer_seen(r.path_parts, r.path)})}
         for r in reps]
-    return result_rows, decision_rows, diagnostic_rows
+    return [result_rows(cast(Table, Result.__table__), run_id, capture_id, reps, ests, VERSION, series_key),
+            encode_rows(cast(Table, DecisionRow.__table__), decision_rows),
+            encode_rows(cast(Table, FlowDiagnostics.__table__), diagnostic_rows)]
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import math
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import polars as pl
@@ -50,14 +50,20 @@ STATUS_PAGE = 100
 MAX_PAGE = 1000
 
 
+#: What :func:`waiting` reads of a run's unfinished tasks.
+TASK_STATE = (Task.status, Task.released_at, Task.note, Task.heartbeat_at, Task.updated_at)
+
+
 def status(session: Session, run: Run, *, offset: int = 0, limit: int = STATUS_PAGE) -> dict[str, Any]:
     """The run's status, progress and timings, and one page of its captures (``offset``, ``limit``)."""
-    done, total = session.execute(select(func.count().filter(Task.status.in_(("done", "failed"))), func.count())
-                                  .where(Task.run_id == run.id)).one()
-    seconds = {kind: spent for kind, spent in session.execute(
-        select(Task.kind, func.coalesce(func.sum(Task.seconds), 0.0)).where(Task.run_id == run.id).group_by(Task.kind))}
-    unfinished = list(session.scalars(select(Task).where(Task.run_id == run.id,
-                                                         Task.status.in_(("queued", "started")))))
+    finished = Task.status.in_(("done", "failed"))
+    ingest, replay = (func.coalesce(func.sum(Task.seconds).filter(Task.kind == kind), 0.0)
+                      for kind in ("ingest", "replay"))
+    done, total, ingest_s, replay_s = session.execute(
+        select(func.count().filter(finished), func.count(), ingest, replay).where(Task.run_id == run.id)).one()
+    # (the columns waiting() reads, not the tasks' flow-id lists: a run is polled often while it runs)
+    unfinished = list(session.execute(select(*TASK_STATE).where(Task.run_id == run.id,
+                                                                Task.status.in_(("queued", "started")))))
     rcs = session.scalars(select(RunCapture).where(RunCapture.run_id == run.id)
                           .order_by(RunCapture.queued_at, RunCapture.capture_id).offset(offset).limit(limit))
     return {
@@ -65,7 +71,7 @@ def status(session: Session, run: Run, *, offset: int = 0, limit: int = STATUS_P
         "version": run.version, "created_at": run.created_at, "started_at": run.started_at,
         "finished_at": run.finished_at, "error": run.error,
         "progress": {"tasks_done": int(done), "tasks_total": int(total)},
-        "timings_s": {"ingest": float(seconds.get("ingest") or 0.0), "replay": float(seconds.get("replay") or 0.0)},
+        "timings_s": {"ingest": float(ingest_s or 0.0), "replay": float(replay_s or 0.0)},
         "captures": [capture_status(rc) for rc in rcs], "captures_total": capture_count(session, run),
         "offset": offset, "limit": limit,
         "waiting": waiting(run, unfinished),
@@ -111,7 +117,7 @@ def skipped_flows(session: Session, store: Store, run: Run, capture_id: str, *, 
 FAIR_TURN = "waiting for its turn (the workers are shared fairly between owners)"
 
 
-def waiting(run: Run, tasks: list[Task]) -> str | None:
+def waiting(run: Run, tasks: Sequence[Any]) -> str | None:
     """What an unfinished run waits on: its turn in the fair queue, or its work was lost and is (or is about
     to be) dispatched again (a worker that stopped beating its heartbeat, a broker message that was lost);
     None when nothing is."""

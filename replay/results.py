@@ -30,6 +30,16 @@ DECISION_KEYS = ("ssthresh_over_ideal_mean", "ssthresh_over_ideal_median", "newr
                  "closer_than_newreno_share", "decisions")
 DECISION_TRUTH_KEYS = tuple(f"{k}_truth" for k in DECISION_KEYS[:4])
 
+#: A document as compact JSON text (ASCII: its length is its size in bytes), as the service stores and charges
+#: its rows' documents; one encoder reused (a replay task encodes tens of thousands of documents).
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
+def compact_json(document: Any) -> str:
+    """``json.dumps(document, separators=(",", ":"))``."""
+    return _COMPACT.encode(document)
+
+
 #: Columns of the decisions table (one row per loss event and estimator).
 DECISION_SCHEMA = {
     "episode": pl.Int64, "kind": pl.String, "t": pl.Float64, "t_rel": pl.Float64, "estimator": pl.String,
@@ -68,6 +78,7 @@ class BatchScores:
     flow_ids: np.ndarray
     vantages: list[str]
     columns: list[EstimatorColumns]
+    _texts: dict[str, list[str]] | None = field(default=None, repr=False)
 
     def scores_of(self, pos: int) -> dict[str, dict[str, Any]]:
         """Flow ``pos``'s scores as ``replay_flow`` always returned them: estimator → score → value."""
@@ -91,6 +102,38 @@ class BatchScores:
                 s[NOT_REPRODUCIBLE] = label
             out[c.name] = s
         return out
+
+    def score_texts(self) -> dict[str, list[str]]:
+        """Each estimator's score dictionaries over the batch as compact JSON text (:func:`compact_json` of
+        ``scores_of(pos)[name]`` at each position), made once, column by column: one template per estimator,
+        filled with each flow's values as the encoder writes them (no dictionary per flow and estimator)."""
+        if self._texts is None:
+            self._texts = {c.name: self._column_texts(c) for c in self.columns}
+        return self._texts
+
+    def _column_texts(self, c: EstimatorColumns) -> list[str]:
+        keys, values = [*SERIES_KEYS], [*c.series.T]
+        if c.truth is not None:
+            keys += TRUTH_KEYS
+            values += [*c.truth.T]
+        decision_keys = (*DECISION_KEYS, *DECISION_TRUTH_KEYS)[: c.decisions.shape[1]]
+        if len(keys) != len(values) or len(decision_keys) != c.decisions.shape[1]:
+            raise ValueError(f"estimator {c.name}: {len(values)} score columns for {len(keys)} scores")
+        fields = [_number_texts(v) for v in values]
+        why = [c.failures.get(pos) for pos in range(len(self.flow_ids))]
+        fields.append([f",{_COMPACT.encode('error')}:{_COMPACT.encode(w)}" if w is not None else "" for w in why])
+        for j, k in enumerate(decision_keys):  # (the count an int, as ``scores_of`` makes it)
+            fields.append([str(int(x)) for x in c.decisions[:, j].tolist()] if k == "decisions"
+                          else _number_texts(c.decisions[:, j]))
+        label = {v: f",{_COMPACT.encode(NOT_REPRODUCIBLE)}:{_COMPACT.encode(t)}" for v, t in c.labels.items()
+                 if t is not None}
+        fields.append([label.get(v, "") for v in self.vantages])
+        named = [f"{_COMPACT.encode(k)}:%s" for k in keys]
+        after = [f"{_COMPACT.encode(k)}:%s" for k in decision_keys]
+        parameters = _COMPACT.encode(dict(c.parameters)).replace("%", "%%")
+        template = ("{" + ",".join(named) + "%s," + ",".join(after) + f",{_COMPACT.encode('parameters')}:"
+                    + parameters + "%s}")
+        return [template % row for row in zip(*fields, strict=True)]
 
     def frame(self) -> pl.DataFrame:
         """One row per (flow, estimator), flows in batch order and estimators in replay's order: ``flow_id``,
@@ -124,6 +167,14 @@ class BatchScores:
         out = pl.concat(parts, how="diagonal_relaxed").with_row_index("_row")
         out = out.with_columns((pl.col("_row") % nf).alias("_pos")).sort("_pos", "_order")
         return out.drop("_row", "_pos", "_order").fill_nan(None)
+
+
+def _number_texts(column: np.ndarray) -> list[str]:
+    """A score column's values as JSON text: a finite value as the encoder writes a float, else null."""
+    out = list(map(float.__repr__, map(float, column.tolist())))
+    for i in np.flatnonzero(~np.isfinite(column)).tolist():
+        out[i] = "null"
+    return out
 
 
 def jsonable(x: Any) -> Any:
@@ -244,6 +295,15 @@ class FlowReplay:
         if self._scores is None:
             self._scores = self._batch_scores.scores_of(self._pos) if self._batch_scores is not None else {}
         return self._scores
+
+    def score_texts(self) -> dict[str, str]:
+        """:attr:`scores` as compact JSON text per estimator (:func:`compact_json`), from the batch's texts
+        (``BatchScores.score_texts``) unless the dictionaries were already built."""
+        if self._scores is not None:
+            return {name: compact_json(s) for name, s in self._scores.items()}
+        if self._batch_scores is None:
+            return {}
+        return {name: texts[self._pos] for name, texts in self._batch_scores.score_texts().items()}
 
     @property
     def diagnostics(self) -> dict[str, Any]:

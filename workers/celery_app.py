@@ -7,7 +7,7 @@ import threading
 import time
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import worker_process_init, worker_ready
 
 from ackreplay.core.config import get_settings
 
@@ -80,3 +80,13 @@ def _requeue_stale(**_: object) -> None:
     skipped."""
     sweep_once()
     threading.Thread(target=_sweeper, name="ackreplay-sweeper", daemon=True).start()
+
+
+@worker_process_init.connect
+def _preload_kernels(**_: object) -> None:
+    """Each pool process loads the compiled kernels as it starts (``core.kernel_preload``), in a thread: the
+    process answers the pool at once (Celery gives it a few seconds), and a task that arrives meanwhile waits
+    only for what is still loading."""
+    from ackreplay.core.kernel_preload import preload_kernels
+
+    threading.Thread(target=preload_kernels, name="ackreplay-preload", daemon=True).start()

@@ -128,6 +128,7 @@ core.broker_transport_options  # the API's Celery client: Redis' visibility time
 
 # Celery calls this when the worker is ready (@worker_ready.connect).
 workers._requeue_stale  # each worker re-dispatches lost work at start, then sweeps periodically
+workers._preload_kernels  # (Celery signal handler) each pool process loads the compiled kernels as it starts
 
 # Alembic reads each revision module's identifiers and calls its downgrade (upgrade: migrations/env.py).
 migrations.revision
