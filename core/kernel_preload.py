@@ -31,6 +31,7 @@ def preload_kernels(capture: Path = WARMUP_CAPTURE) -> float:
         score_file(capture, build_estimators(["all"], {}), use_sidecar=False)
     except Exception:
         log.warning("kernels not preloaded from %s (the first task loads them)", capture, exc_info=True)
+        return time.perf_counter() - t0
     seconds = time.perf_counter() - t0
     log.info("kernels preloaded in %.2f s", seconds)
     return seconds

@@ -485,7 +485,7 @@ def derived_rows(run_id: str, capture_id: str, rep: CaptureReplay | None, frames
     for r in reps:
         if r.decision_rows:
             decision_rows += [{**ids, "flow_id": r.flow_id, "estimator": row["estimator"], "episode": row["episode"],
-                               "data": _jsonable(row)} for row in r.decisions.iter_rows(named=True)]
+                               "data": jsonable(row)} for row in r.decisions.iter_rows(named=True)]
     # a group of flows sharing a bottleneck is kept once, by its first flow; its other flows name that one (each
     # member holding the whole group made a task's rows grow with the square of its flows)
     groups = {g["flows"][0]: g for g in (rep.path_groups if rep is not None else [])}
@@ -500,15 +500,6 @@ def derived_rows(run_id: str, capture_id: str, rep: CaptureReplay | None, frames
     return [result_rows(cast(Table, Result.__table__), run_id, capture_id, reps, ests, VERSION, series_key),
             encode_rows(cast(Table, DecisionRow.__table__), decision_rows),
             encode_rows(cast(Table, FlowDiagnostics.__table__), diagnostic_rows)]
-
-
-def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for k, v in row.items():
-        if isinstance(v, float) and v != v:
-            v = None
-        out[k] = v
-    return out
 
 
 def _maybe_finish_capture(session: Session, run_id: str, capture_id: str) -> None:

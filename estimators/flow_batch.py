@@ -80,8 +80,8 @@ class FlowBatch:
                          row_event=self.row_event[rlo:rhi], mss=int(self.mss[i]),
                          seg_t=self.seg_t[slo:shi], seg_len=self.seg_len[slo:shi], seg_seq=self.seg_seq[slo:shi],
                          seg_tsval=self.seg_tsval[slo:shi])
-        self._members[i] = inp
-        return inp
+        # (two threads may make it at once — the limits beside the estimators: the first one kept is everyone's)
+        return self._members.setdefault(i, inp)
 
     def forget_members(self) -> None:
         """Drop the members' views and what estimators derived on them (``FlowInputs.derived``)."""

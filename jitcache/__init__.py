@@ -141,15 +141,18 @@ def load_without_bitcode() -> bool:
 
     def lean_unserialize(cls: Any, gen: Any, state: Any) -> Any:
         name, kind, data = state
-        symbols = defined_symbols(data[0]) if kind == "object" else None
-        engine: Any = getattr(gen, "_engine", None)
-        if symbols is None or not isinstance(getattr(engine, "_defined_symbols", None), set):
+        try:  # a truncated or unexpected object, or a numba whose library differs inside: loaded as numba does
+            symbols = defined_symbols(data[0]) if kind == "object" else None
+            engine: Any = getattr(gen, "_engine", None)
+            if symbols is None or not isinstance(getattr(engine, "_defined_symbols", None), set):
+                return unserialize(cls, gen, state)
+            self = gen.create_library(name)
+            self.enable_object_caching()
+            self._set_compiled_object(data[0])
+            self._unparsed_bitcode = data[1]
+            self._finalize_final_module()
+        except Exception:
             return unserialize(cls, gen, state)
-        self = gen.create_library(name)
-        self.enable_object_caching()
-        self._set_compiled_object(data[0])
-        self._unparsed_bitcode = data[1]
-        self._finalize_final_module()
         engine._defined_symbols |= symbols
         return self
 

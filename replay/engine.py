@@ -166,17 +166,26 @@ def replay_batch(batch: FlowBatch, sources: Sequence[FlowSource], estimators: Se
         episodes = _own_episodes(sources)
     paths: Beside[dict[int, tuple[PathParts, dict[str, Any]]]] = room(
         partial(_paths, batch, sources, path_rows, episodes))
-    first = _first_round(batch, start, end, budget)
-    ev = loss_events(batch, episodes, first.achieved, truth_arr)
-    if release is not None:  # what the first round read: the jobs below read their own columns again
-        release()
-    # scores over the time the network limited the sender only (``scoring.comparable``): each event's weight
-    # kept where the limits say ``cwnd``, and each decision where its loss event does
-    scope = Beside(lambda: _weighed(network_scope(batch, limits.get(), ev, network_only), first.weights), 0)
-    run = BatchRun(batch, sources, ev, ev.flows(), start, first.achieved, scope, truth_arr, keep_series, release)
-    done = dict(zip((e.name for e in by_cost),
-                    run_jobs([partial(run.estimator_job, e) for e in by_cost], n,
-                             footprints=[e.footprint * n for e in by_cost], budget=budget), strict=True))
+    # work on the side thread holds its footprint while the rounds below run: they get what is left of the budget
+    if budget is not None and (limits.beside or paths.beside):
+        budget -= LIMITS_BYTES_PER_EVENT * n
+    try:
+        first = _first_round(batch, start, end, budget)
+        ev = loss_events(batch, episodes, first.achieved, truth_arr)
+        if release is not None:  # what the first round read: the jobs below read their own columns again
+            release()
+        # scores over the time the network limited the sender only (``scoring.comparable``): each event's weight
+        # kept where the limits say ``cwnd``, and each decision where its loss event does
+        scope = Beside(lambda: _weighed(network_scope(batch, limits.get(), ev, network_only), first.weights), 0)
+        run = BatchRun(batch, sources, ev, ev.flows(), start, first.achieved, scope, truth_arr, keep_series,
+                       release)
+        done = dict(zip((e.name for e in by_cost),
+                        run_jobs([partial(run.estimator_job, e) for e in by_cost], n,
+                                 footprints=[e.footprint * n for e in by_cost], budget=budget), strict=True))
+    except BaseException:
+        limits.settle()
+        paths.settle()
+        raise
     vantages = [s.vantage for s in sources]
     labels = {e.name: {v: e.not_reproducible(v) for v in set(vantages)} for e in estimators}
     scores = BatchScores(batch.flow_ids, vantages, [

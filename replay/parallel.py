@@ -97,7 +97,9 @@ class Beside(Generic[T]):
         self._lock = threading.Lock()
         self._future: Future[T] | None = None
         fits = budget is None or fitting_workers(2, [footprint, beside], 0, budget) == 2
-        if n >= PARALLEL_MIN_EVENTS and usable_cores() > 1 and fits:
+        #: Whether the work went to the side thread (its footprint is then held while the caller's work runs).
+        self.beside = n >= PARALLEL_MIN_EVENTS and usable_cores() > 1 and fits
+        if self.beside:
             self._future = _side_thread().submit(work)
 
     def get(self) -> T:
@@ -110,6 +112,14 @@ class Beside(Generic[T]):
                 except BaseException as exc:
                     self._future.set_exception(exc)
         return self._future.result()
+
+    def settle(self) -> None:
+        """Wait until work started on the side thread has ended, its result or error dropped (for a caller that
+        fails before it asks: the side thread's next work, e.g. a retry's, does not queue behind it)."""
+        with self._lock:
+            future = self._future
+        if future is not None:
+            future.exception()
 
 
 def fitting_workers(workers: int, footprints: Sequence[float], scratch_bytes: int, budget: float) -> int:

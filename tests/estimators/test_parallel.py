@@ -167,3 +167,43 @@ def test_beside_runs_once_on_its_own_thread_or_in_the_first_caller(monkeypatch: 
         with pytest.raises(ValueError, match="no limits"):
             broken.get()
     parallel.shutdown_helpers()
+
+
+@pytest.mark.parametrize("cores", [1, 3])
+def test_work_beside_the_jobs_is_taken_from_their_budget(monkeypatch: pytest.MonkeyPatch, cores: int) -> None:
+    """What limited the senders runs on the side thread while the estimators' jobs run: the jobs get the budget
+    less its footprint (``LIMITS_BYTES_PER_EVENT`` per event), so that the two together stay within it; run in the
+    calling thread (one core), the jobs get the whole budget."""
+    import ackreplay.estimators as E
+    from ackreplay.ingest import ingest_capture
+    from ackreplay.replay import engine
+    from ackreplay.replay.capture import replay_capture
+
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_EVENTS", 0)
+    monkeypatch.setattr(parallel, "usable_cores", lambda: cores)
+    rooms: list[tuple[float, int, bool]] = []  # (the budget asked, the events, went beside) of the side work
+    given: list[float | None] = []
+
+    class Spied(parallel.Beside[Any]):
+        def __init__(self, work: Callable[[], Any], n: int, **kw: Any) -> None:
+            super().__init__(work, n, **kw)
+            if kw.get("footprint"):
+                rooms.append((kw["budget"], n, self.beside))
+
+    def run_jobs(*args: Any, **kw: Any) -> Any:
+        given.append(kw["budget"])
+        return parallel.run_jobs(*args, **kw)
+
+    monkeypatch.setattr(engine, "Beside", Spied)
+    monkeypatch.setattr(engine, "run_jobs", run_jobs)
+    path = next(p for p in shared_captures() if p.name.startswith("s04"))
+    cap = ingest_capture(path, memory_budget=None)
+    cap.memory_budget = 1 << 40
+    replay_capture(cap, [E.create(n) for n in E.DEFAULT_ORDER])
+    # per batch: the limits and the path beside; the first round's and the estimators' jobs
+    assert rooms and len(given) == len(rooms)
+    for k in range(0, len(rooms), 2):
+        (asked, n, beside), (_, _, path_beside) = rooms[k], rooms[k + 1]
+        assert beside == path_beside == (cores > 1)
+        expected = asked - engine.LIMITS_BYTES_PER_EVENT * n if beside else asked
+        assert given[k] == given[k + 1] == expected

@@ -101,9 +101,8 @@ def test_without_sack_the_receive_window_stops_new_data_while_a_hole_waits() -> 
     trip, the cumulative ACK stays at the next hole, and a sender whose receiver's window is a few BDPs runs into
     it — no new data for the rest of the recovery (Linux's ``tcp_rwnd_limited`` on the testbed's run of
     ``pairs/nosack``'s scenario: 97 % of 0.5–1.0 s, docs/whatif.md) — where an unbounded one keeps the link busy."""
-    spec = {"sack": False}
-    free = simulate(LINK, [FlowSpec("newreno", 0.06, **spec)], SimConfig(4.0)).flows[0]
-    held = simulate(LINK, [FlowSpec("newreno", 0.06, rwnd_segments=150, **spec)], SimConfig(4.0)).flows[0]
+    free = simulate(LINK, [FlowSpec("newreno", 0.06, sack=False)], SimConfig(4.0)).flows[0]
+    held = simulate(LINK, [FlowSpec("newreno", 0.06, sack=False, rwnd_segments=150)], SimConfig(4.0)).flows[0]
     assert held.goodput_bps < 0.9 * free.goodput_bps
     with_sack = [simulate(LINK, [FlowSpec("newreno", 0.06, rwnd_segments=w)], SimConfig(4.0)).flows[0].goodput_bps
                  for w in (150, 16384)]
