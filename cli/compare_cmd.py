@@ -51,7 +51,7 @@ def compare(
     except EstimatorError as exc:
         fail(EXIT_USAGE, exc.code, exc.message)
     select = flow_filter(None, None, None, filter_expr)
-    announce_cold()
+    announce_cold(unused=("graphs",))
     scored = []
     with Progress(2) as bar:
         for path in (a, b):

@@ -82,7 +82,7 @@ def score(
     except EstimatorError as exc:
         fail(EXIT_USAGE, exc.code, exc.message)
     select = flow_filter(flow, host, port, filter_expr)
-    announce_cold()
+    announce_cold(unused=() if out is not None else ("graphs",))  # (the report's M4 downsampling is graphs')
     scored = score_all(files, ests, flow or [], truth=given, use_sidecar=not no_sidecar, allow_vantage=allow_vantage,
                        memory_budget=memory_budget << 20, select=select,
                        keep_series=out is not None)  # series only for --out: memory flow by flow

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,13 +30,15 @@ WARMUP_CAPTURE = Path(__file__).resolve().parent / "data" / "warmup.pcap"
 _announced = False
 
 
-def announce_cold() -> None:
-    """Say once per process, on stderr, that the kernels are compiling (only when they are not cached)."""
+def announce_cold(*, unused: Collection[str] = ()) -> None:
+    """Say once per process, on stderr, that the kernels are compiling (only when they are not cached). A command
+    names in ``unused`` the packages it imports but whose kernels it does not run (``score`` without ``--out``:
+    ``graphs``, imported for frame numbers): their missing cache compiles nothing, so it is not announced."""
     global _announced
     from ackreplay import jitcache
     from ackreplay.jitcache.kernel_mode import plain_python
 
-    if _announced or not jitcache.COLD or plain_python():  # (plain Python compiles nothing)
+    if _announced or not (jitcache.COLD - set(unused)) or plain_python():  # (plain Python compiles nothing)
         return
     _announced = True
     print("ackreplay: compiling the ingest and replay kernels (once after an install or upgrade, about 30–40 s; "

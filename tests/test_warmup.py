@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ackreplay import kernels as search
 from ackreplay.cli.warmup import WARMUP_CAPTURE, _warm_large_capture_paths
 from ackreplay.ingest import capture as pipeline
@@ -68,3 +70,20 @@ def test_warmup_writes_the_project_bytecode_even_where_python_would_not(tmp_path
     _compile_bytecode(tmp_path)
     assert Path(importlib.util.cache_from_source(str(tmp_path / "ingest" / "model.py"))).is_file()
     assert not Path(importlib.util.cache_from_source(str(tmp_path / "notes" / "other.py"))).exists()
+
+
+def test_the_compiling_notice_names_only_kernels_the_command_runs(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``score`` imports ``graphs`` (frame numbers) without running its kernels: a ``graphs`` cache that was never
+    made (no ``graph`` or report yet) compiles nothing there, and ``score`` must not say it is compiling."""
+    from ackreplay import jitcache
+    from ackreplay.cli import warmup
+    from ackreplay.jitcache import kernel_mode
+
+    monkeypatch.setattr(kernel_mode, "plain_python", lambda: False)
+    monkeypatch.setattr(jitcache, "COLD", {"graphs"})
+    monkeypatch.setattr(warmup, "_announced", False)
+    warmup.announce_cold(unused=("graphs",))
+    assert capsys.readouterr().err == ""
+    warmup.announce_cold()
+    assert "compiling the ingest and replay kernels" in capsys.readouterr().err
