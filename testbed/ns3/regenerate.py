@@ -5,8 +5,9 @@ libns3-dev g++ pkg-config``), runs every scenario, and keeps for each: the sende
 headers (gzip) and ``<name>.ns3.json`` with ns-3's own ssthresh at every loss (of both flows of a two-flow
 run; the NewReno competitor's capture is kept for ``COMPETITOR_KEPT``), the bottleneck's mean backlog and
 the bytes each receiver got. With ``--grid``, the wider grid of ``GRID`` (every control of the simulation,
-buffers 0.1–4 BDP, random loss, pairs) as summaries only, in one file ``grid.json``. Deterministic:
-ns-3's default seed, so a rerun writes the same files.
+buffers 0.1–4 BDP, random loss, pairs) as summaries only, in one file ``grid.json``; a run with random loss
+there is the mean of ``LOSS_DRAWS`` ns-3 runs (``RngRun`` 1, 2, …). Deterministic: ns-3's default seed (and
+those run numbers), so a rerun writes the same files.
 
     python testbed/ns3/regenerate.py [--out tests/data/ns3] [--only cubic_1f_bdp1 ...] [--grid]
 """
@@ -20,6 +21,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import dpkt
@@ -39,6 +41,10 @@ RATE, RTT_MS, DURATION_S = "10Mbps", 60.0, 20.0
 #: WestwoodPlus, scenario.cc) and scenarios: name → (flows, buffer in BDPs, random loss, second flow's control:
 #: None for NewReno, "same" for the flow's own).
 GRID_CONTROLS = {"newreno": "TcpNewReno", "westwood_plus": "TcpWestwoodPlus", **ALGORITHMS}
+#: ns-3 runs (``RngRun`` 1…) averaged for a grid run with random loss: one run is one draw of the drops, and a
+#: 20-s flow's goodput scatters by ±25 % over draws (NewReno at 1 BDP, 0.1 %: 9.4–16.0 MB over run numbers
+#: 1–10). The simulation's side is the mean over as many seeds (``ackreplay.whatif.runs.RANDOM_LOSS_SEEDS``).
+LOSS_DRAWS = 10
 GRID: dict[str, tuple[int, float, float, str | None]] = {
     "1f_bdp01": (1, 0.1, 0.0, None), "1f_bdp025": (1, 0.25, 0.0, None), "1f_bdp05": (1, 0.5, 0.0, None),
     "1f_bdp1": (1, 1.0, 0.0, None), "1f_bdp2": (1, 2.0, 0.0, None), "1f_bdp4": (1, 4.0, 0.0, None),
@@ -102,8 +108,9 @@ def summary(path: Path) -> dict[str, float]:
 
 
 def simulate_ns3(exe: Path, prefix: Path, cc: str, flows: int, buffer_bdp: float, loss: float = 0.0,
-                 cc1: str = "TcpNewReno") -> None:
+                 cc1: str = "TcpNewReno", rng_run: int = 1) -> None:
     extra = [f"--loss={loss}", f"--cc1={cc1}"] if loss > 0 or cc1 != "TcpNewReno" else []
+    extra += [f"--RngRun={rng_run}"] if rng_run != 1 else []
     subprocess.run([str(exe), f"--cc={cc}", f"--prefix={prefix}", f"--rate={RATE}", f"--rtt={RTT_MS}",
                     f"--buffer={buffer_bdp}", f"--duration={DURATION_S}", f"--flows={flows}", *extra], check=True)
 
@@ -130,24 +137,59 @@ def _link_figures(path: Path, flows: int) -> dict[str, object]:
             "random_drops": int(figures["random_drops"])}
 
 
+@dataclass(frozen=True)
+class Draw:
+    """One ns-3 run of a grid scenario: the buffer in packets, each flow's loss events up to the applications'
+    end (entries into recovery, timeouts; the trace runs 0.5 s longer), the mean backlog, each receiver's bytes
+    and the packets dropped at random."""
+    buffer_packets: int
+    loss_events: list[dict[str, int]]
+    queue_mean_packets: float
+    rx_bytes: list[int]
+    random_drops: int
+
+
+def grid_draw(exe: Path, prefix: Path, cc: str, scenario: tuple[int, float, float, str | None],
+              rng_run: int) -> Draw:
+    flows, buffer_bdp, loss, other = scenario
+    simulate_ns3(exe, prefix, cc, flows, buffer_bdp, loss, cc if other == "same" else "TcpNewReno", rng_run)
+    meta, events = losses(Path(f"{prefix}.trace.csv"))
+    within = [e for e in events if float(str(e["t"])) <= DURATION_S]
+    counts = [{kind: sum(1 for e in within if e["flow"] == i and e["kind"] == kind)
+               for kind in ("fast_retransmit", "timeout")} for i in range(flows)]
+    figures = summary(Path(f"{prefix}.summary"))
+    return Draw(int(meta["buffer_packets"]), counts, figures["queue_mean_packets"],
+                [int(figures[f"rx_bytes_{i}"]) for i in range(flows)], int(figures["random_drops"]))
+
+
+def mean_of_draws(draws: list[Draw]) -> dict[str, object]:
+    """The grid's figures of a run: one draw's as they are; several draws' means (loss events and bytes as
+    floats), with each draw's receivers' bytes kept under ``rx_bytes_draws``."""
+    n, flows = len(draws), range(len(draws[0].rx_bytes))
+    doc: dict[str, object] = {
+        "loss_events": [{kind: sum(d.loss_events[i][kind] for d in draws) / n for kind in draws[0].loss_events[i]}
+                        for i in flows],
+        "queue_mean_packets": round(sum(d.queue_mean_packets for d in draws) / n, 4),
+        "rx_bytes": [sum(d.rx_bytes[i] for d in draws) / n for i in flows],
+        "random_drops": sum(d.random_drops for d in draws) / n}
+    if n == 1:  # as integers, as one run counts them
+        return {**doc, "loss_events": draws[0].loss_events, "rx_bytes": draws[0].rx_bytes,
+                "random_drops": draws[0].random_drops}
+    return {**doc, "ns3_runs": n, "rx_bytes_draws": [d.rx_bytes for d in draws]}
+
+
 def run_grid(exe: Path, work: Path, out: Path) -> None:
-    """Every control of ``GRID_CONTROLS`` in every scenario of ``GRID``: per run the settings, each flow's
-    loss events up to the applications' end (entries into recovery, timeouts; the trace runs 0.5 s longer),
-    the bottleneck's mean backlog and each receiver's bytes up to then."""
+    """Every control of ``GRID_CONTROLS`` in every scenario of ``GRID``: per run the settings and the figures of
+    ``grid_draw`` — with random loss the mean of ``LOSS_DRAWS`` runs (``mean_of_draws``)."""
     runs = []
     for alg, cc in GRID_CONTROLS.items():
-        for scen, (flows, buffer_bdp, loss, other) in GRID.items():
-            prefix = work / f"grid_{alg}_{scen}"
-            cc1 = cc if other == "same" else "TcpNewReno"
-            simulate_ns3(exe, prefix, cc, flows, buffer_bdp, loss, cc1)
-            meta, events = losses(Path(f"{prefix}.trace.csv"))
-            within = [e for e in events if float(str(e["t"])) <= DURATION_S]
-            counts = [{kind: sum(1 for e in within if e["flow"] == i and e["kind"] == kind)
-                       for kind in ("fast_retransmit", "timeout")} for i in range(flows)]
+        for scen, scenario in GRID.items():
+            flows, buffer_bdp, loss, other = scenario
+            draws = [grid_draw(exe, work / f"grid_{alg}_{scen}_{k}", cc, scenario, k)
+                     for k in range(1, 1 + (LOSS_DRAWS if loss > 0 else 1))]
             runs.append({"name": f"{alg}_{scen}", "control": alg, "competitor": None if flows == 1 else
                          (alg if other == "same" else "newreno"), "flows": flows, "buffer_bdp": buffer_bdp,
-                         "buffer_packets": int(meta["buffer_packets"]), "loss": loss, "loss_events": counts,
-                         **_link_figures(Path(f"{prefix}.summary"), flows)})
+                         "buffer_packets": draws[0].buffer_packets, "loss": loss, **mean_of_draws(draws)})
             print(f"ran {alg}_{scen}")
     doc = {"simulator": "ns-3.37 (Debian libns3-dev)", "scenario": "testbed/ns3/scenario.cc", "rate": RATE,
            "rtt_ms": RTT_MS, "duration_s": DURATION_S, "mss": 1448, "starts_s": [0.1, 0.6], "runs": runs}

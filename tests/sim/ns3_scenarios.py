@@ -36,9 +36,9 @@ QUEUE_FLOOR = 1.0
 @dataclass(frozen=True)
 class Compared:
     name: str
-    ns3_bytes: int
+    ns3_bytes: float
     sim_bytes: float
-    ns3_losses: int
+    ns3_losses: float
     sim_losses: float
     ns3_queue: float
     sim_queue: float

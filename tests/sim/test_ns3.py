@@ -1,7 +1,8 @@
 """The simulation against ns-3.37 (tests/data/ns3/grid.json, testbed/ns3/README.md): per run, the first
 flow's bytes delivered and loss events, and the bottleneck's mean backlog. Tolerances (docs/whatif.md): the
 median over the 91 runs of |sim/ns-3 − 1| within 5 % for goodput and 10 % for loss events, of the mean backlog's
-deviation within 10 % (achieved 3.2 %, 4.4 % and 6.3 %); each run's goodput within 0.65–1.40 of ns-3's; H-TCP's and
+deviation within 10 % (achieved 2.4 %, 6.2 % and 6.3 %); each run's goodput within 0.65–1.30 of ns-3's (0.68–1.24;
+runs with random loss are means over 10 draws on both sides); H-TCP's and
 CUBIC's loss events within 10 % (median of their 13 runs) as ns-3's own ``TcpHtcp`` and ``TcpCubic`` run them."""
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def test_the_grid_spans_the_controls_buffers_losses_and_pairs() -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_each_runs_goodput_is_within_0_65_to_1_40_of_ns3(name: str) -> None:
+def test_each_runs_goodput_is_within_0_65_to_1_30_of_ns3(name: str) -> None:
     c = compare(name)
-    assert 0.65 <= c.goodput_ratio <= 1.40, c
+    assert 0.65 <= c.goodput_ratio <= 1.30, c
     assert c.sim_losses >= 1
