@@ -26,6 +26,7 @@ import dpkt
 LOW_WINDOW = 16
 ACK_DELTA_S = 0.002
 MIN_SAMPLES = 8
+SPAN_ACKS = 10
 
 
 class Ack(NamedTuple):
@@ -41,6 +42,11 @@ class Exit(NamedTuple):
     test: str
     cwnd: int
     t: float
+
+
+class SlowStartEnd(NamedTuple):
+    t: float  # the ACK from which the sender stopped doubling (s, from the first data segment)
+    outstanding: float  # segments sent and not yet acknowledged then
 
 
 def _packets(path: Path) -> list[tuple[float, dpkt.tcp.TCP, int]]:
@@ -106,19 +112,34 @@ def hystart_exit(acks: list[Ack], last: bool = True, halving: bool = True, train
     return None
 
 
+def slow_start_end(acks: list[Ack], mss: int = 1448, span: int = SPAN_ACKS) -> SlowStartEnd | None:
+    """Where the captured sender's first slow start ended, as its capture shows it: the first ACK from which the
+    segments it sent over the next ``span`` ACKs of new data are at most 1.25 times those they acknowledged (slow
+    start sends two for each, congestion avoidance one), with at least 32 segments outstanding (past the first
+    rounds, whose paced trains leave gaps in the ACK clock). None: it never stopped doubling."""
+    for a, b in zip(acks, acks[span:], strict=False):
+        acked, sent = b.una - a.una, b.snd_nxt - a.snd_nxt
+        if acked > 0 and sent <= 1.25 * acked and a.snd_nxt - a.una >= 2 * LOW_WINDOW * mss:
+            return SlowStartEnd(a.t, (a.snd_nxt - a.una) / mss)
+    return None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("capture", type=Path)
     ap.add_argument("--port", type=int, default=40001, help="the sender's port (the testbed's first flow)")
     ap.add_argument("--no-halving", action="store_true", help="the ACK train's threshold of a paced socket")
+    ap.add_argument("--mss", type=int, default=1448, help="the flow's segment size (1460 without timestamps)")
     args = ap.parse_args()
-    acks = acks_of(args.capture, args.port)
+    acks = acks_of(args.capture, args.port, args.mss)
     early = [a.segments for a in acks if a.t < 0.35]
     print(f"ACKs of new data in the first 0.35 s: {len(early)}, segments each: {dict(Counter(early))}")
     for last in (False, True):
         print(f"sample of the {'last' if last else 'first'} segment: both tests",
               hystart_exit(acks, last, not args.no_halving), "| the delay test alone",
               hystart_exit(acks, last, not args.no_halving, train=False))
+    print("the sender's own first slow start ended (sending one segment per segment acknowledged):",
+          slow_start_end(acks, args.mss))
 
 
 if __name__ == "__main__":

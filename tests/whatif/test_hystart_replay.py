@@ -4,7 +4,7 @@ first slow start"): the two tests on hand-built ACKs, and the receiver's quick A
 from __future__ import annotations
 
 from tests.conftest import ROOT
-from tests.whatif.hystart_replay import Ack, acks_of, hystart_exit
+from tests.whatif.hystart_replay import Ack, acks_of, hystart_exit, slow_start_end
 
 MSS = 1448
 
@@ -46,3 +46,22 @@ def test_the_linux_receiver_acks_every_segment_through_the_first_slow_start() ->
     assert len(early) > 100
     assert sum(a.segments == 1 for a in early) >= 0.85 * len(early)
     assert all(a.rtt_last <= a.rtt_first for a in early)
+
+
+def test_the_end_of_slow_start_is_where_the_sender_sends_one_segment_for_each_acknowledged() -> None:
+    """Hand-built: two segments sent for each acknowledged until 60 are outstanding, then one: the end is read
+    at 60. On the captures: ``pairs/nosack`` left slow start at 85 segments outstanding (its kernel's HyStart at a
+    cwnd of 88, tests/data/kernel/nosack), ``pairs/nots`` at 111, and ``nots``' scenario run again on the testbed
+    (tests/data/kernel/nots_r1) at 84."""
+    acks, una, nxt = [], 0, 40 * MSS
+    for k in range(80):
+        una += MSS
+        nxt += (2 if nxt - una < 60 * MSS else 1) * MSS
+        acks.append(Ack(0.001 * k, 1, 0.04, 0.04, nxt, una))
+    found = slow_start_end(acks)
+    assert found is not None and abs(found.outstanding - 60) <= 1
+    data = ROOT / "tests" / "data"
+    ends = [slow_start_end(acks_of(path, 40001, mss), mss)
+            for path, mss in ((data / "pairs" / "nosack.pcap.gz", 1448), (data / "pairs" / "nots.pcap.gz", 1460),
+                              (data / "kernel" / "nots_r1.pcap.gz", 1460))]
+    assert [round(e.outstanding) if e else None for e in ends] == [85, 111, 84]
