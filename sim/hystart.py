@@ -5,7 +5,7 @@
 - *the ACK train* — ACKs no more than ``hystart_ack_delta_us`` (2 ms) apart have run, since the round began
   (the first ACK past what was sent at its start), longer than half of (delay_min + the ACK delay allowed for
   pacing, ``hystart_ack_delay``: min(1 ms, 4·64 KB over the pacing rate, 2·cwnd/SRTT in slow start)) — the
-  halving of a sender without pacing (``SK_PACING_NONE``); or
+  halving of a sender without pacing (``SK_PACING_NONE``; a paced one, ``FlowSpec.pacing``, waits the whole); or
 - *the delay increase* — the least RTT of the round's samples after its first 8 (``HYSTART_MIN_SAMPLES``) is
   above delay_min + delay_min/8 clamped to [4, 16] ms (``HYSTART_DELAY_THRESH``).
 
@@ -61,9 +61,10 @@ def _exit_slow_start(fs: np.ndarray, f: int) -> None:
 
 @njit(cache=True, nogil=True, inline="always")
 def hystart_ack(fs: np.ndarray, fi: np.ndarray, f: int, now: float, delay: float, epoch: float,
-                mss: float) -> None:
+                mss: float, paced: bool) -> None:
     """``bictcp_acked`` and ``hystart_update`` on an ACK with an RTT sample ``delay`` (s); ``epoch``: the start
-    of CUBIC's congestion-avoidance epoch (< 0: none)."""
+    of CUBIC's congestion-avoidance epoch (< 0: none); ``paced``: the socket is marked for pacing, so the ACK
+    train's threshold is not halved (``threshold >>= 1`` only for ``SK_PACING_NONE``)."""
     if epoch >= 0.0 and now - epoch < 1.0:
         return
     if fs[f, HS_DMIN] <= 0.0 or delay < fs[f, HS_DMIN]:
@@ -78,7 +79,7 @@ def hystart_ack(fs: np.ndarray, fi: np.ndarray, f: int, now: float, delay: float
         fs[f, HS_LAST_ACK] = now
         pacing = 2.0 * cwnd * mss / fs[f, SRTT] if fs[f, SRTT] > 0.0 else 0.0
         ack_delay = min(0.001, 4.0 * GSO_BYTES / pacing) if pacing > 0.0 else 0.0
-        if now - fs[f, HS_ROUND] > (dmin + ack_delay) / 2.0:
+        if now - fs[f, HS_ROUND] > (dmin + ack_delay) / (1.0 if paced else 2.0):
             _exit_slow_start(fs, f)
             return
     fs[f, HS_CURR] = min(fs[f, HS_CURR], delay)

@@ -106,6 +106,10 @@ class FlowSpec:
     #: The receive window its receiver offers, segments (None: ``SimConfig.rwnd_segments``, the run's): the
     #: sender sends nothing beyond the cumulative ACK + this window.
     rwnd_segments: int | None = None
+    #: Linux's internal pacing (``sim/pacing.py``): the sender's socket was marked for pacing (an fq qdisc, or a
+    #: control such as BBR set on it first), so it spreads its segments at 200 % (slow start) or 120 % of
+    #: cwnd/SRTT instead of sending what the window allows at once.
+    pacing: bool = False
 
     @property
     def decided_outside(self) -> bool:
@@ -255,6 +259,7 @@ def _flow_columns(flows: list[FlowSpec], cfg: SimConfig) -> np.ndarray:
         out[f, L.START], out[f, L.PROP_FWD], out[f, L.PROP_REV] = fl.start_s, fl.rtt_s / 2, fl.rtt_s / 2
         out[f, L.SACK_OK], out[f, L.TS_OK] = float(fl.sack), float(fl.timestamps)
         out[f, L.RWND_SEGS] = cfg.rwnd_segments if fl.rwnd_segments is None else fl.rwnd_segments
+        out[f, L.PACING] = float(fl.pacing)
     return out
 
 
