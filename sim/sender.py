@@ -359,7 +359,8 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
     elif alg == EXTERNAL:
         log_ack(s, f, now, delivered, acked, now - echo if sampled else np.nan, sack)
     elif alg == CUBIC and sampled and _hystart_on(s, f):
-        hystart_ack(s.fs, fi, f, now, now - echo, s.fs[f, EPOCH], s.g[MSS], s.flow[f, PACING] > 0.0)
+        hystart_ack(s.fs, fi, f, now, now - echo, s.fs[f, EPOCH], s.g[MSS], s.flow[f, PACING] > 0.0,
+                    s.ap[f, P_HYSTART] >= 2.0)
     if sack_ok:
         newly_lost = mark_lost(s, f)
         if sampled:

@@ -18,9 +18,9 @@ LINK = Link(2998414.0, buffer_bytes=111690, overhead_bytes=66)
 RTT, MSS, RWND = 0.2988, 1448, 450
 
 
-def _cubic(duration_s: float, pacing: bool) -> tuple[float, float, int, int]:
+def _cubic(duration_s: float, pacing: bool, hystart: float = 1.0) -> tuple[float, float, int, int]:
     """CUBIC alone on the path: its cwnd at the end, its packets' mean queueing delay, loss events, timeouts."""
-    f = simulate(LINK, [FlowSpec("cubic", RTT, pacing=pacing, rwnd_segments=RWND)],
+    f = simulate(LINK, [FlowSpec("cubic", RTT, params={"hystart": hystart}, pacing=pacing, rwnd_segments=RWND)],
                  SimConfig(duration_s, mss=MSS)).flows[0]
     return float(f.series["cwnd"][-1]), f.mean_queue_delay_s, f.loss_events, f.timeouts
 
@@ -57,6 +57,14 @@ def test_pacing_keeps_the_queue_empty_below_the_bdp_and_moves_hystarts_exit() ->
     assert _cubic(1.0, True)[1] < 0.006
     assert int(_cubic(1.8, False)[0]) == 144  # (and CUBIC's first fractions of a segment since)
     assert int(_cubic(1.8, True)[0]) == 192
+
+
+def test_hystarts_rounds_from_the_first_ack_move_its_exit_to_the_kernels() -> None:
+    """With rounds tracked from the first ACK (Linux 6.14 on, ``hystart`` 2: sim/hystart.py) the rounds keep the
+    initial window's alignment, and HyStart ends slow start at 176 segments, paced or not — the kernel's flight on
+    this path stopped growing at 171 —, where rounds from a cwnd of 16 on leave at 144 (192 paced)."""
+    assert int(_cubic(2.0, False, 2.0)[0]) == 176
+    assert int(_cubic(2.0, True, 2.0)[0]) == 176
 
 
 def test_the_head_retransmission_restarts_the_timer() -> None:
