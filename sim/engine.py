@@ -22,6 +22,7 @@ from ackreplay.sim.layout import (
     S_ACK,
     S_DATA,
     S_DELACK,
+    S_PACE,
     S_RTO,
     S_START,
     SAMPLE_DT,
@@ -33,7 +34,7 @@ from ackreplay.sim.layout import (
     WIRE,
 )
 from ackreplay.sim.network import queue_packets, receive, send_ack
-from ackreplay.sim.sender import finish_ack, on_ack, on_rto, start_flow, time_out
+from ackreplay.sim.sender import finish_ack, on_ack, on_rto, send_loop, start_flow, time_out
 from ackreplay.sim.state import SimState
 from ackreplay.sim.streams import heap_update
 
@@ -106,6 +107,9 @@ def run_loop(state: SimState) -> int:
                 heap_update(s.heap, s.pos, s.key, sid, np.inf)
         elif kind == S_RTO:
             on_rto(s, f, now)
+        elif kind == S_PACE:  # a paced sender's next segment is due (sim/pacing.py)
+            heap_update(s.heap, s.pos, s.key, sid, np.inf)
+            send_loop(s, f, now)
         elif kind == S_START:
             heap_update(s.heap, s.pos, s.key, sid, np.inf)
             s.fi[f, STARTED] = 1

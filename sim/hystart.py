@@ -5,9 +5,16 @@
 - *the ACK train* — ACKs no more than ``hystart_ack_delta_us`` (2 ms) apart have run, since the round began
   (the first ACK past what was sent at its start), longer than half of (delay_min + the ACK delay allowed for
   pacing, ``hystart_ack_delay``: min(1 ms, 4·64 KB over the pacing rate, 2·cwnd/SRTT in slow start)) — the
-  halving of a sender without pacing (``SK_PACING_NONE``); or
+  halving of a sender without pacing (``SK_PACING_NONE``; a paced one, ``FlowSpec.pacing``, waits the whole); or
 - *the delay increase* — the least RTT of the round's samples after its first 8 (``HYSTART_MIN_SAMPLES``) is
   above delay_min + delay_min/8 clamped to [4, 16] ms (``HYSTART_DELAY_THRESH``).
+
+A round starts at the first ACK past what was sent when the last one started. Linux 5.7 to 6.13 track rounds
+only from a cwnd of ``hystart_low_window`` on (the round reset sat behind that test; ``hystart`` 1 here); from
+6.14 on (the testbed's 6.18 among them) from the first ACK, whatever cwnd (the reset before the test: "tcp_cubic:
+fix incorrect HyStart round start detection", 2025; ``hystart`` 2 here), so the rounds stay aligned with the
+initial window's — the fix's own test saw HyStart's exit on a 1-BDP path move from a cwnd of 516, the link not
+yet full, to 632.
 
 delay_min is the least RTT sample since the control was (re)set, at the start and at a timeout
 (``bictcp_reset``), where the round restarts too; samples within a second of a congestion-avoidance epoch's
@@ -61,24 +68,31 @@ def _exit_slow_start(fs: np.ndarray, f: int) -> None:
 
 @njit(cache=True, nogil=True, inline="always")
 def hystart_ack(fs: np.ndarray, fi: np.ndarray, f: int, now: float, delay: float, epoch: float,
-                mss: float) -> None:
+                mss: float, paced: bool, early_rounds: bool) -> None:
     """``bictcp_acked`` and ``hystart_update`` on an ACK with an RTT sample ``delay`` (s); ``epoch``: the start
-    of CUBIC's congestion-avoidance epoch (< 0: none)."""
+    of CUBIC's congestion-avoidance epoch (< 0: none); ``paced``: the socket is marked for pacing, so the ACK
+    train's threshold is not halved (``threshold >>= 1`` only for ``SK_PACING_NONE``); ``early_rounds``: rounds
+    are tracked from the first ACK on, whatever cwnd (Linux 6.14 on), not only from ``hystart_low_window``."""
     if epoch >= 0.0 and now - epoch < 1.0:
         return
     if fs[f, HS_DMIN] <= 0.0 or delay < fs[f, HS_DMIN]:
         fs[f, HS_DMIN] = delay
     cwnd = fs[f, CWND]
-    if fs[f, HS_FOUND] > 0.0 or cwnd >= fs[f, SSTHRESH] or np.floor(cwnd + 1e-9) < LOW_WINDOW:
+    if fs[f, HS_FOUND] > 0.0 or cwnd >= fs[f, SSTHRESH]:
         return
-    if fi[f, UNA] > fs[f, HS_END]:
+    low = np.floor(cwnd + 1e-9) < LOW_WINDOW
+    if low and not early_rounds:
+        return
+    if fi[f, UNA] > fs[f, HS_END]:  # a new round
         hystart_reset(fs, fi, f, now)
+    if low:
+        return
     dmin = fs[f, HS_DMIN]
     if now - fs[f, HS_LAST_ACK] <= ACK_DELTA:
         fs[f, HS_LAST_ACK] = now
         pacing = 2.0 * cwnd * mss / fs[f, SRTT] if fs[f, SRTT] > 0.0 else 0.0
         ack_delay = min(0.001, 4.0 * GSO_BYTES / pacing) if pacing > 0.0 else 0.0
-        if now - fs[f, HS_ROUND] > (dmin + ack_delay) / 2.0:
+        if now - fs[f, HS_ROUND] > (dmin + ack_delay) / (1.0 if paced else 2.0):
             _exit_slow_start(fs, f)
             return
     fs[f, HS_CURR] = min(fs[f, HS_CURR], delay)

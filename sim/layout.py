@@ -21,7 +21,8 @@ ALG = 12  # the control's own state: fs[f, ALG + k], k < N_ALG
 N_ALG = 12
 EXT_SS = ALG + N_ALG  # the ssthresh an external decision (ackreplay.sim.external) wrote
 EXT_NOW = EXT_SS + 1  # when the loop paused for it
-N_FS = EXT_NOW + 1
+PACE_AT = EXT_NOW + 1  # a paced sender's next send, no earlier (Linux tcp_wstamp_ns: sim/pacing.py)
+N_FS = PACE_AT + 1
 
 # g: the link and the run
 RATE, END, BUF_PKTS, BUF_BYTES, WIRE, LOSS_P = 0, 1, 2, 3, 4, 5
@@ -30,13 +31,14 @@ DELACK_COUNT, MSS, QD_BIN, PER_ACK = 12, 13, 14, 15
 N_G = 16
 
 # per-flow figures (columns of ``flow`` float64[F, N_FLOW]): start, one-way delays, the TCP options the
-# connection negotiated (1: on): SACK (RFC 2018) and timestamps (RFC 7323), and its receive window (segments)
-START, PROP_FWD, PROP_REV, SACK_OK, TS_OK, RWND_SEGS = 0, 1, 2, 3, 4, 5
-N_FLOW = 6
+# connection negotiated (1: on): SACK (RFC 2018) and timestamps (RFC 7323), its receive window (segments), and
+# whether its sender paces (1: Linux's internal pacing, sim/pacing.py)
+START, PROP_FWD, PROP_REV, SACK_OK, TS_OK, RWND_SEGS, PACING = 0, 1, 2, 3, 4, 5, 6
+N_FLOW = 7
 
 # event streams of a flow: stream id = flow·N_STREAMS + kind
-S_DATA, S_ACK, S_DELACK, S_RTO, S_START = 0, 1, 2, 3, 4
-N_STREAMS = 5
+S_DATA, S_ACK, S_DELACK, S_RTO, S_START, S_PACE = 0, 1, 2, 3, 4, 5
+N_STREAMS = 6
 
 # the controls
 NEWRENO, WESTWOOD, CUBIC, STCP, HSTCP, BIC, HTCP = 0, 1, 2, 3, 4, 5, 6

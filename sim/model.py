@@ -59,7 +59,8 @@ NS3_PARAMS = {"stcp": {"ai_count": 50.0}, "bic": {"smooth_part": 5.0}, "htcp": {
 #: Growth parameters the loop has beyond the replay's decision parameters (``FlowSpec.params``), and defaults:
 #: STCP's ``ai_count`` (Kelly 2003: a = 0.01, one segment per 100 acknowledged; ns-3's AIFactor is 50) and
 #: BIC's ``smooth_part`` (Linux tcp_bic.c 20; ns-3's SmoothPart 5), CUBIC's ``hystart`` (1: Linux's HyStart,
-#: sim/hystart.py, as Linux runs it by default; 0: slow start until the first loss; off with ns-3's settings), and
+#: sim/hystart.py, as Linux 5.7–6.13 run it by default; 2: as Linux 6.14 on, its rounds tracked from the first
+#: ACK; 0: slow start until the first loss; off with ns-3's settings), and
 #: ``ns3`` of H-TCP and CUBIC (0: Linux's and the papers' rules; 1: ns-3.37's ``TcpHtcp`` and ``TcpCubic``).
 GROWTH_PARAMS = {"stcp": {"ai_count": 100.0}, "bic": {"smooth_part": 20.0}, "cubic": {"hystart": 1.0, "ns3": 0.0},
                  "htcp": {"ns3": 0.0}}
@@ -106,6 +107,10 @@ class FlowSpec:
     #: The receive window its receiver offers, segments (None: ``SimConfig.rwnd_segments``, the run's): the
     #: sender sends nothing beyond the cumulative ACK + this window.
     rwnd_segments: int | None = None
+    #: Linux's internal pacing (``sim/pacing.py``): the sender's socket was marked for pacing (an fq qdisc, or a
+    #: control such as BBR set on it first), so it spreads its segments at 200 % (slow start) or 120 % of
+    #: cwnd/SRTT instead of sending what the window allows at once.
+    pacing: bool = False
 
     @property
     def decided_outside(self) -> bool:
@@ -255,6 +260,7 @@ def _flow_columns(flows: list[FlowSpec], cfg: SimConfig) -> np.ndarray:
         out[f, L.START], out[f, L.PROP_FWD], out[f, L.PROP_REV] = fl.start_s, fl.rtt_s / 2, fl.rtt_s / 2
         out[f, L.SACK_OK], out[f, L.TS_OK] = float(fl.sack), float(fl.timestamps)
         out[f, L.RWND_SEGS] = cfg.rwnd_segments if fl.rwnd_segments is None else fl.rwnd_segments
+        out[f, L.PACING] = float(fl.pacing)
     return out
 
 

@@ -43,6 +43,7 @@ from ackreplay.sim.layout import (
     MSS,
     N_STREAMS,
     NXT,
+    PACING,
     PAUSE_RECOVERY,
     PAUSE_TIMEOUT,
     PEND_ACKED,
@@ -76,6 +77,7 @@ from ackreplay.sim.layout import (
     WESTWOOD,
 )
 from ackreplay.sim.network import transmit
+from ackreplay.sim.pacing import pace_held, paced
 from ackreplay.sim.state import SimState
 from ackreplay.sim.streams import heap_update
 
@@ -159,11 +161,14 @@ def lost_retransmissions(s: SimState, f: int, delivered_sent: float) -> int:
 @njit(cache=True, nogil=True, inline="always")
 def send_loop(s: SimState, f: int, now: float) -> None:
     """Send while pipe < cwnd: the lowest lost segment first (RFC 6675 NextSeg rule 1), else new data within the
-    receive window (the flow's receiver's: new data ends at the cumulative ACK + the window)."""
+    receive window (the flow's receiver's: new data ends at the cumulative ACK + the window); a paced sender no
+    faster than its pacing rate (sim/pacing.py: the rest when the pacing timer fires)."""
     fi = s.fi
     seg = s.seg
     limit = min(s.seg.shape[1], np.int64(s.flow[f, RWND_SEGS]))
     while pipe(s, f) < np.int64(s.fs[f, CWND] + 1e-9):
+        if pace_held(s, f, now):
+            break
         p = max(fi[f, RTX_PTR], fi[f, UNA])
         while p <= fi[f, HI_LOST] and seg[f, p] != LOST:
             p += 1
@@ -172,6 +177,8 @@ def send_loop(s: SimState, f: int, now: float) -> None:
             seg[f, p] = RETRANSMITTED
             fi[f, RETRANS] += 1
             _remember_retransmission(s, f, p, now)
+            if p == fi[f, UNA] and s.g[PER_ACK] == 0.0:  # Linux tcp_xmit_retransmit_queue: the head's
+                arm_rto(s, f, now)  # retransmission restarts the timer (ns-3 keeps it running)
         elif fi[f, NXT] < min(fi[f, UNA] + limit, s.seg.shape[1]):
             p = fi[f, NXT]
             seg[f, p] = IN_FLIGHT
@@ -183,6 +190,7 @@ def send_loop(s: SimState, f: int, now: float) -> None:
         if fi[f, IN_REC] == 1:
             fi[f, PRR_OUT] += 1
         transmit(s, f, now, p)
+        paced(s, f, now)
         if s.alg[f] == EXTERNAL:
             log_send(s, f, now, p)
         if fi[f, RTO_ARMED] == 0:
@@ -351,7 +359,8 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
     elif alg == EXTERNAL:
         log_ack(s, f, now, delivered, acked, now - echo if sampled else np.nan, sack)
     elif alg == CUBIC and sampled and _hystart_on(s, f):
-        hystart_ack(s.fs, fi, f, now, now - echo, s.fs[f, EPOCH], s.g[MSS])
+        hystart_ack(s.fs, fi, f, now, now - echo, s.fs[f, EPOCH], s.g[MSS], s.flow[f, PACING] > 0.0,
+                    s.ap[f, P_HYSTART] >= 2.0)
     if sack_ok:
         newly_lost = mark_lost(s, f)
         if sampled:

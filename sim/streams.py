@@ -1,7 +1,8 @@
 """The event queue: each flow's events come in streams that are each in time order by construction — data
 reaching the receiver (a FIFO link and a fixed delay), ACKs reaching the sender (a fixed delay), the delayed-ACK
-timer, the retransmission timer, the flow's start. An indexed binary heap holds every stream's head time,
-so the next event is the heap's top and a stream whose head changed is sifted in O(log streams).
+timer, the retransmission timer, the flow's start, a paced sender's pacing timer. An indexed binary heap holds
+every stream's head time, so the next event is the heap's top and a stream whose head changed is sifted in
+O(log streams).
 
 Ties are broken by stream id (flow, then kind): the run is deterministic."""
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ackreplay.sim import layout as L
-from ackreplay.sim.hystart import HS_DMIN, HS_FOUND, hystart_ack
+from ackreplay.sim.hystart import HS_DMIN, HS_FOUND, HS_ROUND, hystart_ack
 from ackreplay.sim.model import FlowSpec, Link, SimConfig, simulate
 from tests.sim.test_engine import BDP, MSS, RATE, RTT, WIRE
 
@@ -24,10 +24,11 @@ def _state(cwnd: float = 20.4) -> tuple[np.ndarray, np.ndarray]:
     return fs, fi
 
 
-def _acks(fs: np.ndarray, fi: np.ndarray, times: np.ndarray, delay: float) -> int:
+def _acks(fs: np.ndarray, fi: np.ndarray, times: np.ndarray, delay: float, paced: bool = False,
+          early_rounds: bool = False) -> int:
     """Feed ACKs with one RTT sample each; the index of the ACK that ended slow start (−1: none)."""
     for k, t in enumerate(times):
-        hystart_ack(fs, fi, 0, float(t), delay, -1.0, float(MSS))
+        hystart_ack(fs, fi, 0, float(t), delay, -1.0, float(MSS), paced, early_rounds)
         if fs[0, HS_FOUND] > 0:
             return k
     return -1
@@ -39,6 +40,22 @@ def test_the_ack_train_ends_slow_start_past_half_delay_min() -> None:
     fs, fi = _state()
     assert _acks(fs, fi, 1.0 + 0.001 * np.arange(40), DMIN) == 21
     assert fs[0, L.SSTHRESH] == 20.0
+
+
+def test_a_paced_senders_train_must_outlast_the_whole_delay_min() -> None:
+    """A socket marked for pacing (``FlowSpec.pacing``) does not halve the train's threshold (``threshold >>= 1``
+    only for ``SK_PACING_NONE``): the same ACKs 1 ms apart end slow start past 41 ms, at the ACK of 1.042 s."""
+    fs, fi = _state()
+    assert _acks(fs, fi, 1.0 + 0.001 * np.arange(60), DMIN, paced=True) == 42
+
+
+@pytest.mark.parametrize(("early_rounds", "round_start"), [(False, 0.0), (True, 1.0)])
+def test_rounds_below_the_low_window_start_only_from_linux_6_14(early_rounds: bool, round_start: float) -> None:
+    """An ACK past the round's end at a cwnd of 12: Linux 5.7–6.13 (``hystart`` 1) start no round below
+    ``hystart_low_window``; from 6.14 (``hystart`` 2) the round starts there all the same."""
+    fs, fi = _state(cwnd=12.0)
+    _acks(fs, fi, np.array([1.0]), DMIN, early_rounds=early_rounds)
+    assert fs[0, HS_ROUND] == round_start
 
 
 def test_acks_further_apart_than_2_ms_are_no_train() -> None:

@@ -1,15 +1,18 @@
 """Linux CUBIC's HyStart (``tcp_cubic.c`` as of Linux 6.x) replayed over a sender-side capture's own ACK stream:
-``python -m tests.whatif.hystart_replay CAPTURE [--port 40001] [--no-halving]`` prints how many segments the
-receiver's ACKs covered through the first slow start, and where each HyStart test would have ended it, with the
-RTT sample of the first and of the last segment each ACK newly covers. docs/whatif.md ("The end of the first slow
-start") reads it beside the kernel's own counters (tests/data/kernel/nosack_mib).
+``python -m tests.whatif.hystart_replay CAPTURE [--port 40001] [--no-halving] [--early-rounds]`` prints how many
+segments the receiver's ACKs covered through the first slow start, and where each HyStart test would have ended
+it, with the RTT sample of the first and of the last segment each ACK newly covers. docs/whatif.md ("The end of
+the first slow start") reads it beside the kernel's own counters (tests/data/kernel/nosack_mib, r5_mib).
 
 The replay follows the kernel: ``cubictcp_acked`` feeds every ACK's RTT sample to delay_min, and ``hystart_update``
-(with its round reset when snd_una passes the round's end, snd_nxt at the reset) only from a cwnd of 16; the ACK
-train: ACKs no more than 2 ms apart have run, since the round's first, longer than delay_min/2 (no pacing; with
-``--no-halving``, delay_min plus 1 ms, as for a socket marked for pacing); the delay test: the least RTT of the round's
-samples after its first 8 above delay_min plus delay_min/8 clamped to [4, 16] ms. cwnd is counted as the kernel's
-slow start grows it, by the segments each ACK newly acknowledges. An approximation of the kernel's state: the
+(with its round reset when snd_una passes the round's end, snd_nxt at the reset) only from a cwnd of 16, as Linux
+5.7–6.13 — with ``--early-rounds`` the round reset from the first ACK on and the tests from a cwnd of 16, as Linux
+6.14 on ("tcp_cubic: fix incorrect HyStart round start detection"), which on the testbed's captures gives the
+kernel's own exits (tests/whatif/test_hystart_replay.py); the ACK train: ACKs no more than 2 ms apart have run,
+since the round's first, longer than delay_min/2 (no pacing; with ``--no-halving``, delay_min plus 1 ms, as for a
+socket marked for pacing); the delay test: the least RTT of the round's samples after its first 8 above
+delay_min plus delay_min/8 clamped to [4, 16] ms. cwnd is counted as the kernel's slow start grows it, by the
+segments each ACK newly acknowledges. An approximation of the kernel's state: the
 capture's clock for the kernel's, the segments for its skbs (the testbed's offloads are off)."""
 
 from __future__ import annotations
@@ -87,15 +90,19 @@ def acks_of(path: Path, port: int, mss: int = 1448) -> list[Ack]:
     return out
 
 
-def hystart_exit(acks: list[Ack], last: bool = True, halving: bool = True, train: bool = True) -> Exit | None:
+def hystart_exit(acks: list[Ack], last: bool = True, halving: bool = True, train: bool = True,
+                 early_rounds: bool = False) -> Exit | None:
     """Where Linux's HyStart would have ended slow start on these ACKs (None: neither test fired; ``train``
-    False: the delay test alone)."""
+    False: the delay test alone; ``early_rounds``: rounds from the first ACK on, whatever cwnd, as Linux 6.14 on
+    reset them — before 6.14 only from a cwnd of 16)."""
     cwnd, dmin, end = 10, 0.0, -1
     start = last_ack = curr = 0.0
     count = 0
     for a in acks:
         rtt = a.rtt_last if last else a.rtt_first
         dmin = rtt if dmin == 0.0 else min(dmin, rtt)
+        if early_rounds and cwnd < LOW_WINDOW and a.una > end:
+            start, last_ack, end, curr, count = a.t, a.t, a.snd_nxt, float("inf"), 0
         if cwnd >= LOW_WINDOW:
             if a.una > end:
                 start, last_ack, end, curr, count = a.t, a.t, a.snd_nxt, float("inf"), 0
@@ -130,14 +137,16 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=40001, help="the sender's port (the testbed's first flow)")
     ap.add_argument("--no-halving", action="store_true", help="the ACK train's threshold of a paced socket")
     ap.add_argument("--mss", type=int, default=1448, help="the flow's segment size (1460 without timestamps)")
+    ap.add_argument("--early-rounds", action="store_true",
+                    help="rounds from the first ACK on, whatever cwnd (Linux 6.14 on)")
     args = ap.parse_args()
     acks = acks_of(args.capture, args.port, args.mss)
     early = [a.segments for a in acks if a.t < 0.35]
     print(f"ACKs of new data in the first 0.35 s: {len(early)}, segments each: {dict(Counter(early))}")
     for last in (False, True):
         print(f"sample of the {'last' if last else 'first'} segment: both tests",
-              hystart_exit(acks, last, not args.no_halving), "| the delay test alone",
-              hystart_exit(acks, last, not args.no_halving, train=False))
+              hystart_exit(acks, last, not args.no_halving, early_rounds=args.early_rounds), "| the delay test alone",
+              hystart_exit(acks, last, not args.no_halving, train=False, early_rounds=args.early_rounds))
     print("the sender's own first slow start ended (sending one segment per segment acknowledged):",
           slow_start_end(acks, args.mss))
 

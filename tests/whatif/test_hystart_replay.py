@@ -65,3 +65,19 @@ def test_the_end_of_slow_start_is_where_the_sender_sends_one_segment_for_each_ac
             for path, mss in ((data / "pairs" / "nosack.pcap.gz", 1448), (data / "pairs" / "nots.pcap.gz", 1460),
                               (data / "kernel" / "nots_r1.pcap.gz", 1460))]
     assert [round(e.outstanding) if e else None for e in ends] == [85, 111, 84]
+
+
+def test_linux_6_14_rounds_replayed_over_the_captures_give_the_kernels_exits() -> None:
+    """Rounds from the first ACK on (Linux 6.14's fix; the testbed runs 6.18) replayed over the captured ACK
+    streams end slow start where the kernel did: `pairs/nosack` at 89 segments (the kernel's counters in the
+    scenario's `nosack_mib` run: 88), `paths/r5_rtt100_b2` at 169 (the kernel's own counters in `r5_mib`: 168;
+    the capture's flight stopped at 169–174), `paths/r3_rtt300_b1` at 170 (its flight stopped at 171); with
+    rounds only from a cwnd of 16 the delay test fires at 104 on r5's, where the kernel's flight went on."""
+    data = ROOT / "tests" / "data"
+    expected = {"pairs/nosack": 89, "paths/r5_rtt100_b2": 169, "paths/r3_rtt300_b1": 170}
+    for name, cwnd in expected.items():
+        acks = acks_of(data / f"{name}.pcap.gz", 40001)
+        found = hystart_exit(acks, halving=False, early_rounds=True)
+        assert found is not None and (found.test, found.cwnd) == ("delay", cwnd), (name, found)
+    old = hystart_exit(acks_of(data / "paths" / "r5_rtt100_b2.pcap.gz", 40001), halving=False)
+    assert old is not None and old.cwnd == 104
