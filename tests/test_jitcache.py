@@ -281,3 +281,29 @@ def test_elf_symbols_are_the_modules_defined_symbols(tmp_path: Path) -> None:
     assert checked >= 2 and differ == 0
     assert defined_symbols(b"not an object file") is None
     assert defined_symbols(b"\x7fELF\x01\x01" + bytes(60)) is None  # 32-bit
+
+
+GC_PROBE = '''
+import gc
+from ackreplay import cli  # the lean numba set-up: kernels' caches made at first use
+from ackreplay.cli import collection
+collection.pause()  # as the command line's main does
+import numpy as np
+from leanmod import running
+cache = running._cache
+made_at_import = cache._cache is not None
+value = float(running(np.arange(4.0))[-1])
+print(type(cache).__name__, made_at_import, cache._cache is not None, running.stats.cache_hits != {}, gc.isenabled(),
+      value)
+'''
+
+
+def test_kernel_caches_are_made_at_first_call_and_compiling_turns_the_collector_back_on(tmp_path: Path) -> None:
+    """``jitcache.lazy_cache`` (installed by the CLI): a kernel's on-disk cache is not set up when it is decorated, but
+    at its first call, which compiles and caches it as before, then loads it in a new process. ``cli.collection``:
+    with the garbage collector paused, compiling a kernel turns it back on; loading one from the cache does not."""
+    env = _kernel_env(tmp_path)
+    want = repr(sum(i ** 0.5 for i in range(4)))
+    assert _probe(GC_PROBE, env) == ["LazyFunctionCache", "False", "True", "False", "True", want]  # compiled
+    assert any((tmp_path / "cache").rglob("*.nbc"))
+    assert _probe(GC_PROBE, env) == ["LazyFunctionCache", "False", "True", "True", "False", want]  # loaded
