@@ -22,6 +22,7 @@ from typing import Any
 from ackreplay import jitcache
 from ackreplay.cli import collection
 from ackreplay.jitcache.lazy_cache import lazy_function_caches
+from ackreplay.jitcache.lean_env import environments_without_imports
 
 #: The modules numba imports only for features ackreplay does not use, hidden while it is imported.
 OPTIONAL = ("cffi", "yaml")
@@ -53,6 +54,7 @@ def _lean_setup() -> None:
     jitcache.load_without_bitcode()
     jitcache.untimed_llvm_calls()
     lazy_function_caches()
+    environments_without_imports()
     collection.collect_while_compiling()
 
 
