@@ -13,6 +13,10 @@ from ackreplay.cli import lean_numba
 # once. Every process of the project starts here (the service and the workers too); set the variable to
 # choose otherwise.
 os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
+# numpy's OpenBLAS starts a thread per core when numpy is imported, and each spins ~0.1 s of CPU waiting for work
+# that never comes (ackreplay makes no BLAS call: no matrix products, no linear algebra). On two cores that is a
+# core taken from the decoding and analysis threads that start right after. One BLAS thread: none is started.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # numba is imported by the first command that runs a kernel, not here; then without its optional imports and with
 # cached code loaded without the compiler's set-up (``lean_numba``)
 lean_numba.install()

@@ -4,8 +4,9 @@ Importing numba costs 0.15–0.3 s; a command that runs no kernel (``--help``, `
 a capture) should not pay it. So the CLI does not import numba itself: :func:`install` puts a finder on
 ``sys.meta_path`` that, when ``numba`` is first imported (by whichever module of ingest, replay, … needs it),
 imports it the lean way — without ``cffi`` and ``yaml`` (:func:`_exec_without_optional_imports`) — and then
-installs ``jitcache.load_without_compiler_setup``, ``jitcache.load_without_bitcode`` and
-``jitcache.untimed_llvm_calls``. The finder removes itself at that first import.
+installs ``jitcache.load_without_compiler_setup``, ``jitcache.load_without_bitcode``,
+``jitcache.untimed_llvm_calls`` and ``jitcache.lazy_cache.lazy_function_caches``; the garbage collector comes back
+on when a kernel compiles (``cli.collection``). The finder removes itself at that first import.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from types import ModuleType
 from typing import Any
 
 from ackreplay import jitcache
+from ackreplay.cli import collection
+from ackreplay.jitcache.lazy_cache import lazy_function_caches
+from ackreplay.jitcache.lean_env import environments_without_imports
 
 #: The modules numba imports only for features ackreplay does not use, hidden while it is imported.
 OPTIONAL = ("cffi", "yaml")
@@ -44,11 +48,14 @@ def _exec_without_optional_imports(loader: Any, module: ModuleType) -> None:
 
 
 def _lean_setup() -> None:
-    """Cached code loaded without the compiler's set-up or parsing its bitcode, and LLVM calls not timed
-    (``jitcache``)."""
+    """Cached code loaded without the compiler's set-up or parsing its bitcode, LLVM calls not timed, each kernel's
+    cache set up at its first call (``jitcache``), and the garbage collector back on when a kernel compiles."""
     jitcache.load_without_compiler_setup()
     jitcache.load_without_bitcode()
     jitcache.untimed_llvm_calls()
+    lazy_function_caches()
+    environments_without_imports()
+    collection.collect_while_compiling()
 
 
 class _LeanLoader:

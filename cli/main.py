@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ackreplay.cli import kernel_choice
+from ackreplay.cli import collection, kernel_choice
 from ackreplay.cli.compare_cmd import compare
 from ackreplay.cli.graph_cmd import graph
 from ackreplay.cli.ingest_cmds import acks, flows
@@ -76,6 +76,7 @@ def main() -> None:
     normal way.
     """
     kernel_choice.enable()
+    collection.pause()  # a short process: no garbage collector passes over the imported modules (``cli.collection``)
     try:
         app()
         code: int | str | None = 0

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from ackreplay.cli import collection
+
 token_app = typer.Typer(help="API tokens.", no_args_is_help=True)
 quota_app = typer.Typer(help="Per-owner storage quotas.", no_args_is_help=True)
 
@@ -33,6 +35,7 @@ def serve(
 
     Without a token the service runs open (single user) only on a loopback address; on any other address
     it requires API tokens unless --open (or ACKREPLAY_AUTH=open) says otherwise."""
+    collection.resume()  # a long-running process: the garbage collector as usual
     import logging
     import os
 
@@ -80,6 +83,7 @@ def worker(
     concurrency: Annotated[int, typer.Option(help="Worker processes (default: CPU count).")] = 0,
 ) -> None:
     """Run a Celery worker (needs REDIS_URL and DATABASE_URL)."""
+    collection.resume()  # a long-running process: the garbage collector as usual
     from ackreplay.core.config import get_settings
 
     settings = get_settings()

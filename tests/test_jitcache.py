@@ -281,3 +281,66 @@ def test_elf_symbols_are_the_modules_defined_symbols(tmp_path: Path) -> None:
     assert checked >= 2 and differ == 0
     assert defined_symbols(b"not an object file") is None
     assert defined_symbols(b"\x7fELF\x01\x01" + bytes(60)) is None  # 32-bit
+
+
+GC_PROBE = '''
+import gc
+from ackreplay import cli  # the lean numba set-up: kernels' caches made at first use
+from ackreplay.cli import collection
+collection.pause()  # as the command line's main does
+import numpy as np
+from leanmod import running
+cache = running._cache
+made_at_import = cache._cache is not None
+value = float(running(np.arange(4.0))[-1])
+print(type(cache).__name__, made_at_import, cache._cache is not None, running.stats.cache_hits != {}, gc.isenabled(),
+      value)
+'''
+
+
+def test_kernel_caches_are_made_at_first_call_and_compiling_turns_the_collector_back_on(tmp_path: Path) -> None:
+    """``jitcache.lazy_cache`` (installed by the CLI): a kernel's on-disk cache is not set up when it is decorated, but
+    at its first call, which compiles and caches it as before, then loads it in a new process. ``cli.collection``:
+    with the garbage collector paused, compiling a kernel turns it back on; loading one from the cache does not."""
+    env = _kernel_env(tmp_path)
+    want = repr(sum(i ** 0.5 for i in range(4)))
+    assert _probe(GC_PROBE, env) == ["LazyFunctionCache", "False", "True", "False", "True", want]  # compiled
+    assert any((tmp_path / "cache").rglob("*.nbc"))
+    assert _probe(GC_PROBE, env) == ["LazyFunctionCache", "False", "True", "True", "False", want]  # loaded
+
+
+SEARCH_MODULE = '''
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def positions(sorted_values, x):
+    if len(x) and x[0] < 0:
+        raise ValueError("negative_probe", x[0])  # a raise: its class and arguments live in the environment
+    return np.searchsorted(sorted_values, x), np.sort(x)
+'''
+
+ENV_PROBE = '''
+import sys
+from ackreplay import cli  # the lean numba set-up
+import numpy as np
+from searchmod import positions
+where, ordered = positions(np.arange(10.0), np.array([7.5, 2.5]))
+try:
+    positions(np.arange(10.0), np.array([-1.0]))
+    raised = "none"
+except ValueError as exc:
+    raised = repr(exc.args).replace(" ", "")
+print(where.tolist() == [8, 3], ordered.tolist() == [2.5, 7.5], raised, "numba.np.arraymath" in sys.modules)
+'''
+
+
+def test_loaded_kernels_rebuild_numbas_environments_without_importing_them(tmp_path: Path) -> None:
+    """``jitcache.lean_env`` (installed by the CLI): a kernel calling numba's own numpy functions (defined in
+    ``numba.np.arraymath``), compiled in one process, loads in a new one without that module being imported, and
+    gives the same results and the same exception, with its arguments, as when it was compiled."""
+    env = _kernel_env(tmp_path, searchmod=SEARCH_MODULE)
+    want = ["True", "True", "('negative_probe',-1.0)"]
+    assert _probe(ENV_PROBE, env) == [*want, "True"]  # compiled: numba's registries imported
+    assert _probe(ENV_PROBE, env) == [*want, "False"]  # loaded: numba.np.arraymath never imported

@@ -137,3 +137,6 @@ migrations.branch_labels
 migrations.depends_on
 migrations.downgrade
 core._unlimited  # pydantic calls the settings validator that lifts a limit given as "none"
+# numba calls these on the listener ``cli.collection.collect_while_compiling`` registers for its "numba:compile" event
+cli.on_start  # a kernel starts compiling: the garbage collector back on
+cli.on_end  # (the event's end: nothing to do)
