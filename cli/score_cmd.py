@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ackreplay.cli import collection
 from ackreplay.cli.boards import combined_summary
 from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
@@ -110,7 +111,9 @@ def score_all(files: list[Path], ests: list[Any], flows: list[int], **options: A
     scored: list[ScoredCapture] = []
     warnings: list[str] = []
     with Progress(len(files)) as bar:
-        for path in files:
+        for k, path in enumerate(files):
+            if k == 1:  # a batch: the garbage collector back on from its second input (``cli.collection``)
+                collection.resume()
             name = label(path)
             sc = score_input(path, ests, bar=bar.file(Path(name).name), **options)
             known = sc.ingest.flows.by_id()

@@ -473,3 +473,20 @@ def test_the_report_of_several_captures_ends_with_the_combined_board_and_its_sta
     report = render([score_file(p, ests) for p in (SAMPLE, ROOT / "tests" / "data" / "pairs" / "asym.pcap.gz")])
     board = report.split("<h2>All captures</h2>")[1]
     assert "2 bulk flows" in board and "95% CI" in board and "Warning: 2 flow(s), under 10" in " ".join(board.split())
+
+
+def test_a_batch_turns_the_garbage_collector_back_on_from_its_second_input():
+    """``cli.collection``: a command runs with the collector paused (``main``); one input leaves it so, a batch
+    of inputs turns it back on from the second, so that a long batch's reference cycles are collected."""
+    import gc
+
+    from ackreplay.cli import collection
+
+    try:
+        collection.pause()
+        assert run("score", SAMPLE, "-f", "json")[0] == 0
+        assert not gc.isenabled()
+        assert run("score", SAMPLE, SAMPLE, "-f", "json")[0] == 0
+        assert gc.isenabled()
+    finally:
+        collection.resume()
