@@ -704,7 +704,8 @@ class WhatIfOut(BaseModel):
     receiver: str
     duration_s: float
     seed: int
-    path: dict[str, Any] = Field(description="figures, ranges, confidence, overhead_bytes, mss, rwnd_bytes, assumed")
+    path: dict[str, Any] = Field(description="figures, ranges, confidence, overhead_bytes, mss, rwnd_bytes, paced, "
+                                             "assumed")
     captured: dict[str, Any] = Field(description="the captured flow: goodput_bps, utilisation, loss_rate, "
                                                  "loss_events, loss_event_rate, span_s, share, limits, idle_share")
     self_check: SelfCheckOut

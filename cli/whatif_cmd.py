@@ -120,7 +120,8 @@ def whatif_text(doc: dict[str, Any]) -> str:
     lines = [wrap(f"{doc['file']}, flow {doc['flow_id']}: {doc['sender']} -> {doc['receiver']}"),
              wrap(f"path ({doc['path']['confidence']} confidence): {p['capacity_bps'] / 1e6:.3f} Mbit/s, base RTT "
                   f"{p['base_rtt_s'] * 1e3:.1f} ms, buffer {p['buffer_bytes']:.0f} B, random loss "
-                  f"{p['random_loss_rate']:.3g}; {doc['duration_s']:.1f} s simulated per run, seed {doc['seed']}")]
+                  f"{p['random_loss_rate']:.3g}; {doc['duration_s']:.1f} s simulated per run, seed {doc['seed']}"
+                  + ("; the sender paced (every sender re-enacted paces)" if doc["path"].get("paced") else ""))]
     lines += [wrap(f"  {k}: {why}") for k, why in doc["path"]["assumed"].items()]
     if doc["cross_traffic"]:
         lines.append(wrap("cross traffic (the flows sharing the bottleneck, simulated beside it): " + ", ".join(

@@ -239,12 +239,13 @@ def limit_record(limits: FlowLimits | None) -> dict[str, Any] | None:
     """What limited a flow's sender as the service stores and serves it: each label's share of its time, the
     intervals, consecutive intervals of one label merged (``[start, end, label]``, s since its first packet:
     the label at every moment, in far fewer rows than one per round trip), the share of its time it was idle
-    and the receive window its first recovery ran into (``FlowLimits.idle_share``, ``loss_rwnd_bytes``: the
-    what-if reads them)."""
+    and the receive window its first recovery ran into, and whether it paced (``FlowLimits.idle_share``,
+    ``loss_rwnd_bytes``, ``paced_share``: the what-if reads them)."""
     if limits is None:
         return None
     return {"shares": dict(limits.shares), "intervals": [list(r) for r in limits.runs()],
-            "idle_share": limits.idle_share, "loss_rwnd_bytes": limits.loss_rwnd_bytes}
+            "idle_share": limits.idle_share, "loss_rwnd_bytes": limits.loss_rwnd_bytes,
+            "paced_share": limits.paced_share}
 
 
 def path_models(path: dict[str, Any], decision_rows: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any] | None:

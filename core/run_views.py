@@ -439,6 +439,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
     A path that cannot carry one, an algorithm that cannot be in control, or more simulation than
     :data:`WHATIF_MAX_PACKETS` is a 422 with the what-if's code."""
     from ackreplay.path.links import LinkInfo
+    from ackreplay.scoring.pacing import paced
     from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
     from ackreplay.whatif.captured import CapturedFlow, sender_control
     from ackreplay.whatif.cross import cross_flows
@@ -459,8 +460,9 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
         limits = d.get("limits") or {}
         rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead,
                          random_loss_high=d.get("random_loss_off_level"), buffer_low=d.get("buffer_seen_bytes"),
-                         **connection_options(summary), rwnd_bytes=limits.get("loss_rwnd_bytes"))
-        cross = cross_flows(summary, others, lambda sender: sender_control(None, sender))
+                         **connection_options(summary), rwnd_bytes=limits.get("loss_rwnd_bytes"),
+                         paced=paced(limits.get("paced_share")))
+        cross = cross_flows(summary, others, lambda sender: sender_control(None, sender), rng.central.paced)
         captured = CapturedFlow.of(summary, others, limits.get("shares"), limits.get("idle_share"))
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)
         runs = (check_seeds(rng.central) + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))

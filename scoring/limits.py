@@ -12,7 +12,7 @@ Each round trip of a flow (an interval one smoothed RTT long) gets one label:
 Per flow: each label's share of the flow's time (first to last ACK; the shares sum to 1 within 1e-12), the
 series of intervals (start, end, label) on the flow's time axis (``FlowInputs.t``), the share of its time
 with nothing outstanding (``FlowLimits.idle_share``) and the receive window its first recovery ran into
-(``FlowLimits.loss_rwnd_bytes``).
+(``FlowLimits.loss_rwnd_bytes``), and whether it paced its segments (``FlowLimits.paced_share``).
 
 After two passive methods. T-RAT (Y. Zhang, L. Breslau, V. Paxson and S. Shenker, "On the Characteristics and
 Origins of Internet Flow Rates", ACM SIGCOMM 2002) cuts a flow into flights of one round trip and names what
@@ -122,6 +122,7 @@ import numpy as np
 from ackreplay.ingest.vantage import END_SHARE
 from ackreplay.jitcache.kernel_mode import njit
 from ackreplay.kernels import searchsorted_merge
+from ackreplay.scoring.pacing import paced_share
 
 if TYPE_CHECKING:
     from ackreplay.estimators.flow_batch import FlowBatch
@@ -213,6 +214,10 @@ class FlowLimits:
     #: sender can send no further than that ACK + this window until the hole is filled. None: no duplicate ACK,
     #: or the window not known.
     loss_rwnd_bytes: float | None = None
+    #: The share of the first slow start's new segments sent more than half a millisecond after the last ACK
+    #: (``scoring.pacing.paced_share``): whether the sender paced. None: the capture cannot tell (not taken at the
+    #: sender, or too few segments).
+    paced_share: float | None = None
 
     def labels(self) -> list[str]:
         """The label of every interval."""
@@ -1013,7 +1018,8 @@ def flow_limits(inputs: FlowInputs, rwnd: np.ndarray | None = None, sacked: np.n
     idle = min(float(feat[:, _F_IDLE].sum()) / float(b[-1] - b[0]), 1.0) if b[-1] > b[0] else 0.0
     dups = np.flatnonzero(inputs.dup)
     window = float(f.rwnd_prev[dups[0]]) if len(dups) and f.rwnd_prev[dups[0]] > 0 else None
-    return FlowLimits(start, end, code, shares_of(start, end, code), idle, window)
+    return FlowLimits(start, end, code, shares_of(start, end, code), idle, window,
+                      paced_share(t, inputs.seg_t, inputs.seg_seq, inputs.seg_len, vantage_position))
 
 
 def batch_limits(batch: FlowBatch, rwnd: np.ndarray | None = None, sacked: np.ndarray | None = None,

@@ -29,21 +29,27 @@ class CrossFlow:
     #: its connection's options (ingest's ``sack`` and ``timestamps``; on where not known)
     sack: bool = True
     timestamps: bool = True
+    #: its sender paces (sent from the captured sender's host, which paced: :func:`cross_flows`)
+    paced: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {"flow_id": self.flow_id, "control": self.control, "control_source": self.source,
-                "offset_s": self.offset_s}
+                "offset_s": self.offset_s, "paced": self.paced}
 
 
 def _get(summary: Any, key: str) -> Any:
     return summary.get(key) if isinstance(summary, Mapping) else getattr(summary, key, None)
 
 
-def cross_flows(flow: Any, others: Sequence[Any], control_of: Callable[[str], SenderControl]) -> list[CrossFlow]:
+def cross_flows(flow: Any, others: Sequence[Any], control_of: Callable[[str], SenderControl],
+                paced: bool = False) -> list[CrossFlow]:
     """The flows ``others`` (ingest summaries or their dicts) as cross traffic of ``flow``, each with the control
-    ``control_of(sender)`` names; :class:`WhatIfError` ``shared_bottleneck`` for one the loop cannot run."""
+    ``control_of(sender)`` names; :class:`WhatIfError` ``shared_bottleneck`` for one the loop cannot run.
+    ``paced``: ``flow``'s sender paced; a flow sent from the same host paces too (pacing is the host's: its
+    qdisc, or the default control its sockets start with), one from another host does not."""
     out = []
     t0 = float(_get(flow, "start_t") or 0.0)
+    host = _host(_get(flow, "sender"))
     for o in others:
         ctl = control_of(str(_get(o, "sender") or ""))
         fid = int(_get(o, "flow_id"))
@@ -52,8 +58,13 @@ def cross_flows(flow: Any, others: Sequence[Any], control_of: Callable[[str], Se
                               f"{ctl.algorithm} ({ctl.source}), which the simulation cannot run as cross traffic "
                               f"(it runs {', '.join(ALGORITHMS)})")
         out.append(CrossFlow(fid, ctl.algorithm, ctl.source, float(_get(o, "start_t") or 0.0) - t0,
-                             **connection_options(o)))
+                             **connection_options(o), paced=paced and _host(_get(o, "sender")) == host))
     return out
+
+
+def _host(sender: Any) -> str:
+    """The host of a ``host:port`` endpoint."""
+    return str(sender or "").rsplit(":", 1)[0]
 
 
 def metadata_cross(capture: Path | None) -> list[CrossFlow]:

@@ -42,7 +42,9 @@ class PathFigures:
     rate (per data segment), the header bytes a full segment adds on the wire, and the MSS; with them the TCP
     options the flow's connection ran with (SACK, timestamps) and the receive window its receiver offered when
     its first loss came (``FlowLimits.loss_rwnd_bytes``; None: not known, no limit), which every sender
-    re-enacted on it keeps: the same hosts under another control."""
+    re-enacted on it keeps: the same hosts under another control. ``paced``: the captured sender paced its
+    segments (``scoring.pacing.paced``: Linux's internal pacing, its socket marked for it), so every Linux sender
+    re-enacted on the path — the same host's stack — paces too (docs/whatif.md "Pacing")."""
 
     capacity_bps: float
     base_rtt_s: float
@@ -53,6 +55,7 @@ class PathFigures:
     sack: bool = True
     timestamps: bool = True
     rwnd_bytes: float | None = None
+    paced: bool = False
 
     def link(self) -> Link:
         return Link(rate_bps=self.capacity_bps, buffer_bytes=max(round(self.buffer_bytes), 0),
@@ -101,7 +104,8 @@ class PathRange:
     def as_dict(self) -> dict[str, Any]:
         return {"figures": self.central.as_dict(), "ranges": {k: list(v) for k, v in self.ends.items()},
                 "confidence": self.confidence, "overhead_bytes": self.central.overhead_bytes,
-                "mss": self.central.mss, "rwnd_bytes": self.central.rwnd_bytes, "assumed": dict(self.assumed)}
+                "mss": self.central.mss, "rwnd_bytes": self.central.rwnd_bytes, "paced": self.central.paced,
+                "assumed": dict(self.assumed)}
 
 
 def connection_options(summary: Any) -> dict[str, bool]:
@@ -114,13 +118,14 @@ def connection_options(summary: Any) -> dict[str, bool]:
 
 def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
                random_loss_high: float | None = None, sack: bool = True, timestamps: bool = True,
-               buffer_low: float | None = None, rwnd_bytes: float | None = None) -> PathRange:
+               buffer_low: float | None = None, rwnd_bytes: float | None = None, paced: bool = False) -> PathRange:
     """The figures of ``path`` (the §9 object) and their ranges, or :class:`WhatIfError`: ``path_incomplete``
     (a figure missing: named, with the inference's reason), ``path_low_confidence``. ``random_loss_high``: the
     upper end of a random-loss rate the inference left null (:func:`off_level_loss`); ``sack``, ``timestamps``: the
     connection's options (:func:`connection_options`); ``buffer_low``: the least a buffer the inference left null
     can be (:func:`buffer_seen`), taken as the buffer with a range up to :data:`BUFFER_HEADROOM_BDP` BDPs more;
-    ``rwnd_bytes``: the receive window the flow's first recovery ran into (``FlowLimits.loss_rwnd_bytes``)."""
+    ``rwnd_bytes``: the receive window the flow's first recovery ran into (``FlowLimits.loss_rwnd_bytes``);
+    ``paced``: its sender paced (``scoring.pacing.paced``)."""
     if not path:
         raise WhatIfError("path_incomplete", "the flow has no path (it was not replayed, or nothing of its path "
                                              "was seen): every figure is missing")
@@ -146,7 +151,7 @@ def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
                           "nothing (docs/path-calibration.md), so no what-if is run on them")
     central = PathFigures(float(values["capacity_bps"]), float(values["base_rtt_s"]), float(values["buffer_bytes"]),
                           float(values["random_loss_rate"]), int(overhead_bytes), int(mss), sack, timestamps,
-                          None if rwnd_bytes is None else float(rwnd_bytes))
+                          None if rwnd_bytes is None else float(rwnd_bytes), paced)
     ends = {k: (getattr(central, k) * (1 - s), getattr(central, k) * (1 + s)) for k, s in SPREAD.items()}
     if "random_loss_rate" in assumed:
         ends["random_loss_rate"] = (0.0, float(random_loss_high or 0.0))

@@ -9,6 +9,7 @@ from typing import Any
 
 from ackreplay.path.links import LinkInfo
 from ackreplay.replay.results import FlowReplay
+from ackreplay.scoring.pacing import paced
 from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, ns3_competitor
 from ackreplay.whatif.cross import CrossFlow, cross_flows, metadata_cross
 from ackreplay.whatif.figures import PathRange, buffer_seen, connection_options, off_level_loss, path_range
@@ -24,12 +25,13 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
     ``capture`` names though the capture left it out (a two-flow ns-3 run's, :func:`metadata_cross`). Raises
     :class:`~ackreplay.whatif.errors.WhatIfError` where the path cannot carry a what-if."""
     link = LinkInfo.of(summary)
+    pacing = paced(fr.limits.paced_share if fr.limits is not None else None)
     rng = path_range(fr.path or {}, mss=link.mss, overhead_bytes=link.overhead, random_loss_high=random_loss_high(fr),
                      buffer_low=buffer_seen(fr.path_parts, fr.path), **connection_options(summary),
-                     rwnd_bytes=fr.limits.loss_rwnd_bytes if fr.limits is not None else None)
+                     rwnd_bytes=fr.limits.loss_rwnd_bytes if fr.limits is not None else None, paced=pacing)
     shared = next((list(g.get("flows") or []) for g in path_groups if fr.flow_id in (g.get("flows") or [])), [])
     others = [summaries[f] for f in shared if f != fr.flow_id]
-    cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")))
+    cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")), pacing)
     shares = dict(fr.limits.shares) if fr.limits is not None else None
     captured = CapturedFlow.of(summary, others, shares, fr.limits.idle_share if fr.limits is not None else None)
     if not cross and (cross := metadata_cross(capture)):

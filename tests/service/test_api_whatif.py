@@ -38,6 +38,7 @@ def test_the_api_gives_the_clis_what_if(ran):
     # the receive window and the idle share come with the flow's stored limits, as the CLI reads them
     assert doc["path"]["rwnd_bytes"] == cli["path"]["rwnd_bytes"] and cli["path"]["rwnd_bytes"] > 0
     assert doc["captured"]["idle_share"] == pytest.approx(cli["captured"]["idle_share"], abs=1e-12)
+    assert doc["path"]["paced"] is cli["path"]["paced"] is True  # (the testbed's sender paced: its stored limits)
     assert doc["self_check"]["passed"] is True and doc["self_check"]["algorithm_source"] == "given"
     assert doc["self_check"]["goodput_ratio"] == pytest.approx(cli["self_check"]["goodput_ratio"], rel=1e-9)
     for alg in ("cubic", "newreno"):
@@ -89,6 +90,7 @@ def test_a_flow_after_its_groups_first_has_the_group_as_cross_traffic(pair):
     cli = json.loads(CliRunner().invoke(app, ["whatif", str(PAIR), "--flow", "5", "-e", "newreno", "--duration", "2",
                                               "--json"]).stdout)
     assert [(c["flow_id"], c["control"]) for c in doc["cross_traffic"]] == [(2, "cubic")]
+    assert doc["cross_traffic"][0]["paced"] is cli["cross_traffic"][0]["paced"] is True  # (flow 5's host's)
     assert doc["cross_traffic"][0]["offset_s"] == pytest.approx(cli["cross_traffic"][0]["offset_s"], rel=1e-9)
     assert doc["captured"]["share"] == pytest.approx(cli["captured"]["share"], rel=1e-9)
     assert doc["self_check"]["goodput_ratio"] == pytest.approx(cli["self_check"]["goodput_ratio"], rel=1e-9)

@@ -43,6 +43,7 @@ def test_the_json_holds_each_algorithms_figures_with_ranges_and_the_self_check()
     assert doc["duration_s"] == 5.0 and doc["path"]["confidence"] == "high"
     assert doc["captured"]["goodput_bps"] == pytest.approx(9.06e6, rel=0.01)
     assert set(doc["path"]["ranges"]) == {"capacity_bps", "base_rtt_s", "buffer_bytes", "random_loss_rate"}
+    assert doc["path"]["paced"] is True
 
 
 def test_the_same_seed_gives_the_same_document_and_the_table_shows_it() -> None:
@@ -52,6 +53,7 @@ def test_the_same_seed_gives_the_same_document_and_the_table_shows_it() -> None:
     code, out, _ = run("whatif", TESTBED, "-e", "newreno,stcp", "--duration", "3")
     text = " ".join(out.split())
     assert code == 0 and "self-check (cubic" in text and "passed" in text
+    assert "the sender paced (every sender re-enacted paces)" in text  # (the testbed's sender paced)
     assert "newreno" in text and "stcp" in text and "captured" in text and "[low–high]" in text
 
 

@@ -4,6 +4,7 @@ figure), the captured sender's control from the capture's metadata."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,7 +21,15 @@ from ackreplay.whatif.captured import (
 from ackreplay.whatif.cross import CrossFlow, cross_flows, metadata_cross
 from ackreplay.whatif.errors import WhatIfError
 from ackreplay.whatif.figures import SPREAD, buffer_seen, off_level_loss, path_range
-from ackreplay.whatif.runs import NS3_OVERHEAD, run_one, self_check, sim_config, what_if
+from ackreplay.whatif.runs import (
+    NS3_OVERHEAD,
+    PACED_HYSTART,
+    run_one,
+    self_check,
+    sender_params,
+    sim_config,
+    what_if,
+)
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data"
@@ -90,6 +99,30 @@ def test_the_flows_sharing_the_bottleneck_are_cross_traffic_from_their_start() -
     with pytest.raises(WhatIfError) as err:
         cross_flows(me, others, lambda _: SenderControl("bbr", "the capture's metadata"))
     assert err.value.code == "shared_bottleneck" and "flow 3" in err.value.message and "bbr" in err.value.message
+
+
+def test_cross_flows_from_a_pacing_senders_host_pace() -> None:
+    """Pacing is the host's (its qdisc, its sockets' default control): a flow sent from the captured sender's host
+    paces when that sender did; one from another host, or beside a sender that did not pace, does not."""
+    me = {"flow_id": 1, "sender": "10.0.0.1:40001", "start_t": 0.0}
+    others = [{"flow_id": 3, "sender": "10.0.0.1:40003", "start_t": 0.0},
+              {"flow_id": 5, "sender": "10.0.0.2:40005", "start_t": 0.0}]
+    ctl = lambda _: SenderControl("cubic", "x")  # noqa: E731
+    assert [c.paced for c in cross_flows(me, others, ctl, paced=True)] == [True, False]
+    assert [c.paced for c in cross_flows(me, others, ctl)] == [False, False]
+
+
+def test_a_paced_linux_sender_runs_paced_with_the_current_hystart_rounds() -> None:
+    """Paced: every Linux sender paces, CUBIC with HyStart's rounds from the first ACK (``hystart`` 2); ns-3
+    senders keep ns-3's stack, unpaced senders the engine's defaults. Pacing moves the run."""
+    assert sender_params("cubic", ns3=False, paced=True) == {"hystart": PACED_HYSTART}
+    assert sender_params("newreno", ns3=False, paced=True) == {}
+    assert sender_params("cubic", ns3=False, paced=False) == {}
+    assert sender_params("cubic", ns3=True, paced=True) == {"ns3": 1.0}
+    fig = path_range(PATH, mss=1448, overhead_bytes=66).central
+    plain, _ = run_one(fig, "newreno", 5.0, 1)
+    paced_run, _ = run_one(replace(fig, paced=True), "newreno", 5.0, 1)
+    assert paced_run.segments_sent != plain.segments_sent or paced_run.loss_events != plain.loss_events
 
 
 def test_cross_traffic_takes_its_share_from_its_start() -> None:
