@@ -10,9 +10,10 @@ Two things do make cycles at a rate that matters, and turn it back on for the re
 * numba compiling a kernel (its intermediate representation is full of cycles: ~180 MB in 7 s of compiling) —
   a listener on numba's ``numba:compile`` event (:func:`collect_while_compiling`), which fires only when a kernel
   compiles, not when it loads from the cache;
-* the long-running commands, ``serve`` and ``worker``, and a batch of inputs from its second (:func:`resume`:
-  ``score``'s inputs are each a command's worth of work, and a long batch would otherwise keep every cycle it
-  made).
+* the long-running commands, ``serve`` and ``worker``; ``score``'s batch of inputs from its second (each input is
+  a command's worth of work, and a long batch would otherwise keep every cycle it made); ``graph``'s figures from
+  its second flow (a matplotlib figure is held together by reference cycles: ~20 MB a flow kept otherwise) —
+  :func:`resume`.
 
 Reference counting frees everything else as usual.
 """

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ackreplay.cli import collection
 from ackreplay.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label
@@ -76,7 +77,9 @@ def graph(
     replayed = {fr.flow_id: fr for fr in sc.replay.flows}
     ids = _chosen(sc.ingest, flow, replayed, name)
     shown = {e.name for e in ests} if chosen else {e.name for e in ests if e.name != "newreno"}
-    for fid, target in zip(ids, _targets(name, ids, output, fmt), strict=True):
+    for k, (fid, target) in enumerate(zip(ids, _targets(name, ids, output, fmt), strict=True)):
+        if k == 1:  # a figure is held together by reference cycles: several are collected (``cli.collection``)
+            collection.resume()
         summary = sc.ingest.flows.by_id()[fid]
         fr = replayed.get(fid)
         data = source_for(sc.ingest, fr, fid).window(t0, t1, px=int(width * 150))

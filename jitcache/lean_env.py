@@ -46,6 +46,12 @@ def environments_without_imports() -> bool:
         env_class._memo[env_name] = env
         return env
 
+    # ``Environment.__reduce__`` names ``_rebuild_env``, and numba pickles cached kernels with cloudpickle, which
+    # copies a local function's code into the cache file: named as numba's own, the replacement is stored as a
+    # reference to ``numba.core.environment._rebuild_env`` — so a cache file written here holds numba's name only,
+    # and loads in any process through whichever ``_rebuild_env`` that process has.
+    lean_rebuild_env.__module__ = environment.__name__
+    lean_rebuild_env.__name__ = lean_rebuild_env.__qualname__ = "_rebuild_env"
     lean_rebuild_env._lean = True  # type: ignore[attr-defined]
     environment._rebuild_env = lean_rebuild_env
     return True

@@ -9,12 +9,12 @@
 - *the delay increase* — the least RTT of the round's samples after its first 8 (``HYSTART_MIN_SAMPLES``) is
   above delay_min + delay_min/8 clamped to [4, 16] ms (``HYSTART_DELAY_THRESH``).
 
-A round starts at the first ACK past what was sent when the last one started. Linux 5.7 to 6.13 track rounds
-only from a cwnd of ``hystart_low_window`` on (the round reset sat behind that test; ``hystart`` 1 here); from
-6.14 on (the testbed's 6.18 among them) from the first ACK, whatever cwnd (the reset before the test: "tcp_cubic:
-fix incorrect HyStart round start detection", 2025; ``hystart`` 2 here), so the rounds stay aligned with the
-initial window's — the fix's own test saw HyStart's exit on a 1-BDP path move from a cwnd of 516, the link not
-yet full, to 632.
+A round starts at the first ACK past what was sent when the last one started. Linux from 5.7 until a 2025 fix tracks
+rounds only from a cwnd of ``hystart_low_window`` on (the round reset sat behind that test; ``hystart`` 1 here);
+from the fix on (mainline 6.14, the testbed's 6.18, and stable kernels that took it as a backport) from the first
+ACK, whatever cwnd (the reset before the test: "tcp_cubic: fix incorrect HyStart round start detection", 2025;
+``hystart`` 2 here), so the rounds stay aligned with the initial window's — the fix's own test saw HyStart's exit on
+a 1-BDP path move from a cwnd of 516, the link not yet full, to 632.
 
 delay_min is the least RTT sample since the control was (re)set, at the start and at a timeout
 (``bictcp_reset``), where the round restarts too; samples within a second of a congestion-avoidance epoch's

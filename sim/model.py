@@ -59,7 +59,7 @@ NS3_PARAMS = {"stcp": {"ai_count": 50.0}, "bic": {"smooth_part": 5.0}, "htcp": {
 #: Growth parameters the loop has beyond the replay's decision parameters (``FlowSpec.params``), and defaults:
 #: STCP's ``ai_count`` (Kelly 2003: a = 0.01, one segment per 100 acknowledged; ns-3's AIFactor is 50) and
 #: BIC's ``smooth_part`` (Linux tcp_bic.c 20; ns-3's SmoothPart 5), CUBIC's ``hystart`` (1: Linux's HyStart,
-#: sim/hystart.py, as Linux 5.7–6.13 run it by default; 2: as Linux 6.14 on, its rounds tracked from the first
+#: sim/hystart.py, as Linux runs it before a 2025 fix; 2: as since that fix (6.14 on), rounds from the first
 #: ACK; 0: slow start until the first loss; off with ns-3's settings), and
 #: ``ns3`` of H-TCP and CUBIC (0: Linux's and the papers' rules; 1: ns-3.37's ``TcpHtcp`` and ``TcpCubic``).
 GROWTH_PARAMS = {"stcp": {"ai_count": 100.0}, "bic": {"smooth_part": 20.0}, "cubic": {"hystart": 1.0, "ns3": 0.0},

@@ -475,18 +475,20 @@ def test_the_report_of_several_captures_ends_with_the_combined_board_and_its_sta
     assert "2 bulk flows" in board and "95% CI" in board and "Warning: 2 flow(s), under 10" in " ".join(board.split())
 
 
-def test_a_batch_turns_the_garbage_collector_back_on_from_its_second_input():
-    """``cli.collection``: a command runs with the collector paused (``main``); one input leaves it so, a batch
-    of inputs turns it back on from the second, so that a long batch's reference cycles are collected."""
+def test_batches_and_several_graphs_turn_the_garbage_collector_back_on(tmp_path):
+    """``cli.collection``: a command runs with the collector paused (``main``); one input or one graph leaves it
+    so; a batch of inputs turns it back on from the second, and ``graph`` from its second flow (a figure is held
+    by reference cycles), so that what they leave behind is collected."""
     import gc
 
     from ackreplay.cli import collection
 
     try:
-        collection.pause()
-        assert run("score", SAMPLE, "-f", "json")[0] == 0
-        assert not gc.isenabled()
-        assert run("score", SAMPLE, SAMPLE, "-f", "json")[0] == 0
-        assert gc.isenabled()
+        for args, resumed in ((("score", SAMPLE, "-f", "json"), False), (("score", SAMPLE, SAMPLE, "-f", "json"), True),
+                              (("graph", SAMPLE, "--flow", "2", "-o", tmp_path / "one.svg"), False),
+                              (("graph", SAMPLE, "--flow", "2", "--flow", "0", "-o", tmp_path / "two.svg"), True)):
+            collection.pause()
+            assert run(*args)[0] == 0
+            assert gc.isenabled() == resumed, args
     finally:
         collection.resume()

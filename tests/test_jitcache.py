@@ -344,3 +344,48 @@ def test_loaded_kernels_rebuild_numbas_environments_without_importing_them(tmp_p
     want = ["True", "True", "('negative_probe',-1.0)"]
     assert _probe(ENV_PROBE, env) == [*want, "True"]  # compiled: numba's registries imported
     assert _probe(ENV_PROBE, env) == [*want, "False"]  # loaded: numba.np.arraymath never imported
+    # the cache file names numba's own ``_rebuild_env``, not a copy of the lean one's code (cloudpickle copies a
+    # local function's code into the file), so any process loads it through its own
+    files = list((tmp_path / "cache").rglob("*.nbc"))
+    assert files and not any(b"lean_env" in f.read_bytes() or b"lean_rebuild" in f.read_bytes() for f in files)
+
+
+STALE_MODULE = '''
+from numba import njit
+
+SCALE = 1.0
+
+
+@njit(cache=True)
+def scaled(x):
+    return x * SCALE
+'''
+
+STALE_PROBE = '''
+import sys
+from pathlib import Path
+from ackreplay import cli  # the lean numba set-up: a kernel's cache made at its first call
+import stalemod
+if sys.argv[1] == "edit":  # the source replaced between the kernel's decoration and its first call
+    path = Path(stalemod.__file__)
+    path.write_text(path.read_text().replace("SCALE = 1.0", "SCALE = 100.0") + "\\n")
+print(stalemod.scaled(2.0), type(stalemod.scaled._cache._made()).__name__)
+'''
+
+
+def test_a_kernel_whose_source_changed_before_its_first_call_is_not_cached(tmp_path: Path) -> None:
+    """``jitcache.lazy_cache``: a process that imported a kernel, then saw its file replaced (an upgrade under a
+    long-running service), compiles the code it imported but does not save it under the new file's stamp — so the
+    next process runs the new code; a kernel whose file did not change is cached as numba does."""
+    import copy
+
+    from ackreplay.jitcache.lazy_cache import LazyFunctionCache
+
+    env = _kernel_env(tmp_path, stalemod=STALE_MODULE)
+    assert _probe(STALE_PROBE, env, "edit") == ["2.0", "NullCache"]
+    assert not any((tmp_path / "cache").rglob("*.nbc"))
+    assert _probe(STALE_PROBE, env, "keep") == ["200.0", "FunctionCache"]  # the new code, compiled and cached
+    assert any((tmp_path / "cache").rglob("*.nbc"))
+    assert _probe(STALE_PROBE, env, "keep") == ["200.0", "FunctionCache"]
+    half_built = copy.copy(LazyFunctionCache(len, lambda f: None, lambda: None))  # no endless __getattr__
+    assert isinstance(half_built, LazyFunctionCache)

@@ -131,10 +131,15 @@ def run(exe: Path, name: str, cc: str, flows: int, buffer_bdp: float, work: Path
 
 
 def _link_figures(path: Path, flows: int) -> dict[str, object]:
+    queue, rx, drops = link_figures(path, flows)
+    return {"queue_mean_packets": round(queue, 4), "rx_bytes": rx, "random_drops": drops}
+
+
+def link_figures(path: Path, flows: int) -> tuple[float, list[int], int]:
+    """A run's summary file: the bottleneck's mean backlog (packets), each receiver's bytes, the random drops."""
     figures = summary(path)
-    return {"queue_mean_packets": round(figures["queue_mean_packets"], 4),
-            "rx_bytes": [int(figures[f"rx_bytes_{i}"]) for i in range(flows)],
-            "random_drops": int(figures["random_drops"])}
+    return (figures["queue_mean_packets"], [int(figures[f"rx_bytes_{i}"]) for i in range(flows)],
+            int(figures["random_drops"]))
 
 
 @dataclass(frozen=True)
@@ -157,9 +162,7 @@ def grid_draw(exe: Path, prefix: Path, cc: str, scenario: tuple[int, float, floa
     within = [e for e in events if float(str(e["t"])) <= DURATION_S]
     counts = [{kind: sum(1 for e in within if e["flow"] == i and e["kind"] == kind)
                for kind in ("fast_retransmit", "timeout")} for i in range(flows)]
-    figures = summary(Path(f"{prefix}.summary"))
-    return Draw(int(meta["buffer_packets"]), counts, figures["queue_mean_packets"],
-                [int(figures[f"rx_bytes_{i}"]) for i in range(flows)], int(figures["random_drops"]))
+    return Draw(int(meta["buffer_packets"]), counts, *link_figures(Path(f"{prefix}.summary"), flows))
 
 
 def mean_of_draws(draws: list[Draw]) -> dict[str, object]:
