@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ackreplay.path.groups import endpoint_hosts
 from ackreplay.whatif.algorithms import ALGORITHMS
 from ackreplay.whatif.captured import SenderControl, ns3_competitor
 from ackreplay.whatif.errors import WhatIfError
@@ -49,8 +50,8 @@ def cross_flows(flow: Any, others: Sequence[Any], control_of: Callable[[str], Se
     qdisc, or the default control its sockets start with), one from another host does not."""
     out = []
     t0 = float(_get(flow, "start_t") or 0.0)
-    host = _host(_get(flow, "sender"))
-    for o in others:
+    host, *hosts = endpoint_hosts([str(_get(x, "sender") or "") for x in (flow, *others)])
+    for o, o_host in zip(others, hosts, strict=True):
         ctl = control_of(str(_get(o, "sender") or ""))
         fid = int(_get(o, "flow_id"))
         if ctl.algorithm not in ALGORITHMS:
@@ -58,13 +59,8 @@ def cross_flows(flow: Any, others: Sequence[Any], control_of: Callable[[str], Se
                               f"{ctl.algorithm} ({ctl.source}), which the simulation cannot run as cross traffic "
                               f"(it runs {', '.join(ALGORITHMS)})")
         out.append(CrossFlow(fid, ctl.algorithm, ctl.source, float(_get(o, "start_t") or 0.0) - t0,
-                             **connection_options(o), paced=paced and _host(_get(o, "sender")) == host))
+                             **connection_options(o), paced=paced and o_host == host))
     return out
-
-
-def _host(sender: Any) -> str:
-    """The host of a ``host:port`` endpoint."""
-    return str(sender or "").rsplit(":", 1)[0]
 
 
 def metadata_cross(capture: Path | None) -> list[CrossFlow]:
