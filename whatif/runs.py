@@ -43,9 +43,11 @@ RANDOM_LOSS_SEEDS = 10
 #: Points of each result's time series.
 SERIES_POINTS = 400
 #: CUBIC's HyStart for a paced Linux sender (``GROWTH_PARAMS``' ``hystart`` 2: its rounds from the first ACK, as
-#: Linux 6.14 on runs them). Decided here: the capture does not name its kernel; the senders it shows pacing are
-#: re-enacted as the current kernel runs (the testbed's 6.18, whose HyStart exits the rounds from the first ACK
-#: reproduce on its captures), the others as before (rounds from a cwnd of 16, Linux 5.7–6.13).
+#: kernels with the 2025 fix "tcp_cubic: fix incorrect HyStart round start detection" run them — mainline 6.14 on,
+#: and stable kernels that took it as a backport). Decided here: the capture does not name its kernel; the senders
+#: it shows pacing are re-enacted as the current kernel runs (the testbed's 6.18, whose HyStart exits the rounds
+#: from the first ACK reproduce on its captures), the others as before (rounds from a cwnd of 16, kernels without
+#: the fix).
 PACED_HYSTART = 2.0
 #: The keys of each algorithm's result that get a range.
 FIGURES = ("goodput_bps", "utilisation", "loss_rate", "queue_delay_mean_s", "queue_delay_p95_s", "share")
