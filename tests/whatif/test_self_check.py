@@ -169,8 +169,7 @@ def test_the_flow_sharing_the_bottleneck_is_simulated_beside_it() -> None:
     against 7), a not_reproduced at the edge of a two-flow run of few events: the same run with the base RTT
     1–2 % off gives 0.85–0.97 (docs/whatif.md). The simulated Reno flow's share stays within 0.11 of the captured
     one's (0.501 against 0.603; 0.509 while the ACK ending a recovery grew both windows by every segment its
-    cumulative ACK passed, which gave Reno, growing a segment a round trip, the larger part: a two-flow rule not
-    found, as on ``pairs/two``)."""
+    cumulative ACK passed: one draw of a two-flow run, as ``pairs/two``'s, docs/whatif.md "Random loss")."""
     got = ok(S09)
     assert [(c.control, round(c.offset_s, 2)) for c in got.cross] == [("cubic", 0.11)]
     assert got.check.goodput_ratio is not None and 0.80 <= got.check.goodput_ratio <= 1.10, got.check
