@@ -383,14 +383,28 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
 
 
 @njit(cache=True, nogil=True, inline="always")
+def grown_segments(s: SimState, f: int, delivered: int, acked: int) -> int:
+    """The segments an ACK's window growth counts (outside recovery). Linux (``tcp_cong_control``): its
+    ``acked_sacked`` — the segments it newly delivered, cumulatively or by SACK (without SACK, ``max(acked − counted
+    duplicate ACKs, 1)``) — and only if it moved the cumulative ACK (``tcp_may_raise_cwnd``: ``FLAG_DATA_ACKED``).
+    So the ACK that ends a recovery counts the hole it filled, not the segments SACKed meanwhile that its
+    cumulative ACK passes: they were delivered, and counted by PRR, when they were SACKed. Counting them too gave a
+    CUBIC window ``W_est``'s and the cubic's growth for about a window's worth of ACKs at once — a segment more after
+    each recovery than the kernel's trace, whose cwnd leaves recovery at ssthresh (tests/sim/test_growth_count.py).
+    ns-3's settings (``PER_ACK``): the segments the cumulative ACK acknowledged (``segsAcked``), with SACK; those
+    delivered without."""
+    if s.g[PER_ACK] == 0.0:
+        return delivered if acked > 0 else 0
+    return acked if sack_on(s, f) else delivered
+
+
+@njit(cache=True, nogil=True, inline="always")
 def finish_ack(s: SimState, f: int, now: float, enter: bool, delivered: int, acked: int) -> None:
     """The rest of an ACK: recovery entry (``enter``), PRR in recovery or the control's growth, the send loop."""
     alg = s.alg[f]
     if enter:
         _enter_recovery(s, f, alg, now)
-    # the growth counts the segments the ACK acknowledged; without SACK those it delivered (Linux's acked_sacked:
-    # the duplicate ACKs counted already are not counted again when the cumulative ACK passes their segments)
-    grown = acked if sack_on(s, f) else delivered
+    grown = grown_segments(s, f, delivered, acked)
     if s.fi[f, IN_REC] == 1:
         _prr(s, f, delivered)
     elif grown > 0:

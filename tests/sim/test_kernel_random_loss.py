@@ -74,7 +74,8 @@ def test_one_draw_of_random_loss_is_no_reproduction() -> None:
 
 def test_the_mean_over_seeds_is_the_kernels_mean_over_runs() -> None:
     """At the runs' pooled drop rate (0.82 %) the mean of 10 seeds is within 10 % of the four runs' mean (4.05
-    Mbit/s; the simulation 4.36, and 4.60 with CUBIC's decrease taken from the real-valued window)."""
+    Mbit/s; the simulation 4.12 — 4.36 while the ACK ending a recovery counted every segment its cumulative ACK
+    passed (``sim.sender.grown_segments``), 4.60 with CUBIC's decrease taken from the real-valued window too)."""
     kernel = statistics.mean(kernel_goodput_bps(n, 4.9) for n in SHORT_RUNS)
     sim = statistics.mean(simulated(drop_rate(SHORT_RUNS), 4.9, s)[0] for s in SEEDS)
     assert abs(sim / kernel - 1) <= 0.10
@@ -82,14 +83,15 @@ def test_the_mean_over_seeds_is_the_kernels_mean_over_runs() -> None:
 
 def test_the_steady_state_window_under_random_loss_is_the_kernels() -> None:
     """20 s at 1.15 % (the run's drop rate): the kernel delivered 2.73 Mbit/s with a mean cwnd of 10.3 segments
-    from 5 s on. The simulation's mean over 8 seeds is within 10 % on goodput and 12 % on the window (2.96 and
-    11.3); with CUBIC's decrease taken from the real-valued window it was 3.26 and 12.4 (19 % and 20 % over)."""
+    from 5 s on. The simulation's mean over 8 seeds is within 10 % on goodput and 6 % on the window (2.60 and
+    9.97); it was 2.96 and 11.3 (8.5 % and 9.6 % over) while the ACK ending a recovery counted every segment its
+    cumulative ACK passed, and 3.26 and 12.4 with CUBIC's decrease taken from the real-valued window too."""
     log = [r for r in ss_log("dloss_20s") if r["t_s"] >= 5.0]
     kernel_cwnd = statistics.mean(r["cwnd"] for r in log)
     kernel_gp = kernel_goodput_bps("dloss_20s", 19.9)
     runs = [simulated(drop_rate(("dloss_20s",)), 19.9, s) for s in range(1, 9)]
     assert abs(statistics.mean(r[0] for r in runs) / kernel_gp - 1) <= 0.10
-    assert abs(statistics.mean(r[1] for r in runs) / kernel_cwnd - 1) <= 0.12
+    assert abs(statistics.mean(r[1] for r in runs) / kernel_cwnd - 1) <= 0.06
 
 
 def test_the_kernels_cubic_decrease_is_in_whole_segments() -> None:

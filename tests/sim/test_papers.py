@@ -30,9 +30,12 @@ def table() -> dict[str, tuple[float, float]]:
 def test_table_one_at_a_tenth_of_a_bdp(table: dict[str, tuple[float, float]]) -> None:
     """Table I at B = 0.1·BDP: Westwood+ keeps the link full (200 of 200 Mbit/s), since its ssthresh is its
     estimate of the pipe; NewReno's halving idles it (162 of 200, 0.81); the high-speed controls lie between.
-    At this path's small window HSTCP backs off as NewReno does (SCALE_BOUND), so it is not held above it."""
+    At this path's small window HSTCP backs off as NewReno does (SCALE_BOUND), so it is not held above it.
+    Westwood+ at 0.986 here: it leaves each recovery at its estimate of the pipe, which Linux's growth does not
+    round up (the ACK that ends a recovery grows cwnd by the hole it filled, ``sim.sender.grown_segments``; counting
+    every segment its cumulative ACK passed gave a segment more, 2 % of this path's 50-packet BDP: 0.995)."""
     share = {c: low for c, (low, _) in table.items()}
-    assert share["westwood_plus"] >= 0.99
+    assert share["westwood_plus"] >= 0.98
     assert share["newreno"] == pytest.approx(162 / 200, abs=0.03)
     assert all(share["westwood_plus"] > share[c] for c in CONTROLS if c != "westwood_plus")
     assert all(share["newreno"] < share[c] for c in CONTROLS if c not in ("newreno", "hstcp"))
@@ -76,11 +79,13 @@ def test_newreno_and_westwood_shares_as_the_model_has_them(buffer_over_bdp: floa
     """Möller et al. 2007 (Prop. 4): Westwood+ ahead below one BDP, equal at one BDP, NewReno ahead above; the
     simulation's shares within 0.1 of the hybrid model's (docs/models.md), the link full. At 3·BDP within 0.11:
     the 50-s window holds less than two NewReno loss cycles there, and the window NewReno halves (Linux's cwnd,
-    not ns-3's flight after the loss marking) moved its share from 0.560 to 0.542 against the model's 0.643."""
+    not ns-3's flight after the loss marking) moved its share from 0.560 to 0.542 against the model's 0.643. The
+    link full: at 0.1·BDP (a 5-packet buffer) 0.971 of it, both flows leaving each recovery at their ssthresh
+    (0.983 while the ACK ending a recovery counted every segment its cumulative ACK passed, a segment more each)."""
     nr, ww = _shares(buffer_over_bdp)
     model = newreno_westwood_shares(buffer_over_bdp)
     tol = 0.11 if buffer_over_bdp > 1.0 else 0.1
-    assert nr + ww >= 0.98
+    assert nr + ww >= (0.96 if buffer_over_bdp < 0.3 else 0.98)
     assert nr == pytest.approx(model["newreno"], abs=tol)
     assert ww == pytest.approx(model["westwood_plus"], abs=tol)
     if buffer_over_bdp < 1.0:
