@@ -49,8 +49,10 @@ W_MAX, EPOCH, K_CUBIC, ORIGIN, W_EST = ALG, ALG + 1, ALG + 2, ALG + 3, ALG + 4
 CNT_NS3 = W_EST  # ns-3's CUBIC (no W_est): the ACKed segments not yet turned into growth (m_cWndCnt)
 # of Westwood+
 BW_START, BK, BW_NS, BW = ALG, ALG + 1, ALG + 2, ALG + 3
-# CUBIC's C (RFC 9438 §4.2: 0.4 segments/s³), ns-3's CntClamp; ap columns
-CUBIC_C, NS3_CNT_CLAMP = 0.4, 20.0
+# CUBIC's C (RFC 9438 §4.2: 0.4 segments/s³); the most ACKed segments per segment of growth before the first
+# loss (Linux tcp_cubic.c ``bictcp_update``: ``ca->cnt`` at most 20 while ``last_max_cwnd`` is 0, "increase cwnd 5%
+# per RTT"; ns-3's ``CntClamp``); ap columns
+CUBIC_C, CNT_CLAMP = 0.4, 20.0
 P_BETA, P_LOW, P_HIGH, P_HDEC, P_AI, P_FAST, P_WIN, P_GAIN, P_SMOOTH, P_FLOOR = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9
 P_HYSTART = 10  # CUBIC's HyStart on (sim/hystart.py)
 P_NS3 = 11  # H-TCP and CUBIC as ns-3.37's TcpHtcp and TcpCubic run them (NS3_PARAMS of sim/model.py)
@@ -91,7 +93,10 @@ def westwood_ack(fs: np.ndarray, ap: np.ndarray, f: int, now: float, delivered_b
 @njit(cache=True, nogil=True, inline="always")
 def _cubic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: float) -> float:
     """RFC 9438 §4.2–4.3: the cwnd increment for ``acked`` segments (cubic target one RTT ahead, Reno-friendly
-    W_est with α = 3(1 − β)/(1 + β))."""
+    W_est with α = 3(1 − β)/(1 + β)); before the first loss (W_max 0: none yet, or cleared by a timeout) at least
+    1/:data:`CNT_CLAMP` segment per segment acknowledged, 5 % a round, as Linux's ``bictcp_update`` clamps
+    ``cnt`` while ``last_max_cwnd`` is 0 — the growth after HyStart ended slow start, where the cubic from its
+    origin alone (K = 0) adds C·t³, a fraction of a segment in the first second."""
     cwnd = fs[f, CWND]
     beta = ap[f, P_BETA]
     if fs[f, EPOCH] < 0.0:
@@ -107,6 +112,8 @@ def _cubic_avoid(fs: np.ndarray, ap: np.ndarray, f: int, acked: float, now: floa
     t = now - fs[f, EPOCH] + rtt
     off = t - fs[f, K_CUBIC]  # (cubed by two products: numba's ``** 3`` multiplies, Python's calls pow, an ulp apart)
     target = fs[f, ORIGIN] + CUBIC_C * (off * off * off)
+    if fs[f, W_MAX] == 0.0:
+        target = max(target, cwnd * (1.0 + 1.0 / CNT_CLAMP))
     target = min(max(target, cwnd), 1.5 * cwnd)
     fs[f, W_EST] += 3.0 * (1.0 - beta) / (1.0 + beta) * acked / cwnd
     target = max(target, fs[f, W_EST])
@@ -135,7 +142,7 @@ def _cubic_ns3_avoid(fs: np.ndarray, f: int, acked: float, now: float) -> float:
     target = fs[f, ORIGIN] - delta if t < fs[f, K_CUBIC] else fs[f, ORIGIN] + delta
     cnt = np.floor(w / (target - w)) if target > w else 100.0 * w
     if fs[f, W_MAX] == 0.0:
-        cnt = min(cnt, NS3_CNT_CLAMP)
+        cnt = min(cnt, CNT_CLAMP)
     cnt = max(cnt, 2.0)
     fs[f, CNT_NS3] += acked
     if fs[f, CNT_NS3] >= cnt:
