@@ -86,11 +86,12 @@ def _run(hystart: float, ns3: bool) -> tuple[int, float]:
 
 
 def test_a_deep_buffers_slow_start_ends_before_the_first_loss() -> None:
-    """Buffer 8·BDP, 8 s: with HyStart CUBIC leaves slow start when the queue's delay passes 7.5 ms and meets no
-    loss (largest window 306 segments); without it slow start overshoots to 902 and loses (3 loss events). ns-3's
+    """Buffer 8·BDP, 8 s: with HyStart CUBIC leaves slow start when the queue's delay passes 7.5 ms (about 306
+    segments) and meets no loss — it then grows 5 % a round, Linux's least growth before the first loss, to a
+    largest window of 464 segments; without it slow start overshoots to 902 and loses (3 loss events). ns-3's
     settings run without it (ns-3's own HyStart has other thresholds)."""
     losses, top = _run(1.0, ns3=False)
     no_losses, no_top = _run(0.0, ns3=False)
     assert losses == 0 and no_losses >= 1
-    assert top < 0.5 * no_top
+    assert top < 0.6 * no_top
     assert _run(1.0, ns3=True) == (no_losses, no_top)
