@@ -229,7 +229,7 @@ class FlowLimits:
         out = np.full(len(t), UNKNOWN, np.int8)
         if not len(self.code):
             return out
-        i = np.searchsorted(self.start, t, side="right") - 1
+        i = searchsorted_merge(self.start, t, "right") - 1  # (a flow's times ascend: one merge pass)
         inside = (i >= 0) & (t <= self.end[np.clip(i, 0, None)])
         out[inside] = self.code[i[inside]]
         return out
@@ -504,7 +504,7 @@ def dry_spans(b: np.ndarray, t: np.ndarray, flight: np.ndarray, seg_t: np.ndarra
     window = np.nan_to_num(peak)
     for lag in range(1, 9):
         window[lag:] = np.maximum(window[lag:], np.nan_to_num(peak[:-lag]))
-    at = np.clip(np.searchsorted(b, t, side="right") - 1, 0, len(window) - 1)
+    at = np.clip(searchsorted_merge(b, t, "right") - 1, 0, len(window) - 1)
     dry = has & (flight > 0.0) & (flight + after < window[at])
     dry[-1] = False
     idx = np.flatnonzero(dry)
@@ -616,10 +616,10 @@ def clocked_refills(b: np.ndarray, f: _Flow, peak: np.ndarray, gap: float, withi
     nseg = np.diff(np.append(head, len(seen)))
     nbytes = np.add.reduceat(size, head)
     first = seen[head] - f.position * np.nan_to_num(f.rttmin)
-    k = np.searchsorted(b, first, side="right") - 1
+    k = searchsorted_merge(b, first, "right") - 1
     ok = (k >= 0) & (k < nk) & (head > 0) & (nseg >= 2)
     ok &= nbytes >= share * np.nan_to_num(peak[np.clip(k, 0, nk - 1)])
-    ack = np.searchsorted(f.t, first, side="right") - 1
+    ack = searchsorted_merge(f.t, first, "right") - 1
     on_ack = (ack >= 0) & (first - f.t[np.maximum(ack, 0)] <= within)
     starts += np.bincount(k[ok], minlength=nk)[:nk]
     clocked += np.bincount(k[ok & on_ack], minlength=nk)[:nk]
