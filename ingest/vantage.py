@@ -287,7 +287,8 @@ def run_medians(values: np.ndarray, counts: np.ndarray, wanted: np.ndarray) -> n
 
     The values are taken as a float64 copy (integers, nanosecond gaps, are exact in it below 2⁵³ — 104 days),
     so that the kernel has one signature whatever the column's type, layout or write flag: ``ackreplay warmup``
-    compiles it, and no capture compiles it again."""
+    compiles it, and no capture compiles it again. The kernel sorts each run of that copy where it lies (no second
+    copy)."""
     out = np.full(len(counts), np.nan)
     if len(counts):
         _medians_into(np.array(values, np.float64), _run_starts(counts), np.array(counts, np.int64),
@@ -298,7 +299,8 @@ def run_medians(values: np.ndarray, counts: np.ndarray, wanted: np.ndarray) -> n
 @njit(cache=True, nogil=True)
 def _medians_into(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, wanted: np.ndarray,
                   out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Each wanted run's median into ``out``; ``values`` is scratch: each such run is left sorted."""
     for r in range(len(counts)):
         c = counts[r]
         if wanted[r] and c > 0:
-            out[r] = median_in_place(values[starts[r]: starts[r] + c].copy())
+            out[r] = median_in_place(values[starts[r]: starts[r] + c])

@@ -229,7 +229,7 @@ class FlowLimits:
         out = np.full(len(t), UNKNOWN, np.int8)
         if not len(self.code):
             return out
-        i = np.searchsorted(self.start, t, side="right") - 1
+        i = searchsorted_merge(self.start, t, "right") - 1  # (a flow's times ascend: one merge pass)
         inside = (i >= 0) & (t <= self.end[np.clip(i, 0, None)])
         out[inside] = self.code[i[inside]]
         return out
@@ -504,7 +504,7 @@ def dry_spans(b: np.ndarray, t: np.ndarray, flight: np.ndarray, seg_t: np.ndarra
     window = np.nan_to_num(peak)
     for lag in range(1, 9):
         window[lag:] = np.maximum(window[lag:], np.nan_to_num(peak[:-lag]))
-    at = np.clip(np.searchsorted(b, t, side="right") - 1, 0, len(window) - 1)
+    at = np.clip(searchsorted_merge(b, t, "right") - 1, 0, len(window) - 1)
     dry = has & (flight > 0.0) & (flight + after < window[at])
     dry[-1] = False
     idx = np.flatnonzero(dry)
@@ -605,8 +605,10 @@ def clocked_refills(b: np.ndarray, f: _Flow, peak: np.ndarray, gap: float, withi
     nk = len(b) - 1
     starts = np.zeros(nk)
     clocked = np.zeros(nk)
-    order = np.argsort(f.seg_seen, kind="stable")
-    seen, size = f.seg_seen[order], f.seg_len[order]
+    seen, size = f.seg_seen, f.seg_len
+    if not np.all(seen[1:] >= seen[:-1]):  # (in time order as captured, as at the sender: no sort needed)
+        order = np.argsort(seen, kind="stable")
+        seen, size = seen[order], size[order]
     if len(seen) < 2 or not len(f.t):
         return starts, clocked
     r = np.nan_to_num(f.rref[np.clip(searchsorted_merge(f.t, seen, "left"), 0, len(f.t) - 1)])
@@ -614,10 +616,10 @@ def clocked_refills(b: np.ndarray, f: _Flow, peak: np.ndarray, gap: float, withi
     nseg = np.diff(np.append(head, len(seen)))
     nbytes = np.add.reduceat(size, head)
     first = seen[head] - f.position * np.nan_to_num(f.rttmin)
-    k = np.searchsorted(b, first, side="right") - 1
+    k = searchsorted_merge(b, first, "right") - 1
     ok = (k >= 0) & (k < nk) & (head > 0) & (nseg >= 2)
     ok &= nbytes >= share * np.nan_to_num(peak[np.clip(k, 0, nk - 1)])
-    ack = np.searchsorted(f.t, first, side="right") - 1
+    ack = searchsorted_merge(f.t, first, "right") - 1
     on_ack = (ack >= 0) & (first - f.t[np.maximum(ack, 0)] <= within)
     starts += np.bincount(k[ok], minlength=nk)[:nk]
     clocked += np.bincount(k[ok & on_ack], minlength=nk)[:nk]
@@ -742,14 +744,15 @@ def _per_event(col: np.ndarray | None, row_event: np.ndarray, n: int, fill: floa
     (``fill``). A column already one value per event (as many as the events, the rows merged) is taken as is."""
     if col is None:
         return np.full(n, fill)
-    col = np.asarray(col, np.float64)
     if len(col) != len(row_event):
         if len(col) != n:
             raise ValueError(f"a per-row column has {len(col)} values for {len(row_event)} ACK rows")
-        out = col.copy()
-    else:
+        out = np.array(col, np.float64)
+    elif n == len(row_event):  # one row an event (row_event counts up by one): the column as it is
+        out = np.array(col, np.float64)
+    else:  # each event's last row, taken before the values are made floats (a copy of those rows only)
         last = np.flatnonzero(np.diff(row_event)) if len(row_event) else np.empty(0, np.int64)
-        out = col[np.append(last, len(row_event) - 1)] if len(row_event) else np.empty(0)
+        out = np.asarray(col[np.append(last, len(row_event) - 1)], np.float64) if len(row_event) else np.empty(0)
     out[~(out >= 0.0)] = fill
     return out
 
@@ -815,6 +818,14 @@ class QueueBound(NamedTuple):
 
     longest: np.ndarray
     silence: np.ndarray
+    bounded: bool = True  # False: no bound at all (every ``longest`` and ``silence`` infinite)
+
+    @classmethod
+    def unbounded(cls, n: int) -> QueueBound:
+        """No bound on ``n`` segments (data not seen after the bottleneck): infinite everywhere, as read-only
+        views of one value (nothing allocated a segment)."""
+        inf = np.broadcast_to(np.inf, n)
+        return cls(inf, inf, False)
 
     def hold(self, r: np.ndarray, at: np.ndarray) -> np.ndarray:
         """Round trips ``r`` ending in segments ``at`` held to what they allow: at most ``longest``, but cut by no
@@ -854,7 +865,9 @@ def bounded_samples(t: np.ndarray, rtt: np.ndarray, seg_t: np.ndarray, bound: Qu
         return rtt
     at = searchsorted_merge(seg_t, t, "right") - 1
     wait = np.where(at >= 0, t - seg_t[np.maximum(at, 0)], 0.0)  # the receiver's delay before the ACK
-    held = bound.hold(rtt - wait, np.maximum(at, 0)) + wait
+    # without a bound, held by nothing but the arithmetic (the same values as holding to infinite bounds: a held
+    # sample that is not finite is never below its own, so either way the sample is kept)
+    held = bound.hold(rtt - wait, np.maximum(at, 0)) + wait if bound.bounded else (rtt - wait) + wait
     return np.where((at >= 0) & (rtt > held), held, rtt)
 
 
@@ -896,7 +909,7 @@ def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarra
     mins = [float(np.nanmin(c)) for c in (inputs.rttmin, inputs.rtt_any) if np.isfinite(c).any()]
     rttmin = min(mins) if mins else math.nan
     bound = (queue_bound(seg_t, seg_len, rttmin) if position >= p[_RECEIVER_END] and len(seg_t)
-             else QueueBound(np.full(len(seg_t), np.inf), np.full(len(seg_t), np.inf)))
+             else QueueBound.unbounded(len(seg_t)))
     rref = np.empty(n)
     rtt = np.empty(n)
     robust_rtt_into(t, bounded_samples(t, inputs.rtt_any, seg_t, bound), _first_finite(inputs.srtt, inputs.rttmin),

@@ -44,18 +44,12 @@ def paced_share(ack_t: np.ndarray, seg_t: np.ndarray, seg_seq: np.ndarray, seg_l
     the capture cannot tell, or the segments' sequence numbers are not given (arrays of unequal length)."""
     if float(vantage_position or 0.0) > END_SHARE:
         return None
-    seg_t = np.asarray(seg_t, np.float64)
     if not len(seg_t) == len(seg_seq) == len(seg_len):  # (inputs built without the segments' sequence numbers)
         return None
-    end = np.asarray(seg_seq, np.int64) + np.asarray(seg_len, np.int64)
-    data = np.asarray(seg_len) > 0
-    seg_t, end = seg_t[data], end[data]
-    if not len(seg_t):
+    first = first_round_times(seg_t, seg_seq, seg_len)
+    if first is None:
         return None
-    before = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(end)[:-1]))
-    again = np.flatnonzero(end <= before)
-    stop = int(again[0]) if len(again) else len(seg_t)
-    t = seg_t[UNPACED:stop]
+    t = first[UNPACED:]
     ack_t = np.asarray(ack_t, np.float64)
     last = np.searchsorted(ack_t, t, side="right") - 1
     after_ack = last >= 0
@@ -63,6 +57,33 @@ def paced_share(ack_t: np.ndarray, seg_t: np.ndarray, seg_seq: np.ndarray, seg_l
         return None
     gap = t[after_ack] - ack_t[last[after_ack]]
     return float(np.mean(gap > LATE_S))
+
+
+def first_round_times(seg_t: np.ndarray, seg_seq: np.ndarray, seg_len: np.ndarray, chunk: int = 4096
+                      ) -> np.ndarray | None:
+    """The times of the data segments (``seg_len`` > 0) before the first retransmission (a segment ending at or
+    below the highest end sent before it), or of all of them without one; None when there is no data segment.
+    Read a chunk at a time, each twice the last, up to the first retransmission: on a long flow the first slow
+    start is a small part of its segments."""
+    parts = []
+    high = np.iinfo(np.int64).min  # the highest end sent so far
+    lo, n = 0, len(seg_t)
+    while lo < n:
+        hi = min(n, lo + chunk)
+        size = np.asarray(seg_len[lo:hi])
+        data = size > 0
+        end = (np.asarray(seg_seq[lo:hi], np.int64) + np.asarray(size, np.int64))[data]
+        t = np.asarray(seg_t[lo:hi], np.float64)[data]
+        highest = np.maximum.accumulate(np.concatenate(([high], end)))  # before each segment, then after all
+        again = np.flatnonzero(end <= highest[:-1])
+        if len(again):
+            parts.append(t[:int(again[0])])
+            return np.concatenate(parts)
+        parts.append(t)
+        high = int(highest[-1])
+        lo, chunk = hi, 2 * chunk
+    times = np.concatenate(parts) if parts else np.empty(0)
+    return times if len(times) else None
 
 
 def paced(share: float | None) -> bool:

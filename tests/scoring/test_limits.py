@@ -21,6 +21,7 @@ from ackreplay.scoring.limits import (
     SNDBUF,
     UNKNOWN,
     FlowLimits,
+    QueueBound,
     batch_limits,
     bounded_samples,
     fitted_blocks,
@@ -353,6 +354,21 @@ def test_queue_bound_holds_idle_samples_not_a_shared_queue():
     assert bounded_samples(np.array([shared[4]]), np.array([RTT + 0.02]), shared, qb)[0] == pytest.approx(
         RTT + 0.02 - 3e-3)
     assert bounded_samples(np.array([shared[5]]), np.array([RTT]), shared, qb)[0] == RTT  # within: kept
+
+
+def test_no_queue_bound_keeps_the_samples_as_infinite_bounds_do():
+    """Data not seen after the bottleneck has no bound: the samples come out exactly as held to infinite bounds,
+    finite, infinite and missing ones alike, before the first segment and after."""
+    rng = np.random.default_rng(3)
+    seg_t = np.sort(rng.random(500))
+    t = np.sort(rng.random(800)) * 1.1 - 0.05
+    rtt = rng.random(800) * 0.3
+    rtt[::17], rtt[5::23], rtt[9::31] = np.nan, np.inf, -np.inf
+    infinite = QueueBound(np.full(len(seg_t), np.inf), np.full(len(seg_t), np.inf))
+    with np.errstate(invalid="ignore"):  # (inf − inf in the infinite bounds' arithmetic)
+        want = bounded_samples(t, rtt, seg_t, infinite)
+    got = bounded_samples(t, rtt, seg_t, QueueBound.unbounded(len(seg_t)))
+    assert np.array_equal(got, want, equal_nan=True)
 
 
 def test_grid_bounds():

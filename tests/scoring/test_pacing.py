@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ackreplay.core.capture_scoring import build_estimators, score_file
-from ackreplay.scoring.pacing import LATE_S, MIN_SEGMENTS, UNPACED, paced, paced_share
+from ackreplay.scoring.pacing import LATE_S, MIN_SEGMENTS, UNPACED, first_round_times, paced, paced_share
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data"
@@ -54,6 +54,36 @@ def test_only_up_to_the_first_retransmission():
     seg_t = np.concatenate((seg_t[:cut], [seg_t[cut - 1] + 1e-5], late))
     seq = np.concatenate((seq[:cut], [seq[0]], seq[cut:]))
     assert paced_share(ack_t, seg_t, seq, np.full(len(seq), MSS)) == 0.0
+
+
+def whole_first_round(seg_t: np.ndarray, seq: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """The data segments' times up to the first retransmission, over every segment at once (the rule as stated)."""
+    end = (seq + lens)[lens > 0]
+    t = seg_t[lens > 0]
+    before = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(end)[:-1]))
+    again = np.flatnonzero(end <= before)
+    return t[:again[0]] if len(again) else t
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64, 4096])
+def test_first_round_read_in_chunks_is_the_whole_rule(chunk):
+    """Reading the segments a growing chunk at a time stops where the rule over all of them does: at a
+    retransmission in any chunk, on its boundary, after pure ACKs (no data) or with none at all."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(0, 300))
+        lens = np.where(rng.random(n) < 0.1, 0, MSS).astype(np.int64)
+        seq = np.cumsum(lens) - lens
+        if n and rng.random() < 0.7:  # a retransmission somewhere
+            k = int(rng.integers(0, n))
+            seq[k] = seq[int(rng.integers(0, k + 1))] - MSS * int(rng.integers(0, 3))
+        seg_t = np.sort(rng.random(n))
+        got = first_round_times(seg_t, seq, lens, chunk=chunk)
+        want = whole_first_round(seg_t, seq, lens)
+        if not len(lens[lens > 0]):
+            assert got is None
+        else:
+            assert got is not None and np.array_equal(got, want)
 
 
 def test_the_capture_cannot_tell():
