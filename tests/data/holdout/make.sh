@@ -3,7 +3,7 @@
 # against. Parameters chosen before any was run and not changed after (docs/whatif.md, "Hold-out captures"):
 # each differs from every capture in ../paths, ../pairs, ../limits and ../testbed. Real Linux TCP through
 # ackreplay's testbed (../../../testbed/run_scenario.sh: network namespaces, tbf bottleneck, NFQUEUE delay,
-# iptables random loss), sender side, snaplen 96, gzip -9. Run as root, holding the shared CPU lock (timing
+# iptables random loss), sender side, snaplen 96, gzip -9. Run as root, on an otherwise idle machine (timing
 # sensitive); Debian packages iperf3 tcpdump iptables ethtool. Each NAME.pcap.gz comes with NAME.json (the
 # ground truth). `make.sh NAME...` makes only those.
 set -euo pipefail
