@@ -91,6 +91,11 @@ class PathParts:
         return self.batch.loss_retx[self._span(self.batch.loss_offsets)].tolist()
 
     @property
+    def loss_exposed(self) -> list[int]:
+        """The data transmissions whose fate each loss episode decides (a drop among them is repaired in it)."""
+        return self.batch.loss_exposed[self._span(self.batch.loss_offsets)].tolist()
+
+    @property
     def confidence_cap(self) -> str | None:
         code = int(self.batch.confidence[self.row])
         return GRADES[code] if code >= 0 else None
@@ -111,7 +116,8 @@ class PathParts:
         """Every field as Python values (the histogram as lists)."""
         return {"flows": self.flows, "source": self.source, "hist_bins": self.hist_bins.tolist(),
                 "hist_counts": self.hist_counts.tolist(), "loss_queue_s": self.loss_queue_s,
-                "loss_retx": self.loss_retx, "confidence_cap": self.confidence_cap, "span": self.span,
+                "loss_retx": self.loss_retx, "loss_exposed": self.loss_exposed,
+                "confidence_cap": self.confidence_cap, "span": self.span,
                 **{k: getattr(self, k) for k in ("pairs", "adr_bps", "wire_mss", "mss", "rtt_samples", "rtt_min_s",
                                                  "deep_queue_s", "top_queue_s", "data_segments", "rtt_bound_s",
                                                  "handshake_s", "flight_bytes")}}
@@ -144,6 +150,7 @@ class PathBatch(Sequence[PathParts]):
     loss_offsets: np.ndarray
     loss_queue_s: np.ndarray  # float64
     loss_retx: np.ndarray  # int64
+    loss_exposed: np.ndarray  # int64: the transmissions whose fate each episode decides
     data_segments: np.ndarray  # int64
     confidence: np.ndarray  # int8: index in GRADES, −1 = none
     span_start: np.ndarray  # float64, epoch s
@@ -159,7 +166,7 @@ class PathBatch(Sequence[PathParts]):
 
     #: The ragged fields: offsets, and the columns they cut.
     RAGGED = (("flow_offsets", ("flow_ids",)), ("hist_offsets", ("hist_bins", "hist_counts")),
-              ("loss_offsets", ("loss_queue_s", "loss_retx")))
+              ("loss_offsets", ("loss_queue_s", "loss_retx", "loss_exposed")))
 
     def __len__(self) -> int:
         return len(self.source)
@@ -255,7 +262,7 @@ class PathBatch(Sequence[PathParts]):
         # proves, and the flights added (the flows' queues add up at the link they share)
         return PathBatch(self.flow_ids, self.flow_offsets[off], source, hist_offsets, hist_bins, hist_counts, pairs,
                          adr, wire, mss, rtt_samples, rtt_min, deep, top, self.loss_offsets[off], self.loss_queue_s,
-                         self.loss_retx, data_segments, confidence, start, end,
+                         self.loss_retx, self.loss_exposed, data_segments, confidence, start, end,
                          np.fmin.reduceat(self.rtt_bound_s, first) if len(first) else np.empty(0),
                          np.fmax.reduceat(self.handshake_s, first) if len(first) else np.empty(0),
                          np.add.reduceat(self.flight_bytes, first) if len(first) else np.empty(0))
@@ -263,7 +270,7 @@ class PathBatch(Sequence[PathParts]):
 
 def _empty_batch() -> PathBatch:
     f, i, o = np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64)
-    return PathBatch(i, o, np.empty(0, np.int8), o, i, i, i, f, i, i, i, f, f, f, o, f, i, i, np.empty(0, np.int8),
+    return PathBatch(i, o, np.empty(0, np.int8), o, i, i, i, f, i, i, i, f, f, f, o, f, i, i, i, np.empty(0, np.int8),
                      f, f, f, f, f)
 
 

@@ -18,8 +18,11 @@ are candidates; they are overflows when at least half of them lie within ±:data
 median (those are), else none is (:func:`overflows`). The buffer is ``median queueing delay at the overflows
 × C``; ``buffer_over_bdp`` = B/(C·base RTT).
 
-**Random loss** — the segments retransmitted in loss episodes not preceded by a full queue, per new data
-segment sent.
+**Random loss** — the maximum-likelihood estimate of the drop probability of a Bernoulli loss on every data
+transmission: the segments retransmitted in loss episodes not preceded by a full queue (each one a drop), over the
+transmissions whose fate the capture shows — all data segments sent, less those an overflow's episode decides
+(``loss_exposed``: a random drop among them is repaired in the overflow's recovery, and cannot be told from its
+other drops). Dividing by every segment sent would count that exposure without its drops, and read low.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ FULL_QUEUE_SHARE = 0.6
 OVERFLOW_SPREAD = 0.15
 #: No buffer-overflow loss is believed unless the deepest queue held at least this many full-size packets.
 MIN_QUEUE_PACKETS = 3.0
+#: An episode off the overflow level holding more drops than a Bernoulli loss at the flow's rate puts in its window
+#: less often than this (given one at least) is no random loss: an overflow at another level, or a burst.
+BERNOULLI_TAIL = 1e-3
 
 
 @njit(cache=True, nogil=True)
@@ -94,14 +100,16 @@ def top_ranks(v: np.ndarray, k1: int, k2: int, heap: np.ndarray) -> tuple[float,
 def row_figures(at_bin: np.ndarray, in_mode: np.ndarray, above: np.ndarray, wire: np.ndarray,
                 rtt_min: np.ndarray, rtt_samples: np.ndarray, own_rtt_min: np.ndarray, own_wire: np.ndarray,
                 own_deep: np.ndarray, own_top: np.ndarray, own_segments: np.ndarray, own_confidence: np.ndarray,
-                l_lo: np.ndarray, l_hi: np.ndarray, loss_q: np.ndarray, loss_retx: np.ndarray) -> tuple[Any, ...]:
+                l_lo: np.ndarray, l_hi: np.ndarray, loss_q: np.ndarray, loss_retx: np.ndarray,
+                loss_exposed: np.ndarray) -> tuple[Any, ...]:
     """Each row's figures (NaN = none): capacity (its mode with at least :data:`MIN_MODE_PAIRS` pairs), the
     serialisation taken off the base RTT, the base RTT, from the judged evidence (the group's, or the flow's
     own: ``at_bin`` … ``rtt_samples``); and on the flow's own losses (``own_*``, its episodes
-    ``l_lo[r]:l_hi[r]`` of ``loss_q``/``loss_retx``), their queueing delays taken relative to the path's RTT
-    minimum (a flow that joined a standing queue never saw it): the deepest queue, whether it was deep enough
-    to overflow, how many losses followed a full queue (:func:`overflows`), their median queueing delay, the
-    buffer, buffer/BDP, the segments lost at random and their rate; and the confidence grade."""
+    ``l_lo[r]:l_hi[r]`` of ``loss_q``/``loss_retx``/``loss_exposed``), their queueing delays taken relative to the
+    path's RTT minimum (a flow that joined a standing queue never saw it): the deepest queue, whether it was deep
+    enough to overflow, how many losses followed a full queue (:func:`overflows`), their median queueing delay, the
+    buffer, buffer/BDP; the segments lost at random, the transmissions whose fate shows, the episodes set aside and
+    the rate (:func:`random_rate`); and the confidence grade."""
     n = len(at_bin)
     capacity = np.full(n, np.nan)
     ser = np.zeros(n)
@@ -113,6 +121,8 @@ def row_figures(at_bin: np.ndarray, in_mode: np.ndarray, above: np.ndarray, wire
     buffer = np.full(n, np.nan)
     over = np.full(n, np.nan)
     lost = np.zeros(n, np.int64)
+    seen = np.zeros(n, np.int64)
+    odd = np.zeros(n, np.int64)
     rnd = np.full(n, np.nan)
     grade = np.zeros(n, np.int8)
     longest = 0
@@ -160,15 +170,62 @@ def row_figures(at_bin: np.ndarray, in_mode: np.ndarray, above: np.ndarray, wire
             buffer[r] = delay[r] * cap / 8.0
             if not np.isnan(base[r]) and base[r] != 0.0:
                 over[r] = buffer[r] / (cap * base[r] / 8.0)
-        if own_segments[r] > 0:
-            if m == 0:
-                rnd[r] = 0.0
-            else:
-                for k in range(m):
-                    if k_full == 0 or not near[k]:
-                        lost[r] += loss_retx[l0 + k]
-                rnd[r] = lost[r] / own_segments[r]
-    return capacity, ser, base, deep, queued, full, delay, buffer, over, lost, rnd, grade
+        lost[r], seen[r], odd[r], rnd[r] = random_rate(loss_retx[l0:l0 + m], loss_exposed[l0:l0 + m], near[:m],
+                                                       k_full > 0, own_segments[r], has_cap)
+    return capacity, ser, base, deep, queued, full, delay, buffer, over, lost, seen, odd, rnd, grade
+
+
+@njit(cache=True, nogil=True)
+def random_rate(retx: np.ndarray, exposed: np.ndarray, near: np.ndarray, any_full: bool, segments: int,
+                judged: bool) -> tuple[int, int, int, float]:
+    """One flow's random-loss rate from its episodes (``retx`` retransmissions and ``exposed`` transmissions each,
+    ``near``: at the overflow level where ``any_full``) and its ``segments`` data segments: the segments lost at
+    random (retransmitted in the episodes off the overflow level), the transmissions whose fate shows (every data
+    segment but those the overflows' episodes decide), the episodes set aside and the rate (NaN where no fate
+    shows). Set aside are the episodes off the level that a Bernoulli loss cannot explain: more drops in the
+    episode's window than one at the rate puts there with a probability of :data:`BERNOULLI_TAIL`, given one at
+    least — an overflow read at another level (its first drop a random one at a lower queue), or a burst; the rate
+    is found again without them until none is left. An episode whose window is shorter than its drops (it shares
+    the previous one's) is not judged, nor any without ``judged`` (no capacity: every loss is counted, an upper
+    bound)."""
+    lost = 0
+    seen = segments
+    for k in range(len(retx)):
+        if any_full and near[k]:
+            seen -= exposed[k]
+        else:
+            lost += retx[k]
+    odd = 0
+    gone = np.zeros(len(retx), np.bool_)
+    again = judged
+    while again and seen > 0:
+        again = False
+        p = lost / seen
+        for k in range(len(retx)):
+            if (any_full and near[k]) or gone[k] or retx[k] < 2 or exposed[k] < retx[k]:
+                continue
+            if binomial_tail(retx[k], exposed[k], p) < BERNOULLI_TAIL * binomial_tail(1, exposed[k], p):
+                gone[k] = again = True
+                odd += 1
+                lost -= retx[k]
+                seen -= exposed[k]
+    seen = max(seen, lost)
+    return lost, seen, odd, lost / seen if seen > 0 else np.nan
+
+
+@njit(cache=True, nogil=True)
+def binomial_tail(r: int, w: int, p: float) -> float:
+    """P(X ≥ r) for X binomial of ``w`` trials at ``p`` (summed from the pmf up to r − 1: r is small)."""
+    if p <= 0.0:
+        return 1.0 if r <= 0 else 0.0
+    if p >= 1.0:
+        return 1.0 if r <= w else 0.0
+    pmf = (1.0 - p) ** w
+    below = 0.0
+    for k in range(r):
+        below += pmf
+        pmf *= (w - k) / (k + 1) * p / (1.0 - p)
+    return max(0.0, 1.0 - below)
 
 
 @njit(cache=True, nogil=True)

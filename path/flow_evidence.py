@@ -40,12 +40,14 @@ def _column(table: Any, name: str, dtype: type) -> np.ndarray:
 def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.ndarray, e_lo: np.ndarray,
               e_hi: np.ndarray, receiver: np.ndarray, mss: np.ndarray, overhead: np.ndarray, at: np.ndarray,
               ack: np.ndarray, rtt: np.ndarray, srtt: np.ndarray, st: np.ndarray, seq: np.ndarray, ln: np.ndarray,
-              kind: np.ndarray, ep_start: np.ndarray, ep_retx: np.ndarray, room: int) -> tuple[Any, ...]:
+              kind: np.ndarray, ep_start: np.ndarray, ep_retx: np.ndarray, ep_end: np.ndarray, ep_first: np.ndarray,
+              room: int) -> tuple[Any, ...]:
     """Every flow's pair rates, RTT figures and loss evidence in one pass over the concatenated columns (flow
-    ``i``: ACK rows ``a_lo[i]:a_hi[i]``, segments ``s_lo[i]:s_hi[i]``, episodes ``e_lo[i]:e_hi[i]``). Returns
-    the rates (concatenated, ``room`` at most) and their offsets; per flow its RTT samples, minimum, deep and
-    top queue; the episodes' queueing delays and retransmissions, with their offsets. The scratch is sized
-    once for the longest flow and reused flow after flow."""
+    ``i``: ACK rows ``a_lo[i]:a_hi[i]``, segments ``s_lo[i]:s_hi[i]``, episodes ``e_lo[i]:e_hi[i]``, each
+    with its start, retransmissions, end — NaN while open — and first retransmitted byte). Returns the rates
+    (concatenated, ``room`` at most) and their offsets; per flow its RTT samples, minimum, deep and top queue;
+    the episodes' queueing delays, retransmissions and exposures (:func:`_loss_exposure`), with their offsets.
+    The scratch is sized once for the longest flow and reused flow after flow."""
     n = len(a_lo)
     rate_off = np.zeros(n + 1, np.int64)
     rates = np.empty(room)
@@ -59,6 +61,7 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
         loss_off[i + 1] = loss_off[i] + e_hi[i] - e_lo[i]
     loss_q = np.empty(loss_off[n])
     loss_retx = np.empty(loss_off[n], np.int64)
+    loss_exposed = np.empty(loss_off[n], np.int64)
     most_acks = 0
     most_segs = 0
     for i in range(n):
@@ -90,7 +93,10 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
         _loss_queues(at[a0:a1], srtt[a0:a1], rtt_t[:nv], rtt_v[:nv], least, ep_start[e_lo[i]:e_hi[i]],
                      ep_retx[e_lo[i]:e_hi[i]], loss_q[loss_off[i]:loss_off[i + 1]],
                      loss_retx[loss_off[i]:loss_off[i + 1]])
-    return rates[:w], rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, flight
+        _loss_exposure(st[s0:s1], seq[s0:s1], ln[s0:s1], at[a0:a1], srtt[a0:a1], least, ep_start[e_lo[i]:e_hi[i]],
+                       ep_end[e_lo[i]:e_hi[i]], ep_first[e_lo[i]:e_hi[i]], scratch[3],
+                       loss_exposed[loss_off[i]:loss_off[i + 1]])
+    return rates[:w], rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, loss_exposed, flight
 
 
 @njit(cache=True, nogil=True)
@@ -199,6 +205,38 @@ def _loss_queues(at: np.ndarray, srtt: np.ndarray, rtt_t: np.ndarray, rtt_v: np.
         loss_retx[e] = ep_retx[e]
 
 
+@njit(cache=True, nogil=True)
+def _loss_exposure(st: np.ndarray, seq: np.ndarray, ln: np.ndarray, at: np.ndarray, srtt: np.ndarray, least: float,
+                   ep_start: np.ndarray, ep_end: np.ndarray, ep_first: np.ndarray, sent: np.ndarray,
+                   exposed: np.ndarray) -> None:
+    """How many of one flow's data transmissions each loss episode decides the fate of, written to ``exposed``: a
+    drop among them is repaired by a retransmission the episode counts, so it cannot be told from the episode's
+    other losses. They are the transmissions from the first one of the episode's first retransmitted byte
+    (``ep_first``: the earliest row whose sequence reached past it — a dropped original seen at the sender, or
+    the first segment above the hole where the capture point lies past the drop) to one smoothed RTT before the
+    episode ended (the last whose loss could be found before its recovery point was acknowledged; the capture's
+    end for an episode still open), each counted in one episode at most (an episode's window starts where the
+    previous one's ended). ``sent``: scratch for the highest sequence sent by each row."""
+    top = -1
+    for k in range(len(seq)):
+        top = max(top, seq[k] + ln[k])
+        sent[k] = top
+    sent = sent[:len(seq)]
+    done = -np.inf  # where the previous episode's window ended
+    for e in range(len(ep_start)):
+        j = search_sorted(sent, ep_first[e], True)  # the first row that sent the episode's first byte
+        w0 = max(st[j] if j < len(st) else np.inf, done)
+        k = search_sorted(at, ep_start[e], True) - 1
+        sk = srtt[k] if k >= 0 else np.nan
+        span = sk if np.isfinite(sk) else (least if np.isfinite(least) else 0.0)
+        w1 = ep_end[e] - span if np.isfinite(ep_end[e]) else np.inf
+        if w1 < w0:
+            exposed[e] = 0
+            continue
+        exposed[e] = search_sorted(st, w1, True) - search_sorted(st, w0, False)
+        done = w1
+
+
 def _frozen(a: Any, dtype: type) -> np.ndarray:
     """``a`` as a contiguous read-only array of ``dtype`` (a view when it is one already): the kernel then
     compiles once, whatever the caller's arrays (ingest's tables are read-only, Polars' and scratch ones not)."""
@@ -226,44 +264,55 @@ def flow_parts_batch(flow_ids: Sequence[int] | np.ndarray, links: Links | Sequen
     ``segments``: ``t_rel``, ``seq``, ``len``, ``kind`` (0 = new, 1 = retransmission), cut by
     ``seg_offsets``. Either offsets may instead be a (2, flows) array of each flow's first and past-last row
     (the whole table's columns for some of its flows). ``episodes``: the capture's episode table (columns
-    ``flow_id``, ``start_t_rel``, ``retransmissions``; a Polars frame or a mapping), or its rows for these
-    flows."""
+    ``flow_id`` and :data:`EPISODE_COLUMNS`; a Polars frame or a mapping), or its rows for these flows."""
     ep_ids = _column(episodes, "flow_id", np.int64)
-    starts = _column(episodes, "start_t_rel", np.float64)
-    retx = _column(episodes, "retransmissions", np.int64)
+    eps: tuple[np.ndarray, ...] = episode_columns(episodes)
     if len(ep_ids) > 1 and bool(np.any(ep_ids[1:] < ep_ids[:-1])):
         order = np.argsort(ep_ids, kind="stable")
-        ep_ids, starts, retx = ep_ids[order], starts[order], retx[order]
+        ep_ids, eps = ep_ids[order], tuple(c[order] for c in eps)
     ids = np.asarray(flow_ids, np.int64)
     a_lo, a_hi = _bounds(row_offsets)
     s_lo, s_hi = _bounds(seg_offsets)
-    return _parts_batch(ids, links, acks, a_lo, a_hi, segments, s_lo, s_hi, starts, retx,
+    return _parts_batch(ids, links, acks, a_lo, a_hi, segments, s_lo, s_hi, eps,
                         np.searchsorted(ep_ids, ids, side="left"), np.searchsorted(ep_ids, ids, side="right"))
+
+
+#: The episode table's columns the evidence reads (ingest's ``episodes``).
+EPISODE_COLUMNS = ("start_t_rel", "retransmissions", "start_t", "end_t", "first_retx_seq")
+
+
+def episode_columns(episodes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The loss episodes' starts (s from the flow's first packet), retransmissions, ends on the same clock (NaN
+    while open at the capture's end) and first retransmitted bytes, from the columns :data:`EPISODE_COLUMNS` of
+    ingest's table (a Polars frame or a mapping of arrays)."""
+    if not len(episodes["start_t_rel"]):
+        return np.empty(0), np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
+    starts = _column(episodes, "start_t_rel", np.float64)
+    ends = starts + (_column(episodes, "end_t", np.float64) - _column(episodes, "start_t", np.float64))
+    return (starts, _column(episodes, "retransmissions", np.int64), ends,
+            _column(episodes, "first_retx_seq", np.int64))
 
 
 def flow_parts(flow_id: int, link: LinkInfo, acks: Any, segments: Any, episodes: Any) -> PathParts:
     """One flow's path evidence (:func:`flow_parts_batch` of one). ``acks``: columns ``t_rel``, ``ack``, ``rtt``,
     ``srtt`` (ACK rows); ``segments``: ``t_rel``, ``seq``, ``len``, ``kind`` (0 = new, 1 = retransmission, as
-    ingest codes them); ``episodes``: its columns ``start_t_rel`` and ``retransmissions`` (Polars frames or
-    mappings of numpy arrays)."""
+    ingest codes them); ``episodes``: its columns :data:`EPISODE_COLUMNS` (Polars frames or mappings of numpy
+    arrays)."""
     at = _column(acks, "t_rel", np.float64)
     a = {"t_rel": at, "rtt": _column(acks, "rtt", np.float64), "srtt": _column(acks, "srtt", np.float64),
          # (the receiver side reads no ACK numbers: its pairs are data segments)
          "ack": _column(acks, "ack", np.int64) if link.vantage != "receiver" else np.zeros(len(at), np.int64)}
     s = {n: _column(segments, n, dt) for n, dt in (("t_rel", np.float64), ("seq", np.int64), ("len", np.int64),
                                                    ("kind", np.int64))}
-    has_eps = len(episodes["start_t_rel"]) > 0
-    starts = _column(episodes, "start_t_rel", np.float64) if has_eps else np.empty(0)
-    retx = _column(episodes, "retransmissions", np.int64) if has_eps else np.empty(0, np.int64)
+    eps = episode_columns(episodes)
     one = np.zeros(1, np.int64)
     return _parts_batch(np.array([flow_id], np.int64), [link], a, one, np.array([len(at)]), s, one,
-                        np.array([len(s["t_rel"])]), starts, retx, one, np.array([len(starts)]))[0]
+                        np.array([len(s["t_rel"])]), eps, one, np.array([len(eps[0])]))[0]
 
 
 def _parts_batch(ids: np.ndarray, links: Links | Sequence[LinkInfo], acks: Mapping[str, np.ndarray],
                  a_lo: np.ndarray, a_hi: np.ndarray, segments: Mapping[str, np.ndarray], s_lo: np.ndarray,
-                 s_hi: np.ndarray, ep_start: np.ndarray, ep_retx: np.ndarray, e_lo: np.ndarray, e_hi: np.ndarray
-                 ) -> PathBatch:
+                 s_hi: np.ndarray, eps: tuple[np.ndarray, ...], e_lo: np.ndarray, e_hi: np.ndarray) -> PathBatch:
     if not isinstance(links, Links):
         links = Links.from_infos(links)
     if not len(links) == len(ids) == len(a_lo) == len(s_lo):
@@ -273,19 +322,21 @@ def _parts_batch(ids: np.ndarray, links: Links | Sequence[LinkInfo], acks: Mappi
     wire = mss + links.overhead
     # a flow's pairs: at most one per ACK event but the first (sender side), per segment but the first (receiver)
     room = int(np.maximum(np.where(receiver, s_hi - s_lo, a_hi - a_lo) - 1, 0).sum())
-    rates, rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, flight = _evidence(
+    ep_start, ep_retx, ep_end, ep_first = eps
+    rates, rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, loss_exposed, flight = _evidence(
         _frozen(a_lo, np.int64), _frozen(a_hi, np.int64), _frozen(s_lo, np.int64), _frozen(s_hi, np.int64),
         _frozen(e_lo, np.int64), _frozen(e_hi, np.int64), _frozen(receiver, np.bool_), _frozen(mss, np.int64),
         _frozen(links.overhead, np.int64), _frozen(acks["t_rel"], np.float64), _frozen(acks["ack"], np.int64),
         _frozen(acks["rtt"], np.float64),
         _frozen(acks["srtt"], np.float64), _frozen(segments["t_rel"], np.float64), _frozen(segments["seq"], np.int64),
         _frozen(segments["len"], np.int64), _frozen(segments["kind"], np.uint8), _frozen(ep_start, np.float64),
-        _frozen(ep_retx, np.int64), room)
+        _frozen(ep_retx, np.int64), _frozen(ep_end, np.float64), _frozen(ep_first, np.int64), room)
     hist_off, bins, counts = sparse_histograms(bin_index(rates), rate_off)
     n = len(ids)
     return PathBatch(ids, np.arange(n + 1, dtype=np.int64), np.where(receiver, 0, 1).astype(np.int8), hist_off,
                      bins, counts, np.diff(rate_off), links.delivery_rate_bps * wire / mss, wire, mss, samples,
-                     rtt_min, deep, top, loss_off, loss_q, loss_retx, np.asarray(links.data_segments, np.int64),
+                     rtt_min, deep, top, loss_off, loss_q, loss_retx, loss_exposed,
+                     np.asarray(links.data_segments, np.int64),
                      np.array([GRADE_RANK[c] if c else -1 for c in links.confidence], np.int8),
                      np.asarray(links.span_start, np.float64), np.asarray(links.span_end, np.float64),
                      np.asarray(links.rttmin_s, np.float64), np.asarray(links.handshake_rtt_s, np.float64), flight)

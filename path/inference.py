@@ -18,7 +18,7 @@ import numpy as np
 from ackreplay.path.bounds import capture_link_rates, physical_bounds, say_bounds, unsure_random
 from ackreplay.path.dispersion import ADR_SHARE, MIN_MODE_PAIRS, MODE_REL
 from ackreplay.path.evidence import GRADES, PathBatch, PathParts
-from ackreplay.path.figures import FULL_QUEUE_SHARE, row_figures
+from ackreplay.path.figures import BERNOULLI_TAIL, FULL_QUEUE_SHARE, row_figures
 
 PATH_KEYS = ("capacity_bps", "capacity_hop", "capture_link_bps", "base_rtt_s", "buffer_bytes", "buffer_over_bdp",
              "random_loss_rate", "confidence", "evidence")
@@ -56,11 +56,12 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
     grouped, gi, j = _judged(parts, shared, group, own, whole)
     l_lo, l_hi = parts.loss_offsets[own], parts.loss_offsets[own + 1]
     link_rate = capture_link_rates(j["at_bin"], j["in_mode"], j["source"], j["adr_bps"])
-    (capacity, ser, base, deep, queued, full, delay, buffer, over, lost, rnd, grade) = row_figures(
+    (capacity, ser, base, deep, queued, full, delay, buffer, over, lost, seen, odd, rnd, grade) = row_figures(
         np.where(np.isnan(link_rate), j["at_bin"], -1), j["in_mode"], j["above"], j["wire_mss"], j["rtt_min_s"],
         j["rtt_samples"],
         mine(parts.rtt_min_s), mine(parts.wire_mss), mine(parts.deep_queue_s), mine(parts.top_queue_s),
-        mine(parts.data_segments), mine(parts.confidence), l_lo, l_hi, parts.loss_queue_s, parts.loss_retx)
+        mine(parts.data_segments), mine(parts.confidence), l_lo, l_hi, parts.loss_queue_s, parts.loss_retx,
+        parts.loss_exposed)
     bounds = physical_bounds(capacity, base, buffer, over, grade, j)
     random_why = unsure_random(rnd, l_hi - l_lo, full, grouped | (_flow_count(parts, own) > 1))
     how = _how(parts, own)
@@ -71,17 +72,18 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
             how[k] = texts[r]
     out = []
     for (cap, inm, abv, npairs, adr, wire, mss, rmin, nrtt, ser_s, base_s, deep_s, queued_s, n, nfull, delay_s, buf,
-         over_s, lost_n, rnd_r, grade_c, segs, judged_on_group, how_s) in zip(
+         over_s, lost_n, seen_n, odd_n, rnd_r, grade_c, segs, judged_on_group, how_s) in zip(
             capacity.tolist(), j["in_mode"].tolist(), j["above"].tolist(), j["pairs"].tolist(),
             j["adr_bps"].tolist(), j["wire_mss"].tolist(), j["mss"].tolist(), j["rtt_min_s"].tolist(),
             j["rtt_samples"].tolist(), ser.tolist(), base.tolist(), deep.tolist(), queued.tolist(),
             (l_hi - l_lo).tolist(), full.tolist(), delay.tolist(), buffer.tolist(), over.tolist(), lost.tolist(),
-            rnd.tolist(), grade.tolist(), mine(parts.data_segments).tolist(), grouped.tolist(), how, strict=True):
+            seen.tolist(), odd.tolist(), rnd.tolist(), grade.tolist(), mine(parts.data_segments).tolist(),
+            grouped.tolist(), how, strict=True):
         cap, ev_cap = _capacity(cap, inm, abv, npairs, adr, wire, mss, how_s)
         base_s, ev_base = _base_rtt(base_s, rmin, nrtt, ser_s, cap, judged_on_group)
         buf, ev_buf = _buffer(buf, cap, n, nfull, deep_s, queued_s, delay_s)
         over_s, ev_over = _over_bdp(over_s, buf, base_s, cap)
-        rnd_r, ev_rnd = _random_loss(rnd_r, segs, n, nfull, lost_n, cap)
+        rnd_r, ev_rnd = _random_loss(rnd_r, segs, n, nfull, (lost_n, seen_n, odd_n), cap)
         out.append({"capacity_bps": cap, "capacity_hop": "bottleneck" if cap is not None else None,
                     "capture_link_bps": None, "base_rtt_s": base_s, "buffer_bytes": buf, "buffer_over_bdp": over_s,
                     "random_loss_rate": rnd_r, "confidence": GRADES[grade_c],
@@ -171,15 +173,26 @@ def _over_bdp(over: float, buf: float | None, base: float | None, cap: float | N
     return None, "null: " + ("no buffer figure" if buf is None else "no base RTT")
 
 
-def _random_loss(rnd: float, segs: int, n: int, nfull: int, lost: int, cap: float | None
+def _random_loss(rnd: float, segs: int, n: int, nfull: int, counts: tuple[int, int, int], cap: float | None
                  ) -> tuple[float | None, str]:
-    """The random-loss rate (None without a data segment) and its evidence."""
+    """The random-loss rate (None without a data segment whose fate shows) and its evidence. ``counts``: the
+    segments retransmitted off the overflows, the data segments (of ``segs``) whose fate the overflows' episodes do
+    not decide, and the episodes set aside as no random loss (``path.figures.BERNOULLI_TAIL``)."""
+    lost, seen, odd = counts
     if segs <= 0:
         return None, "null: no data segment sent"
     if n == 0:
         return rnd, f"no loss episode among {segs} data segments"
+    if seen <= 0:
+        return None, (f"null: the {nfull} buffer overflows' episodes decide the fate of all {segs} data segments "
+                      "sent, so no drop can be told random")
+    hidden = (f" (the {segs - seen} sent in the windows of the {nfull + odd} episodes left out, whose random drops "
+              "cannot be told from their other drops)" if seen < segs else "")
+    aside = (f" but the {odd} set aside as no random loss (more drops in one window than a Bernoulli loss at this "
+             f"rate puts there once in {1 / BERNOULLI_TAIL:.0f}: an overflow at another level, or a burst)"
+             if odd else "")
     return rnd, (f"{lost} segments retransmitted in the {n - nfull} of {n} loss episodes not "
-                 f"preceded by a full queue, per {segs} data segments sent"
+                 f"preceded by a full queue{aside}, per {seen} of the {segs} data segments sent{hidden}"
                  + ("" if cap else " (without the capacity no queue can be told full: every "
                     "loss is counted, an upper bound)"))
 

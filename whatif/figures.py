@@ -192,13 +192,17 @@ def buffer_seen(parts: Any, path: Mapping[str, Any] | None) -> float | None:
 
 
 def off_level_loss(loss_queue_s: Sequence[float], loss_retx: Sequence[int], buffer_bytes: float | None,
-                   capacity_bps: float | None, data_segments: int) -> float | None:
+                   capacity_bps: float | None, data_segments: int, loss_exposed: Sequence[int] | None = None
+                   ) -> float | None:
     """The segments retransmitted in loss episodes not at the buffer's overflow level (their queueing delay
-    off ±``OVERFLOW_SPREAD`` of buffer/capacity), per data segment: the most the random-loss rate can be when
-    the inference found too few of them to give one. None without a buffer, a capacity or a data segment."""
+    off ±``OVERFLOW_SPREAD`` of buffer/capacity), per data segment whose fate shows — all of them less those the
+    episodes at the level decide (``loss_exposed``, ``PathParts.loss_exposed``; none without it), as the
+    inference counts the rate (docs/path.md "Random-loss rate"): the most the random-loss rate can be when the
+    inference found too few of them to give one. None without a buffer, a capacity or a data segment."""
     if not buffer_bytes or not capacity_bps or data_segments <= 0:
         return None
     level = buffer_bytes * 8.0 / capacity_bps
-    off = sum(r for q, r in zip(loss_queue_s, loss_retx, strict=True)
-              if not (math.isfinite(q) and abs(q - level) <= OVERFLOW_SPREAD * level))
-    return off / data_segments
+    at = [math.isfinite(q) and abs(q - level) <= OVERFLOW_SPREAD * level for q in loss_queue_s]
+    off = sum(r for r, a in zip(loss_retx, at, strict=True) if not a)
+    hidden = sum(x for x, a in zip(loss_exposed, at, strict=True) if a) if loss_exposed is not None else 0
+    return off / max(data_segments - hidden, off, 1)

@@ -50,4 +50,4 @@ def random_loss_high(fr: FlowReplay) -> float | None:
         return None
     buffer = path.get("buffer_bytes") or buffer_seen(parts, path)
     return off_level_loss(parts.loss_queue_s, parts.loss_retx, buffer, path.get("capacity_bps"),
-                          int(parts.data_segments))
+                          int(parts.data_segments), parts.loss_exposed)

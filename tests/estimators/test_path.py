@@ -22,6 +22,7 @@ from ackreplay.ingest import ingest_capture
 from ackreplay.path.links import wire_overhead
 from ackreplay.replay.capture import replay_capture
 from tests.conftest import ROOT, SHARED
+from tests.estimators.path_calibration import realised_random_loss
 from tests.estimators.per_flow_path import bottleneck_groups, endpoint_host, histogram_mode, rate_histogram
 
 PAIRS = ROOT / "tests" / "data" / "pairs"
@@ -59,18 +60,14 @@ def path_of(capture: Path, tmp: Path) -> tuple[list[tuple[int, dict[str, Any]]],
 def truth_of(meta: Path) -> dict[str, Any]:
     """The testbed's ground truth. Base RTT: between the configured delays' sum and the idle ping minimum
     (which adds the userspace delayer's own ~0.7 ms per round trip; a loaded path's samples need not: it
-    releases queued packets in batches). Random-loss rate: the drops the router's counter made, per data
-    segment sent (the realised rate: 12 drops where 0.5 % of 3316 segments would be 17), else the
-    configured probability."""
+    releases queued packets in batches). Random-loss rate: the drops the router's data rule made, per data
+    transmission (``path_calibration.realised_random_loss``: the realised rate, 12 drops where 0.5 % of 3 152
+    transmissions would be 16), else the configured probability."""
     d = json.loads(meta.read_text())
     configured = d.get("base_rtt_configured_ms") or (d.get("fwd_delay_ms", 0) + d.get("rev_delay_ms", 0))
     ping = (d.get("base_rtt_ping_ms") or {}).get("min") or configured
     tbf_drops = (d.get("tbf_stats") or {}).get("drops") or 0
-    prob = float(d.get("random_loss_prob_data") or 0.0)
-    drops = d.get("random_loss_drops")
-    mss = 1448 if (d.get("sender_sysctl") or {}).get("tcp_timestamps", 1) else 1460
-    segments = sum(f.get("bytes_sent") or 0 for f in d.get("flow_details") or []) / mss
-    realised = sum(drops) / segments if prob and isinstance(drops, list) and segments else prob
+    realised = realised_random_loss(d)
     # the queue the router really had: the testbed never sets tbf's limit below one packet (r2_rtt50_b01
     # asked for 0.1 BDP = 1250 B and got 1514)
     limit = re.search(r"limit (\d+)", d.get("bottleneck_qdisc", ""))

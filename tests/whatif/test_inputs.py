@@ -139,6 +139,10 @@ def test_a_null_random_loss_beside_overflows_is_zero_up_to_the_off_level_losses(
     level = 12500 * 8 / 10e6  # the overflow level's queueing delay
     high = off_level_loss([level, level * 1.05, level * 0.2, math.nan], [2, 3, 4, 1], 12500, 10e6, 1000)
     assert high == pytest.approx(5 / 1000)  # the episode at 0.2× and the one without a queue figure
+    # over the segments whose fate shows: less those the two episodes at the level decide
+    exposed = off_level_loss([level, level * 1.05, level * 0.2, math.nan], [2, 3, 4, 1], 12500, 10e6, 1000,
+                             [120, 80, 30, 20])
+    assert exposed == pytest.approx(5 / 800)
     assert off_level_loss([level], [2], None, 10e6, 1000) is None
     rng = path_range({**PATH, "random_loss_rate": None}, mss=1448, overhead_bytes=66, random_loss_high=high)
     assert rng.central.random_loss_rate == 0.0 and rng.ends["random_loss_rate"] == (0.0, high)

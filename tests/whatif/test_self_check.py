@@ -219,20 +219,21 @@ def _data_segments(capture: Path, port: int) -> int:
                    and ip.len - ip.hl * 4 - tcp.off * 4 > 0)
 
 
-def test_tapnears_inferred_random_loss_rate_under_reads_the_drawn_one() -> None:
+def test_tapnears_inferred_random_loss_rate_reads_near_the_drawn_one() -> None:
     """``pairs/tapnear`` (10 Mbit/s, 41 ms, 1 BDP, 0.5 % random loss configured): the testbed logged every random
     drop (``random_loss_log``: 27) among the 3 782 data segments its sender sent — 0.71 % drawn. The path infers
-    0.58 % from the 22 segments retransmitted in the 20 of 22 loss episodes off the buffer's overflow level (per
-    every segment sent): the random drops that fell in the two overflow episodes of the first slow start are
-    lost from the count and their segments kept in the exposure, as on ``paths/r20_rtt30_loss``. The self-check
-    passes at either rate (goodput 1.026 at the inferred, 0.918 at the drawn)."""
+    0.65 % from the 22 segments retransmitted in the 20 of 22 loss episodes off the buffer's overflow level, over
+    the segments outside the windows of the first slow start's two overflows (docs/path.md "Random-loss rate": the
+    random drops among those are repaired in the overflows' recoveries and cannot be told from their drops); over
+    every segment sent it read 0.58 %, 18 % under. The self-check passes at either rate, with less goodput at the
+    drawn one."""
     got = ok(DATA / "pairs" / "tapnear.pcap.gz")
     meta = json.loads((DATA / "pairs" / "tapnear.json").read_text())
     port = meta["flow_details"][0]["client_port"]
     drawn = len([d for d in meta["random_loss_log"] if d["src_port"] == port]) / _data_segments(
         DATA / "pairs" / "tapnear.pcap.gz", port)
     assert 0.0068 < drawn < 0.0074
-    assert got.path.central.random_loss_rate < 0.85 * drawn
+    assert 0.85 * drawn < got.path.central.random_loss_rate < drawn
     at_drawn = replace(got.path, central=replace(got.path.central, random_loss_rate=drawn))
     check = self_check(at_drawn, got.captured, got.sender, 1, got.cross)
     assert check.passed, check
