@@ -11,6 +11,7 @@ from ackreplay.sim.dupacks import pipe
 from ackreplay.sim.layout import (
     CWND,
     DELACK_ECHO,
+    DELACK_LAST,
     DELACK_N,
     END,
     EXT_NOW,
@@ -71,11 +72,11 @@ def _ack_event(s: SimState, f: int, now: float) -> None:
     r = s.ring
     size = s.aqi.shape[1]
     i = r[f, 2]
-    cum, sack, echo = s.aqi[f, i, 0], s.aqi[f, i, 1], s.aqf[f, i, 1]
+    cum, sack, echo, last = s.aqi[f, i, 0], s.aqi[f, i, 1], s.aqf[f, i, 1], s.aqf[f, i, 2]
     r[f, 2] = (i + 1) & (size - 1)
     r[f, 3] -= 1
     heap_update(s.heap, s.pos, s.key, f * N_STREAMS + S_ACK, s.aqf[f, r[f, 2], 0] if r[f, 3] > 0 else np.inf)
-    on_ack(s, f, now, cum, sack, echo)
+    on_ack(s, f, now, cum, sack, echo, last)
     if s.tally[T_PAUSED] == 0:  # (else ``resume`` samples once the ACK is finished)
         _sample(s, f, now)
 
@@ -102,7 +103,7 @@ def run_loop(state: SimState) -> int:
             _ack_event(s, f, now)
         elif kind == S_DELACK:
             if s.fi[f, DELACK_N] > 0:
-                send_ack(s, f, now, -1, s.fs[f, DELACK_ECHO])
+                send_ack(s, f, now, -1, s.fs[f, DELACK_ECHO], s.fs[f, DELACK_LAST])
             else:
                 heap_update(s.heap, s.pos, s.key, sid, np.inf)
         elif kind == S_RTO:

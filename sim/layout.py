@@ -22,7 +22,8 @@ N_ALG = 12
 EXT_SS = ALG + N_ALG  # the ssthresh an external decision (ackreplay.sim.external) wrote
 EXT_NOW = EXT_SS + 1  # when the loop paused for it
 PACE_AT = EXT_NOW + 1  # a paced sender's next send, no earlier (Linux tcp_wstamp_ns: sim/pacing.py)
-N_FS = PACE_AT + 1
+DELACK_LAST = PACE_AT + 1  # the send time of the last in-order segment a delayed ACK waits with (DELACK_ECHO: first)
+N_FS = DELACK_LAST + 1
 
 # g: the link and the run
 RATE, END, BUF_PKTS, BUF_BYTES, WIRE, LOSS_P = 0, 1, 2, 3, 4, 5

@@ -285,7 +285,7 @@ def build_state(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimState:
         alg=np.array([L.EXTERNAL if fl.decided_outside else control_code(fl.control) for fl in flows], np.int64),
         ap=np.array([_control_params(fl) for fl in flows]).reshape(n, N_AP),
         seg=np.zeros((n, segs), np.int8), got=np.zeros((n, segs), np.bool_),
-        dqf=np.zeros((n, ring, 2)), dqs=np.zeros((n, ring), np.int64), aqf=np.zeros((n, ring, 2)),
+        dqf=np.zeros((n, ring, 2)), dqs=np.zeros((n, ring), np.int64), aqf=np.zeros((n, ring, 3)),
         aqi=np.zeros((n, ring, 2), np.int64), ring=np.zeros((n, 6), np.int64),
         rqs=np.zeros((n, ring), np.int64), rqt=np.zeros((n, ring)), heap=heap, pos=pos, key=key,
         qf=np.zeros(_pow2(queue + 4)), qi=np.zeros(2, np.int64), last_fin=np.zeros(1),

@@ -12,6 +12,7 @@ from ackreplay.sim.layout import (
     DELACK_COUNT,
     DELACK_ECHO,
     DELACK_GEN,
+    DELACK_LAST,
     DELACK_N,
     DELACK_T,
     DELIVERED,
@@ -88,9 +89,10 @@ def push_data(s: SimState, f: int, at: float, seg: int, sent: float) -> None:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def send_ack(s: SimState, f: int, now: float, sack: int, echo: float) -> None:
-    """The receiver sends an ACK (cumulative to RCV_NXT, SACKing ``sack`` if ≥ 0); it reaches the sender after
-    the flow's reverse delay (the ACK path is uncongested)."""
+def send_ack(s: SimState, f: int, now: float, sack: int, echo: float, last: float) -> None:
+    """The receiver sends an ACK (cumulative to RCV_NXT, SACKing ``sack`` if ≥ 0) echoing the send time ``echo``
+    of the first segment it answers (RFC 7323's TSecr) and carrying ``last``, that of the last; it reaches the
+    sender after the flow's reverse delay (the ACK path is uncongested)."""
     r = s.ring
     size = s.aqi.shape[1]
     s.fi[f, DELACK_N] = 0
@@ -103,6 +105,7 @@ def send_ack(s: SimState, f: int, now: float, sack: int, echo: float) -> None:
     i = (r[f, 2] + r[f, 3]) & (size - 1)
     s.aqf[f, i, 0] = at
     s.aqf[f, i, 1] = echo
+    s.aqf[f, i, 2] = last
     s.aqi[f, i, 0] = s.fi[f, RCV_NXT]
     s.aqi[f, i, 1] = sack
     r[f, 3] += 1
@@ -117,11 +120,11 @@ def receive(s: SimState, f: int, now: float, seg: int, sent: float) -> None:
     fi = s.fi
     nxt = fi[f, RCV_NXT]
     if seg < nxt or s.got[f, seg]:
-        send_ack(s, f, now, -1, sent)
+        send_ack(s, f, now, -1, sent, sent)
         return
     s.got[f, seg] = True
     if seg > nxt:
-        send_ack(s, f, now, seg if s.flow[f, SACK_OK] > 0.0 else -1, sent)  # (without SACK: a duplicate ACK)
+        send_ack(s, f, now, seg if s.flow[f, SACK_OK] > 0.0 else -1, sent, sent)  # (without SACK: a duplicate ACK)
         return
     while nxt < s.got.shape[1] and s.got[f, nxt]:
         nxt += 1
@@ -130,9 +133,10 @@ def receive(s: SimState, f: int, now: float, seg: int, sent: float) -> None:
     fi[f, RCV_NXT] = nxt
     if fi[f, DELACK_N] == 0:
         s.fs[f, DELACK_ECHO] = sent
+    s.fs[f, DELACK_LAST] = sent
     fi[f, DELACK_N] += 1
     if filled or fi[f, DELACK_N] >= s.g[DELACK_COUNT]:
-        send_ack(s, f, now, -1, s.fs[f, DELACK_ECHO])
+        send_ack(s, f, now, -1, s.fs[f, DELACK_ECHO], sent)
     elif fi[f, DELACK_N] == 1:
         heap_update(s.heap, s.pos, s.key, f * N_STREAMS + S_DELACK, now + s.g[DELACK_T])
 

@@ -325,9 +325,13 @@ def samples_rtt(s: SimState, f: int, delivered: int, retransmitted: bool, echo: 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) -> None:
+def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float, last: float) -> None:
     """An ACK reaches the sender: scoreboard, RTT, the control, recovery, then the send loop. An external flow
-    entering recovery pauses the loop before its decision; ``finish_ack`` completes the ACK once it is taken."""
+    entering recovery pauses the loop before its decision; ``finish_ack`` completes the ACK once it is taken.
+    ``echo``: the send time of the first segment it answers, SRTT's sample (Linux ``seq_rtt_us``, from
+    ``first_ackt``); ``last``: that of the last, HyStart's and delay_min's sample (Linux ``ca_rtt_us``, from
+    ``last_ackt`` in ``tcp_clean_rtx_queue``: the rate sample's ``rtt_us`` that ``cubictcp_acked`` is given) —
+    they part on a delayed ACK of two segments, by the time between their sending."""
     fi = s.fi
     alg = s.alg[f]
     sack_ok = sack_on(s, f)
@@ -359,7 +363,7 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float) ->
     elif alg == EXTERNAL:
         log_ack(s, f, now, delivered, acked, now - echo if sampled else np.nan, sack)
     elif alg == CUBIC and sampled and _hystart_on(s, f):
-        hystart_ack(s.fs, fi, f, now, now - echo, s.fs[f, EPOCH], s.g[MSS], s.flow[f, PACING] > 0.0,
+        hystart_ack(s.fs, fi, f, now, now - last, s.fs[f, EPOCH], s.g[MSS], s.flow[f, PACING] > 0.0,
                     s.ap[f, P_HYSTART] >= 2.0)
     if sack_ok:
         newly_lost = mark_lost(s, f)

@@ -20,7 +20,8 @@ class SimState(NamedTuple):
     got: np.ndarray     # bool[F, S]: the segments the receiver holds
     dqf: np.ndarray     # float64[F, R, 2]: data on its way to the receiver (arrival time, send time)
     dqs: np.ndarray     # int64[F, R]: … its segment
-    aqf: np.ndarray     # float64[F, R, 2]: ACKs on their way to the sender (arrival time, echoed send time)
+    aqf: np.ndarray     # float64[F, R, 3]: ACKs on their way to the sender (arrival time, echoed send time, the
+    #                     send time of the last segment it newly covers)
     aqi: np.ndarray     # int64[F, R, 2]: … cumulative ACK, SACKed segment (−1: none)
     rqs: np.ndarray     # int64[F, R]: retransmissions in the order sent (their segments) …
     rqt: np.ndarray     # float64[F, R]: … and when

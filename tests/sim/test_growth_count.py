@@ -43,7 +43,7 @@ def test_the_ack_that_ends_a_recovery_grows_by_the_hole_it_filled(control: str) 
     segments acknowledged gave CUBIC 1.2 segments at once (its Reno-friendly estimate's growth of 21 ACKs, chased
     within the ACK) and NewReno 1.5 (21/14)."""
     st = _recovering(control, ns3=False)
-    on_ack(st, 0, 1.0, SACKED_IN_RECOVERY + 1, -1, 0.97)
+    on_ack(st, 0, 1.0, SACKED_IN_RECOVERY + 1, -1, 0.97, 0.97)
     assert st.fi[0, L.IN_REC] == 0
     assert SSTHRESH <= st.fs[0, L.CWND] < SSTHRESH + 0.1
 
@@ -52,7 +52,7 @@ def test_ns3_counts_the_segments_its_cumulative_ack_acknowledged() -> None:
     """ns-3's settings keep ``segsAcked``, the 21 segments the cumulative ACK moved over (NewReno's avoidance then
     takes one an ACK: 1/14)."""
     st = _recovering("newreno", ns3=True)
-    on_ack(st, 0, 1.0, SACKED_IN_RECOVERY + 1, -1, 0.97)
+    on_ack(st, 0, 1.0, SACKED_IN_RECOVERY + 1, -1, 0.97, 0.97)
     assert st.fs[0, L.CWND] == pytest.approx(SSTHRESH + 1.0 / SSTHRESH)
 
 
@@ -63,6 +63,6 @@ def test_a_duplicate_ack_without_sack_does_not_grow_the_window() -> None:
     fi, fs = st.fi[0], st.fs[0]
     fi[L.UNA], fi[L.NXT], fi[L.PIPE], fi[L.SENT], fi[L.STARTED] = 0, 10, 10, 10, 1
     fs[L.CWND], fs[L.SSTHRESH], fs[L.SRTT], fs[L.RTT_MIN], fs[L.RTO] = 10.0, 5.0, 0.03, 0.03, 0.23
-    on_ack(st, 0, 1.0, 0, -1, 0.97)
+    on_ack(st, 0, 1.0, 0, -1, 0.97, 0.97)
     assert fi[L.DUPS] == 1
     assert fs[L.CWND] == 10.0
