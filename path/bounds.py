@@ -80,13 +80,17 @@ def physical_bounds(capacity: np.ndarray, base: np.ndarray, buffer: np.ndarray, 
             "room": np.where(over_room, room, np.nan), "flight": flight, "refused": refused}
 
 
-def unsure_random(rnd: np.ndarray, n: np.ndarray, nfull: np.ndarray, shared: np.ndarray) -> np.ndarray:
+def unsure_random(rnd: np.ndarray, n: np.ndarray, nfull: np.ndarray, shared: np.ndarray,
+                  odd: np.ndarray | None = None) -> np.ndarray:
     """Refuse (NaN, in place) the random-loss rates the losses cannot support, and say why per row: 0 = shown;
     1 = the buffer overflowed and fewer than :data:`MIN_RANDOM_EPISODES` losses fell off its level (one
-    overflow at another level, a burst, looks the same); 2 = the flows share the bottleneck (losses are told
-    apart per flow: an overflow while the others held part of the queue is at another level)."""
+    overflow at another level, a burst, looks the same) — those the rate set aside (``odd``, ``random_rate``'s
+    episodes a Bernoulli loss cannot explain) not counted, as they count for no rate; 2 = the flows share the
+    bottleneck (losses are told apart per flow: an overflow while the others held part of the queue is at another
+    level). ``n``: each row's loss episodes, ``nfull`` those at the overflow level."""
     why = np.zeros(len(rnd), np.int8)
-    why[(nfull > 0) & (n - nfull > 0) & (n - nfull < MIN_RANDOM_EPISODES)] = 1
+    off = n - nfull - (odd if odd is not None else 0)
+    why[(nfull > 0) & (n - nfull > 0) & (off < MIN_RANDOM_EPISODES)] = 1
     why[shared & (n > nfull)] = 2
     rnd[why > 0] = np.nan
     return why

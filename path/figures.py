@@ -182,7 +182,8 @@ def random_rate(retx: np.ndarray, exposed: np.ndarray, near: np.ndarray, any_ful
     ``near``: at the overflow level where ``any_full``) and its ``segments`` data segments: the segments lost at
     random (retransmitted in the episodes off the overflow level), the transmissions whose fate shows (every data
     segment but those the overflows' episodes decide), the episodes set aside and the rate (NaN where no fate
-    shows). Set aside are the episodes off the level that a Bernoulli loss cannot explain: more drops in the
+    shows: the overflows' windows cover every data segment, or fewer than were lost).
+    Set aside are the episodes off the level that a Bernoulli loss cannot explain: more drops in the
     episode's window than one at the rate puts there with a probability of :data:`BERNOULLI_TAIL`, given one at
     least — an overflow read at another level (its first drop a random one at a lower queue), or a burst; the rate
     is found again without them until none is left. An episode whose window is shorter than its drops (it shares
@@ -209,8 +210,9 @@ def random_rate(retx: np.ndarray, exposed: np.ndarray, near: np.ndarray, any_ful
                 odd += 1
                 lost -= retx[k]
                 seen -= exposed[k]
-    seen = max(seen, lost)
-    return lost, seen, odd, lost / seen if seen > 0 else np.nan
+    if seen <= 0 or seen < lost:  # the overflows' windows cover the flow: no transmission's fate shows
+        return lost, max(seen, 0), odd, np.nan
+    return lost, seen, odd, lost / seen
 
 
 @njit(cache=True, nogil=True)

@@ -63,7 +63,7 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
         mine(parts.data_segments), mine(parts.confidence), l_lo, l_hi, parts.loss_queue_s, parts.loss_retx,
         parts.loss_exposed)
     bounds = physical_bounds(capacity, base, buffer, over, grade, j)
-    random_why = unsure_random(rnd, l_hi - l_lo, full, grouped | (_flow_count(parts, own) > 1))
+    random_why = unsure_random(rnd, l_hi - l_lo, full, grouped | (_flow_count(parts, own) > 1), odd)
     how = _how(parts, own)
     if len(gi):
         assert shared is not None

@@ -329,7 +329,7 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float, la
     """An ACK reaches the sender: scoreboard, RTT, the control, recovery, then the send loop. An external flow
     entering recovery pauses the loop before its decision; ``finish_ack`` completes the ACK once it is taken.
     ``echo``: the send time of the first segment it answers, SRTT's sample (Linux ``seq_rtt_us``, from
-    ``first_ackt``); ``last``: that of the last, HyStart's and delay_min's sample (Linux ``ca_rtt_us``, from
+    ``first_ackt``); ``last``: that of the last, HyStart's and HyStart's delay_min's sample (Linux ``ca_rtt_us``, from
     ``last_ackt`` in ``tcp_clean_rtx_queue``: the rate sample's ``rtt_us`` that ``cubictcp_acked`` is given) —
     they part on a delayed ACK of two segments, by the time between their sending."""
     fi = s.fi

@@ -198,11 +198,15 @@ def off_level_loss(loss_queue_s: Sequence[float], loss_retx: Sequence[int], buff
     off ±``OVERFLOW_SPREAD`` of buffer/capacity), per data segment whose fate shows — all of them less those the
     episodes at the level decide (``loss_exposed``, ``PathParts.loss_exposed``; none without it), as the
     inference counts the rate (docs/path.md "Random-loss rate"): the most the random-loss rate can be when the
-    inference found too few of them to give one. None without a buffer, a capacity or a data segment."""
+    inference found too few of them to give one. None without a buffer, a capacity or a data segment, or where the
+    overflows' windows leave no segment whose fate shows."""
     if not buffer_bytes or not capacity_bps or data_segments <= 0:
         return None
     level = buffer_bytes * 8.0 / capacity_bps
     at = [math.isfinite(q) and abs(q - level) <= OVERFLOW_SPREAD * level for q in loss_queue_s]
     off = sum(r for r, a in zip(loss_retx, at, strict=True) if not a)
     hidden = sum(x for x, a in zip(loss_exposed, at, strict=True) if a) if loss_exposed is not None else 0
-    return off / max(data_segments - hidden, off, 1)
+    shown = data_segments - hidden
+    if shown <= 0 or shown < off:  # the overflows' windows cover the flow: its segments bound nothing
+        return None
+    return off / shown

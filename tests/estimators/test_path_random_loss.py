@@ -12,6 +12,7 @@ import pytest
 
 import ackreplay.estimators as E
 from ackreplay.ingest import ingest_capture
+from ackreplay.path.bounds import MIN_RANDOM_EPISODES, unsure_random
 from ackreplay.path.figures import BERNOULLI_TAIL, binomial_tail, random_rate
 from ackreplay.replay.capture import replay_capture
 from tests.conftest import ROOT
@@ -41,8 +42,20 @@ def test_the_overflows_windows_leave_the_exposure_and_an_unexplained_episode_is_
     # without an overflow every episode's drops count, over every segment; without judging, none is set aside
     lost, seen, odd, rate = random_rate(retx, exposed, near, False, 1000, False)
     assert (lost, seen, odd) == (47, 1000, 0) and rate == pytest.approx(0.047)
-    # every segment decided by the overflows: no fate shows
+    # every segment decided by the overflows: no fate shows — none of the off-level drop's either (not a rate of 1)
     assert math.isnan(random_rate(retx[:2], np.array([600, 400]), near[:2], True, 1000, True)[3])
+    assert math.isnan(random_rate(np.array([5, 1]), np.array([1000, 0]), near[:2], True, 1000, True)[3])
+    assert math.isnan(random_rate(np.array([5, 1]), np.array([1200, 3]), near[:2], True, 1000, True)[3])
+
+
+def test_an_episode_set_aside_does_not_count_towards_the_episodes_a_rate_needs() -> None:
+    """One overflow and three episodes off its level, one of them set aside (``odd``): the rate rests on two,
+    fewer than :data:`MIN_RANDOM_EPISODES`, and is refused as if the third were not there."""
+    assert MIN_RANDOM_EPISODES == 3
+    n, nfull, shared = np.array([4, 4]), np.array([1, 1]), np.array([False, False])
+    rnd = np.array([0.002, 0.002])
+    why = unsure_random(rnd, n, nfull, shared, np.array([1, 0]))
+    assert why.tolist() == [1, 0] and math.isnan(rnd[0]) and rnd[1] == 0.002
 
 
 def test_r20s_rate_is_the_drops_seen_over_the_segments_outside_the_overflows_windows() -> None:

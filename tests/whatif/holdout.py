@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ackreplay.core.capture_scoring import build_estimators, score_file
-from ackreplay.whatif.errors import WhatIfError
 from tests.estimators.path_calibration import FIGURES, hit, truth_of
-from tests.whatif.self_checks import DATA, checked
+from tests.whatif.self_checks import DATA, cells, checked
 
 HOLDOUT = DATA / "holdout"
 
@@ -84,15 +83,7 @@ def table() -> str:
         errors = figure_errors(capture)
         grade = next((g for _, g, _ in errors.values() if g), "—")
         figs = " | ".join(_cell(e, ok, f) for f, (e, _, ok) in errors.items())
-        if isinstance(got, WhatIfError):
-            rows.append(f"| {name} | {parameters(capture)} | — | — | — | refused: `{got.code}` | {figs} | {grade} |")
-            continue
-        c = got.check
-        ratio = "—" if c.goodput_ratio is None else f"{c.goodput_ratio:.3f}"
-        loss = "—" if c.loss_rate_ratio is None else f"{c.loss_rate_ratio:.3f}"
-        verdict = "passed" if c.passed else f"{'failed' if c.code == 'not_reproduced' else 'withheld'}: `{c.code}`"
-        rows.append(f"| {name} | {parameters(capture)} | {c.algorithm} | {ratio} | {loss} | {verdict} | {figs} "
-                    f"| {grade} |")
+        rows.append(f"| {name} | {parameters(capture)} | {cells(got)} | {figs} | {grade} |")
     return "\n".join(rows)
 
 

@@ -51,19 +51,22 @@ def captures() -> list[Path]:
     return out
 
 
+def cells(got: Checked | WhatIfError) -> str:
+    """A self-check's cells: control, goodput ratio, loss-event ratio, verdict (or the refusal)."""
+    if isinstance(got, WhatIfError):
+        return f"— | — | — | refused: `{got.code}`"
+    c = got.check
+    ratio = "—" if c.goodput_ratio is None else f"{c.goodput_ratio:.3f}"
+    loss = "—" if c.loss_rate_ratio is None else f"{c.loss_rate_ratio:.3f}"
+    verdict = "passed" if c.passed else f"{'failed' if c.code == 'not_reproduced' else 'withheld'}: `{c.code}`"
+    return f"{c.algorithm} | {ratio} | {loss} | {verdict}"
+
+
 def table() -> str:
     rows = ["| capture | control | goodput ratio | loss-event ratio | self-check |", "|---|---|---:|---:|---|"]
     for capture in captures():
-        got = checked(capture)
         name = f"{capture.parent.name}/{capture.name.removesuffix('.pcap.gz')}"
-        if isinstance(got, WhatIfError):
-            rows.append(f"| {name} | — | — | — | refused: `{got.code}` |")
-            continue
-        c = got.check
-        ratio = "—" if c.goodput_ratio is None else f"{c.goodput_ratio:.3f}"
-        loss = "—" if c.loss_rate_ratio is None else f"{c.loss_rate_ratio:.3f}"
-        verdict = "passed" if c.passed else f"{'failed' if c.code == 'not_reproduced' else 'withheld'}: `{c.code}`"
-        rows.append(f"| {name} | {c.algorithm} | {ratio} | {loss} | {verdict} |")
+        rows.append(f"| {name} | {cells(checked(capture))} |")
     return "\n".join(rows)
 
 

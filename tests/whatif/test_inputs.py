@@ -143,6 +143,8 @@ def test_a_null_random_loss_beside_overflows_is_zero_up_to_the_off_level_losses(
     exposed = off_level_loss([level, level * 1.05, level * 0.2, math.nan], [2, 3, 4, 1], 12500, 10e6, 1000,
                              [120, 80, 30, 20])
     assert exposed == pytest.approx(5 / 800)
+    # the episodes at the level decide every segment: nothing bounds the rate (not 5 / 5)
+    assert off_level_loss([level, level * 0.2], [2, 5], 12500, 10e6, 1000, [1000, 0]) is None
     assert off_level_loss([level], [2], None, 10e6, 1000) is None
     rng = path_range({**PATH, "random_loss_rate": None}, mss=1448, overhead_bytes=66, random_loss_high=high)
     assert rng.central.random_loss_rate == 0.0 and rng.ends["random_loss_rate"] == (0.0, high)

@@ -190,7 +190,7 @@ def test_a_buffer_no_loss_filled_is_taken_at_the_deepest_queue_instead_of_refuse
     assert 80_000 < got.path.central.buffer_bytes < 100_000 and "at least" in got.path.assumed["buffer_bytes"]
     assert got.path.ends["buffer_bytes"] == pytest.approx((got.path.central.buffer_bytes,
                                                            got.path.central.buffer_bytes + bdp))
-    assert got.check.goodput_ratio is not None and got.check.code in (None, "not_reproduced")
+    assert got.check.goodput_ratio is not None  # the check ran there; its outcome is the dloss test's below
     rwnd = ok(DATA / "limits" / "reno_rwnd_ws0.pcap.gz")
     assert rwnd.check.code == "sender_not_bulk" and "buffer_bytes" in rwnd.path.assumed
 
