@@ -264,9 +264,9 @@ def flow_parts_batch(flow_ids: Sequence[int] | np.ndarray, links: Links | Sequen
     ``segments``: ``t_rel``, ``seq``, ``len``, ``kind`` (0 = new, 1 = retransmission), cut by
     ``seg_offsets``. Either offsets may instead be a (2, flows) array of each flow's first and past-last row
     (the whole table's columns for some of its flows). ``episodes``: the capture's episode table (columns
-    ``flow_id`` and :data:`EPISODE_COLUMNS`; a Polars frame or a mapping), or its rows for these flows."""
+    ``flow_id`` and :data:`EVIDENCE_EPISODE_COLUMNS`; a Polars frame or a mapping), or its rows for these flows."""
     ep_ids = _column(episodes, "flow_id", np.int64)
-    eps: tuple[np.ndarray, ...] = episode_columns(episodes)
+    eps: tuple[np.ndarray, ...] = evidence_episode_arrays(episodes)
     if len(ep_ids) > 1 and bool(np.any(ep_ids[1:] < ep_ids[:-1])):
         order = np.argsort(ep_ids, kind="stable")
         ep_ids, eps = ep_ids[order], tuple(c[order] for c in eps)
@@ -278,25 +278,24 @@ def flow_parts_batch(flow_ids: Sequence[int] | np.ndarray, links: Links | Sequen
 
 
 #: The episode table's columns the evidence reads (ingest's ``episodes``).
-EPISODE_COLUMNS = ("start_t_rel", "retransmissions", "start_t", "end_t", "first_retx_seq")
+EVIDENCE_EPISODE_COLUMNS = ("start_t_rel", "retransmissions", "start_t", "end_t", "first_retx_seq")
 
 
-def episode_columns(episodes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def evidence_episode_arrays(episodes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The loss episodes' starts (s from the flow's first packet), retransmissions, ends on the same clock (NaN
-    while open at the capture's end) and first retransmitted bytes, from the columns :data:`EPISODE_COLUMNS` of
+    while open at the capture's end) and first retransmitted bytes, from the columns :data:`EVIDENCE_EPISODE_COLUMNS` of
     ingest's table (a Polars frame or a mapping of arrays)."""
     if not len(episodes["start_t_rel"]):
         return np.empty(0), np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64)
-    starts = _column(episodes, "start_t_rel", np.float64)
-    ends = starts + (_column(episodes, "end_t", np.float64) - _column(episodes, "start_t", np.float64))
-    return (starts, _column(episodes, "retransmissions", np.int64), ends,
-            _column(episodes, "first_retx_seq", np.int64))
+    starts, retx, start_t, end_t, first = (_column(episodes, name, dt) for name, dt in zip(
+        EVIDENCE_EPISODE_COLUMNS, (np.float64, np.int64, np.float64, np.float64, np.int64), strict=True))
+    return starts, retx, starts + (end_t - start_t), first
 
 
 def flow_parts(flow_id: int, link: LinkInfo, acks: Any, segments: Any, episodes: Any) -> PathParts:
     """One flow's path evidence (:func:`flow_parts_batch` of one). ``acks``: columns ``t_rel``, ``ack``, ``rtt``,
     ``srtt`` (ACK rows); ``segments``: ``t_rel``, ``seq``, ``len``, ``kind`` (0 = new, 1 = retransmission, as
-    ingest codes them); ``episodes``: its columns :data:`EPISODE_COLUMNS` (Polars frames or mappings of numpy
+    ingest codes them); ``episodes``: its columns :data:`EVIDENCE_EPISODE_COLUMNS` (Polars frames or mappings of numpy
     arrays)."""
     at = _column(acks, "t_rel", np.float64)
     a = {"t_rel": at, "rtt": _column(acks, "rtt", np.float64), "srtt": _column(acks, "srtt", np.float64),
@@ -304,7 +303,7 @@ def flow_parts(flow_id: int, link: LinkInfo, acks: Any, segments: Any, episodes:
          "ack": _column(acks, "ack", np.int64) if link.vantage != "receiver" else np.zeros(len(at), np.int64)}
     s = {n: _column(segments, n, dt) for n, dt in (("t_rel", np.float64), ("seq", np.int64), ("len", np.int64),
                                                    ("kind", np.int64))}
-    eps = episode_columns(episodes)
+    eps = evidence_episode_arrays(episodes)
     one = np.zeros(1, np.int64)
     return _parts_batch(np.array([flow_id], np.int64), [link], a, one, np.array([len(at)]), s, one,
                         np.array([len(s["t_rel"])]), eps, one, np.array([len(eps[0])]))[0]

@@ -744,11 +744,9 @@ def _per_event(col: np.ndarray | None, row_event: np.ndarray, n: int, fill: floa
     (``fill``). A column already one value per event (as many as the events, the rows merged) is taken as is."""
     if col is None:
         return np.full(n, fill)
-    if len(col) != len(row_event):
-        if len(col) != n:
-            raise ValueError(f"a per-row column has {len(col)} values for {len(row_event)} ACK rows")
-        out = np.array(col, np.float64)
-    elif n == len(row_event):  # one row an event (row_event counts up by one): the column as it is
+    if len(col) != len(row_event) and len(col) != n:
+        raise ValueError(f"a per-row column has {len(col)} values for {len(row_event)} ACK rows")
+    if len(col) == n:  # one value an event already (the rows merged, or one row an event): the column as it is
         out = np.array(col, np.float64)
     else:  # each event's last row, taken before the values are made floats (a copy of those rows only)
         last = np.flatnonzero(np.diff(row_event)) if len(row_event) else np.empty(0, np.int64)
