@@ -677,7 +677,14 @@ class SelfCheckOut(BaseModel):
     loss_rate_ratio: float | None = Field(description="simulated / captured loss events per second", examples=[0.94])
     passed: bool = Field(description="goodput within 10 % and loss-event rate within 30 %")
     reason: str = Field(description="why it failed or could not run (empty when passed)")
-    simulated: dict[str, Any] = Field(default_factory=dict)
+    simulated: dict[str, Any] = Field(default_factory=dict, description=(
+        "the re-enactment's figures that decided (goodput_bps, utilisation, loss_rate, queue delays, share, "
+        "loss_events, loss_event_rate, span_s, seeds: the runs averaged); decided_by: replayed_drops (one run meeting "
+        "the random drops the capture realised), mean_of_draws (the mean over 10 seeded draws at the random-loss "
+        "rate: the drops are not known) or one_run (no random loss); drops: what was replayed (replayed, "
+        "hidden_segments drawn at the rate, segments the capture sent) or null; draws: beside a replayed run, the "
+        "mean over the seeded draws (goodput_bps, loss_events, loss_event_rate, goodput_ratio, loss_rate_ratio, "
+        "seeds), else null"))
     tolerance: dict[str, float]
 
 
@@ -705,7 +712,8 @@ class WhatIfOut(BaseModel):
     duration_s: float
     seed: int
     path: dict[str, Any] = Field(description="figures, ranges, confidence, overhead_bytes, mss, rwnd_bytes, paced, "
-                                             "assumed")
+                                             "assumed, random_drops (the capture's random drops every run meets: "
+                                             "replayed, hidden_segments, segments; null: none replayed)")
     captured: dict[str, Any] = Field(description="the captured flow: goodput_bps, utilisation, loss_rate, "
                                                  "loss_events, loss_event_rate, span_s, share, limits, idle_share")
     self_check: SelfCheckOut

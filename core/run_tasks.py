@@ -63,6 +63,7 @@ from ackreplay.estimators import __version__ as VERSION
 from ackreplay.estimators.sweep import from_spec, variant_spec
 from ackreplay.graphs.frame_numbers import flow_frames
 from ackreplay.ingest import CaptureIngest, IngestError, ingest_capture
+from ackreplay.path.drops import random_drops
 from ackreplay.replay.capture import (
     BATCH_BYTES_PER_EVENT,
     capture_aggregate,
@@ -495,7 +496,8 @@ def derived_rows(run_id: str, capture_id: str, rep: CaptureReplay | None, frames
         "path_group": groups.get(r.flow_id), "path_group_of": holder_of.get(r.flow_id),
         "limits": limit_record(r.limits),
         "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
-        "random_loss_off_level": random_loss_high(r), "buffer_seen_bytes": buffer_seen(r.path_parts, r.path)})}
+        "random_loss_off_level": random_loss_high(r), "buffer_seen_bytes": buffer_seen(r.path_parts, r.path),
+        "random_drops": drops.as_dict() if (drops := random_drops(r.path_parts)) is not None else None})}
         for r in reps]
     return [result_rows(cast(Table, Result.__table__), run_id, capture_id, reps, ests, VERSION, series_key),
             encode_rows(cast(Table, DecisionRow.__table__), decision_rows),

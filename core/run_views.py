@@ -304,9 +304,10 @@ def flow_decisions(session: Session, run: Run, capture_id: str, flow_id: int, *,
 #: its bottleneck (held by the group's first flow, which the others name in ``path_group_of``), what limited its sender,
 #: why the estimators cannot be compared on it (``scoring.comparable``) and the packets behind its figures
 #: (``graphs.frame_numbers.flow_frames``), the most its random-loss rate can be and the least its buffer can be where
-#: the path left it null (the what-if's, ``whatif.flows.random_loss_high``, ``whatif.figures.buffer_seen``).
+#: the path left it null (the what-if's, ``whatif.flows.random_loss_high``, ``whatif.figures.buffer_seen``), and the
+#: random drops its capture realised (the what-if replays them: ``path.drops.random_drops``).
 PATH_KEYS = ("path", "path_models", "path_group", "path_group_of", "limits", "comparable_reason", "frames",
-             "random_loss_off_level", "buffer_seen_bytes")
+             "random_loss_off_level", "buffer_seen_bytes", "random_drops")
 
 
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -438,6 +439,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
     (``ackreplay.whatif``; docs/whatif.md): the self-check, then each algorithm's figures with their ranges.
     A path that cannot carry one, an algorithm that cannot be in control, or more simulation than
     :data:`WHATIF_MAX_PACKETS` is a 422 with the what-if's code."""
+    from ackreplay.path.drops import RandomDrops
     from ackreplay.path.links import LinkInfo
     from ackreplay.scoring.pacing import paced
     from ackreplay.whatif.algorithms import ALGORITHMS, check_algorithms
@@ -445,7 +447,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
     from ackreplay.whatif.cross import cross_flows
     from ackreplay.whatif.errors import WhatIfError
     from ackreplay.whatif.figures import connection_options, path_range
-    from ackreplay.whatif.runs import check_seeds, what_if
+    from ackreplay.whatif.runs import check_runs, what_if
 
     d = _stored_diagnostics(session, run, capture_id, flow_id)
     group = [int(f) for f in (_path_group(session, run, capture_id, d) or {}).get("flows") or [] if int(f) != flow_id]
@@ -461,11 +463,11 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
         rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead,
                          random_loss_high=d.get("random_loss_off_level"), buffer_low=d.get("buffer_seen_bytes"),
                          **connection_options(summary), rwnd_bytes=limits.get("loss_rwnd_bytes"),
-                         paced=paced(limits.get("paced_share")))
+                         paced=paced(limits.get("paced_share")), drops=RandomDrops.from_dict(d.get("random_drops")))
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender), rng.central.paced)
         captured = CapturedFlow.of(summary, others, limits.get("shares"), limits.get("idle_share"))
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)
-        runs = (check_seeds(rng.central) + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
+        runs = (check_runs(rng.central) + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
         packets = runs * duration * rng.central.capacity_bps / 8.0 / (link.mss + link.overhead) * 1.25
         if packets > WHATIF_MAX_PACKETS:
             raise WhatIfError("whatif_too_large", f"{runs} runs of {duration:g} s at "

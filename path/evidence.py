@@ -53,6 +53,7 @@ class PathParts:
     rtt_bound_s = _Field()  # the smallest round trip the flows' summaries timed (NaN = none)
     handshake_s = _Field()  # the handshake's capture point→receiver→capture point time (NaN = none)
     flight_bytes = _Field()  # the most payload in flight at once (NaN = not seen)
+    sent_segments = _Field()  # the segments sent: the highest sequence, in MSS from the first byte
 
     def __init__(self, batch: PathBatch, row: int) -> None:
         self.batch = batch
@@ -96,6 +97,19 @@ class PathParts:
         return self.batch.loss_exposed[self._span(self.batch.loss_offsets)].tolist()
 
     @property
+    def loss_windows(self) -> list[tuple[int, int]]:
+        """Each loss episode's window in segments (from, past): the segments first sent among the transmissions
+        whose fate it decides."""
+        span = self._span(self.batch.loss_offsets)
+        return list(zip(self.batch.loss_seg_from[span].tolist(), self.batch.loss_seg_past[span].tolist(), strict=True))
+
+    @property
+    def retransmissions(self) -> list[tuple[int, int]]:
+        """Each retransmission in the order sent: the segment it resent and the index of its loss episode."""
+        span = self._span(self.batch.drop_offsets)
+        return list(zip(self.batch.drop_segment[span].tolist(), self.batch.drop_episode[span].tolist(), strict=True))
+
+    @property
     def confidence_cap(self) -> str | None:
         code = int(self.batch.confidence[self.row])
         return GRADES[code] if code >= 0 else None
@@ -120,7 +134,8 @@ class PathParts:
                 "confidence_cap": self.confidence_cap, "span": self.span,
                 **{k: getattr(self, k) for k in ("pairs", "adr_bps", "wire_mss", "mss", "rtt_samples", "rtt_min_s",
                                                  "deep_queue_s", "top_queue_s", "data_segments", "rtt_bound_s",
-                                                 "handshake_s", "flight_bytes")}}
+                                                 "handshake_s", "flight_bytes", "sent_segments")},
+                "loss_windows": self.loss_windows, "retransmissions": self.retransmissions}
 
     def __repr__(self) -> str:
         return f"PathParts({self.as_dict()})"
@@ -162,11 +177,24 @@ class PathBatch(Sequence[PathParts]):
     #: The most bytes (payload) the flows had in flight at once as the capture point saw it (NaN = not seen:
     #: the receiver side sees data only as it arrives). A group's is the sum of its flows' (an upper bound).
     flight_bytes: np.ndarray  # float64
+    #: Each loss episode's window in segments (the flow's k-th MSS of data from its first byte): from, past — the
+    #: segments first sent among the transmissions whose fate it decides (``loss_exposed``).
+    loss_seg_from: np.ndarray  # int64
+    loss_seg_past: np.ndarray  # int64
+    #: Each row's retransmissions in the order sent: the segment each resent and its loss episode (the index
+    #: among the row's episodes; −1: none).
+    drop_offsets: np.ndarray
+    drop_segment: np.ndarray  # int64
+    drop_episode: np.ndarray  # int64
+    #: The segments the flows sent (their highest sequence, in segments from their first byte). A group's: the
+    #: most of its flows'.
+    sent_segments: np.ndarray  # int64
     _modes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = field(default=None, init=False, repr=False)
 
     #: The ragged fields: offsets, and the columns they cut.
     RAGGED = (("flow_offsets", ("flow_ids",)), ("hist_offsets", ("hist_bins", "hist_counts")),
-              ("loss_offsets", ("loss_queue_s", "loss_retx", "loss_exposed")))
+              ("loss_offsets", ("loss_queue_s", "loss_retx", "loss_exposed", "loss_seg_from", "loss_seg_past")),
+              ("drop_offsets", ("drop_segment", "drop_episode")))
 
     def __len__(self) -> int:
         return len(self.source)
@@ -258,6 +286,10 @@ class PathBatch(Sequence[PathParts]):
             self.wire_mss, self.mss, self.rtt_samples, self.rtt_min_s, self.deep_queue_s, self.top_queue_s,
             self.data_segments, self.confidence, self.span_start, self.span_end)
         first = off[:-1]
+        # a retransmission's episode counts among its group's episodes: those of the group's earlier rows first
+        group_of = np.repeat(np.arange(len(first)), np.diff(off))
+        shift = self.loss_offsets[:-1] - self.loss_offsets[off[:-1]][group_of]
+        drop_shift = np.repeat(shift, np.diff(self.drop_offsets))
         # the bounds pool as bounds do: the smallest round trip any flow timed, the longest part any handshake
         # proves, and the flights added (the flows' queues add up at the link they share)
         return PathBatch(self.flow_ids, self.flow_offsets[off], source, hist_offsets, hist_bins, hist_counts, pairs,
@@ -265,13 +297,16 @@ class PathBatch(Sequence[PathParts]):
                          self.loss_retx, self.loss_exposed, data_segments, confidence, start, end,
                          np.fmin.reduceat(self.rtt_bound_s, first) if len(first) else np.empty(0),
                          np.fmax.reduceat(self.handshake_s, first) if len(first) else np.empty(0),
-                         np.add.reduceat(self.flight_bytes, first) if len(first) else np.empty(0))
+                         np.add.reduceat(self.flight_bytes, first) if len(first) else np.empty(0),
+                         self.loss_seg_from, self.loss_seg_past, self.drop_offsets[off], self.drop_segment,
+                         np.where(self.drop_episode >= 0, self.drop_episode + drop_shift, -1),
+                         np.maximum.reduceat(self.sent_segments, first) if len(first) else np.empty(0, np.int64))
 
 
 def _empty_batch() -> PathBatch:
     f, i, o = np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64)
     return PathBatch(i, o, np.empty(0, np.int8), o, i, i, i, f, i, i, i, f, f, f, o, f, i, i, i, np.empty(0, np.int8),
-                     f, f, f, f, f)
+                     f, f, f, f, f, i, i, o, i, i, i)
 
 
 def _ragged_take(offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

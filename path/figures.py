@@ -53,6 +53,9 @@ MIN_QUEUE_PACKETS = 3.0
 #: An episode off the overflow level holding more drops than a Bernoulli loss at the flow's rate puts in its window
 #: less often than this (given one at least) is no random loss: an overflow at another level, or a burst.
 BERNOULLI_TAIL = 1e-3
+#: A loss episode's kind as the random-loss rate judges it: its drops counted as random, a buffer overflow (its window
+#: left out), set aside (:data:`BERNOULLI_TAIL`: left out, drops and window).
+RANDOM_EPISODE, OVERFLOW_EPISODE, ASIDE_EPISODE = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
@@ -109,7 +112,8 @@ def row_figures(at_bin: np.ndarray, in_mode: np.ndarray, above: np.ndarray, wire
     path's RTT minimum (a flow that joined a standing queue never saw it): the deepest queue, whether it was deep
     enough to overflow, how many losses followed a full queue (:func:`overflows`), their median queueing delay, the
     buffer, buffer/BDP; the segments lost at random, the transmissions whose fate shows, the episodes set aside and
-    the rate (:func:`random_rate`); and the confidence grade."""
+    the rate (:func:`random_rate`); and the confidence grade. Last, each loss episode's kind (the columns of
+    ``loss_q``): :data:`RANDOM_EPISODE` (counted in the rate), :data:`OVERFLOW_EPISODE`, :data:`ASIDE_EPISODE`."""
     n = len(at_bin)
     capacity = np.full(n, np.nan)
     ser = np.zeros(n)
@@ -125,6 +129,7 @@ def row_figures(at_bin: np.ndarray, in_mode: np.ndarray, above: np.ndarray, wire
     odd = np.zeros(n, np.int64)
     rnd = np.full(n, np.nan)
     grade = np.zeros(n, np.int8)
+    kinds = np.zeros(len(loss_q), np.int8)
     longest = 0
     for r in range(n):
         longest = max(longest, l_hi[r] - l_lo[r])
@@ -171,13 +176,13 @@ def row_figures(at_bin: np.ndarray, in_mode: np.ndarray, above: np.ndarray, wire
             if not np.isnan(base[r]) and base[r] != 0.0:
                 over[r] = buffer[r] / (cap * base[r] / 8.0)
         lost[r], seen[r], odd[r], rnd[r] = random_rate(loss_retx[l0:l0 + m], loss_exposed[l0:l0 + m], near[:m],
-                                                       k_full > 0, own_segments[r], has_cap)
-    return capacity, ser, base, deep, queued, full, delay, buffer, over, lost, seen, odd, rnd, grade
+                                                       k_full > 0, own_segments[r], has_cap, kinds[l0:l0 + m])
+    return capacity, ser, base, deep, queued, full, delay, buffer, over, lost, seen, odd, rnd, grade, kinds
 
 
 @njit(cache=True, nogil=True)
 def random_rate(retx: np.ndarray, exposed: np.ndarray, near: np.ndarray, any_full: bool, segments: int,
-                judged: bool) -> tuple[int, int, int, float]:
+                judged: bool, kinds: np.ndarray) -> tuple[int, int, int, float]:
     """One flow's random-loss rate from its episodes (``retx`` retransmissions and ``exposed`` transmissions each,
     ``near``: at the overflow level where ``any_full``) and its ``segments`` data segments: the segments lost at
     random (retransmitted in the episodes off the overflow level), the transmissions whose fate shows (every data
@@ -188,7 +193,8 @@ def random_rate(retx: np.ndarray, exposed: np.ndarray, near: np.ndarray, any_ful
     least — an overflow read at another level (its first drop a random one at a lower queue), or a burst; the rate
     is found again without them until none is left. An episode whose window is shorter than its drops (it shares
     the previous one's) is not judged, nor any without ``judged`` (no capacity: every loss is counted, an upper
-    bound)."""
+    bound). Each episode's kind is written to ``kinds``: :data:`RANDOM_EPISODE` (counted), :data:`OVERFLOW_EPISODE`,
+    :data:`ASIDE_EPISODE`."""
     lost = 0
     seen = segments
     for k in range(len(retx)):
@@ -210,6 +216,8 @@ def random_rate(retx: np.ndarray, exposed: np.ndarray, near: np.ndarray, any_ful
                 odd += 1
                 lost -= retx[k]
                 seen -= exposed[k]
+    for k in range(len(retx)):
+        kinds[k] = OVERFLOW_EPISODE if any_full and near[k] else (ASIDE_EPISODE if gone[k] else RANDOM_EPISODE)
     if seen <= 0 or seen < lost:  # the overflows' windows cover the flow: no transmission's fate shows
         return lost, max(seen, 0), odd, np.nan
     return lost, seen, odd, lost / seen

@@ -21,6 +21,10 @@ from ackreplay.path.evidence import GRADE_RANK, PathBatch, PathParts
 from ackreplay.path.figures import DEEP_QUANTILE, TOP_QUANTILE, top_ranks
 from ackreplay.path.links import LinkInfo, Links
 
+#: Times within this of each other are one packet's (s): below a capture's finest step (pcap's microsecond), above
+#: the rounding of two float clocks.
+SAME_PACKET_S = 5e-7
+
 
 def _column(table: Any, name: str, dtype: type) -> np.ndarray:
     """A column of a Polars frame (nulls as NaN) or of a mapping of numpy arrays, as numpy."""
@@ -62,11 +66,17 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
     loss_q = np.empty(loss_off[n])
     loss_retx = np.empty(loss_off[n], np.int64)
     loss_exposed = np.empty(loss_off[n], np.int64)
+    loss_segs = np.empty((loss_off[n], 2), np.int64)
+    drop_off = np.zeros(n + 1, np.int64)
     most_acks = 0
     most_segs = 0
     for i in range(n):
         most_acks = max(most_acks, a_hi[i] - a_lo[i])
         most_segs = max(most_segs, s_hi[i] - s_lo[i])
+        drop_off[i + 1] = drop_off[i] + _retransmitted(kind[s_lo[i]:s_hi[i]], ln[s_lo[i]:s_hi[i]])
+    drop_seg = np.empty(drop_off[n], np.int64)
+    drop_ep = np.empty(drop_off[n], np.int64)
+    sent_segs = np.zeros(n, np.int64)
     scratch = (np.empty(most_acks), np.empty(most_acks, np.int64), np.empty(most_acks),
                np.empty(most_segs, np.int64), np.empty(most_segs, np.int64), np.zeros(TRAIN), np.zeros(TRAIN))
     rtt_t = np.empty(most_acks)
@@ -93,10 +103,53 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
         _loss_queues(at[a0:a1], srtt[a0:a1], rtt_t[:nv], rtt_v[:nv], least, ep_start[e_lo[i]:e_hi[i]],
                      ep_retx[e_lo[i]:e_hi[i]], loss_q[loss_off[i]:loss_off[i + 1]],
                      loss_retx[loss_off[i]:loss_off[i + 1]])
-        _loss_exposure(st[s0:s1], seq[s0:s1], ln[s0:s1], at[a0:a1], srtt[a0:a1], least, ep_start[e_lo[i]:e_hi[i]],
-                       ep_end[e_lo[i]:e_hi[i]], ep_first[e_lo[i]:e_hi[i]], scratch[3],
-                       loss_exposed[loss_off[i]:loss_off[i + 1]])
-    return rates[:w], rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, loss_exposed, flight
+        base = _first_byte(seq[s0:s1], ln[s0:s1])
+        sent_segs[i] = _loss_exposure(st[s0:s1], seq[s0:s1], ln[s0:s1], at[a0:a1], srtt[a0:a1], least,
+                                      ep_start[e_lo[i]:e_hi[i]], ep_end[e_lo[i]:e_hi[i]], ep_first[e_lo[i]:e_hi[i]],
+                                      scratch[3], loss_exposed[loss_off[i]:loss_off[i + 1]], base, max(mss[i], 1),
+                                      loss_segs[loss_off[i]:loss_off[i + 1]])
+        _drops(st[s0:s1], seq[s0:s1], ln[s0:s1], kind[s0:s1], ep_start[e_lo[i]:e_hi[i]], base, max(mss[i], 1),
+               drop_seg[drop_off[i]:drop_off[i + 1]], drop_ep[drop_off[i]:drop_off[i + 1]])
+    return (rates[:w], rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, loss_exposed, flight,
+            loss_segs, drop_off, drop_seg, drop_ep, sent_segs)
+
+
+@njit(cache=True, nogil=True)
+def _retransmitted(kind: np.ndarray, ln: np.ndarray) -> int:
+    """How many of one flow's segment rows are retransmissions carrying data (ingest counts each in its episode)."""
+    n = 0
+    for k in range(len(kind)):
+        if kind[k] == 1 and ln[k] > 0:
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _first_byte(seq: np.ndarray, ln: np.ndarray) -> int:
+    """One flow's first data byte as the capture saw it (the lowest sequence a data segment carried; 0 without
+    one): segment k of the flow holds the bytes from it + k·MSS, as the simulation numbers its segments."""
+    first = -1
+    for k in range(len(seq)):
+        if ln[k] > 0 and (first < 0 or seq[k] < first):
+            first = seq[k]
+    return max(first, 0)
+
+
+@njit(cache=True, nogil=True)
+def _drops(st: np.ndarray, seq: np.ndarray, ln: np.ndarray, kind: np.ndarray, ep_start: np.ndarray, base: int,
+           mss: int, out_seg: np.ndarray, out_ep: np.ndarray) -> None:
+    """Each of one flow's retransmissions (rows of kind 1 with data, in the order sent): the segment it resent —
+    its first byte's, counted in MSS from the flow's first byte ``base`` — to ``out_seg``, and the loss episode it
+    was counted in — the last that started by then: every retransmission opens an episode or joins the open one
+    (ingest) — to ``out_ep`` (−1: before any episode, which ingest does not produce). The episode's start and the
+    segment's time are the same packet's on two clocks (each less the flow's first packet, in floats): they are
+    compared within :data:`SAME_PACKET_S`."""
+    w = 0
+    for k in range(len(kind)):
+        if kind[k] == 1 and ln[k] > 0:
+            out_seg[w] = (seq[k] - base) // mss
+            out_ep[w] = search_sorted(ep_start, st[k] + SAME_PACKET_S, True) - 1
+            w += 1
 
 
 @njit(cache=True, nogil=True)
@@ -208,7 +261,7 @@ def _loss_queues(at: np.ndarray, srtt: np.ndarray, rtt_t: np.ndarray, rtt_v: np.
 @njit(cache=True, nogil=True)
 def _loss_exposure(st: np.ndarray, seq: np.ndarray, ln: np.ndarray, at: np.ndarray, srtt: np.ndarray, least: float,
                    ep_start: np.ndarray, ep_end: np.ndarray, ep_first: np.ndarray, sent: np.ndarray,
-                   exposed: np.ndarray) -> None:
+                   exposed: np.ndarray, base: int, mss: int, segs: np.ndarray) -> int:
     """How many of one flow's data transmissions each loss episode decides the fate of, written to ``exposed``: a
     drop among them is repaired by a retransmission the episode counts, so it cannot be told from the episode's
     other losses. They are the transmissions from the first one of the episode's first retransmitted byte
@@ -216,14 +269,17 @@ def _loss_exposure(st: np.ndarray, seq: np.ndarray, ln: np.ndarray, at: np.ndarr
     the first segment above the hole where the capture point lies past the drop) to one smoothed RTT before the
     episode ended (the last whose loss could be found before its recovery point was acknowledged; the capture's
     end for an episode still open), each counted in one episode at most (an episode's window starts where the
-    previous one's ended). ``sent``: scratch for the highest sequence sent by each row."""
-    top = -1
+    previous one's ended). ``sent``: scratch for the highest sequence sent by each row. The same windows in
+    segments to ``segs`` (from, past: the segments first sent in the window, counted in ``mss`` from the flow's
+    first byte ``base``); returns the segments the flow sent (its highest sequence, in segments)."""
+    top = base
     for k in range(len(seq)):
         top = max(top, seq[k] + ln[k])
         sent[k] = top
     sent = sent[:len(seq)]
     done = -np.inf  # where the previous episode's window ended
     for e in range(len(ep_start)):
+        segs[e, 0] = segs[e, 1] = 0
         j = search_sorted(sent, ep_first[e], True)  # the first row that sent the episode's first byte
         w0 = max(st[j] if j < len(st) else np.inf, done)
         k = search_sorted(at, ep_start[e], True) - 1
@@ -233,8 +289,13 @@ def _loss_exposure(st: np.ndarray, seq: np.ndarray, ln: np.ndarray, at: np.ndarr
         if w1 < w0:
             exposed[e] = 0
             continue
-        exposed[e] = search_sorted(st, w1, True) - search_sorted(st, w0, False)
+        r0, r1 = search_sorted(st, w0, False), search_sorted(st, w1, True)
+        exposed[e] = r1 - r0
         done = w1
+        if r1 > r0:
+            segs[e, 0] = ((sent[r0 - 1] if r0 > 0 else base) - base) // mss
+            segs[e, 1] = (sent[r1 - 1] - base + mss - 1) // mss
+    return (top - base + mss - 1) // mss
 
 
 def _frozen(a: Any, dtype: type) -> np.ndarray:
@@ -322,7 +383,8 @@ def _parts_batch(ids: np.ndarray, links: Links | Sequence[LinkInfo], acks: Mappi
     # a flow's pairs: at most one per ACK event but the first (sender side), per segment but the first (receiver)
     room = int(np.maximum(np.where(receiver, s_hi - s_lo, a_hi - a_lo) - 1, 0).sum())
     ep_start, ep_retx, ep_end, ep_first = eps
-    rates, rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, loss_exposed, flight = _evidence(
+    (rates, rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, loss_exposed, flight, loss_segs,
+     drop_off, drop_seg, drop_ep, sent_segs) = _evidence(
         _frozen(a_lo, np.int64), _frozen(a_hi, np.int64), _frozen(s_lo, np.int64), _frozen(s_hi, np.int64),
         _frozen(e_lo, np.int64), _frozen(e_hi, np.int64), _frozen(receiver, np.bool_), _frozen(mss, np.int64),
         _frozen(links.overhead, np.int64), _frozen(acks["t_rel"], np.float64), _frozen(acks["ack"], np.int64),
@@ -338,5 +400,6 @@ def _parts_batch(ids: np.ndarray, links: Links | Sequence[LinkInfo], acks: Mappi
                      np.asarray(links.data_segments, np.int64),
                      np.array([GRADE_RANK[c] if c else -1 for c in links.confidence], np.int8),
                      np.asarray(links.span_start, np.float64), np.asarray(links.span_end, np.float64),
-                     np.asarray(links.rttmin_s, np.float64), np.asarray(links.handshake_rtt_s, np.float64), flight)
+                     np.asarray(links.rttmin_s, np.float64), np.asarray(links.handshake_rtt_s, np.float64), flight,
+                     loss_segs[:, 0].copy(), loss_segs[:, 1].copy(), drop_off, drop_seg, drop_ep, sent_segs)
 

@@ -10,7 +10,7 @@ on one row.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -55,13 +55,8 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
 
     grouped, gi, j = _judged(parts, shared, group, own, whole)
     l_lo, l_hi = parts.loss_offsets[own], parts.loss_offsets[own + 1]
-    link_rate = capture_link_rates(j["at_bin"], j["in_mode"], j["source"], j["adr_bps"])
-    (capacity, ser, base, deep, queued, full, delay, buffer, over, lost, seen, odd, rnd, grade) = row_figures(
-        np.where(np.isnan(link_rate), j["at_bin"], -1), j["in_mode"], j["above"], j["wire_mss"], j["rtt_min_s"],
-        j["rtt_samples"],
-        mine(parts.rtt_min_s), mine(parts.wire_mss), mine(parts.deep_queue_s), mine(parts.top_queue_s),
-        mine(parts.data_segments), mine(parts.confidence), l_lo, l_hi, parts.loss_queue_s, parts.loss_retx,
-        parts.loss_exposed)
+    link_rate, figures = _row_figures(parts, own, mine, j)
+    (capacity, ser, base, deep, queued, full, delay, buffer, over, lost, seen, odd, rnd, grade, _) = figures
     bounds = physical_bounds(capacity, base, buffer, over, grade, j)
     random_why = unsure_random(rnd, l_hi - l_lo, full, grouped | (_flow_count(parts, own) > 1), odd)
     how = _how(parts, own)
@@ -91,6 +86,28 @@ def infer_batch(parts: PathBatch, shared: PathBatch | None = None, group: Sequen
                                  "buffer_over_bdp": ev_over, "random_loss_rate": ev_rnd}})
     say_bounds(out, link_rate, bounds, j, random_why)
     return out
+
+
+def _row_figures(parts: PathBatch, own: np.ndarray, mine: Callable[[np.ndarray], np.ndarray], j: dict[str, np.ndarray]
+                 ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """The capture link's rates of the rows ``own`` and their :func:`row_figures`, on the judged columns ``j``
+    (:func:`_judged`) and their own (``mine``: a column's values of those rows)."""
+    link_rate = capture_link_rates(j["at_bin"], j["in_mode"], j["source"], j["adr_bps"])
+    return link_rate, row_figures(
+        np.where(np.isnan(link_rate), j["at_bin"], -1), j["in_mode"], j["above"], j["wire_mss"], j["rtt_min_s"],
+        j["rtt_samples"],
+        mine(parts.rtt_min_s), mine(parts.wire_mss), mine(parts.deep_queue_s), mine(parts.top_queue_s),
+        mine(parts.data_segments), mine(parts.confidence), parts.loss_offsets[own], parts.loss_offsets[own + 1],
+        parts.loss_queue_s, parts.loss_retx, parts.loss_exposed)
+
+
+def loss_kinds(parts: PathParts) -> np.ndarray:
+    """Each of the evidence's loss episodes as the random-loss rate of :func:`infer` on it alone judges it
+    (``path.figures``' ``RANDOM_EPISODE``, ``OVERFLOW_EPISODE``, ``ASIDE_EPISODE``; int8, in the episodes' order)."""
+    own = np.array([parts.row], np.int64)
+    _, _, j = _judged(parts.batch, None, None, own, False)
+    kinds = _row_figures(parts.batch, own, lambda col: col[own], j)[1][-1]
+    return kinds[parts.batch.loss_offsets[parts.row]:parts.batch.loss_offsets[parts.row + 1]]
 
 
 def _judged(parts: PathBatch, shared: PathBatch | None, group: Sequence[int] | np.ndarray | None, own: np.ndarray,

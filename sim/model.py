@@ -111,6 +111,11 @@ class FlowSpec:
     #: control such as BBR set on it first), so it spreads its segments at 200 % (slow start) or 120 % of
     #: cwnd/SRTT instead of sending what the window allows at once.
     pacing: bool = False
+    #: Random drops replayed (int8, one per segment from the first: k ≥ 0 drops the segment's first k
+    #: transmissions at the random loss and no later one; −1 leaves it to the link's Bernoulli loss, as for every
+    #: segment beyond): a capture's realised draw (``ackreplay.path.drops``), so that runs meet the same drops —
+    #: a re-enactment the capture's, several controls each other's. None: Bernoulli throughout.
+    loss_fates: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def decided_outside(self) -> bool:
@@ -192,6 +197,10 @@ def _check(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> None:
         if fl.rwnd_segments is not None and not 1 <= fl.rwnd_segments <= cfg.rwnd_segments:
             problems.append(("bad_flow", f"a flow's receive window must be 1 to {cfg.rwnd_segments} segments "
                                          f"(the run's), not {fl.rwnd_segments!r}"))
+        if fl.loss_fates is not None and (np.ndim(fl.loss_fates) != 1 or not np.all(
+                (np.asarray(fl.loss_fates) >= -1) & (np.asarray(fl.loss_fates) <= 127))):
+            problems.append(("bad_flow", "a flow's replayed drops are one count a segment, from −1 (none "
+                                         "replayed) to 127"))
     if problems:
         raise SimError(problems[0][0], "; ".join(m for _, m in problems))
 
@@ -290,11 +299,22 @@ def build_state(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimState:
         rqs=np.zeros((n, ring), np.int64), rqt=np.zeros((n, ring)), heap=heap, pos=pos, key=key,
         qf=np.zeros(_pow2(queue + 4)), qi=np.zeros(2, np.int64), last_fin=np.zeros(1),
         qd_hist=np.zeros((n, L.QD_BINS), np.int64), ts=np.zeros((n, cfg.samples, 4)),
-        tally=np.zeros(L.N_TALLY, np.int64), alog=np.zeros((n, logged, L.N_LOG)), slog=np.zeros((n, logged, 2)))
+        tally=np.zeros(L.N_TALLY, np.int64), alog=np.zeros((n, logged, L.N_LOG)), slog=np.zeros((n, logged, 2)),
+        fate=_fates(flows))
     fs[state.alg == L.CUBIC, EPOCH] = -1.0  # no congestion-avoidance epoch yet (Linux: epoch_start 0)
     for f, fl in enumerate(flows):
         heap_update(heap, pos, key, f * L.N_STREAMS + L.S_START, fl.start_s)
     return state
+
+
+def _fates(flows: list[FlowSpec]) -> np.ndarray:
+    """The flows' replayed random drops as one array (a row each, −1 where a flow has none: Bernoulli)."""
+    width = max([1, *(len(fl.loss_fates) for fl in flows if fl.loss_fates is not None)])
+    out = np.full((len(flows), width), -1, np.int8)
+    for f, fl in enumerate(flows):
+        if fl.loss_fates is not None:
+            out[f, :len(fl.loss_fates)] = fl.loss_fates
+    return out
 
 
 def _p95(hist: np.ndarray, width: float) -> float:

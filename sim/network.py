@@ -1,5 +1,6 @@
-"""The bottleneck link (a FIFO served at the link rate, drop-tail in packets and/or bytes, Bernoulli random
-loss on data before it) and the receiver (cumulative ACK, a SACK for what came out of order, delayed ACKs)."""
+"""The bottleneck link (a FIFO served at the link rate, drop-tail in packets and/or bytes, random loss on data
+before it: Bernoulli, or a flow's drops replayed segment by segment) and the receiver (cumulative ACK, a SACK
+for what came out of order, delayed ACKs)."""
 
 from __future__ import annotations
 
@@ -47,10 +48,24 @@ def queue_packets(s: SimState, now: float) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def enqueue(s: SimState, f: int, now: float) -> float:
-    """A data packet of flow ``f`` reaches the bottleneck: the time it leaves the link, or −1 if dropped."""
+def random_drop(s: SimState, f: int, seg: int) -> bool:
+    """Whether the random loss before the bottleneck drops this transmission of flow ``f``'s segment ``seg``: as
+    its replayed fate says (``fate``: its next k transmissions dropped, k counted down), else — no fate, or
+    beyond the replayed segments — a Bernoulli draw at the link's rate."""
+    if seg < s.fate.shape[1] and s.fate[f, seg] >= 0:
+        if s.fate[f, seg] == 0:
+            return False
+        s.fate[f, seg] -= 1
+        return True
+    return s.g[LOSS_P] > 0.0 and np.random.random() < s.g[LOSS_P]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def enqueue(s: SimState, f: int, now: float, seg: int) -> float:
+    """A data packet of flow ``f`` (its segment ``seg``) reaches the bottleneck: the time it leaves the link, or
+    −1 if dropped."""
     g = s.g
-    if g[LOSS_P] > 0.0 and np.random.random() < g[LOSS_P]:
+    if random_drop(s, f, seg):
         return -1.0
     n = queue_packets(s, now)
     waiting = n - 1 if n > 0 else 0
@@ -144,6 +159,6 @@ def receive(s: SimState, f: int, now: float, seg: int, sent: float) -> None:
 @njit(cache=True, nogil=True, inline="always")
 def transmit(s: SimState, f: int, now: float, seg: int) -> None:
     """The sender puts segment ``seg`` on the wire now (the access link's delay is in PROP_FWD)."""
-    fin = enqueue(s, f, now)
+    fin = enqueue(s, f, now, seg)
     if fin >= 0.0:
         push_data(s, f, fin + s.flow[f, PROP_FWD], seg, now)

@@ -37,3 +37,5 @@ class SimState(NamedTuple):
     tally: np.ndarray   # int64[N_TALLY]: events processed, overflow, the flow paused for a decision (+1), why
     alog: np.ndarray    # float64[F, A, N_LOG]: an external flow's ACKs as its sender saw them (A = 1: none kept)
     slog: np.ndarray    # float64[F, D, 2]: … its data segments sent (time, first byte)
+    fate: np.ndarray    # int8[F, K]: each segment's random drops replayed (k ≥ 0: its next k transmissions are
+    #                     dropped, then none; −1, and beyond K: Bernoulli at the link's rate)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ackreplay.path.drops import RandomDrops
 from ackreplay.path.figures import MIN_QUEUE_PACKETS, OVERFLOW_SPREAD, overflows
 from ackreplay.sim.model import Link
 from ackreplay.whatif.errors import WhatIfError
@@ -56,10 +57,18 @@ class PathFigures:
     timestamps: bool = True
     rwnd_bytes: float | None = None
     paced: bool = False
+    #: The random drops the capture realised (``path.drops``), replayed wherever the capture shows a segment's fate
+    #: (the rate draws elsewhere): None where the path's rate was not inferred from them, or they are not known.
+    drops: RandomDrops | None = None
 
     def link(self) -> Link:
         return Link(rate_bps=self.capacity_bps, buffer_bytes=max(round(self.buffer_bytes), 0),
                     loss=min(self.random_loss_rate, 0.5), overhead_bytes=self.overhead_bytes)
+
+    def loss_fates(self) -> np.ndarray | None:
+        """The drops as the simulation replays them (``FlowSpec.loss_fates``), None without any or without random
+        loss."""
+        return self.drops.fates() if self.drops is not None and self.random_loss_rate > 0 else None
 
     def rwnd_segments(self, most: int) -> int | None:
         """The receive window in whole segments (at least 1, at most ``most``: the simulation's), None without
@@ -105,7 +114,18 @@ class PathRange:
         return {"figures": self.central.as_dict(), "ranges": {k: list(v) for k, v in self.ends.items()},
                 "confidence": self.confidence, "overhead_bytes": self.central.overhead_bytes,
                 "mss": self.central.mss, "rwnd_bytes": self.central.rwnd_bytes, "paced": self.central.paced,
-                "assumed": dict(self.assumed)}
+                "assumed": dict(self.assumed), "random_drops": replayed_drops(self.central)}
+
+
+def replayed_drops(fig: PathFigures) -> dict[str, int] | None:
+    """What the runs on ``fig`` replay of the capture's random drops: the drops, the segments whose fate the capture
+    does not show (drawn at the rate) and the segments it sent (drawn at the rate beyond); None where nothing is
+    replayed (every run draws at the rate)."""
+    fates = fig.loss_fates()
+    if fates is None:
+        return None
+    return {"replayed": int(fates[fates > 0].sum()), "hidden_segments": int((fates < 0).sum()),
+            "segments": len(fates)}
 
 
 def connection_options(summary: Any) -> dict[str, bool]:
@@ -118,14 +138,16 @@ def connection_options(summary: Any) -> dict[str, bool]:
 
 def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
                random_loss_high: float | None = None, sack: bool = True, timestamps: bool = True,
-               buffer_low: float | None = None, rwnd_bytes: float | None = None, paced: bool = False) -> PathRange:
+               buffer_low: float | None = None, rwnd_bytes: float | None = None, paced: bool = False,
+               drops: RandomDrops | None = None) -> PathRange:
     """The figures of ``path`` (the §9 object) and their ranges, or :class:`WhatIfError`: ``path_incomplete``
     (a figure missing: named, with the inference's reason), ``path_low_confidence``. ``random_loss_high``: the
     upper end of a random-loss rate the inference left null (:func:`off_level_loss`); ``sack``, ``timestamps``: the
     connection's options (:func:`connection_options`); ``buffer_low``: the least a buffer the inference left null
     can be (:func:`buffer_seen`), taken as the buffer with a range up to :data:`BUFFER_HEADROOM_BDP` BDPs more;
     ``rwnd_bytes``: the receive window the flow's first recovery ran into (``FlowLimits.loss_rwnd_bytes``);
-    ``paced``: its sender paced (``scoring.pacing.paced``)."""
+    ``paced``: its sender paced (``scoring.pacing.paced``); ``drops``: the random drops its capture realised
+    (``path.drops.random_drops``), kept where the path gives the rate (not where it is taken as 0)."""
     if not path:
         raise WhatIfError("path_incomplete", "the flow has no path (it was not replayed, or nothing of its path "
                                              "was seen): every figure is missing")
@@ -151,7 +173,8 @@ def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
                           "nothing (docs/path-calibration.md), so no what-if is run on them")
     central = PathFigures(float(values["capacity_bps"]), float(values["base_rtt_s"]), float(values["buffer_bytes"]),
                           float(values["random_loss_rate"]), int(overhead_bytes), int(mss), sack, timestamps,
-                          None if rwnd_bytes is None else float(rwnd_bytes), paced)
+                          None if rwnd_bytes is None else float(rwnd_bytes), paced,
+                          None if "random_loss_rate" in assumed else drops)
     ends = {k: (getattr(central, k) * (1 - s), getattr(central, k) * (1 + s)) for k, s in SPREAD.items()}
     if "random_loss_rate" in assumed:
         ends["random_loss_rate"] = (0.0, float(random_loss_high or 0.0))

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ackreplay.path.drops import random_drops
 from ackreplay.path.links import LinkInfo
 from ackreplay.replay.results import FlowReplay
 from ackreplay.scoring.pacing import paced
@@ -28,7 +29,8 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
     pacing = paced(fr.limits.paced_share if fr.limits is not None else None)
     rng = path_range(fr.path or {}, mss=link.mss, overhead_bytes=link.overhead, random_loss_high=random_loss_high(fr),
                      buffer_low=buffer_seen(fr.path_parts, fr.path), **connection_options(summary),
-                     rwnd_bytes=fr.limits.loss_rwnd_bytes if fr.limits is not None else None, paced=pacing)
+                     rwnd_bytes=fr.limits.loss_rwnd_bytes if fr.limits is not None else None, paced=pacing,
+                     drops=random_drops(fr.path_parts))
     shared = next((list(g.get("flows") or []) for g in path_groups if fr.flow_id in (g.get("flows") or [])), [])
     others = [summaries[f] for f in shared if f != fr.flow_id]
     cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")), pacing)

@@ -23,7 +23,7 @@ from ackreplay.whatif.algorithms import ALGORITHMS
 from ackreplay.whatif.captured import GOODPUT_TOLERANCE, CapturedFlow, SenderControl
 from ackreplay.whatif.cross import CrossFlow
 from ackreplay.whatif.errors import WhatIfError
-from ackreplay.whatif.figures import PathFigures, PathRange
+from ackreplay.whatif.figures import PathFigures, PathRange, replayed_drops
 
 #: The self-check's tolerances (issue #37): goodput within 10 % (``GOODPUT_TOLERANCE``, kept in
 #: ``whatif.captured``, whose idle limit derives from it), loss-event rate within 30 % of the capture's.
@@ -34,12 +34,16 @@ MAX_DURATION_S = 120.0
 #: limited it most of the time), it ran a control the simulation cannot run, the flow delivered nothing, the
 #: re-enactment did not reproduce it.
 CHECK_CODES = ("sender_not_bulk", "cannot_re_enact", "nothing_delivered", "not_reproduced")
-#: The self-check's runs on a path with random loss, each with its own seed (``seed``, ``seed + 1``, …): the
-#: capture is one draw of the random drops, and a flow of a few seconds owes much of its goodput to where the
-#: first drop falls in its first slow start — the Linux kernel on one testbed scenario (10 Mbit/s, 40 ms, 4 BDP,
-#: 1 % loss) delivered 2.9, 4.5 and 6.3 Mbit/s over 5 s in three runs. The re-enactment is compared by its mean
-#: over the draws, the expectation the one captured draw scatters around, not by one draw of its own.
+#: The self-check's draws on a path with random loss, each with its own seed (``seed``, ``seed + 1``, …): a flow of
+#: a few seconds owes much of its goodput to where the first drop falls in its first slow start — the Linux kernel
+#: on one testbed scenario (10 Mbit/s, 40 ms, 4 BDP, 1 % loss) delivered 2.9, 4.5 and 6.3 Mbit/s over 5 s in
+#: three runs. Where the capture's own drops are known (``PathFigures.drops``) the re-enactment meets them — the
+#: same draw as the capture's — and that run decides; the mean over these draws, the expectation the captured draw
+#: scatters around, stands beside it (``simulated.draws``). Where they are not known, the mean decides.
 RANDOM_LOSS_SEEDS = 10
+#: What decided a self-check's figures (``simulated.decided_by``): the run over the capture's replayed random
+#: drops, the mean over :data:`RANDOM_LOSS_SEEDS` draws at the rate (no drops known), one run (no random loss).
+DECIDERS = ("replayed_drops", "mean_of_draws", "one_run")
 #: Points of each result's time series.
 SERIES_POINTS = 400
 #: CUBIC's HyStart for a paced Linux sender (``GROWTH_PARAMS``' ``hystart`` 2: its rounds from the first ACK, as
@@ -121,14 +125,16 @@ def run_one(fig: PathFigures, algorithm: str, duration_s: float, seed: int, ns3:
             cross: Sequence[CrossFlow] = ()) -> tuple[FlowResult, float]:
     """One bulk sender under ``algorithm`` on the path ``fig`` for ``duration_s`` simulated seconds, beside the
     cross traffic (each from its offset to the end of the run; the run starts with the earliest): its result and
-    its share of the bytes every flow on the bottleneck delivered in the run. Where the captured sender paced
+    its share of the bytes every flow on the bottleneck delivered in the run. The sender meets the random drops the
+    capture realised where ``fig`` carries them (``PathFigures.drops``: the same draw whatever its algorithm), the
+    link's Bernoulli loss elsewhere and on the cross traffic. Where the captured sender paced
     (``fig.paced``) the sender paces whatever its algorithm — the same host's stack under another control —, as
     do the cross flows from its host (``CrossFlow.paced``); an ns-3 sender never does."""
     shift = max([0.0, *(-c.offset_s for c in cross)])
     config = sim_config(shift + duration_s, fig.mss, seed, ns3)
     specs = [FlowSpec(algorithm, fig.base_rtt_s, shift, sender_params(algorithm, ns3, fig.paced), sack=fig.sack,
                       timestamps=fig.timestamps, rwnd_segments=fig.rwnd_segments(config.rwnd_segments),
-                      pacing=fig.paced and not ns3)]
+                      pacing=fig.paced and not ns3, loss_fates=fig.loss_fates())]
     specs += [FlowSpec(c.control, fig.base_rtt_s, shift + c.offset_s, sender_params(c.control, ns3, c.paced),
                        sack=c.sack, timestamps=c.timestamps, pacing=c.paced and not ns3)
               for c in cross if shift + c.offset_s < shift + duration_s]
@@ -157,6 +163,12 @@ def check_seeds(fig: PathFigures) -> int:
     return RANDOM_LOSS_SEEDS if fig.random_loss_rate > 0 else 1
 
 
+def check_runs(fig: PathFigures) -> int:
+    """How many runs the self-check takes on the path ``fig``: its draws, and the run over the capture's replayed
+    drops where ``fig`` carries them."""
+    return check_seeds(fig) + (fig.loss_fates() is not None)
+
+
 def mean_figures(runs: Sequence[dict[str, float | None]]) -> dict[str, float | None]:
     """Each figure's mean over the runs (None where a run has none)."""
     out: dict[str, float | None] = {}
@@ -181,16 +193,17 @@ def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, se
         return SelfCheck(sender.algorithm, sender.source, None, None, False, "the captured flow delivered nothing",
                          code="nothing_delivered")
     span = min(captured.span_s, MAX_DURATION_S)
-    draws = [run_one(rng.central, sender.algorithm, span, seed + k, sender.ns3, cross)
-             for k in range(check_seeds(rng.central))]
-    goodput = sum(d.goodput_bps for d, _ in draws) / len(draws)
-    events = sum(d.loss_events for d, _ in draws) / len(draws)
-    goodput_ratio = goodput / captured.goodput_bps
-    sim_rate = events / span
-    if captured.loss_events == 0:
-        loss_ratio = 1.0 if events == 0 else math.inf
+    fig = rng.central
+    draws = [run_one(replace(fig, drops=None), sender.algorithm, span, seed + k, sender.ns3, cross)
+             for k in range(check_seeds(fig))]
+    mean = _checked_figures(draws, fig, span, captured)
+    if fig.loss_fates() is None:
+        decided, by, runs = mean, DECIDERS[1] if len(draws) > 1 else DECIDERS[2], draws
     else:
-        loss_ratio = sim_rate / captured.loss_event_rate
+        runs = [run_one(fig, sender.algorithm, span, seed, sender.ns3, cross)]
+        decided, by = _checked_figures(runs, fig, span, captured), DECIDERS[0]
+    goodput_ratio, loss_ratio = decided["goodput_ratio"], decided["loss_rate_ratio"]
+    goodput, events = decided["goodput_bps"], decided["loss_events"]
     ok_goodput = abs(goodput_ratio - 1) <= GOODPUT_TOLERANCE + 1e-9  # (26/20 is 1.3 within rounding)
     ok_loss = abs(loss_ratio - 1) <= LOSS_EVENT_TOLERANCE + 1e-9
     reason = "; ".join(
@@ -198,10 +211,30 @@ def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, se
          f"(ratio {goodput_ratio:.3f}, beyond ±{GOODPUT_TOLERANCE:.0%})"] * (not ok_goodput)
         + [f"{events:g} loss events simulated in {span:.1f} s against {captured.loss_events} captured "
            f"(ratio {loss_ratio:.3f}, beyond ±{LOSS_EVENT_TOLERANCE:.0%})"] * (not ok_loss))
-    simulated = {**mean_figures([figures_of(d, rng.central, d_share) for d, d_share in draws]),
-                 "loss_event_rate": sim_rate, "span_s": span, "seeds": len(draws)}
-    return SelfCheck(sender.algorithm, sender.source, goodput_ratio, loss_ratio if math.isfinite(loss_ratio) else None,
-                     ok_goodput and ok_loss, reason, simulated, None if ok_goodput and ok_loss else "not_reproduced")
+    simulated = {**mean_figures([figures_of(d, fig, d_share) for d, d_share in runs]),
+                 "loss_event_rate": events / span, "span_s": span, "seeds": len(runs), "decided_by": by,
+                 "drops": replayed_drops(fig),
+                 "draws": {k: _finite(v) for k, v in mean.items()} if by == DECIDERS[0] else None}
+    return SelfCheck(sender.algorithm, sender.source, goodput_ratio, _finite(loss_ratio), ok_goodput and ok_loss,
+                     reason, simulated, None if ok_goodput and ok_loss else "not_reproduced")
+
+
+def _checked_figures(runs: Sequence[tuple[FlowResult, float]], fig: PathFigures, span: float,
+                     captured: CapturedFlow) -> dict[str, float]:
+    """The runs' mean goodput and loss events over the span, their rate, and both against the captured flow's
+    (the loss-event ratio is infinite where the capture has no loss event and the runs have some)."""
+    goodput = sum(r.goodput_bps for r, _ in runs) / len(runs)
+    events = sum(r.loss_events for r, _ in runs) / len(runs)
+    if captured.loss_events == 0:
+        loss_ratio = 1.0 if events == 0 else math.inf
+    else:
+        loss_ratio = events / span / captured.loss_event_rate
+    return {"goodput_bps": goodput, "loss_events": events, "loss_event_rate": events / span,
+            "goodput_ratio": goodput / captured.goodput_bps, "loss_rate_ratio": loss_ratio, "seeds": len(runs)}
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
 
 def result_with_ranges(rng: PathRange, algorithm: str, duration_s: float, seed: int, ns3: bool,

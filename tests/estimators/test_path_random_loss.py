@@ -13,7 +13,14 @@ import pytest
 import ackreplay.estimators as E
 from ackreplay.ingest import ingest_capture
 from ackreplay.path.bounds import MIN_RANDOM_EPISODES, unsure_random
-from ackreplay.path.figures import BERNOULLI_TAIL, binomial_tail, random_rate
+from ackreplay.path.figures import (
+    ASIDE_EPISODE,
+    BERNOULLI_TAIL,
+    OVERFLOW_EPISODE,
+    RANDOM_EPISODE,
+    binomial_tail,
+    random_rate,
+)
 from ackreplay.replay.capture import replay_capture
 from tests.conftest import ROOT
 
@@ -34,18 +41,21 @@ def test_the_overflows_windows_leave_the_exposure_and_an_unexplained_episode_is_
     retx = np.array([30, 5, 1, 1, 1, 9], np.int64)
     exposed = np.array([100, 60, 20, 30, 25, 40], np.int64)
     near = np.array([True, True, False, False, False, False])
-    lost, seen, odd, rate = random_rate(retx, exposed, near, True, 1000, True)
+    kinds = np.full(6, -1, np.int8)
+    lost, seen, odd, rate = random_rate(retx, exposed, near, True, 1000, True, kinds)
     assert (lost, seen, odd) == (3, 1000 - 160 - 40, 1) and rate == pytest.approx(3 / 800)
+    assert kinds.tolist() == [OVERFLOW_EPISODE] * 2 + [RANDOM_EPISODE] * 3 + [ASIDE_EPISODE]
     # a Bernoulli loss at that rate: 9 in 40 is beyond BERNOULLI_TAIL, 2 in 40 is not
     assert binomial_tail(9, 40, rate) < BERNOULLI_TAIL * binomial_tail(1, 40, rate)
     assert binomial_tail(2, 40, rate) > BERNOULLI_TAIL * binomial_tail(1, 40, rate)
     # without an overflow every episode's drops count, over every segment; without judging, none is set aside
-    lost, seen, odd, rate = random_rate(retx, exposed, near, False, 1000, False)
+    lost, seen, odd, rate = random_rate(retx, exposed, near, False, 1000, False, kinds)
     assert (lost, seen, odd) == (47, 1000, 0) and rate == pytest.approx(0.047)
+    assert kinds.tolist() == [RANDOM_EPISODE] * 6
     # every segment decided by the overflows: no fate shows — none of the off-level drop's either (not a rate of 1)
-    assert math.isnan(random_rate(retx[:2], np.array([600, 400]), near[:2], True, 1000, True)[3])
-    assert math.isnan(random_rate(np.array([5, 1]), np.array([1000, 0]), near[:2], True, 1000, True)[3])
-    assert math.isnan(random_rate(np.array([5, 1]), np.array([1200, 3]), near[:2], True, 1000, True)[3])
+    assert math.isnan(random_rate(retx[:2], np.array([600, 400]), near[:2], True, 1000, True, kinds[:2])[3])
+    assert math.isnan(random_rate(np.array([5, 1]), np.array([1000, 0]), near[:2], True, 1000, True, kinds[:2])[3])
+    assert math.isnan(random_rate(np.array([5, 1]), np.array([1200, 3]), near[:2], True, 1000, True, kinds[:2])[3])
 
 
 def test_an_episode_set_aside_does_not_count_towards_the_episodes_a_rate_needs() -> None:
