@@ -20,10 +20,7 @@ PAIR = ROOT / "tests" / "data" / "pairs" / "two.pcap.gz"  # flows 2 (CUBIC) and 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
     with configured({"ACKREPLAY_DATA_DIR": str(tmp_path_factory.mktemp("whatif") / "data")}):
-        api = client()
-        body = upload(api, TESTBED).json()
-        assert wait_run(api, body["run_id"])["status"] == "succeeded"
-        yield api, f"/api/v1/runs/{body['run_id']}/captures/{body['capture']['id']}/flows"
+        yield uploaded(client(), TESTBED)
 
 
 def test_the_api_gives_the_clis_what_if(ran):
@@ -72,12 +69,17 @@ def test_a_request_beyond_the_services_bound_is_refused(ran, monkeypatch):
     assert "fewer algorithms or a shorter duration_s" in r.json()["detail"]
 
 
+def uploaded(api, capture):
+    """``capture`` uploaded and run: the client and its flows' URL."""
+    body = upload(api, capture).json()
+    assert wait_run(api, body["run_id"])["status"] == "succeeded"
+    return api, f"/api/v1/runs/{body['run_id']}/captures/{body['capture']['id']}/flows"
+
+
 @pytest.fixture(scope="module")
 def pair(ran):
     api, _ = ran
-    body = upload(api, PAIR).json()
-    assert wait_run(api, body["run_id"])["status"] == "succeeded"
-    return api, f"/api/v1/runs/{body['run_id']}/captures/{body['capture']['id']}/flows"
+    return uploaded(api, PAIR)
 
 
 def test_a_flow_after_its_groups_first_has_the_group_as_cross_traffic(pair):
@@ -94,3 +96,31 @@ def test_a_flow_after_its_groups_first_has_the_group_as_cross_traffic(pair):
     assert doc["cross_traffic"][0]["offset_s"] == pytest.approx(cli["cross_traffic"][0]["offset_s"], rel=1e-9)
     assert doc["captured"]["share"] == pytest.approx(cli["captured"]["share"], rel=1e-9)
     assert doc["self_check"]["goodput_ratio"] == pytest.approx(cli["self_check"]["goodput_ratio"], rel=1e-9)
+
+
+LOSSY = ROOT / "tests" / "data" / "paths" / "r20_rtt30_loss.pcap.gz"  # 0.37 % random loss, 14 drops seen
+
+
+@pytest.fixture(scope="module")
+def lossy(ran):
+    api, _ = ran
+    return uploaded(api, LOSSY)
+
+
+def test_the_capture_s_random_drops_are_stored_and_replayed_as_the_cli_replays_them(lossy):
+    """The run stores the flow's random drops with its diagnostics; the what-if's self-check and runs meet them, as
+    the CLI's do: the same drops, the same decisive run, the same mean over draws beside it."""
+    api, flows = lossy
+    r = api.post(f"{flows}/2/whatif", json={"algorithms": ["newreno"], "duration_s": 3, "sender_cc": "cubic"})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    cli = json.loads(CliRunner().invoke(app, ["whatif", str(LOSSY), "-e", "newreno", "--duration", "3",
+                                              "--json"]).stdout)
+    assert doc["path"]["random_drops"] == cli["path"]["random_drops"] == {"replayed": 14, "hidden_segments": 322,
+                                                                          "segments": 4091}
+    sim, cli_sim = doc["self_check"]["simulated"], cli["self_check"]["simulated"]
+    assert sim["decided_by"] == cli_sim["decided_by"] == "replayed_drops"
+    assert doc["self_check"]["goodput_ratio"] == pytest.approx(cli["self_check"]["goodput_ratio"], rel=1e-9)
+    assert sim["draws"]["goodput_ratio"] == pytest.approx(cli_sim["draws"]["goodput_ratio"], rel=1e-9)
+    assert doc["results"]["newreno"]["goodput_bps"] == pytest.approx(cli["results"]["newreno"]["goodput_bps"],
+                                                                     rel=1e-9)
