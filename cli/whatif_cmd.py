@@ -134,6 +134,13 @@ def whatif_text(doc: dict[str, Any]) -> str:
     lines.append(wrap(f"self-check ({sc['algorithm']}, {sc['algorithm_source']}): "
                       f"{'passed' if sc['passed'] else 'FAILED'}: {ratios}" + (f"; {sc['reason']}" if sc["reason"]
                                                                                 else "")))
+    drops, draws = doc["path"].get("random_drops"), sc.get("simulated", {}).get("draws")
+    if drops:
+        beside = (f"; the mean over {draws['seeds']} draws at the rate, beside it: goodput ratio "
+                  f"{draws['goodput_ratio']:.3f}" if draws else "")
+        lines.append(wrap(f"  random loss: the capture's {drops['replayed']} random drops replayed in every run (the "
+                          f"{drops['hidden_segments']} segments whose fate it does not show, and those past its "
+                          f"{drops['segments']}, drawn at the rate){beside}"))
     if doc["withheld"]:
         lines.append(wrap(f"what-if withheld [{doc['withheld_code']}]: {doc['withheld']}"))
         return "\n".join(lines)
