@@ -68,12 +68,14 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
     loss_exposed = np.empty(loss_off[n], np.int64)
     loss_segs = np.empty((loss_off[n], 2), np.int64)
     drop_off = np.zeros(n + 1, np.int64)
+    bases = np.zeros(n, np.int64)
     most_acks = 0
     most_segs = 0
     for i in range(n):
         most_acks = max(most_acks, a_hi[i] - a_lo[i])
         most_segs = max(most_segs, s_hi[i] - s_lo[i])
-        drop_off[i + 1] = drop_off[i] + _retransmitted(kind[s_lo[i]:s_hi[i]], ln[s_lo[i]:s_hi[i]])
+        retransmitted, bases[i] = _first_byte(seq[s_lo[i]:s_hi[i]], ln[s_lo[i]:s_hi[i]], kind[s_lo[i]:s_hi[i]])
+        drop_off[i + 1] = drop_off[i] + retransmitted
     drop_seg = np.empty(drop_off[n], np.int64)
     drop_ep = np.empty(drop_off[n], np.int64)
     sent_segs = np.zeros(n, np.int64)
@@ -103,7 +105,7 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
         _loss_queues(at[a0:a1], srtt[a0:a1], rtt_t[:nv], rtt_v[:nv], least, ep_start[e_lo[i]:e_hi[i]],
                      ep_retx[e_lo[i]:e_hi[i]], loss_q[loss_off[i]:loss_off[i + 1]],
                      loss_retx[loss_off[i]:loss_off[i + 1]])
-        base = _first_byte(seq[s0:s1], ln[s0:s1])
+        base = bases[i]
         sent_segs[i] = _loss_exposure(st[s0:s1], seq[s0:s1], ln[s0:s1], at[a0:a1], srtt[a0:a1], least,
                                       ep_start[e_lo[i]:e_hi[i]], ep_end[e_lo[i]:e_hi[i]], ep_first[e_lo[i]:e_hi[i]],
                                       scratch[3], loss_exposed[loss_off[i]:loss_off[i + 1]], base, max(mss[i], 1),
@@ -115,24 +117,19 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
 
 
 @njit(cache=True, nogil=True)
-def _retransmitted(kind: np.ndarray, ln: np.ndarray) -> int:
-    """How many of one flow's segment rows are retransmissions carrying data (ingest counts each in its episode)."""
-    n = 0
-    for k in range(len(kind)):
-        if kind[k] == 1 and ln[k] > 0:
-            n += 1
-    return n
-
-
-@njit(cache=True, nogil=True)
-def _first_byte(seq: np.ndarray, ln: np.ndarray) -> int:
-    """One flow's first data byte as the capture saw it (the lowest sequence a data segment carried; 0 without
-    one): segment k of the flow holds the bytes from it + k·MSS, as the simulation numbers its segments."""
+def _first_byte(seq: np.ndarray, ln: np.ndarray, kind: np.ndarray) -> tuple[int, int]:
+    """How many of one flow's segment rows are retransmissions carrying data (ingest counts each in its episode),
+    and its first data byte as the capture saw it (the lowest sequence a data segment carried; 0 without one):
+    segment k of the flow holds the bytes from it + k·MSS, as the simulation numbers its segments."""
     first = -1
+    retransmitted = 0
     for k in range(len(seq)):
-        if ln[k] > 0 and (first < 0 or seq[k] < first):
-            first = seq[k]
-    return max(first, 0)
+        if ln[k] > 0:
+            if first < 0 or seq[k] < first:
+                first = seq[k]
+            if kind[k] == 1:
+                retransmitted += 1
+    return retransmitted, max(first, 0)
 
 
 @njit(cache=True, nogil=True)
