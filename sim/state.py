@@ -37,3 +37,5 @@ class SimState(NamedTuple):
     tally: np.ndarray   # int64[N_TALLY]: events processed, overflow, the flow paused for a decision (+1), why
     alog: np.ndarray    # float64[F, A, N_LOG]: an external flow's ACKs as its sender saw them (A = 1: none kept)
     slog: np.ndarray    # float64[F, D, 2]: … its data segments sent (time, first byte)
+    bbr: np.ndarray     # float64[F, N_BBR]: a BBR flow's model and rate sample (sim/bbr_layout.py)
+    tx: np.ndarray      # float64[F, S, N_TX]: each segment's delivery-rate snapshot when sent (S = 1: no BBR flow)
