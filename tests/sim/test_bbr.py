@@ -202,10 +202,10 @@ def test_the_bbr_captures_self_check(name: str, passed: bool, goodput: float, lo
     them (docs/whatif.md, "BBR"): on ``limits/bbr_bulk`` (10 Mbit/s, 40 ms, 1 BDP) the goodput is the kernel's but
     the kernel lost 13 times where the loop loses twice (in STARTUP): the kernel's BBR held 55–64 segments in
     flight at cwnd 78–82 — a standing queue of 20–30 packets —, the loop's 38 at cwnd 76: the kernel's bandwidth
-    estimate sat 2 % above the link's payload rate (9.80 Mbit/s in ``ss`` on the testbed's 10-Mbit/s runs, against
-    9.59), so it paced faster than the link drains; on ``paths/r8_rtt40_cross`` (BBR beside CUBIC and Reno, 8
-    Mbit/s, 1 BDP) the captured BBR flow took more of the link than the loop's (0.79 of its goodput, 12 loss
-    events against 17)."""
+    estimate sat 1.6–2.3 % above the link's payload rate (``bbr_bw``'s medians 9.74 and 9.81 Mbit/s in ``ss`` on the
+    testbed's 10-Mbit/s single-flow runs, against 9.59), so it paced faster than the link drains; on
+    ``paths/r8_rtt40_cross`` (BBR beside CUBIC and Reno, 8 Mbit/s, 1 BDP) the captured BBR flow took more of the
+    link than the loop's (0.79 of its goodput, 12 loss events against 17)."""
     got = checked(DATA / f"{name}.pcap.gz")
     assert isinstance(got, Checked), got
     c = got.check
