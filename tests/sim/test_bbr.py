@@ -11,8 +11,9 @@ import pytest
 from ackreplay.sim import bbr_layout as B
 from ackreplay.sim import layout as L
 from ackreplay.sim.bbr import bbr_main
-from ackreplay.sim.bbr_cycle import reset_probe_bw_mode
+from ackreplay.sim.bbr_cycle import reset_probe_bw_mode, update_gains
 from ackreplay.sim.bbr_model import update_model
+from ackreplay.sim.bbr_policer import lt_bw_sampling
 from ackreplay.sim.bbr_window import HIGH_GAIN, quantization_budget
 from ackreplay.sim.minmax import minmax_reset, minmax_running_max
 from ackreplay.sim.model import FlowSpec, Link, SimConfig, build_state, simulate
@@ -114,6 +115,35 @@ def test_a_recovery_conserves_packets_for_a_round_then_restores_cwnd() -> None:
         assert (s.fs[0, L.CWND], b[B.CONSERVATION]) == (cwnd, conserving)
         if in_rec and lost == 2:
             assert b[B.NEXT_RTT_DELIVERED] == 1001.0
+
+
+def _lt_ack(s: SimState, now: float, delivered: float, lost: float, round_start: bool, losses: bool) -> None:
+    b = s.bbr[0]
+    b[B.DELIVERED_STAMP], b[B.DELIVERED], b[B.LOST_TOTAL] = now, delivered, lost
+    b[B.ROUND_START], b[B.RS_LOSSES], b[B.RS_APP_LIMITED] = float(round_start), float(losses), 0.0
+    lt_bw_sampling(s, 0)
+
+
+def test_two_lossy_intervals_at_one_rate_mean_a_policer() -> None:
+    """``bbr_lt_bw_sampling``: sampling starts at the first loss (100 delivered, 1.0 s); after 4 rounds a loss ends
+    the interval — 100 more delivered, 25 lost (25 % ≥ 50/256) in 0.2 s: 500 segments/s; the next, 95 delivered and
+    25 lost in 0.2 s: 475, within 1/8 of 500 — a policer: BBR paces at their mean, 487.5, gain 1, and after 48
+    rounds of PROBE_BW drops it and cycles again."""
+    s = bbr_state()
+    b = s.bbr[0]
+    b[B.MODE] = B.PROBE_BW
+    _lt_ack(s, 1.0, 100.0, 0.0, False, True)
+    assert b[B.LT_SAMPLING] == 1.0 and b[B.LT_DELIVERED] == 100.0
+    for start, delivered, lost in ((1.0, 200.0, 25.0), (1.2, 295.0, 50.0)):
+        for k in range(4):
+            _lt_ack(s, start + 0.01 * (k + 1), delivered - 10.0, lost - 5.0, True, False)
+        _lt_ack(s, start + 0.2, delivered, lost, False, True)
+    assert b[B.LT_USE] == 1.0 and b[B.LT_BW] == pytest.approx(487.5) and b[B.PACING_GAIN] == 1.0
+    update_gains(s, 0)
+    assert b[B.PACING_GAIN] == 1.0
+    for k in range(48):
+        _lt_ack(s, 2.0 + 0.01 * k, 400.0 + k, 50.0, True, False)
+    assert b[B.LT_USE] == 0.0 and b[B.LT_BW] == 0.0 and b[B.MODE] == B.PROBE_BW
 
 
 def test_probe_rtt_holds_four_packets_for_200_ms_once_min_rtt_is_10_s_old() -> None:
