@@ -298,7 +298,7 @@ def build_state(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimState:
         tally=np.zeros(L.N_TALLY, np.int64), alog=np.zeros((n, logged, L.N_LOG)), slog=np.zeros((n, logged, 2)),
         bbr=np.array([bbr_row(fl.rtt_s, fl.start_s, cfg.initial_window) if fl.control == "bbr" else np.zeros(N_BBR)
                       for fl in flows]).reshape(n, N_BBR),
-        tx=np.zeros((n, segs if any(fl.control == "bbr" for fl in flows) else 1, N_TX)))
+        tx=np.zeros((n, ring if any(fl.control == "bbr" for fl in flows) else 1, N_TX)))
     fs[state.alg == L.CUBIC, EPOCH] = -1.0  # no congestion-avoidance epoch yet (Linux: epoch_start 0)
     for f, fl in enumerate(flows):
         heap_update(heap, pos, key, f * L.N_STREAMS + L.S_START, fl.start_s)

@@ -3,9 +3,10 @@
 Estimation" (IETF draft-cheng-iccrg-delivery-rate-estimation) and Cardwell, Cheng, Gunn, Hassas Yeganeh and
 Jacobson, "BBR: Congestion-Based Congestion Control", ACM Queue 14(5), 2016.
 
-Each segment, when sent or resent, keeps a snapshot (``SimState.tx``): the segments delivered so far, when the
-last of them was delivered (``delivered_mstamp``), when the segment that opened the current send flight left
-(``first_tx_mstamp``), its own send time, and whether the sender was application-limited. An ACK's rate sample
+Each segment, when sent or resent, keeps a snapshot (``SimState.tx``, a ring indexed by the segment's number:
+the segments outstanding never span more than the receive window, half the ring): the segments delivered so far,
+when the last of them was delivered (``delivered_mstamp``), when the segment that opened the current send flight
+left (``first_tx_mstamp``), its own send time, and whether the sender was application-limited. An ACK's rate sample
 takes the snapshot of the most recently sent segment it newly delivers, cumulatively or by SACK: the segments
 delivered since, over the longer of the send and the ACK interval (never shorter than the minimum RTT: such a
 sample is discarded). The columns: ackreplay.sim.bbr_layout."""
@@ -63,7 +64,7 @@ def rate_skb_sent(s: SimState, f: int, x: int, now: float, empty: bool) -> None:
     if empty:
         b[FIRST_TX] = now
         b[DELIVERED_STAMP] = now
-    t = s.tx[f, x]
+    t = s.tx[f, x & (s.tx.shape[1] - 1)]
     t[TX_FIRST] = b[FIRST_TX]
     t[TX_DELIVERED_STAMP] = b[DELIVERED_STAMP]
     t[TX_DELIVERED] = b[DELIVERED]
@@ -77,7 +78,7 @@ def rate_skb_delivered(s: SimState, f: int, x: int) -> None:
     the most recently sent such segment (the higher one on a tie), and its send interval from the start of its
     flight; the next flight's start is this segment's send time."""
     b = s.bbr[f]
-    t = s.tx[f, x]
+    t = s.tx[f, x & (s.tx.shape[1] - 1)]
     if t[TX_DELIVERED_STAMP] == NO_STAMP:
         return
     sent = t[TX_SENT]

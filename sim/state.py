@@ -38,4 +38,5 @@ class SimState(NamedTuple):
     alog: np.ndarray    # float64[F, A, N_LOG]: an external flow's ACKs as its sender saw them (A = 1: none kept)
     slog: np.ndarray    # float64[F, D, 2]: … its data segments sent (time, first byte)
     bbr: np.ndarray     # float64[F, N_BBR]: a BBR flow's model and rate sample (sim/bbr_layout.py)
-    tx: np.ndarray      # float64[F, S, N_TX]: each segment's delivery-rate snapshot when sent (S = 1: no BBR flow)
+    tx: np.ndarray      # float64[F, R, N_TX]: each outstanding segment's delivery-rate snapshot when sent, at its
+    #                     number mod R (R = 1: no BBR flow)
