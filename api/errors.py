@@ -31,7 +31,7 @@ CODES: dict[str, int] = {
     "invalid_request": 422, "invalid_truth": 422, "invalid_archive": 422, "no_captures": 422, "invalid_sort": 422,
     "unknown_estimator": 422, "unknown_parameter": 422, "parameter_out_of_range": 422, "invalid_parameter": 422,
     "too_many_variants": 422, "duplicate_estimator": 422,
-    "unknown_algorithm": 422, "not_in_control": 422, "path_incomplete": 422, "path_low_confidence": 422,
+    "unknown_algorithm": 422, "path_incomplete": 422, "path_low_confidence": 422,
     "shared_bottleneck": 422, "whatif_too_large": 422,
     "internal_error": 500, "database_unavailable": 503,
 }

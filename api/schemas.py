@@ -658,9 +658,9 @@ class WhatIfIn(BaseModel):
     algorithms: list[Annotated[Text, StringConstraints(min_length=1, max_length=40)]] | None = Field(
         None, max_length=16, examples=[["cubic", "westwood_plus", "newreno"]],
         description="the algorithms to put in control: newreno, westwood_plus, cubic, bic, stcp, hstcp, htcp (the "
-                    "default: all seven), or any other Westwood-family estimator (be, re, crb, abse, tibet, tibet_tx, "
-                    "newbr) or registered plugin, which grows as NewReno and decides at each loss from its own "
-                    "estimate; bbr_bw is refused (`not_in_control`)")
+                    "default: these seven), bbr (BBR v1 as Linux runs it; bbr_bw names it too), or any other "
+                    "Westwood-family estimator (be, re, crb, abse, tibet, tibet_tx, newbr) or registered plugin, "
+                    "which grows as NewReno and decides at each loss from its own estimate")
     sender_cc: Annotated[Text, StringConstraints(min_length=1, max_length=40)] | None = Field(
         None, examples=["cubic"], description="the control the captured sender ran, for the self-check (default: "
                                               "cubic, Linux's default)")

@@ -28,9 +28,9 @@ def whatif(
     capture: Annotated[Path, typer.Argument(help="A capture (pcap, pcapng, optionally gzipped; - reads standard "
                                                  "input).")],
     algorithms: Annotated[str, typer.Option("-e", "--algorithms", help="Comma-separated algorithms to put in "
-                          "control: newreno, westwood_plus, cubic, bic, stcp, hstcp, htcp (default: all of them); "
-                          "also any other Westwood-family estimator (be, re, crb, abse, tibet, tibet_tx, newbr) or "
-                          "plugin, which grows as NewReno and decides at each loss.")] = "",
+                          "control: newreno, westwood_plus, cubic, bic, stcp, hstcp, htcp, bbr (default: all but bbr; "
+                          "bbr_bw is bbr); also any other Westwood-family estimator (be, re, crb, abse, tibet, "
+                          "tibet_tx, newbr) or plugin, which grows as NewReno and decides at each loss.")] = "",
     flow: Annotated[int | None, typer.Option("--flow", help="The flow whose path to use (as `ackreplay flows` lists "
                     "them; default: the largest bulk flow).")] = None,
     sender_cc: Annotated[str | None, typer.Option("--sender-cc", help="The control the captured sender ran, for the "

@@ -7,7 +7,11 @@ streams under an indexed binary heap), ``controls`` (the congestion controls' gr
 ``htcp`` (H-TCP's growth and adaptive backoff), ``network`` (bottleneck link and receiver), ``sender`` (SACK
 scoreboard, PRR recovery, RTO), ``borrow`` (the loop's unowned views of the state's arrays), ``engine`` (the
 compiled event loop), ``acklog`` and ``external`` (an estimator's decision taken in Python on the ACKs logged so
-far, the loop paused), ``model`` (the Python API: ``Link``, ``FlowSpec``, ``simulate``, ``controllable``).
+far, the loop paused), ``model`` (the Python API: ``Link``, ``FlowSpec``, ``simulate``, ``controllable``). BBR,
+which takes the whole control: ``bbr_layout`` (its state's columns), ``rate`` (Linux's delivery-rate sampler),
+``minmax`` (the windowed max filter), ``bbr_window`` (BDP, budgets, pacing rate), ``bbr_cycle`` (modes and gain
+cycle), ``bbr_policer`` (the long-term rate), ``bbr_model`` (the model's update at each ACK), ``bbr`` (its ACK
+handler, cwnd and loss hooks).
 """
 
 if not __name__.startswith("ackreplay."):  # the checkout's root is on sys.path too: one module tree only

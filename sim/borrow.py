@@ -53,6 +53,7 @@ def borrowed_state(s: SimState) -> SimState:
         _borrowed(s.seg), _borrowed(s.got), _borrowed(s.dqf), _borrowed(s.dqs), _borrowed(s.aqf), _borrowed(s.aqi),
         _borrowed(s.rqs), _borrowed(s.rqt), _borrowed(s.ring), _borrowed(s.heap), _borrowed(s.pos), _borrowed(s.key),
         _borrowed(s.qf), _borrowed(s.qi), _borrowed(s.last_fin), _borrowed(s.qd_hist), _borrowed(s.ts),
-        _borrowed(s.tally), _borrowed(s.alog), _borrowed(s.slog), _borrowed(s.fate))
+        _borrowed(s.tally), _borrowed(s.alog), _borrowed(s.slog), _borrowed(s.fate),
+        _borrowed(s.bbr), _borrowed(s.tx))
 
 

@@ -31,6 +31,7 @@ from ackreplay.estimators.controls.stcp import scalable_ssthresh
 from ackreplay.sim.htcp import htcp_increment, htcp_ns3_increment, htcp_ns3_ssthresh, htcp_ssthresh
 from ackreplay.sim.layout import (
     ALG,
+    BBR,
     BIC,
     CUBIC,
     CWND,
@@ -278,5 +279,5 @@ def loss_ssthresh(alg: int, fs: np.ndarray, ap: np.ndarray, f: int, mss: float, 
 def control_code(name: str) -> int:
     """The compiled code of a control by its estimator name."""
     codes = {"newreno": NEWRENO, "westwood_plus": WESTWOOD, "cubic": CUBIC, "stcp": STCP, "hstcp": HSTCP, "bic": BIC,
-             "htcp": HTCP}
+             "htcp": HTCP, "bbr": BBR}
     return codes[name]

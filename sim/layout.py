@@ -45,6 +45,8 @@ N_STREAMS = 6
 NEWRENO, WESTWOOD, CUBIC, STCP, HSTCP, BIC, HTCP = 0, 1, 2, 3, 4, 5, 6
 #: A flow whose decision at a loss is taken in Python by a registered estimator (NewReno's growth meanwhile)
 EXTERNAL = 7
+#: BBR, which takes the whole congestion control (sim/bbr.py: its own state in ``SimState.bbr``)
+BBR = 8
 # segment states of the sender's scoreboard
 IN_FLIGHT, SACKED, LOST, RETRANSMITTED = 0, 1, 2, 3
 # queueing-delay histogram bins per flow (width g[QD_BIN] s; the last bin holds the rest)

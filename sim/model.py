@@ -12,6 +12,8 @@ from ackreplay.estimators.base import Estimator
 from ackreplay.estimators.params import EstimatorError
 from ackreplay.estimators.registry import create, names
 from ackreplay.sim import layout as L
+from ackreplay.sim.bbr import bbr_row
+from ackreplay.sim.bbr_layout import N_BBR, N_TX
 from ackreplay.sim.controls import (
     EPOCH,
     N_AP,
@@ -38,8 +40,11 @@ from ackreplay.sim.external import ExternalControl, ExternalDecision
 from ackreplay.sim.state import SimState
 from ackreplay.sim.streams import heap_update, new_heap
 
-#: The controls the loop runs, by their estimator names.
-CONTROLS = ("newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp", "htcp")
+#: The loss-based controls the loop runs, by their estimator names: each backs off at a loss by its own rule.
+LOSS_BASED = ("newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp", "htcp")
+#: Every control the loop runs: the loss-based ones and ``bbr`` (BBR v1 whole, sim/bbr.py: it paces at its model
+#: of the path instead of backing off; the replay's ``bbr_bw`` is its bandwidth filter only).
+CONTROLS = (*LOSS_BASED, "bbr")
 
 
 def controllable() -> tuple[str, ...]:
@@ -109,7 +114,7 @@ class FlowSpec:
     rwnd_segments: int | None = None
     #: Linux's internal pacing (``sim/pacing.py``): the sender's socket was marked for pacing (an fq qdisc, or a
     #: control such as BBR set on it first), so it spreads its segments at 200 % (slow start) or 120 % of
-    #: cwnd/SRTT instead of sending what the window allows at once.
+    #: cwnd/SRTT instead of sending what the window allows at once. A ``bbr`` flow always paces, at BBR's rate.
     pacing: bool = False
     #: Random drops replayed (int8, one per segment from the first: k ≥ 0 drops the segment's first k
     #: transmissions at the random loss and no later one; −1 leaves it to the link's Bernoulli loss, as for every
@@ -213,7 +218,7 @@ def _control_params(fl: FlowSpec) -> np.ndarray:
         external_estimator(fl)
         return row
     growth = {k: float(own.pop(k, v)) for k, v in GROWTH_PARAMS.get(fl.control, {}).items()}
-    known = create(fl.control).params if fl.control != "newreno" else {}
+    known = create(fl.control).params if fl.control not in ("newreno", "bbr") else {}
     unknown = set(own) - set(known)
     if unknown:
         raise SimError("unknown_parameter", f"{fl.control} has no parameter {', '.join(sorted(unknown))}")
@@ -269,7 +274,7 @@ def _flow_columns(flows: list[FlowSpec], cfg: SimConfig) -> np.ndarray:
         out[f, L.START], out[f, L.PROP_FWD], out[f, L.PROP_REV] = fl.start_s, fl.rtt_s / 2, fl.rtt_s / 2
         out[f, L.SACK_OK], out[f, L.TS_OK] = float(fl.sack), float(fl.timestamps)
         out[f, L.RWND_SEGS] = cfg.rwnd_segments if fl.rwnd_segments is None else fl.rwnd_segments
-        out[f, L.PACING] = float(fl.pacing)
+        out[f, L.PACING] = float(fl.pacing or fl.control == "bbr")  # (bbr_init marks its socket for pacing)
     return out
 
 
@@ -300,7 +305,10 @@ def build_state(link: Link, flows: list[FlowSpec], cfg: SimConfig) -> SimState:
         qf=np.zeros(_pow2(queue + 4)), qi=np.zeros(2, np.int64), last_fin=np.zeros(1),
         qd_hist=np.zeros((n, L.QD_BINS), np.int64), ts=np.zeros((n, cfg.samples, 4)),
         tally=np.zeros(L.N_TALLY, np.int64), alog=np.zeros((n, logged, L.N_LOG)), slog=np.zeros((n, logged, 2)),
-        fate=_fates(flows))
+        fate=_fates(flows),
+        bbr=np.array([bbr_row(fl.rtt_s, fl.start_s, cfg.initial_window) if fl.control == "bbr" else np.zeros(N_BBR)
+                      for fl in flows]).reshape(n, N_BBR),
+        tx=np.zeros((n, ring if any(fl.control == "bbr" for fl in flows) else 1, N_TX)))
     fs[state.alg == L.CUBIC, EPOCH] = -1.0  # no congestion-avoidance epoch yet (Linux: epoch_start 0)
     for f, fl in enumerate(flows):
         heap_update(heap, pos, key, f * L.N_STREAMS + L.S_START, fl.start_s)

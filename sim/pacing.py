@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from ackreplay.sim.layout import CWND, N_STREAMS, NXT, PACE_AT, PACING, S_PACE, SENT, SRTT, SSTHRESH, UNA
+from ackreplay.sim.bbr import bbr_segment_time
+from ackreplay.sim.layout import BBR, CWND, N_STREAMS, NXT, PACE_AT, PACING, S_PACE, SENT, SRTT, SSTHRESH, UNA
 from ackreplay.sim.state import SimState
 from ackreplay.sim.streams import heap_update
 
@@ -31,7 +32,10 @@ UNPACED_SEGMENTS = 10
 
 @njit(cache=True, nogil=True, inline="always")
 def _segment_time(s: SimState, f: int) -> float:
-    """One segment's time at the pacing rate (s; 0: not paced — no RTT measured yet)."""
+    """One segment's time at the pacing rate (s; 0: not paced — no RTT measured yet); BBR's own rate for BBR
+    (sim/bbr.py)."""
+    if s.alg[f] == BBR:
+        return bbr_segment_time(s, f)
     srtt = s.fs[f, SRTT]
     if srtt <= 0.0:
         return 0.0

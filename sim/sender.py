@@ -15,11 +15,13 @@ import numpy as np
 from numba import njit
 
 from ackreplay.sim.acklog import log_ack, log_send
+from ackreplay.sim.bbr import bbr_main, bbr_ssthresh, bbr_timeout
 from ackreplay.sim.controls import EPOCH, P_BETA_MIN, P_HYSTART, P_NS3, P_RTT_STEP, grow, loss_ssthresh, westwood_ack
 from ackreplay.sim.dupacks import count_dupack, cumulative_without_sack, mark_head_lost, pipe, sack_on
 from ackreplay.sim.htcp import htcp_ack, htcp_ns3_ack
 from ackreplay.sim.hystart import hystart_ack, hystart_restart
 from ackreplay.sim.layout import (
+    BBR,
     CUBIC,
     CWND,
     DUPS,
@@ -78,6 +80,7 @@ from ackreplay.sim.layout import (
 )
 from ackreplay.sim.network import transmit
 from ackreplay.sim.pacing import pace_held, paced
+from ackreplay.sim.rate import rate_ack_start, rate_note, rate_skb_delivered, rate_skb_sent
 from ackreplay.sim.state import SimState
 from ackreplay.sim.streams import heap_update
 
@@ -169,6 +172,7 @@ def send_loop(s: SimState, f: int, now: float) -> None:
     while pipe(s, f) < np.int64(s.fs[f, CWND] + 1e-9):
         if pace_held(s, f, now):
             break
+        empty = fi[f, NXT] == fi[f, UNA]
         p = max(fi[f, RTX_PTR], fi[f, UNA])
         while p <= fi[f, HI_LOST] and seg[f, p] != LOST:
             p += 1
@@ -189,6 +193,8 @@ def send_loop(s: SimState, f: int, now: float) -> None:
         fi[f, SENT] += 1
         if fi[f, IN_REC] == 1:
             fi[f, PRR_OUT] += 1
+        if s.alg[f] == BBR:
+            rate_skb_sent(s, f, p, now, empty)
         transmit(s, f, now, p)
         paced(s, f, now)
         if s.alg[f] == EXTERNAL:
@@ -207,6 +213,8 @@ def _sack(s: SimState, f: int, x: int) -> int:
     if st != LOST:
         fi[f, PIPE] -= 1
     s.seg[f, x] = SACKED
+    if s.alg[f] == BBR:
+        rate_skb_delivered(s, f, x)
     if x > fi[f, H1]:
         fi[f, H3], fi[f, H2], fi[f, H1] = fi[f, H2], fi[f, H1], x
     elif x > fi[f, H2]:
@@ -229,6 +237,8 @@ def _cumulative(s: SimState, f: int, cum: int) -> tuple[int, bool]:
             fi[f, PIPE] -= 1
         if st != SACKED:
             news += 1
+            if s.alg[f] == BBR:
+                rate_skb_delivered(s, f, x)
         retransmitted |= st == RETRANSMITTED
     fi[f, UNA] = cum
     return news, retransmitted
@@ -294,6 +304,8 @@ def _enter_recovery(s: SimState, f: int, alg: int, now: float) -> None:
     fi[f, PRR_OUT] = 0
     if alg == EXTERNAL:
         s.fs[f, SSTHRESH] = s.fs[f, EXT_SS]
+    elif alg == BBR:
+        s.fs[f, SSTHRESH] = bbr_ssthresh(s, f)
     else:
         s.fs[f, SSTHRESH] = loss_ssthresh(alg, s.fs, s.ap, f, s.g[MSS], window, False, now)
 
@@ -334,6 +346,8 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float, la
     they part on a delayed ACK of two segments, by the time between their sending."""
     fi = s.fi
     alg = s.alg[f]
+    if alg == BBR:
+        rate_ack_start(s, f)
     sack_ok = sack_on(s, f)
     retransmitted = sack >= 0 and s.seg[f, sack] == RETRANSMITTED
     delivered = _sack(s, f, sack) if sack >= 0 else 0
@@ -371,9 +385,12 @@ def on_ack(s: SimState, f: int, now: float, cum: int, sack: int, echo: float, la
             newly_lost += lost_retransmissions(s, f, echo)
     else:
         newly_lost = mark_head_lost(s, f, acked > 0 and fi[f, UNA] <= fi[f, RECOVER])
+    if alg == BBR:
+        rate_note(s, f, newly_lost, now - last if sampled and last >= 0.0 else -1.0)
     if fi[f, IN_REC] == 1 and fi[f, UNA] > fi[f, RECOVER]:
-        fi[f, IN_REC] = 0  # Linux tcp_end_cwnd_reduction, ns-3 ExitRecovery: cwnd = ssthresh
-        s.fs[f, CWND] = s.fs[f, SSTHRESH]
+        fi[f, IN_REC] = 0  # Linux tcp_end_cwnd_reduction, ns-3 ExitRecovery: cwnd = ssthresh (not BBR's: its own)
+        if alg != BBR:
+            s.fs[f, CWND] = s.fs[f, SSTHRESH]
         fi[f, DUPS] = 0  # (without SACK: Linux tcp_reset_reno_sack as recovery ends)
     if fi[f, IN_LOSS] == 1 and fi[f, UNA] > fi[f, RECOVER]:
         fi[f, IN_LOSS] = 0
@@ -409,7 +426,9 @@ def finish_ack(s: SimState, f: int, now: float, enter: bool, delivered: int, ack
     if enter:
         _enter_recovery(s, f, alg, now)
     grown = grown_segments(s, f, delivered, acked)
-    if s.fi[f, IN_REC] == 1:
+    if alg == BBR:  # (Linux tcp_cong_control: a cong_control of its own replaces PRR and the growth)
+        bbr_main(s, f, now, delivered)
+    elif s.fi[f, IN_REC] == 1:
         _prr(s, f, delivered)
     elif grown > 0:
         grow(alg, s.fs, s.ap, f, float(grown), now, s.g[PER_ACK] > 0.0, s.g[MSS])
@@ -444,6 +463,9 @@ def time_out(s: SimState, f: int, now: float) -> None:
     fi[f, LOSS_EVENTS] += 1
     if s.alg[f] == EXTERNAL:
         fs[f, SSTHRESH] = fs[f, EXT_SS]
+    elif s.alg[f] == BBR:
+        fs[f, SSTHRESH] = bbr_ssthresh(s, f)
+        bbr_timeout(s, f)
     else:
         fs[f, SSTHRESH] = loss_ssthresh(s.alg[f], fs, s.ap, f, s.g[MSS], loss_window(s, f), True, now)
     fs[f, CWND] = 1.0

@@ -39,3 +39,6 @@ class SimState(NamedTuple):
     slog: np.ndarray    # float64[F, D, 2]: … its data segments sent (time, first byte)
     fate: np.ndarray    # int8[F, K]: each segment's random drops replayed (k ≥ 0: its next k transmissions are
     #                     dropped, then none; −1, and beyond K: Bernoulli at the link's rate)
+    bbr: np.ndarray     # float64[F, N_BBR]: a BBR flow's model and rate sample (sim/bbr_layout.py)
+    tx: np.ndarray      # float64[F, R, N_TX]: each outstanding segment's delivery-rate snapshot when sent, at its
+    #                     number mod R (R = 1: no BBR flow)

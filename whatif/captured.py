@@ -97,7 +97,7 @@ class CapturedFlow:
 
 @dataclass(frozen=True)
 class SenderControl:
-    """The control the captured sender ran (the simulation's name; ``bbr`` cannot be re-enacted), where that
+    """The control the captured sender ran (the simulation's name; ``bbr``: BBR v1, sim/bbr.py), where that
     comes from, and whether the sender is an ns-3 one (its stack's settings and its H-TCP's and CUBIC's rules
     differ from Linux's: ``NS3_PARAMS`` of ackreplay.sim.model)."""
 

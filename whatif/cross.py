@@ -1,8 +1,8 @@
 """The cross traffic of a what-if: the other flows the capture shows sharing the flow's bottleneck (its path
 group, docs/path.md "Groups"), each re-enacted as a bulk sender under its own control from the time it started
-relative to the flow. A flow whose control the simulation cannot run (BBR) cannot be cross traffic: the
-what-if is refused (``shared_bottleneck``), not run without it. A two-flow ns-3 run's capture holds one flow only: the
-other, named by the run's metadata, is cross traffic all the same (:func:`metadata_cross`)."""
+relative to the flow (BBR's too: sim/bbr.py). A flow whose control the simulation cannot run cannot be cross
+traffic: the what-if is refused (``shared_bottleneck``), not run without it. A two-flow ns-3 run's capture holds
+one flow only: the other, named by the run's metadata, is cross traffic all the same (:func:`metadata_cross`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ackreplay.path.groups import endpoint_hosts
-from ackreplay.whatif.algorithms import ALGORITHMS
+from ackreplay.sim.model import CONTROLS
 from ackreplay.whatif.captured import SenderControl, ns3_competitor
 from ackreplay.whatif.errors import WhatIfError
 from ackreplay.whatif.figures import connection_options
@@ -54,10 +54,10 @@ def cross_flows(flow: Any, others: Sequence[Any], control_of: Callable[[str], Se
     for o, o_host in zip(others, hosts, strict=True):
         ctl = control_of(str(_get(o, "sender") or ""))
         fid = int(_get(o, "flow_id"))
-        if ctl.algorithm not in ALGORITHMS:
+        if ctl.algorithm not in CONTROLS:
             raise WhatIfError("shared_bottleneck", f"flow {fid} shares the bottleneck and its sender ran "
                               f"{ctl.algorithm} ({ctl.source}), which the simulation cannot run as cross traffic "
-                              f"(it runs {', '.join(ALGORITHMS)})")
+                              f"(it runs {', '.join(CONTROLS)})")
         out.append(CrossFlow(fid, ctl.algorithm, ctl.source, float(_get(o, "start_t") or 0.0) - t0,
                              **connection_options(o), paced=paced and o_host == host))
     return out
@@ -70,7 +70,7 @@ def metadata_cross(capture: Path | None) -> list[CrossFlow]:
     if found is None:
         return []
     control, offset, meta, _ = found
-    if control not in ALGORITHMS:
+    if control not in CONTROLS:
         raise WhatIfError("shared_bottleneck", f"the run's other flow ran {control} ({meta}), which the simulation "
-                          f"cannot run as cross traffic (it runs {', '.join(ALGORITHMS)})")
+                          f"cannot run as cross traffic (it runs {', '.join(CONTROLS)})")
     return [CrossFlow(None, control, f"the capture's metadata ({meta}): not in the capture", offset)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class WhatIfError(ValueError):
-    """A what-if that cannot run (``code``: ``unknown_algorithm``, ``not_in_control``, ``path_incomplete``,
+    """A what-if that cannot run (``code``: ``unknown_algorithm``, ``path_incomplete``,
     ``path_low_confidence``, ``shared_bottleneck``, ``bad_duration``; the service's ``whatif_too_large``)."""
 
     def __init__(self, code: str, message: str) -> None:

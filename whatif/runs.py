@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ackreplay.sim.model import (
+    CONTROLS,
     NS3_DELACK_S,
     NS3_MIN_RTO_S,
     NS3_OVERHEAD,
@@ -19,7 +20,6 @@ from ackreplay.sim.model import (
     SimConfig,
     simulate,
 )
-from ackreplay.whatif.algorithms import ALGORITHMS
 from ackreplay.whatif.captured import GOODPUT_TOLERANCE, CapturedFlow, SenderControl
 from ackreplay.whatif.cross import CrossFlow
 from ackreplay.whatif.errors import WhatIfError
@@ -185,10 +185,10 @@ def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, se
     control the simulation cannot run (``cannot_re_enact``)."""
     if captured.not_bulk:
         return SelfCheck(sender.algorithm, sender.source, None, None, False, captured.not_bulk, code="sender_not_bulk")
-    if sender.algorithm not in ALGORITHMS:
+    if sender.algorithm not in CONTROLS:
         return SelfCheck(sender.algorithm, sender.source, None, None, False,
                          f"the sender ran {sender.algorithm}, which the simulation cannot re-enact "
-                         f"(it runs {', '.join(ALGORITHMS)})", code="cannot_re_enact")
+                         f"(it runs {', '.join(CONTROLS)})", code="cannot_re_enact")
     if captured.span_s <= 0 or captured.goodput_bps <= 0:
         return SelfCheck(sender.algorithm, sender.source, None, None, False, "the captured flow delivered nothing",
                          code="nothing_delivered")

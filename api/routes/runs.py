@@ -244,9 +244,8 @@ def run_path(run_id: RunId, capture_id: CaptureId, flow_id: FlowId, session: Ses
 
 
 @router.post("/runs/{run_id}/captures/{capture_id}/flows/{flow_id}/whatif", response_model=WhatIfOut,
-             responses={**RESULT_ERRORS, **responses("flow_not_found", "unknown_algorithm", "not_in_control",
-                                                     "path_incomplete", "path_low_confidence", "shared_bottleneck",
-                                                     "whatif_too_large")},
+             responses={**RESULT_ERRORS, **responses("flow_not_found", "unknown_algorithm", "path_incomplete",
+                                                     "path_low_confidence", "shared_bottleneck", "whatif_too_large")},
              summary="What each congestion control would have done in control on the flow's path (a simulation)",
              description="A packet-level simulation of one bulk sender per algorithm on the path the run inferred "
                          "for the flow (capacity, base RTT, buffer, random loss), each figure with its range over the "

@@ -9,7 +9,7 @@ buffers 0.1–4 BDP, random loss, pairs) as summaries only, in one file ``grid.j
 there is the mean of ``LOSS_DRAWS`` ns-3 runs (``RngRun`` 1, 2, …). Deterministic: ns-3's default seed (and
 those run numbers), so a rerun writes the same files.
 
-    python testbed/ns3/regenerate.py [--out tests/data/ns3] [--only cubic_1f_bdp1 ...] [--grid]
+    python testbed/ns3/regenerate.py [--out tests/data/ns3] [--only cubic_1f_bdp1 ...] [--grid] [--bbr]
 """
 
 from __future__ import annotations
@@ -51,6 +51,13 @@ GRID: dict[str, tuple[int, float, float, str | None]] = {
     "1f_bdp05_loss": (1, 0.5, 1e-3, None), "1f_bdp1_loss": (1, 1.0, 1e-3, None),
     "2f_bdp05": (2, 0.5, 0.0, None), "2f_bdp1": (2, 1.0, 0.0, None), "2f_bdp4": (2, 4.0, 0.0, None),
     "2f_bdp1_same": (2, 1.0, 0.0, "same"), "2f_bdp1_loss": (2, 1.0, 1e-3, None),
+}
+#: BBR's runs (``--bbr``: ``bbr_grid.json``, the same summaries): ns-3.37's ``TcpBbr`` (BBR v1 after Linux's
+#: tcp_bbr.c, on a pacing socket) alone at 0.5, 1 and 2 BDP, without and with 1 % random loss (each the mean of
+#: ``LOSS_DRAWS`` runs).
+BBR_GRID: dict[str, tuple[int, float, float, str | None]] = {
+    "1f_bdp05": (1, 0.5, 0.0, None), "1f_bdp1": (1, 1.0, 0.0, None), "1f_bdp2": (1, 2.0, 0.0, None),
+    "1f_bdp05_loss": (1, 0.5, 1e-2, None), "1f_bdp1_loss": (1, 1.0, 1e-2, None), "1f_bdp2_loss": (1, 2.0, 1e-2, None),
 }
 #: Two-flow runs whose NewReno competitor is kept too (``<name>.newreno.pcap.gz``; its losses are flow 1 of the
 #: JSON): one is enough to check replayed ``newreno`` against ns-3's.
@@ -181,12 +188,13 @@ def mean_of_draws(draws: list[Draw]) -> dict[str, object]:
     return {**doc, "ns3_runs": n, "rx_bytes_draws": [d.rx_bytes for d in draws]}
 
 
-def run_grid(exe: Path, work: Path, out: Path) -> None:
-    """Every control of ``GRID_CONTROLS`` in every scenario of ``GRID``: per run the settings and the figures of
+def run_grid(exe: Path, work: Path, out: Path, controls: dict[str, str] = GRID_CONTROLS,
+             grid: dict[str, tuple[int, float, float, str | None]] = GRID, name: str = "grid.json") -> None:
+    """Every control of ``controls`` in every scenario of ``grid``: per run the settings and the figures of
     ``grid_draw`` — with random loss the mean of ``LOSS_DRAWS`` runs (``mean_of_draws``)."""
     runs = []
-    for alg, cc in GRID_CONTROLS.items():
-        for scen, scenario in GRID.items():
+    for alg, cc in controls.items():
+        for scen, scenario in grid.items():
             flows, buffer_bdp, loss, other = scenario
             draws = [grid_draw(exe, work / f"grid_{alg}_{scen}_{k}", cc, scenario, k)
                      for k in range(1, 1 + (LOSS_DRAWS if loss > 0 else 1))]
@@ -196,7 +204,7 @@ def run_grid(exe: Path, work: Path, out: Path) -> None:
             print(f"ran {alg}_{scen}")
     doc = {"simulator": "ns-3.37 (Debian libns3-dev)", "scenario": "testbed/ns3/scenario.cc", "rate": RATE,
            "rtt_ms": RTT_MS, "duration_s": DURATION_S, "mss": 1448, "starts_s": [0.1, 0.6], "runs": runs}
-    (out / "grid.json").write_text(json.dumps(doc, indent=1) + "\n")
+    (out / name).write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def main() -> None:
@@ -204,6 +212,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "tests" / "data" / "ns3")
     ap.add_argument("--only", nargs="*", help="scenario names, e.g. cubic_1f_bdp1")
     ap.add_argument("--grid", action="store_true", help="run the summary grid (grid.json) instead")
+    ap.add_argument("--bbr", action="store_true", help="run BBR's summaries (bbr_grid.json) instead")
     ap.add_argument("--exe", type=Path, help="a scenario.cc already compiled (else compiled here)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -212,6 +221,9 @@ def main() -> None:
         exe = args.exe or compile_scenario(work)
         if args.grid:
             run_grid(exe, work, args.out)
+            return
+        if args.bbr:
+            run_grid(exe, work, args.out, {"bbr": "TcpBbr"}, BBR_GRID, "bbr_grid.json")
             return
         for alg, cc in ALGORITHMS.items():
             for scen, (flows, buffer_bdp) in SCENARIOS.items():

@@ -166,6 +166,11 @@ main(int argc, char* argv[])
     {
         Config::SetDefault("ns3::TcpWestwood::ProtocolType", EnumValue(TcpWestwood::WESTWOODPLUS));
     }
+    if (cc == "TcpBbr" || cc1 == "TcpBbr")
+    {
+        // ns-3's TcpBbr runs only on a pacing socket (as Linux's bbr_init marks its socket for pacing)
+        Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(true));
+    }
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(typeOf(cc)));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));

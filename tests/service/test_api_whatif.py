@@ -48,7 +48,6 @@ def test_the_api_gives_the_clis_what_if(ran):
 
 @pytest.mark.parametrize(("flow", "body", "status", "code"), [
     (2, {"algorithms": ["vegas"]}, 422, "unknown_algorithm"),
-    (2, {"algorithms": ["bbr_bw"]}, 422, "not_in_control"),
     (2, {"duration_s": 100}, 422, "invalid_request"),
     (0, {"algorithms": ["cubic"]}, 422, "path_incomplete"),
     (9, {}, 404, "results_not_found"),

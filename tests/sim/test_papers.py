@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ackreplay.path.analytic import PathModel, newreno_westwood_shares, rules, single_flow_utilisation
-from ackreplay.sim.model import CONTROLS, FlowSpec, Link, SimConfig, simulate
+from ackreplay.sim.model import LOSS_BASED, FlowSpec, Link, SimConfig, simulate
 from tests.sim.test_engine import BDP, MSS, PAYLOAD_RATE, RATE, RTT, WIRE, utilisation
 
 #: Utilisation measured past slow start, over [T0, T1] s.
@@ -24,7 +24,7 @@ SCALE_BOUND = ("hstcp", "htcp")
 @pytest.fixture(scope="module")
 def table() -> dict[str, tuple[float, float]]:
     """Each control's utilisation at B = 0.1·BDP and at B = BDP."""
-    return {c: (utilisation(c, 0.1, T0, T1), utilisation(c, 1.0, T0, T1)) for c in CONTROLS}
+    return {c: (utilisation(c, 0.1, T0, T1), utilisation(c, 1.0, T0, T1)) for c in LOSS_BASED}
 
 
 def test_table_one_at_a_tenth_of_a_bdp(table: dict[str, tuple[float, float]]) -> None:
@@ -37,8 +37,8 @@ def test_table_one_at_a_tenth_of_a_bdp(table: dict[str, tuple[float, float]]) ->
     share = {c: low for c, (low, _) in table.items()}
     assert share["westwood_plus"] >= 0.98
     assert share["newreno"] == pytest.approx(162 / 200, abs=0.03)
-    assert all(share["westwood_plus"] > share[c] for c in CONTROLS if c != "westwood_plus")
-    assert all(share["newreno"] < share[c] for c in CONTROLS if c not in ("newreno", "hstcp"))
+    assert all(share["westwood_plus"] > share[c] for c in LOSS_BASED if c != "westwood_plus")
+    assert all(share["newreno"] < share[c] for c in LOSS_BASED if c not in ("newreno", "hstcp"))
 
 
 def test_table_one_utilisation_rises_with_the_buffer(table: dict[str, tuple[float, float]]) -> None:
@@ -55,7 +55,7 @@ def test_table_one_beside_the_single_flow_model(table: dict[str, tuple[float, fl
     MODEL_TOL for every control whose figure depends on buffer/BDP only."""
     path = PathModel.of(RATE, RTT, 0.1, WIRE)
     known = rules()
-    for control in CONTROLS:
+    for control in LOSS_BASED:
         if control not in SCALE_BOUND:
             model = single_flow_utilisation(known[control], path)
             assert table[control][0] == pytest.approx(model, abs=MODEL_TOL), control

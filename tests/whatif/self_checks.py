@@ -1,6 +1,8 @@
 """The self-check on the captures in the repository whose sender's control is known (their metadata names it):
 ``python -m tests.whatif.self_checks`` prints docs/whatif.md's table (the largest bulk flow of each sender-side
-capture of tests/data/{testbed,ns3,paths,pairs,limits}, and the testbed's receiver-side one)."""
+capture of tests/data/{testbed,ns3,paths,pairs,limits}, and the testbed's receiver-side one), then the table of
+the Linux BBR senders of tests/data/bbr (their README names the control: every flow ran BBR but the CUBIC one of
+``bbr_cubic_2f``, which the capture's flows show apart by their ports)."""
 
 from __future__ import annotations
 
@@ -28,18 +30,36 @@ class Checked(NamedTuple):
     cross: list[CrossFlow]
 
 
+#: The Linux BBR senders of tests/data/bbr (the README's runs; the sender-side captures and the receiver-side one
+#: whose sender is rebuilt), and each flow's control by its sender's port where they differ (``bbr_cubic_2f``: the
+#: first flow, client port 40001, BBR; the second CUBIC).
+BBR_CAPTURES = tuple(sorted((DATA / "bbr").glob("*.pcap.gz")))
+BBR_PORTS = {"bbr_cubic_2f_10M_rtt40_buf2bdp.pcap.gz": {"40001": "bbr", "40002": "cubic"}}
+
+
+def given_control(capture: Path, sender: str) -> str | None:
+    """The control a flow's sender ran where no metadata beside the capture names it: the BBR captures'."""
+    if capture.parent.name != "bbr":
+        return None
+    return BBR_PORTS.get(capture.name, {}).get(sender.rsplit(":", 1)[-1], "bbr")
+
+
 @cache
 def checked(capture: Path) -> Checked | WhatIfError:
     """The self-check of the capture's largest bulk flow, or why its path carries no what-if."""
     sc = score_file(capture, build_estimators(["newreno"], {}), keep_series=False)
     by_id = sc.ingest.flows.by_id()
     fr = max(sc.replay.flows, key=lambda fr: by_id[fr.flow_id].bytes)
+
+    def control(sender: str) -> SenderControl:
+        return sender_control(capture, sender, given_control(capture, sender))
+
     try:
-        rng, captured, cross = flow_inputs(fr, by_id[fr.flow_id], sc.replay.path_groups, by_id,
-                                           lambda sender: sender_control(capture, sender), capture=capture)
+        rng, captured, cross = flow_inputs(fr, by_id[fr.flow_id], sc.replay.path_groups, by_id, control,
+                                           capture=capture)
     except WhatIfError as exc:
         return exc
-    sender = sender_control(capture, by_id[fr.flow_id].sender)
+    sender = control(by_id[fr.flow_id].sender)
     return Checked(self_check(rng, captured, sender, 1, cross), rng, captured, sender, cross)
 
 
@@ -62,9 +82,9 @@ def cells(got: Checked | WhatIfError) -> str:
     return f"{c.algorithm} | {ratio} | {loss} | {verdict}"
 
 
-def table() -> str:
+def table(of: tuple[Path, ...] | None = None) -> str:
     rows = ["| capture | control | goodput ratio | loss-event ratio | self-check |", "|---|---|---:|---:|---|"]
-    for capture in captures():
+    for capture in captures() if of is None else of:
         name = f"{capture.parent.name}/{capture.name.removesuffix('.pcap.gz')}"
         rows.append(f"| {name} | {cells(checked(capture))} |")
     return "\n".join(rows)
@@ -72,3 +92,5 @@ def table() -> str:
 
 if __name__ == "__main__":
     print(table())
+    print()
+    print(table(BBR_CAPTURES))

@@ -14,7 +14,7 @@ import dpkt
 import pytest
 
 from ackreplay.sim.model import NS3_PARAMS
-from ackreplay.whatif.captured import MAX_IDLE_SHARE
+from ackreplay.whatif.captured import MAX_IDLE_SHARE, SenderControl
 from ackreplay.whatif.runs import RANDOM_LOSS_SEEDS, run_one, self_check, what_if
 from tests.conftest import SHARED
 from tests.whatif.self_checks import DATA, Checked, checked
@@ -157,8 +157,11 @@ def test_a_paced_sender_is_re_enacted_paced() -> None:
 
 
 def test_a_control_the_loop_cannot_run_fails_the_self_check_with_its_name() -> None:
-    check = ok(DATA / "limits" / "bbr_bulk.pcap.gz").check
-    assert not check.passed and check.goodput_ratio is None and "the sender ran bbr" in check.reason
+    """A sender said to run a control the loop has no model of (``--sender-cc vegas``) is not re-enacted. (BBR's
+    senders are: tests/sim/test_bbr.py.)"""
+    got = ok(TESTBED)
+    check = self_check(got.path, got.captured, SenderControl("vegas", "given"), 1, got.cross)
+    assert not check.passed and check.goodput_ratio is None and "the sender ran vegas" in check.reason
     assert check.code == "cannot_re_enact"
 
 

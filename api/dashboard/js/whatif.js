@@ -6,7 +6,7 @@ import { post } from "./api.js";
 import { plotlyReady } from "./congestion.js";
 import { html, mbit, num, render } from "./util.js";
 
-const ALGORITHMS = ["newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp", "htcp",
+const ALGORITHMS = ["newreno", "westwood_plus", "cubic", "bic", "stcp", "hstcp", "htcp", "bbr",
   "be", "re", "crb", "abse", "tibet", "tibet_tx", "newbr"];
 const DEFAULT_CHOSEN = new Set(["newreno", "westwood_plus", "cubic"]);
 const COLUMNS = [
@@ -25,7 +25,7 @@ export function whatifCard() {
     <div class="toolbar" id="whatif-algorithms">${ALGORITHMS.map((a) => DEFAULT_CHOSEN.has(a)
       ? html`<label class="inline"><input type="checkbox" value="${a}" checked>${a}</label>`
       : html`<label class="inline"><input type="checkbox" value="${a}">${a}</label>`)}</div>
-    <div class="toolbar"><label class="inline">sender ran <select id="whatif-sender">${["cubic", "newreno", "bic", "stcp", "hstcp", "westwood_plus"].map((a) => html`<option value="${a}">${a}</option>`)}</select></label>
+    <div class="toolbar"><label class="inline">sender ran <select id="whatif-sender">${["cubic", "newreno", "bic", "stcp", "hstcp", "westwood_plus", "bbr"].map((a) => html`<option value="${a}">${a}</option>`)}</select></label>
       <label class="inline">seconds <input type="number" id="whatif-duration" min="1" max="30" step="1" placeholder="flow's span"></label>
       <button id="whatif-run">Simulate</button><span class="muted" id="whatif-status" role="status"></span></div>
     <div id="whatif-out"></div></section>`;
