@@ -19,10 +19,10 @@ PASSED = ("h01_cubic_r7_rtt25_b15", "h02_reno_r30_rtt70_b06", "h03_cubic_r4_rtt1
           "h09_reno_r11_rtt120_b05")
 #: capture → (the self-check's code, words its reason holds)
 NOT_REPRODUCED = {
-    # the limits read 49 % of the time as the send buffer's: a window far below the BDP after two slow-start
-    # losses, growing under 1 segment a round without a queue (a rerun of the scenario with the kernel polled:
-    # never send-buffer limited)
-    "h06_cubic_r40_rtt22_b03": ("sender_not_bulk", "send buffer"),
+    # the kernel's window after two slow-start losses was 22-33 segments (the BDP is 76), the engine's about 80:
+    # the simulated flow runs 1.245 of the captured goodput (the limits read that window as the network's since
+    # rule 8's creep; before, 49 % of the time as the send buffer's and the check was withheld)
+    "h06_cubic_r40_rtt22_b03": ("not_reproduced", "goodput"),
 }
 #: capture → (the refusal's code, the figure it names): a loss-limited flow at a fifth of the link never queued
 REFUSED = {"h10_cubic_r13_rtt190_b18_l02": ("path_incomplete", "capacity_bps")}
