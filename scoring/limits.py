@@ -38,8 +38,11 @@ The rules, per interval, in order (thresholds: :class:`LimitParams`):
    back is limited by what its ACKs find, the next interval's label;
 3. ``rwnd`` when the data outstanding before an ACK (in flight + SACKed) came within one MSS of the window the
    previous ACK advertised (Linux stops at ``snd_una + snd_wnd``; T-RAT and Siekkinen et al. test the same);
-4. ``cwnd`` when it holds a loss (two duplicate ACKs or more: T-RAT's congestion); a congestion *epoch* opens,
-   its level half the peak flight of the round trip before the loss (the deepest standard cut, Reno's β);
+4. ``cwnd`` when it holds a loss (two duplicate ACKs or more: T-RAT's congestion — RFC 5681's, or RFC 6675's:
+   an ACK that SACKs new data without moving the cumulative ACK, whatever its window; a Linux receiver changes
+   its advertised window on out-of-order data, so RFC 5681's count, which wants it unchanged, can see none in a
+   whole recovery); a congestion *epoch* opens, its level half the peak flight of the round trip before the
+   loss (the deepest standard cut, Reno's β);
 5. ``cwnd`` while the epoch lasts: after a loss the congestion control sets the flight and then grows it
    (T-RAT's transport limit), so the epoch ends when the peak flight falls below its level (the highest peak
    since, less ``max(2 MSS, 25 %)``), when the first round trip after the loss kept over 0.85 of the flight
@@ -802,6 +805,7 @@ class _Flow:
     seg_t: np.ndarray  # float64 s: data segments as sent (sorted)
     seg_len: np.ndarray  # float64 bytes
     seg_seen: np.ndarray  # float64 s: the same segments' times as captured (``seg_t``'s order)
+    dup: np.ndarray  # bool: a duplicate ACK (RFC 5681's, or RFC 6675's: new SACKed data, the ACK not moved)
     rttmin: float  # s, the flow's smallest RTT (NaN: none)
     position: float  # where the capture was taken: 0 at the sender, 1 at the receiver
 
@@ -927,13 +931,14 @@ def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarra
     rw = _per_event(rwnd, inputs.row_event, n, -1.0)
     rwnd_prev = np.concatenate((rw[:1], rw[:-1]))
     outstanding = before + np.concatenate(([0.0], sack[:-1]))
-    return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len, seg_seen,
+    dup = np.asarray(inputs.dup, bool) | ((acked <= 0.0) & (sack > np.concatenate(([0.0], sack[:-1]))))
+    return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len, seg_seen, dup,
                  rttmin, position)
 
 
 def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray, p: np.ndarray) -> np.ndarray:
     feat = np.zeros((len(b) - 1, _N_FEATURES))
-    ack_features_into(b, f.t, f.before, f.flight, f.acked, f.outstanding, f.rwnd_prev, inputs.dup, f.rtt, feat)
+    ack_features_into(b, f.t, f.before, f.flight, f.acked, f.outstanding, f.rwnd_prev, f.dup, f.rtt, feat)
     seg_features_into(b, f.seg_t, f.seg_len, inputs.mss, feat)
     idle_into(b, f.t, f.flight, f.seg_t, feat)
     spans_into(b, *dry_spans(b, f.t, f.flight, f.seg_t, f.seg_len, feat[:, _F_PEAK], f.rref, p[_QUIET]), _F_DRY,

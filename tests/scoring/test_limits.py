@@ -141,6 +141,25 @@ def test_cwnd_on_losses():
     assert share(flat, CWND) < 0.1, flat.shares
 
 
+def test_duplicate_acks_as_a_sack_sender_counts_them():
+    """A window creeping up from 14 to 20 segments, cut after each round of losses: the ACKs of those rounds do not
+    move and SACK more each (a Linux receiver changes its advertised window on each out-of-order segment, so RFC
+    5681, which wants the window unchanged, counts none of them duplicate). RFC 6675 counts each (new SACKed data,
+    the cumulative ACK not moved): the loss rounds are the network's, as where RFC 5681's flag is set — labels
+    the same interval by interval; without either, the rounds after each loss read as the sender's."""
+    t = clocked(6.0, 20)
+    rtts = np.floor(t / RTT).astype(int)
+    window = 14 + np.minimum(rtts % 20, 12) // 2
+    lossy = (rtts % 20 == 19) & (np.arange(len(t)) % 20 < 6)
+    acked = np.where(lossy, 0, MSS)
+    sacked = np.where(lossy, (np.arange(len(t)) % 20 + 1) * MSS, 0)
+    by_sack = flow_limits(flow(t, (window - 1) * MSS, acked=acked), sacked=sacked)
+    by_flag = flow_limits(flow(t, (window - 1) * MSS, acked=acked, dup=lossy))
+    neither = flow_limits(flow(t, (window - 1) * MSS, acked=acked))
+    assert np.array_equal(by_sack.code, by_flag.code) and share(by_sack, CWND) >= 0.8, by_sack.shares
+    assert share(neither, CWND) <= share(by_sack, CWND) - 0.3, neither.shares
+
+
 def test_rwnd_at_the_advertised_window():
     """19 segments in flight after each ACK of 1: 20 outstanding before it, the window the receiver advertises."""
     t = clocked(3.0, 20)
