@@ -38,8 +38,11 @@ The rules, per interval, in order (thresholds: :class:`LimitParams`):
    back is limited by what its ACKs find, the next interval's label;
 3. ``rwnd`` when the data outstanding before an ACK (in flight + SACKed) came within one MSS of the window the
    previous ACK advertised (Linux stops at ``snd_una + snd_wnd``; T-RAT and Siekkinen et al. test the same);
-4. ``cwnd`` when it holds a loss (two duplicate ACKs or more: T-RAT's congestion); a congestion *epoch* opens,
-   its level half the peak flight of the round trip before the loss (the deepest standard cut, Reno's β);
+4. ``cwnd`` when it holds a loss (two duplicate ACKs or more: T-RAT's congestion — RFC 5681's, or RFC 6675's:
+   an ACK that SACKs new data without moving the cumulative ACK, whatever its window; a Linux receiver changes
+   its advertised window on out-of-order data, so RFC 5681's count, which wants it unchanged, can see none in a
+   whole recovery); a congestion *epoch* opens, its level half the peak flight of the round trip before the
+   loss (the deepest standard cut, Reno's β);
 5. ``cwnd`` while the epoch lasts: after a loss the congestion control sets the flight and then grows it
    (T-RAT's transport limit), so the epoch ends when the peak flight falls below its level (the highest peak
    since, less ``max(2 MSS, 25 %)``), when the first round trip after the loss kept over 0.85 of the flight
@@ -55,15 +58,20 @@ The rules, per interval, in order (thresholds: :class:`LimitParams`):
    neighbour at least ``max(4 ms, 0.15 RTTmin)`` above RTTmin — the bottleneck full for two round trips, one
    alone being a burst; an epoch opens at its peak flight;
 8. ``cwnd`` when the window opened: the peak flight at least 1.15 × the largest of the (up to) three intervals
-   before (not before the last loss or queue) + 1 MSS (slow start); or, after an idle time in this interval or
-   the one before, the flight grew within it by half its peak (sent − acknowledged) or reached an initial window
-   (RFC 6928's 10 segments) and 0.9 of the largest peak of the eight intervals before (an application's block
-   as large as the window the sender had) — but rules 8 and 9 do not apply where a block sent after an idle
-   time starts in the interval or the one before (or in one before the interval its last segment is seen in)
-   and fitted the window (:func:`fitted_blocks`: it went out within 0.85 robust RTT, as seen in the capture,
-   with no pause of 0.1 RTT: a window smaller than the block stops the sender until the first ACK, and Linux
-   paces a window over srtt / 1.2, so a block that takes less was not held by it; the peak flights of blocks
-   of one size say nothing about the window);
+   before (not before the last loss or queue) + 1 MSS (slow start); or grew in congestion avoidance (T-RAT's
+   transport limit, :func:`rising`): the mean peak of the last four intervals 1 MSS above the four before, each
+   of the four half an MSS above the one before (Reno's segment a round trip) or, slower, creeping — no peak of
+   the eight below the one before (nor 1.5 times above it: a slow start), each four ending above where they
+   began, the flight not swinging by 0.4 of its peak (CUBIC's 0.53 segment a round, in whole segments: Linux
+   grows the window only when the flight filled it, and a flight the send buffer holds is bounded by the buffer's
+   fixed size); or, after an idle time in this interval or the one before, the flight grew within it by half its
+   peak (sent − acknowledged) or reached an initial window (RFC 6928's 10 segments) and 0.9 of the largest peak
+   of the eight intervals before (an application's block as large as the window the sender had) — but rules 8 and
+   9 do not apply where a block sent after an idle time starts in the interval or the one before (or in one
+   before the interval its last segment is seen in) and fitted the window (:func:`fitted_blocks`: it went out
+   within 0.85 robust RTT, as seen in the capture, with no pause of 0.1 RTT: a window smaller than the block
+   stops the sender until the first ACK, and Linux paces a window over srtt / 1.2, so a block that takes less was
+   not held by it; the peak flights of blocks of one size say nothing about the window);
 9. ``cwnd`` when the rate over the interval and its neighbours is at least 0.9 of the capacity the flow showed
    (the median rate of its standing-queue intervals, three needed): a paced sender (BBR) keeping no queue;
 10. else ``sndbuf`` when no segment was below the MSS (Siekkinen et al.'s sign of an application with nothing
@@ -85,7 +93,9 @@ when it has data, at times its own clock sets (iperf3's 1 ms pacing timer: its b
 the last ACK), and its flight swings by 0.2–0.3 when it writes at a steady rate below the window. At the
 sender the timing decides wherever a refill is seen; at the receiver it is blurred by the path's jitter and
 either sign counts. A periodic application writing trains of a quarter of its flight or more at the instant
-of its ACKs (an application itself clocked by them) looks the same and is called ``sndbuf``.
+of its ACKs (an application itself clocked by them) looks the same and is called ``sndbuf``. So does a window
+whose ACKs come back in bunches (its trains leave at them too): what tells it from a writer is that it grows —
+rule 8's creep takes it first — where a buffer holds the flight to a fixed size.
 
 Decided here, where the papers are silent: the interval is one robust RTT — the median of the last eight RTT
 samples, a sample over 1.8× that median set aside unless such samples last eight medians (after an idle time a
@@ -191,6 +201,9 @@ _REFILL_SHARE = _AT["refill_share"]
 (_F_EVENTS, _F_ACKED, _F_PEAK, _F_LOW, _F_ROOM, _F_RTT, _F_DUPS, _F_SENT, _F_SMALL, _F_IDLE, _F_DRY,
  _F_HELD, _F_FIT, _F_STARTS, _F_CLOCKED) = range(15)
 _N_FEATURES = 15
+#: The most a congestion window grows in a round trip of congestion avoidance: CUBIC's ``cnt`` is at least 2
+#: (``bictcp_update``: "cwnd grows at 1.5x per RTT" at most), Reno's by a segment; a larger step is a slow start.
+CA_GROWTH_MAX = 1.5
 #: RTT samples the robust RTT is the median of.
 _RTT_WINDOW = 8
 
@@ -666,21 +679,8 @@ def _stalled(peak: np.ndarray, k: int, since: int, m: int, growth: float) -> boo
 
 
 @njit(cache=True, nogil=True)
-def _rising(peak: np.ndarray, k: int, m: int, growth: float) -> bool:
-    """Rule 8, T-RAT's transport limit: the mean peak of the last ``m`` intervals at least ``growth`` above the
-    mean of the ``m`` before, and each of the last ``m`` above the one before by half of it (a window growing
-    steadily, as Reno's by a segment a round trip)."""
-    if k + 1 < 2 * m or _stalled(peak, k, k - 2 * m + 1, m, growth):
-        return False
-    steady = True
-    for j in range(k - m + 1, k + 1):
-        steady = steady and peak[j] >= peak[j - 1] + 0.5 * growth
-    return steady
-
-
-@njit(cache=True, nogil=True)
 def label_into(events: np.ndarray, idle: np.ndarray, at_rwnd: np.ndarray, loss: np.ndarray, queue: np.ndarray,
-               no_refill: np.ndarray, peak: np.ndarray, restart: np.ndarray, fit: np.ndarray, rate3: np.ndarray,
+               no_refill: np.ndarray, peak: np.ndarray, opened: np.ndarray, fit: np.ndarray, rate3: np.ndarray,
                cref: float, refill_like: np.ndarray, idle3: np.ndarray, small: np.ndarray, p: np.ndarray,
                code: np.ndarray) -> None:
     """The rules of the module docstring, interval by interval (``peak`` in MSS, 0 where unknown; ``idle`` a
@@ -724,8 +724,8 @@ def label_into(events: np.ndarray, idle: np.ndarray, at_rwnd: np.ndarray, loss: 
             code[k] = CWND
             epoch = True
             since = k + 1
-        elif not fit[k] and (restart[k] or _grew(peak, k, since, p[_GROWTH_REL], p[_GROWTH_MSS])
-              or _rising(peak, k, int(p[_EPOCH_STALL]), p[_EPOCH_GROWTH]) or rate3[k] >= p[_RATE_FRAC] * cref):
+        elif not fit[k] and (opened[k] or _grew(peak, k, since, p[_GROWTH_REL], p[_GROWTH_MSS])
+                             or rate3[k] >= p[_RATE_FRAC] * cref):
             code[k] = CWND  # (a NaN cref compares false)
             epoch = False
         else:
@@ -805,6 +805,7 @@ class _Flow:
     seg_t: np.ndarray  # float64 s: data segments as sent (sorted)
     seg_len: np.ndarray  # float64 bytes
     seg_seen: np.ndarray  # float64 s: the same segments' times as captured (``seg_t``'s order)
+    dup: np.ndarray  # bool: a duplicate ACK (RFC 5681's, or RFC 6675's: new SACKed data, the ACK not moved)
     rttmin: float  # s, the flow's smallest RTT (NaN: none)
     position: float  # where the capture was taken: 0 at the sender, 1 at the receiver
 
@@ -930,13 +931,14 @@ def _flow_columns(inputs: FlowInputs, rwnd: np.ndarray | None, sacked: np.ndarra
     rw = _per_event(rwnd, inputs.row_event, n, -1.0)
     rwnd_prev = np.concatenate((rw[:1], rw[:-1]))
     outstanding = before + np.concatenate(([0.0], sack[:-1]))
-    return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len, seg_seen,
+    dup = np.asarray(inputs.dup, bool) | ((acked <= 0.0) & (sack > np.concatenate(([0.0], sack[:-1]))))
+    return _Flow(t, flight, before, acked, outstanding, rwnd_prev, rref, rtt, seg_t, seg_len, seg_seen, dup,
                  rttmin, position)
 
 
 def _features(f: _Flow, inputs: FlowInputs, b: np.ndarray, p: np.ndarray) -> np.ndarray:
     feat = np.zeros((len(b) - 1, _N_FEATURES))
-    ack_features_into(b, f.t, f.before, f.flight, f.acked, f.outstanding, f.rwnd_prev, inputs.dup, f.rtt, feat)
+    ack_features_into(b, f.t, f.before, f.flight, f.acked, f.outstanding, f.rwnd_prev, f.dup, f.rtt, feat)
     seg_features_into(b, f.seg_t, f.seg_len, inputs.mss, feat)
     idle_into(b, f.t, f.flight, f.seg_t, feat)
     spans_into(b, *dry_spans(b, f.t, f.flight, f.seg_t, f.seg_len, feat[:, _F_PEAK], f.rref, p[_QUIET]), _F_DRY,
@@ -960,6 +962,38 @@ def _restarted(feat: np.ndarray, idle: np.ndarray, mss: int, p: np.ndarray) -> n
         window[j:] = np.maximum(window[j:], peak[:-j])
     at_window = (peak >= p[_RESTART_MSS] * mss) & (peak >= p[_RESTART] * window)
     return after_idle & (grew | at_window)
+
+
+def rising(peak: np.ndarray, swing3: np.ndarray, m: int, growth: float, swing: float) -> np.ndarray:
+    """Rule 8, T-RAT's transport limit, per interval: a congestion window growing in congestion avoidance over
+    the last ``2m`` intervals (``peak`` in MSS, 0 where unknown) — the mean peak of the last ``m`` at least
+    ``growth`` above the mean of the ``m`` before, and the growth steady: either each of the last ``m`` above the
+    one before by half of it (Reno's segment a round trip), or, slower, a creep — no peak of the ``2m`` below the
+    one before nor above :data:`CA_GROWTH_MAX` times it (an unknown peak, 0, is neither), each half ending above
+    where it began, and a flight that did not swing (``swing3``, the interval's and its neighbours' largest
+    swing, below ``swing``).
+
+    Linux grows the window in congestion avoidance only when the flight filled it (``tcp_is_cwnd_limited`` at
+    the head of ``tcp_reno_cong_avoid`` and ``cubictcp_cong_avoid``), by whole segments, and nothing but a loss
+    shrinks it: CUBIC's window grows by at least its Reno-friendly 3(1 − β)/(1 + β) ≈ 0.53 segment a round
+    trip (β = 0.7; RFC 9438's W_est), more on its cubic curve — a segment every round or two, so its peaks
+    repeat for a round and never fall. A window-limited sender refills at every ACK, so its flight drains by
+    one ACK's bytes at most (0.1–0.2 of it). A flight the send buffer holds is bounded by the buffer's fixed
+    size (``SO_SNDBUF``, or autotuning's ``tcp_wmem`` ceiling: ``tcp_sndbuf_expand`` grows the buffer with
+    the window only, and the window does not grow unless filled), drains between the writer's wake-ups (a
+    swing of 0.38–0.9) and its peaks scatter below that bound; an application's flight keeps to its rate."""
+    n = len(peak)
+    out = np.zeros(n, bool)
+    if n < 2 * m:
+        return out
+    win = np.lib.stride_tricks.sliding_window_view(peak, 2 * m)  # row r: intervals r .. r + 2m - 1
+    step = np.diff(win, axis=1)
+    grown = win[:, m:].sum(axis=1) >= win[:, :m].sum(axis=1) + growth * m
+    steady = (step[:, m - 1:] >= 0.5 * growth).all(axis=1)
+    creep = ((step >= 0.0).all(axis=1) & (win[:, 1:] <= CA_GROWTH_MAX * win[:, :-1]).all(axis=1)
+             & (win[:, -1] > win[:, m - 1]) & (win[:, m - 1] > win[:, 0]) & (swing3[2 * m - 1:] < swing))
+    out[2 * m - 1:] = grown & (steady | creep)
+    return out
 
 
 def _refill_like(feat: np.ndarray, swing3: np.ndarray, position: float, p: np.ndarray) -> np.ndarray:
@@ -993,11 +1027,14 @@ def _decide(feat: np.ndarray, b: np.ndarray, mss: int, rttmin: float, position: 
     code = np.empty(len(length), np.int8)
     no_time = idle + np.where(pos, feat[:, _F_DRY] / safe, 0.0)  # idle, or dry before an idle time
     held = np.where(pos, feat[:, _F_HELD] / safe, 0.0)  # the window held data in hand
+    peak_mss = np.nan_to_num(peak / mss)
+    swing3 = _neighbours_max(swing)
+    opened = _restarted(feat, idle, mss, p) | rising(peak_mss, swing3, int(p[_EPOCH_STALL]), p[_EPOCH_GROWTH],
+                                                     p[_SWING])
     label_into(feat[:, _F_EVENTS], no_time, feat[:, _F_ROOM] < p[_RWND_SLACK] * mss, feat[:, _F_DUPS] >= p[_LOSS_DUPS],
                queue, (acked >= 2 * mss) & (feat[:, _F_SENT] < p[_REFILL] * acked) & (held < p[_IDLE]),
-               np.nan_to_num(peak / mss),
-               _restarted(feat, idle, mss, p), feat[:, _F_FIT] > 0,
-               _neighbours_mean(rate), cref, _refill_like(feat, _neighbours_max(swing), position, p),
+               peak_mss, opened, feat[:, _F_FIT] > 0,
+               _neighbours_mean(rate), cref, _refill_like(feat, swing3, position, p),
                _neighbours_max(idle), feat[:, _F_SMALL], p, code)
     # a flight sent before any ACK of it came back: limited by what its ACKs find (the next interval's label)
     for k in np.flatnonzero((code[:-1] == UNKNOWN) & (feat[:-1, _F_SENT] > 0))[::-1]:

@@ -141,6 +141,25 @@ def test_cwnd_on_losses():
     assert share(flat, CWND) < 0.1, flat.shares
 
 
+def test_duplicate_acks_as_a_sack_sender_counts_them():
+    """A window creeping up from 14 to 20 segments, cut after each round of losses: the ACKs of those rounds do not
+    move and SACK more each (a Linux receiver changes its advertised window on each out-of-order segment, so RFC
+    5681, which wants the window unchanged, counts none of them duplicate). RFC 6675 counts each (new SACKed data,
+    the cumulative ACK not moved): the loss rounds are the network's, as where RFC 5681's flag is set — labels
+    the same interval by interval; without either, the rounds after each loss read as the sender's."""
+    t = clocked(6.0, 20)
+    rtts = np.floor(t / RTT).astype(int)
+    window = 14 + np.minimum(rtts % 20, 12) // 2
+    lossy = (rtts % 20 == 19) & (np.arange(len(t)) % 20 < 6)
+    acked = np.where(lossy, 0, MSS)
+    sacked = np.where(lossy, (np.arange(len(t)) % 20 + 1) * MSS, 0)
+    by_sack = flow_limits(flow(t, (window - 1) * MSS, acked=acked), sacked=sacked)
+    by_flag = flow_limits(flow(t, (window - 1) * MSS, acked=acked, dup=lossy))
+    neither = flow_limits(flow(t, (window - 1) * MSS, acked=acked))
+    assert np.array_equal(by_sack.code, by_flag.code) and share(by_sack, CWND) >= 0.8, by_sack.shares
+    assert share(neither, CWND) <= share(by_sack, CWND) - 0.3, neither.shares
+
+
 def test_rwnd_at_the_advertised_window():
     """19 segments in flight after each ACK of 1: 20 outstanding before it, the window the receiver advertises."""
     t = clocked(3.0, 20)
@@ -221,6 +240,44 @@ def test_sndbuf_refills_at_the_acks():
 
     assert share(refills(1e-4), SNDBUF) > 0.9
     assert share(refills(0.005), APP) > 0.9
+
+
+def trains(windows: list[int], burst: int = 4, refill: float = 0.25) -> FlowLimits:
+    """A flight refilled in trains at the ACKs: each round trip's window (``windows``, segments) acknowledged in
+    ``burst`` back-to-back ACK bunches, each freeing ``refill`` of it, and sent again 10 µs after its ACK in one
+    train (plus the round's growth on its last: the window's new segment). No queue, no loss, no segment below
+    the MSS: the ACK-clocked refills of rule 10 whether a window or a woken writer sent them."""
+    t_ack, flights, acked, seg_t = [], [], [], []
+    for r, w in enumerate(windows):
+        q = max(round(refill * w), 2)
+        grow = windows[r + 1] - w if r + 1 < len(windows) else 0
+        for j in range(burst):
+            at = r * RTT + (j + 1) * RTT / burst
+            t_ack.append(at)
+            flights.append((w - q) * MSS)
+            acked.append(q * MSS)
+            seg_t += [at + 1e-5 * (i + 1) for i in range(q + (grow if j == burst - 1 else 0))]
+    return flow_limits(flow(t_ack, np.array(flights, float), acked=np.array(acked), seg_t=seg_t))
+
+
+def test_a_window_creeping_up_is_the_network_not_the_send_buffer():
+    """A congestion window growing by a segment every second round trip (CUBIC's Reno-friendly 0.53 a round,
+    in whole segments), refilled in trains at the ACKs (a quarter of it at a time, a swing of 0.25): Linux grows
+    the window only when the flight filled it, so a flight that creeps up round after round is the window's —
+    the network, not the writer's buffer (whose size is fixed). Before the creep test, rule 8's steady growth
+    (half a segment every round) missed it and rule 10's ACK-clocked refills made it ``sndbuf``."""
+    creeping = [25 + r // 2 for r in range(120)]
+    assert share(trains(creeping), CWND) >= 0.9
+    assert share(trains(creeping), SNDBUF) <= 0.1
+    # the same trains with the flight held at a fixed size (the writer's buffer): the send buffer
+    assert share(trains([30] * 80), SNDBUF) >= 0.9
+    # at its cap, with a round refilled short now and then (the peaks scatter below the bound, then return
+    # to it in one step): not a creep, the send buffer
+    capped = [24 if r % 10 == 3 else 30 for r in range(80)]
+    assert share(trains(capped), SNDBUF) >= 0.9
+    # a growing flight that drains by half of it between its refills (a swing of 0.5: a woken writer's, not a
+    # window's refilled at every ACK) is not taken by the creep test
+    assert share(trains(creeping, burst=2, refill=0.5), SNDBUF) >= 0.9
 
 
 def test_a_capture_at_the_sender_end_keeps_its_times():

@@ -21,10 +21,10 @@ PASSED = ("h01_cubic_r7_rtt25_b15", "h02_reno_r30_rtt70_b06", "h03_cubic_r4_rtt1
           "h09_reno_r11_rtt120_b05")
 #: capture → (the self-check's code, words its reason holds)
 NOT_REPRODUCED = {
-    # the limits read 49 % of the time as the send buffer's: a window far below the BDP after two slow-start
-    # losses, growing under 1 segment a round without a queue (a rerun of the scenario with the kernel polled:
-    # never send-buffer limited)
-    "h06_cubic_r40_rtt22_b03": ("sender_not_bulk", "send buffer"),
+    # the kernel's window after two slow-start losses was 22-33 segments (the BDP is 76), the engine's about 80:
+    # the simulated flow runs 1.245 of the captured goodput (the limits read that window as the network's since
+    # rule 8's creep; before, 49 % of the time as the send buffer's and the check was withheld)
+    "h06_cubic_r40_rtt22_b03": ("not_reproduced", "goodput"),
     # no loss followed a full queue (the tbf dropped nothing), so the buffer is taken at the deepest queue the flow
     # built, 6.8 kB, a third of the testbed's 0.4 BDP; the capture's own random drop at segment 42 ends the first
     # slow start in its third round, and there the re-enactment overflows that bound (a second loss event by
