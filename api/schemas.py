@@ -712,7 +712,10 @@ class WhatIfOut(BaseModel):
     duration_s: float
     seed: int
     path: dict[str, Any] = Field(description="figures, ranges, confidence, overhead_bytes, mss, rwnd_bytes, paced, "
-                                             "assumed, random_drops (the capture's random drops every run meets: "
+                                             "assumed (figures the path did not give, with why: a buffer bounded "
+                                             "below only is taken at the least buffer the captured sender's "
+                                             "re-enactment does not overflow, its range one BDP deeper), "
+                                             "random_drops (the capture's random drops every run meets: "
                                              "replayed, hidden_segments, segments; null: none replayed)")
     captured: dict[str, Any] = Field(description="the captured flow: goodput_bps, utilisation, loss_rate, "
                                                  "loss_events, loss_event_rate, span_s, share, limits, idle_share")

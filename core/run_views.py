@@ -467,7 +467,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender), rng.central.paced)
         captured = CapturedFlow.of(summary, others, limits.get("shares"), limits.get("idle_share"))
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)
-        runs = (check_runs(rng.central) + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
+        runs = (check_runs(rng) + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
         packets = runs * duration * rng.central.capacity_bps / 8.0 / (link.mss + link.overhead) * 1.25
         if packets > WHATIF_MAX_PACKETS:
             raise WhatIfError("whatif_too_large", f"{runs} runs of {duration:g} s at "

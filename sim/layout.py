@@ -12,7 +12,8 @@ LOSS_EVENTS, TIMEOUTS, RETRANS, SENT, SAMPLES = 18, 19, 20, 21, 23
 DUPS = 22  # without SACK: duplicate ACKs counted as segments that left the network (Linux's Reno sacked_out)
 QD_N, STARTED, RTO_ARMED, DELIVERED = 24, 25, 26, 27
 LOG_N, SEND_N, PEND_DELIV, PEND_ACKED = 28, 29, 30, 31  # an external decision's logs and paused ACK
-N_FI = 32
+OVERFLOWS = 32  # the flow's packets the drop-tail buffer dropped (full: no room for them)
+N_FI = 33
 
 # fs: a flow's real-valued state
 CWND, SSTHRESH, SRTT, RTTVAR, RTO, RTO_AT = 0, 1, 2, 3, 4, 5

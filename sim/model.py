@@ -166,6 +166,8 @@ class FlowResult:
     series: dict[str, np.ndarray]
     #: An external control's decision at each of its loss events (none for the compiled ones).
     decisions: tuple[ExternalDecision, ...] = ()
+    #: The flow's packets the drop-tail buffer dropped because it was full (random drops not counted).
+    overflow_drops: int = 0
 
 
 @dataclass(frozen=True)
@@ -354,7 +356,7 @@ def flow_results(state: SimState, flows: list[FlowSpec], cfg: SimConfig,
             p95_queue_delay_s=_p95(state.qd_hist[f], state.g[L.QD_BIN]),
             series={"t": ts[:, 0].copy(), "cwnd": ts[:, 1].copy(), "flight": ts[:, 2].copy(),
                     "queue_bytes": ts[:, 3].copy()},
-            decisions=tuple(ext.decisions) if ext is not None else ()))
+            decisions=tuple(ext.decisions) if ext is not None else (), overflow_drops=int(row[L.OVERFLOWS])))
     return out
 
 

@@ -19,6 +19,7 @@ from ackreplay.sim.layout import (
     DELIVERED,
     LOSS_P,
     N_STREAMS,
+    OVERFLOWS,
     PROP_FWD,
     PROP_REV,
     QD_BIN,
@@ -70,6 +71,7 @@ def enqueue(s: SimState, f: int, now: float, seg: int) -> float:
     n = queue_packets(s, now)
     waiting = n - 1 if n > 0 else 0
     if waiting >= g[BUF_PKTS] or (waiting + 1) * g[WIRE] > g[BUF_BYTES]:
+        s.fi[f, OVERFLOWS] += 1
         return -1.0
     if n + 1 >= len(s.qf):
         s.tally[1] = 1

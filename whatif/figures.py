@@ -8,7 +8,9 @@ A random-loss rate the inference left null because too few losses fell off the b
 taken as 0, with the rate of those few losses as its upper end (:func:`off_level_loss`). A buffer the inference
 left null because no loss followed a full queue is bounded below only — by the deepest queue the flow built
 (:func:`buffer_seen`): it is taken at that bound, and its range runs to that bound plus
-:data:`BUFFER_HEADROOM_BDP` × the BDP (*decided here*, docs/whatif.md).
+:data:`BUFFER_HEADROOM_BDP` × the BDP (*decided here*, docs/whatif.md); where the captured sender re-enacted over
+the capture's drops overflows that bound, at the least buffer it does not overflow instead
+(:meth:`PathRange.with_consistent_buffer`, found by ``whatif.runs.consistent_range``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ SPREAD = {"capacity_bps": 0.10, "base_rtt_s": 0.03, "buffer_bytes": 0.25, "rando
 #: than the captured one could meet it anywhere above; one BDP is the rule-of-thumb buffer (Villamizar & Song,
 #: "High performance TCP in ANSNET", ACM SIGCOMM CCR, 1994).
 BUFFER_HEADROOM_BDP = 1.0
+#: How ``path.assumed.buffer_bytes`` goes on after the bound where the buffer is taken at it.
+TAKEN_AT_BOUND = ": taken at that, "
 #: The figures the simulation's link needs, in the order they are named when missing.
 NEEDED = ("capacity_bps", "base_rtt_s", "buffer_bytes", "random_loss_rate")
 
@@ -110,6 +114,31 @@ class PathRange:
                     out.append((f"{name}:{tag}", replace(self.central, **changed)))
         return out
 
+    @property
+    def buffer_bounded(self) -> bool:
+        """The buffer is bounded below only (:func:`buffer_seen`): taken at its bound, or at the least buffer
+        consistent with the capture (:meth:`with_consistent_buffer`)."""
+        return "buffer_bytes" in self.assumed
+
+    def with_consistent_buffer(self, least: float, runs: int) -> PathRange:
+        """The same range with a buffer bounded below only taken at ``least`` — the least buffer over which the
+        captured sender's re-enactment overflows no more than the capture did (``whatif.runs.consistent_range``,
+        found in ``runs`` runs) —, its range from there to :data:`BUFFER_HEADROOM_BDP` BDPs more. A buffer the
+        capture proves deeper than its bound is a bound still: the capture shows nothing above it."""
+        bound, high = self.ends["buffer_bytes"]
+        if not (self.buffer_bounded and bound <= least <= high):  # (the search stays within the range it was given)
+            raise ValueError(f"a consistent buffer of {least:.0f} B outside the bounded buffer's range "
+                             f"[{bound:.0f}, {high:.0f}] B")
+        central = replace(self.central, buffer_bytes=float(least))
+        headroom = BUFFER_HEADROOM_BDP * central.capacity_bps * central.base_rtt_s / 8.0
+        seen = self.assumed["buffer_bytes"].rsplit(TAKEN_AT_BOUND, 1)[0]
+        assumed = {**self.assumed, "buffer_bytes": (
+            f"{seen}; the captured sender re-enacted on it overflows a buffer that small, where the capture shows "
+            f"no overflow: taken at {least:.0f} B, the least buffer the re-enactment does not overflow ({runs} "
+            f"runs), its range up to {least + headroom:.0f} B (one BDP more)")}
+        return replace(self, central=central, ends={**self.ends, "buffer_bytes": (float(least), least + headroom)},
+                       assumed=assumed)
+
     def as_dict(self) -> dict[str, Any]:
         return {"figures": self.central.as_dict(), "ranges": {k: list(v) for k, v in self.ends.items()},
                 "confidence": self.confidence, "overhead_bytes": self.central.overhead_bytes,
@@ -157,8 +186,8 @@ def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
     buffer_high = _bounded_buffer(values, buffer_low)
     if buffer_high is not None:
         assumed["buffer_bytes"] = (f"at least {buffer_low:.0f} B, the deepest queue the flow built (no loss followed "
-                                   f"a full queue: {str(evidence.get('buffer_bytes', '')).removeprefix('null: ')}): "
-                                   f"taken at that, its range up to {buffer_high:.0f} B (one BDP more)")
+                                   f"a full queue: {str(evidence.get('buffer_bytes', '')).removeprefix('null: ')})"
+                                   f"{TAKEN_AT_BOUND}its range up to {buffer_high:.0f} B (one BDP more)")
     if values["random_loss_rate"] is None and random_loss_high is not None and values["buffer_bytes"] is not None:
         values["random_loss_rate"] = 0.0
         assumed["random_loss_rate"] = (f"taken as 0, at most {random_loss_high:.3g} (the losses off the buffer's "
@@ -198,7 +227,15 @@ def buffer_seen(parts: Any, path: Mapping[str, Any] | None) -> float | None:
     queue (none at all, or none at the overflow level, :func:`ackreplay.path.figures.overflows`): the deepest queue
     the flow built (``PathParts.deep_queue_s``, the queueing delay the inference calls the deepest) × capacity —
     a drop-tail buffer held it without dropping. None where the buffer is known, the capacity is not, the flow built
-    no queue, or a loss did follow a full queue (the inference refused that buffer for another reason)."""
+    no queue, or a loss did follow a full queue (the inference refused that buffer for another reason).
+
+    The deepest queue is the RTT samples' 98th percentile less their least (``path.figures.DEEP_QUANTILE``), not
+    their largest: one sample also carries the receiver's delayed-ACK wait and the hosts' noise, so the largest —
+    and even the 99.9th percentile (``top_queue_s``) — reads a queue the buffer never held: 1.3–4 × the testbed's
+    buffer on five captures with a known one (``testbed/cubic_1f_10M_rtt40_buf025bdp``: 4.0). The percentile stays
+    below the truth on every capture with a known buffer that this bounds (10: 0.05–0.96 of it), and within
+    1.05 × it on every other where the capacity is known (docs/whatif.md "Refusals"). It is loose where the flow
+    seldom queued (hold-out ``h04``: 0.30), which the re-enactment tightens (``whatif.runs.consistent_range``)."""
     path = path or {}
     cap = path.get("capacity_bps")
     if parts is None or path.get("buffer_bytes") is not None or not cap:

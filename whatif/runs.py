@@ -44,6 +44,9 @@ RANDOM_LOSS_SEEDS = 10
 #: What decided a self-check's figures (``simulated.decided_by``): the run over the capture's replayed random
 #: drops, the mean over :data:`RANDOM_LOSS_SEEDS` draws at the rate (no drops known), one run (no random loss).
 DECIDERS = ("replayed_drops", "mean_of_draws", "one_run")
+#: The bisection steps of the least buffer consistent with the capture (:func:`consistent_range`): its range of one
+#: BDP found to 1/32 of a BDP (two runs at the range's ends first).
+BUFFER_STEPS = 5
 #: Points of each result's time series.
 SERIES_POINTS = 400
 #: CUBIC's HyStart for a paced Linux sender (``GROWTH_PARAMS``' ``hystart`` 2: its rounds from the first ACK, as
@@ -163,10 +166,11 @@ def check_seeds(fig: PathFigures) -> int:
     return RANDOM_LOSS_SEEDS if fig.random_loss_rate > 0 else 1
 
 
-def check_runs(fig: PathFigures) -> int:
-    """How many runs the self-check takes on the path ``fig``: its draws, and the run over the capture's replayed
-    drops where ``fig`` carries them."""
-    return check_seeds(fig) + (fig.loss_fates() is not None)
+def check_runs(rng: PathRange) -> int:
+    """How many runs the self-check takes on the path ``rng``: its draws, the run over the capture's replayed
+    drops where it carries them, and the search of a buffer bounded below only (:func:`consistent_range`)."""
+    fig = rng.central
+    return check_seeds(fig) + (fig.loss_fates() is not None) + (2 + BUFFER_STEPS) * rng.buffer_bounded
 
 
 def mean_figures(runs: Sequence[dict[str, float | None]]) -> dict[str, float | None]:
@@ -183,15 +187,9 @@ def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, se
     """Re-enact the captured sender's control on the central figures over the captured flow's span and compare
     goodput and loss-event rate. Not run for a sender that was not a bulk one (``sender_not_bulk``) or ran a
     control the simulation cannot run (``cannot_re_enact``)."""
-    if captured.not_bulk:
-        return SelfCheck(sender.algorithm, sender.source, None, None, False, captured.not_bulk, code="sender_not_bulk")
-    if sender.algorithm not in CONTROLS:
-        return SelfCheck(sender.algorithm, sender.source, None, None, False,
-                         f"the sender ran {sender.algorithm}, which the simulation cannot re-enact "
-                         f"(it runs {', '.join(CONTROLS)})", code="cannot_re_enact")
-    if captured.span_s <= 0 or captured.goodput_bps <= 0:
-        return SelfCheck(sender.algorithm, sender.source, None, None, False, "the captured flow delivered nothing",
-                         code="nothing_delivered")
+    not_run = _not_run(captured, sender)
+    if not_run is not None:
+        return not_run
     span = min(captured.span_s, MAX_DURATION_S)
     fig = rng.central
     draws = [run_one(replace(fig, drops=None), sender.algorithm, span, seed + k, sender.ns3, cross)
@@ -217,6 +215,50 @@ def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, se
                  "draws": {k: _finite(v) for k, v in mean.items()} if by == DECIDERS[0] else None}
     return SelfCheck(sender.algorithm, sender.source, goodput_ratio, _finite(loss_ratio), ok_goodput and ok_loss,
                      reason, simulated, None if ok_goodput and ok_loss else "not_reproduced")
+
+
+def _not_run(captured: CapturedFlow, sender: SenderControl) -> SelfCheck | None:
+    """The self-check that is not run, and why: the sender was not a bulk one (``sender_not_bulk``), ran a control
+    the simulation cannot run (``cannot_re_enact``), or the flow delivered nothing; None where it is run."""
+    if captured.not_bulk:
+        return SelfCheck(sender.algorithm, sender.source, None, None, False, captured.not_bulk, code="sender_not_bulk")
+    if sender.algorithm not in CONTROLS:
+        return SelfCheck(sender.algorithm, sender.source, None, None, False,
+                         f"the sender ran {sender.algorithm}, which the simulation cannot re-enact "
+                         f"(it runs {', '.join(CONTROLS)})", code="cannot_re_enact")
+    if captured.span_s <= 0 or captured.goodput_bps <= 0:
+        return SelfCheck(sender.algorithm, sender.source, None, None, False, "the captured flow delivered nothing",
+                         code="nothing_delivered")
+    return None
+
+
+def consistent_range(rng: PathRange, captured: CapturedFlow, sender: SenderControl, seed: int,
+                     cross: Sequence[CrossFlow] = ()) -> PathRange:
+    """``rng`` with a buffer bounded below only (``PathRange.buffer_bounded``) taken at the least buffer consistent
+    with the capture: the least at which the captured sender, re-enacted over the capture's span — over its own
+    random drops where ``rng`` carries them, else the draw of ``seed`` —, overflows the buffer no more than the
+    capture did, which is never: the buffer is bounded below only because no loss followed a full queue. Found by
+    bisection within the buffer's range (:data:`BUFFER_STEPS`): unchanged where the bound itself is not overflowed,
+    where the range's upper end is (the re-enactment then parts from the capture by more than the buffer can
+    explain, and its self-check says so), or where the self-check does not run (:func:`_not_run`). Decided here
+    (docs/whatif.md, "Refusals"): a drop-tail buffer is at least every queue a flow held without a loss, and a
+    re-enactment that overflows a buffer proves the flow's own flight, re-enacted, would have filled it — so a
+    buffer it overflows contradicts the capture as surely as one below the deepest queue measured."""
+    if not rng.buffer_bounded or _not_run(captured, sender) is not None:
+        return rng
+    span = min(captured.span_s, MAX_DURATION_S)
+
+    def overflows(buffer: float) -> bool:
+        fig = replace(rng.central, buffer_bytes=buffer)
+        return run_one(fig, sender.algorithm, span, seed, sender.ns3, cross)[0].overflow_drops > 0
+
+    lo, hi = rng.ends["buffer_bytes"]
+    if not overflows(lo) or overflows(hi):
+        return rng
+    for _ in range(BUFFER_STEPS):  # lo overflows, hi does not
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if overflows(mid) else (lo, mid)
+    return rng.with_consistent_buffer(hi, 2 + BUFFER_STEPS)
 
 
 def _checked_figures(runs: Sequence[tuple[FlowResult, float]], fig: PathFigures, span: float,
@@ -265,6 +307,7 @@ def what_if(rng: PathRange, captured: CapturedFlow, sender: SenderControl, algor
     if duration_s is not None and not 0 < duration_s <= MAX_DURATION_S:
         raise WhatIfError("bad_duration", f"the duration is in (0, {MAX_DURATION_S:g}] s, not {duration_s:g}")
     duration = float(duration_s or min(max(captured.span_s, 1.0), MAX_DURATION_S))
+    rng = consistent_range(rng, captured, sender, seed, cross)
     check = self_check(rng, captured, sender, seed, cross)
     if not check.passed:
         withheld = (f"the sender cannot be re-enacted: {check.reason}" if check.code == "sender_not_bulk"

@@ -73,3 +73,17 @@ def test_bad_fates_are_refused() -> None:
     with pytest.raises(SimError) as err:
         simulate(DEEP, [FlowSpec("newreno", 0.04, loss_fates=np.full(10, -2, np.int8))], SimConfig(1.0))
     assert err.value.code == "bad_flow"
+
+
+@pytest.mark.parametrize("control", ["newreno", "cubic"])
+def test_the_buffers_own_drops_are_counted_apart_from_the_random_ones(control: str) -> None:
+    """``FlowResult.overflow_drops`` counts the flow's packets the full drop-tail buffer dropped, not the random
+    ones: none under the deep buffer with three replayed drops; on a 20-packet buffer without random loss the slow
+    start overflows it and the sender retransmits exactly the packets it dropped (26 and 27: no timeout, nothing
+    spurious)."""
+    replay = fates(3000, {300: 1, 900: 2})
+    deep = simulate(DEEP, [FlowSpec(control, 0.04, loss_fates=replay)], SimConfig(4.0)).flows[0]
+    assert deep.overflow_drops == 0 and deep.retransmissions == 3
+    shallow = simulate(Link(10e6, buffer_packets=20), [FlowSpec(control, 0.04)], SimConfig(4.0)).flows[0]
+    assert shallow.overflow_drops > 20 and shallow.loss_events >= 1 and shallow.timeouts == 0
+    assert shallow.retransmissions == shallow.overflow_drops

@@ -1,0 +1,84 @@
+"""A buffer the capture bounds from below only (no loss followed a full queue): the bound, the deepest queue the flow
+built (``whatif.figures.buffer_seen``), and the buffer the what-if takes, the least consistent with the capture
+(``whatif.runs.consistent_range``), against the testbed's queue limit on every capture of the repository and the
+hold-out set with a known buffer where the path leaves the buffer null (docs/whatif.md, "Refusals")."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import pytest
+
+from ackreplay.core.capture_scoring import build_estimators, score_file
+from ackreplay.whatif.figures import buffer_seen
+from tests.estimators.path_calibration import truth_of
+from tests.whatif.self_checks import DATA, Checked, checked
+
+#: Every capture with a known buffer whose largest flow's path leaves the buffer null with a bound from below (as
+#: measured: the others' paths give a buffer, or no bound — no capacity, or a loss after a full queue).
+BOUNDED = ("paths/r12_rtt40_b4_loss", "pairs/dloss", "holdout/h04_cubic_r25_rtt18_b04_l03",
+           "limits/bbr_app_blk64", "limits/bbr_sndbuf64", "limits/cubic_app_blk32", "limits/cubic_sndbuf130",
+           "limits/cubic_sndbuf_small", "limits/reno_rwnd_ws0", "limits/reno_sndbuf90")
+#: Of them, the bulk senders the self-check re-enacts (the others are withheld as not bulk): the bound, as measured
+#: (wire bytes), and the least buffer their re-enactment does not overflow.
+RE_ENACTED = {"paths/r12_rtt40_b4_loss": (146_057, 183_239), "pairs/dloss": (89_091, 104_658),
+              "holdout/h04_cubic_r25_rtt18_b04_l03": (6_799, 22_430)}
+
+
+def true_buffer(name: str) -> float:
+    """The testbed's queue limit (bytes), as the path's calibration takes it."""
+    meta = DATA / f"{name}.json"
+    return truth_of(meta)["buffer_over_bdp"] * float(json.loads(meta.read_text())["bdp_bytes"])
+
+
+@cache
+def bound_of(name: str) -> float | None:
+    capture = DATA / f"{name}.pcap.gz"
+    sc = score_file(capture, build_estimators(["newreno"], {}), keep_series=False)
+    by_id = sc.ingest.flows.by_id()
+    fr = max(sc.replay.flows, key=lambda fr: by_id[fr.flow_id].bytes)
+    return buffer_seen(fr.path_parts, fr.path)
+
+
+@pytest.mark.parametrize("name", BOUNDED)
+def test_the_buffers_bound_from_below_never_exceeds_the_testbeds_buffer(name: str) -> None:
+    """The deepest queue the flow built (its RTT samples' 98th percentile above their least) is a lower bound: on
+    every such capture at most the testbed's queue limit (0.05–0.96 of it)."""
+    bound = bound_of(name)
+    assert bound is not None and 0 < bound <= true_buffer(name)
+
+
+@pytest.mark.parametrize("name", sorted(RE_ENACTED))
+def test_the_buffer_taken_is_the_least_the_re_enactment_does_not_overflow_and_no_deeper_than_the_truth(
+        name: str) -> None:
+    """The re-enacted sender overflows the bound on all three (the capture shows no overflow), so the buffer is
+    taken at the least it does not overflow: above the bound, within its one-BDP range, never above the testbed's
+    buffer (``h04`` 0.997 of it, ``r12`` 0.76, ``dloss`` 0.52: its flow never came near it)."""
+    bound, least = RE_ENACTED[name]
+    assert bound_of(name) == pytest.approx(bound, rel=0.01)
+    got = checked(DATA / f"{name}.pcap.gz")
+    assert isinstance(got, Checked) and got.path.buffer_bounded
+    fig = got.path.central
+    assert fig.buffer_bytes == pytest.approx(least, rel=0.01)
+    assert bound < fig.buffer_bytes <= min(bound + fig.capacity_bps * fig.base_rtt_s / 8, true_buffer(name))
+    assert got.check.passed, got.check
+
+
+def test_a_capture_with_a_known_buffer_is_not_searched() -> None:
+    """A buffer the path gives (losses at one level) is the path's: no bound, no search."""
+    got = checked(DATA / "pairs" / "tapnear.pcap.gz")
+    assert isinstance(got, Checked) and not got.path.buffer_bounded
+    assert "buffer_bytes" not in got.path.assumed
+    assert bound_of("pairs/tapnear") is None
+
+
+def test_the_range_refuses_a_consistent_buffer_outside_it() -> None:
+    """``PathRange.with_consistent_buffer`` asserts the search stayed within the bounded buffer's range."""
+    got = checked(DATA / "pairs" / "dloss.pcap.gz")
+    assert isinstance(got, Checked)
+    lo, hi = got.path.ends["buffer_bytes"]
+    with pytest.raises(ValueError, match="outside"):
+        got.path.with_consistent_buffer(hi + 1.0, 7)
+    with pytest.raises(ValueError, match="outside"):
+        got.path.with_consistent_buffer(lo - 1.0, 7)
