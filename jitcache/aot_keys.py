@@ -24,14 +24,29 @@ import numpy as np
 _INT64 = (-(2**63), 2**63 - 1)
 
 
+#: An array dtype's name in a key, or None for a dtype that has none (``dtype.name`` is a Python property of numpy's,
+#: ~1.5 µs a call: a kernel call's keys would cost more than the call itself).
+_DTYPE_NAMES: dict[np.dtype[Any], str | None] = {}
+
+
+def dtype_name(dtype: np.dtype[Any]) -> str | None:
+    """The name of a numeric or boolean dtype in native byte order, else None."""
+    try:
+        return _DTYPE_NAMES[dtype]
+    except KeyError:
+        name = dtype.name if dtype.kind in "biuf" and dtype.isnative else None
+        _DTYPE_NAMES[dtype] = name
+        return name
+
+
 def array_key(value: np.ndarray) -> str | None:
     """The key of an array (see the module), or None."""
-    dtype = value.dtype
+    name = dtype_name(value.dtype)
     flags = value.flags
-    if dtype.kind not in "biuf" or not dtype.isnative or not flags.aligned:
+    if name is None or not flags.aligned:
         return None
     layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
-    return f"a:{dtype.name}:{value.ndim}:{layout}" + ("" if flags.writeable else ":r")
+    return f"a:{name}:{value.ndim}:{layout}" + ("" if flags.writeable else ":r")
 
 
 def value_key(value: Any) -> str | None:
