@@ -104,12 +104,17 @@ class Ackreplay:
         return [*head, *args]
 
     def run(self, *args: str) -> Run:
+        env, cwd = self.environment()
+        return measure(self.cmd(*args), env=env, cwd=cwd, keep_stdout=False)
+
+    def environment(self) -> tuple[dict[str, str] | None, str | None]:
+        """The environment and working directory a command runs with (None: this process's)."""
         if self.tree is None:
-            return measure(self.cmd(*args), keep_stdout=False)
+            return None, None
         # the tree as working directory too: ``python -m`` puts it first on sys.path
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(self.tree),
                                                                           os.environ.get("PYTHONPATH")]))}
-        return measure(self.cmd(*args), env=env, cwd=str(self.tree), keep_stdout=False)
+        return env, str(self.tree)
 
     def source(self) -> Path:
         """The checkout whose code runs."""

@@ -12,10 +12,14 @@ within 0.4 s; ``graph`` of it (an SVG) within 1 s. Large rows: captures of a mil
 
 Which code runs: ``--tree PATH`` (or ``ACKREPLAY_TREE``) runs ``python -m ackreplay.cli.main`` with this
 interpreter and ``PYTHONPATH=PATH``; without it, the ``ackreplay`` installed next to this interpreter. The kernels
-are compiled first (``ackreplay warmup``, untimed). ``--lock FILE`` holds an exclusive flock on FILE around each
-command's repeats (as ``flock FILE command``), so that timings do not overlap other jobs that take the same lock.
+are compiled first (``ackreplay warmup --ahead-of-time``, untimed: JIT-cached and built ahead of time;
+``--no-ahead-of-time`` for a tree without that build). Each command runs once more, untimed, with Python's import
+log, which tells whether it imported numba (the table's last column). ``--lock FILE`` holds an exclusive flock on
+FILE around each command's repeats (as ``flock FILE command``), so that timings do not overlap other jobs that take
+the same lock.
 
-Usage: ``python -m bench.startup [--tree PATH] [--repeats 3] [--large single,units] [--out DIR] [--lock FILE]``.
+Usage: ``python -m bench.startup [--tree PATH] [--repeats 3] [--large single,units] [--out DIR] [--lock FILE]
+[--no-ahead-of-time]``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -55,6 +60,7 @@ class Row:
     relative: bool  # the limit is a ratio to tcptrace's time (else seconds)
     ours: list[float]
     ref: list[float]
+    numba: bool | None = None  # whether the command imported numba (None: not checked)
 
     @property
     def seconds(self) -> float:
@@ -83,6 +89,17 @@ def timed(run: Callable[[], Run], repeats: int, lock: Path | None) -> list[float
         return [run().seconds for _ in range(repeats)]
 
 
+def imports_numba(tool: Ackreplay, *args: str) -> bool:
+    """Whether ``ackreplay ARGS`` imports numba: one untimed run with Python's import log
+    (``PYTHONPROFILEIMPORTTIME``, every module imported, on stderr)."""
+    env, cwd = tool.environment()
+    env = {**(os.environ if env is None else env), "PYTHONPROFILEIMPORTTIME": "1"}
+    done = subprocess.run(tool.cmd(*args), env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, check=True)
+    return any(line.rsplit("|", 1)[-1].strip() == "numba" for line in done.stderr.splitlines()
+               if line.startswith("import time:"))
+
+
 def tcptrace_times(path: Path | None, repeats: int, lock: Path | None) -> list[float]:
     if path is None or shutil.which("tcptrace") is None:
         return []
@@ -103,7 +120,7 @@ def startup_rows(tool: Ackreplay, out: Path, repeats: int, lock: Path | None) ->
     ref = tcptrace_times(SMALL, repeats, lock)
     for label, args, limit, on_capture in commands:
         ours = timed(partial(tool.run, *args), repeats, lock)
-        rows.append(Row(label, limit, False, ours, ref if on_capture else []))
+        rows.append(Row(label, limit, False, ours, ref if on_capture else [], imports_numba(tool, *args)))
     return rows
 
 
@@ -117,20 +134,23 @@ def large_rows(tool: Ackreplay, keys: list[str], out: Path, repeats: int, lock: 
         cached(path)
         ref = tcptrace_times(path, repeats, lock)
         for args in (("score", "-f", "json"), ("flows", "--json")):
-            ours = timed(partial(tool.run, args[0], str(path), *args[1:]), repeats, lock)
-            rows.append(Row(f"{' '.join(args)} — {label}, {path.stat().st_size / 1e6:.0f} MB", 1.0, True, ours, ref))
+            command = (args[0], str(path), *args[1:])
+            ours = timed(partial(tool.run, *command), repeats, lock)
+            rows.append(Row(f"{' '.join(args)} — {label}, {path.stat().st_size / 1e6:.0f} MB", 1.0, True, ours, ref,
+                            imports_numba(tool, *command)))
         print(f"   {key}: done", file=sys.stderr, flush=True)
     return rows
 
 
 def table(rows: list[Row], floor: float) -> str:
-    lines = ["| command | s (median) | above `python -c pass` | tcptrace -n -l s | ratio | target | met |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| command | s (median) | above `python -c pass` | tcptrace -n -l s | ratio | target | met | numba |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ref, ratio, met = r.ref_seconds, r.ratio, r.met()
         lines.append(f"| `{r.label}` | {r.seconds:.2f} | {r.seconds - floor:.2f} | "
                      f"{'–' if ref is None else f'{ref:.3f}'} | {'–' if ratio is None else f'{ratio:.3g}'} | "
-                     f"{r.target()} | {'–' if met is None else 'met' if met else '**not met**'} |")
+                     f"{r.target()} | {'–' if met is None else 'met' if met else '**not met**'} | "
+                     f"{'–' if r.numba is None else 'imported' if r.numba else 'not imported'} |")
     return "\n".join(lines)
 
 
@@ -142,6 +162,8 @@ def main() -> None:
     ap.add_argument("--large", default=",".join(LARGE), help=f"large shapes, of {', '.join(LARGE)} ('' for none)")
     ap.add_argument("--out", type=Path, help="write (and reuse) the large captures here; default: a temporary folder")
     ap.add_argument("--lock", type=Path, help="hold an exclusive flock on this file around each command's repeats")
+    ap.add_argument("--no-ahead-of-time", dest="ahead_of_time", action="store_false",
+                    help="warm up without building the kernels ahead of time (a tree that has no such build)")
     args = ap.parse_args()
     keys = [k for k in args.large.split(",") if k]
     if unknown := [k for k in keys if k not in LARGE]:
@@ -154,7 +176,7 @@ def main() -> None:
         print(f"   {time.strftime('%Y-%m-%d %H:%M')}, median of {args.repeats}"
               + (f", each command's repeats under flock {args.lock}" if args.lock else ""))
         with locked(args.lock):
-            tool.run("warmup")  # compiles the tree's kernels if they are not cached
+            tool.run("warmup", *(("--ahead-of-time",) if args.ahead_of_time else ()))  # (if not cached or built)
         floor = statistics.median(timed(partial(measure, [sys.executable, "-c", "pass"]), args.repeats, args.lock))
         print(f"   floor, python -c pass: {floor:.3f} s", flush=True)
         rows = startup_rows(tool, out, args.repeats, args.lock) + large_rows(tool, keys, out, args.repeats, args.lock)

@@ -21,6 +21,7 @@ from typing import Any
 
 from ackreplay import jitcache
 from ackreplay.cli import collection
+from ackreplay.jitcache import kernel_mode
 from ackreplay.jitcache.lazy_cache import lazy_function_caches
 from ackreplay.jitcache.lean_env import environments_without_imports
 
@@ -49,7 +50,12 @@ def _exec_without_optional_imports(loader: Any, module: ModuleType) -> None:
 
 def _lean_setup() -> None:
     """Cached code loaded without the compiler's set-up or parsing its bitcode, LLVM calls not timed, each kernel's
-    cache set up at its first call (``jitcache``), and the garbage collector back on when a kernel compiles."""
+    cache set up at its first call (``jitcache``), and the garbage collector back on when a kernel compiles. Where
+    the kernels came from the ahead-of-time extension, numba's kernels from now on (``jitcache.aot.materialise``)."""
+    if kernel_mode.ahead_of_time():
+        from ackreplay.jitcache import aot
+
+        aot.materialise()
     jitcache.load_without_compiler_setup()
     jitcache.load_without_bitcode()
     jitcache.untimed_llvm_calls()

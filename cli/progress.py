@@ -44,10 +44,13 @@ class Progress:
             self._bar = None
 
     def file(self, label: str) -> Progress:
-        """Start the next input file."""
+        """Start the next input file, its name drawn at once: an input read faster than the bar's refresh period
+        (a small capture with kernels that need no loading) would otherwise never be named."""
         self.index += 1
         self.label = label
         self("reading", 0.0)
+        if self._bar is not None:
+            self._bar.refresh()
         return self
 
     def __call__(self, stage: str, fraction: float) -> None:

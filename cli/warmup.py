@@ -12,7 +12,8 @@ scores compile too. What only larger captures reach — two-span decoding, the c
 connection analysed in chunks beyond the memory budget, the merge search of long flows — is driven on the
 same capture with thresholds lowered for the moment (``_warm_large_capture_paths``). It also writes the
 project's bytecode, which a source checkout would otherwise compile on every run where
-``PYTHONDONTWRITEBYTECODE`` is set (``_compile_bytecode``).
+``PYTHONDONTWRITEBYTECODE`` is set (``_compile_bytecode``). With ``--ahead-of-time`` it then builds the extension of
+kernels compiled ahead of time (``jitcache.aot_build``) unless it is built for the current sources.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import sys
 import time
 from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
 
 if TYPE_CHECKING:
     from ackreplay.estimators.flow_batch import FlowBatch
@@ -45,7 +48,10 @@ def announce_cold(*, unused: Collection[str] = ()) -> None:
           "`ackreplay warmup` does it ahead)…", file=sys.stderr, flush=True)
 
 
-def warmup() -> None:
+def warmup(ahead_of_time: Annotated[bool, typer.Option(
+        "--ahead-of-time", help="Also compile the kernels ahead of time (a C compiler is needed; about 2 min): large "
+                                "captures then run without loading numba. A failed build is reported in one line and "
+                                "the kernels run as JIT.")] = False) -> None:
     """Compile the ingest and replay kernels now and cache them (run once after installing or upgrading)."""
     from ackreplay.jitcache.kernel_mode import ENV, plain_python
 
@@ -69,7 +75,11 @@ def warmup() -> None:
     _warm_batches()
     _compile_bytecode()
     what = "compiled and cached" if cold else "already cached; loaded"
-    print(f"ackreplay: kernels {what} in {time.perf_counter() - t0:.1f} s")
+    print(f"ackreplay: kernels {what} in {time.perf_counter() - t0:.1f} s", flush=True)
+    if ahead_of_time:
+        from ackreplay.jitcache.aot_build import ensure
+
+        ensure()
 
 
 def _warm_shared_paths(flows: list[Any]) -> None:

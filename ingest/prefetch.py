@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ackreplay.jitcache.kernel_mode import plain_python
+from ackreplay.jitcache.kernel_mode import plain_python, when_compiling
 
 #: How many packets ahead to prefetch (on the 2-core VM: 16 and 32 alike, 64 no better).
 AHEAD = 32
@@ -54,5 +54,6 @@ def _compiled_prefetch() -> Callable[[np.ndarray, int], None]:
     return cast(Callable[[np.ndarray, int], None], intrinsic(_prefetch))
 
 
-#: The intrinsic as compiled code calls it (nothing in plain Python).
-prefetch: Callable[[np.ndarray, int], None] = _no_prefetch if plain_python() else _compiled_prefetch()
+#: The intrinsic as compiled code calls it (nothing in plain Python; made when numba comes in, with kernels compiled
+#: ahead of time).
+prefetch: Callable[[np.ndarray, int], None] = _no_prefetch if plain_python() else when_compiling(_compiled_prefetch)

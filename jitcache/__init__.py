@@ -38,7 +38,7 @@ def _fingerprint(package_dir: Path, inlined: tuple[Path, ...]) -> str:
     return h.hexdigest()
 
 
-def _cache_dir(package_dir: Path) -> Path:
+def cache_dir(package_dir: Path) -> Path:
     """Where numba keeps the package's cache: under ``NUMBA_CACHE_DIR``, a folder named after the source
     folder and the SHA-1 of its absolute path (numba's ``_CacheLocator.get_suitable_cache_subpath``;
     ``tests/test_jitcache.py`` checks the two agree), else ``__pycache__`` beside the sources."""
@@ -63,10 +63,10 @@ def guard(package_dir: str | Path, *inlined: str | Path) -> bool | None:
         return None
     package_dir = Path(package_dir)
     folders = sorted({p.parent for p in _sources(package_dir)})
-    stamp = _cache_dir(package_dir) / _STAMP
+    stamp = cache_dir(package_dir) / _STAMP
     current = _fingerprint(package_dir, tuple(Path(p) for p in inlined))
     try:
-        if stamp.read_text() == current and any(any(_cache_dir(f).glob("*.nbi")) for f in folders):
+        if stamp.read_text() == current and any(any(cache_dir(f).glob("*.nbi")) for f in folders):
             COLD.discard(package_dir.name)
             return True
     except OSError:
@@ -75,7 +75,7 @@ def guard(package_dir: str | Path, *inlined: str | Path) -> bool | None:
     try:
         for folder in folders:
             modules = {p.stem for p in folder.glob("*.py")}
-            for entry in _cache_dir(folder).glob("*.nb[ic]"):
+            for entry in cache_dir(folder).glob("*.nb[ic]"):
                 if entry.name.split(".", 1)[0] in modules:
                     entry.unlink(missing_ok=True)
         stamp.parent.mkdir(parents=True, exist_ok=True)

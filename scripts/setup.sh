@@ -20,5 +20,7 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 # Compile the numba kernels now (cached on disk; about 20 s after an install, 1 s when already cached), so
-# that no first run sits compiling.
-.venv/bin/ackreplay warmup >/dev/null
+# that no first run sits compiling; and ahead of time (about 2 min once per change of the kernels' sources,
+# nothing when built), so that large captures run without loading numba. A failed ahead-of-time build says so in
+# one line on stderr and changes nothing else: the kernels then run as JIT.
+.venv/bin/ackreplay warmup --ahead-of-time >/dev/null

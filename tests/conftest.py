@@ -1,7 +1,11 @@
-"""Shared test fixtures: paths to the shared captures, and the real PostgreSQL/Redis servers."""
+"""Shared test fixtures: paths to the shared captures, the real PostgreSQL/Redis servers, and the kernels compiled
+ahead of time."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,3 +36,17 @@ def tmp_capture(tmp_path: Path):
         return p
 
     return write
+
+
+@pytest.fixture(scope="session")
+def aot_extension() -> Path:
+    """The extension of kernels compiled ahead of time from the current sources (``jitcache.aot``): built now (about
+    2 min) if ``scripts/setup.sh`` did not build it."""
+    from ackreplay.jitcache import aot
+
+    path = aot.extension_path(aot.folder(), aot.fingerprint(aot.SOURCES, aot.SIGNATURES))
+    if not path.is_file():
+        subprocess.run([sys.executable, "-m", "ackreplay.jitcache.aot_build"], cwd=ROOT, check=True, timeout=900,
+                       env={**os.environ, "PYTHONPATH": str(ROOT), "ACKREPLAY_KERNELS": "compiled"})
+    assert path.is_file()
+    return path

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -60,17 +61,28 @@ COMPILED = ("numba", "llvmlite")
 @pytest.mark.parametrize("args", [("flows", "cli/data/warmup.pcap"), ("score", "cli/data/warmup.pcap", "-f", "json"),
                                   ("flows", "cli/data/warmup.pcap", "tests/data/public/gh-zeek__tcp_reassembly.pcap")],
                          ids=lambda a: " ".join(a))
-def test_a_small_capture_runs_its_kernels_as_plain_python(args: tuple[str, ...]) -> None:
-    """Under ``cli.kernel_choice.PLAIN_MAX_PACKETS`` packets in all, no numba (the kernels run as plain Python);
-    ``tests/test_plain_kernels.py`` checks that the results are the compiled kernels'."""
+def test_a_small_capture_runs_its_kernels_without_numba(args: tuple[str, ...]) -> None:
+    """Under ``cli.kernel_choice.PLAIN_MAX_PACKETS`` packets in all, no numba: the kernels run ahead of time where
+    the extension is built, else as plain Python; ``tests/test_plain_kernels.py`` and ``tests/test_aot.py`` check
+    that the results are the JIT kernels'."""
     out, modules = modules_after(*args)
     assert "ackreplay.ingest.tcpflow" in modules and out  # the capture was read
     assert [m for m in modules if m.split(".")[0] in COMPILED] == []
 
 
-def test_a_larger_capture_runs_compiled_kernels() -> None:
-    _, modules = modules_after("flows", "tests/data/pairs/midloss.pcap.gz", "tests/data/pairs/midloss_mid.pcap.gz")
-    assert "numba" in modules  # 1 329 + 1 331 packets: over the plain-Python limit together
+LARGER = ("flows", "tests/data/pairs/midloss.pcap.gz", "tests/data/pairs/midloss_mid.pcap.gz")  # 1 329 + 1 331 packets
+
+
+def test_a_larger_capture_runs_compiled_kernels_ahead_of_time_where_built(aot_extension: Path) -> None:
+    _, modules = modules_after(*LARGER)
+    assert aot_extension.name.split(".")[0] in modules and "numba" not in modules
+
+
+def test_compiled_kernels_chosen_in_the_environment_are_numbas() -> None:
+    env = {**os.environ, "ACKREPLAY_KERNELS": "compiled"}  # (what the command line runs where none is built too)
+    done = subprocess.run([sys.executable, "-c", PROBE, *LARGER], env={**env, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, check=True)
+    assert "numba" in json.loads(done.stderr.strip().splitlines()[-1])
 
 
 def test_numba_is_set_up_the_lean_way_when_a_command_first_imports_it() -> None:
