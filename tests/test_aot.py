@@ -182,8 +182,12 @@ def test_an_extension_without_its_manifest_is_not_taken_as_built(monkeypatch: py
     print_ = aot.fingerprint(aot.SOURCES, aot.SIGNATURES)
     aot.extension_path(tmp_path, print_).write_bytes(b"not an extension")
     calls: list[Path | None] = []
-    monkeypatch.setattr(aot_build, "build", lambda where=None: calls.append(where) or aot.extension_path(tmp_path,
-                                                                                                         print_))
+
+    def build(where: Path | None = None) -> Path:
+        calls.append(where)
+        return aot.extension_path(tmp_path, print_)
+
+    monkeypatch.setattr(aot_build, "build", build)
     assert aot.load(tmp_path, print_) is None and not aot.built(tmp_path, print_)
     assert aot_build.main(["--out", str(tmp_path)]) == 0 and calls == [tmp_path]
     aot.manifest_path(tmp_path, print_).write_text('{"kernels": {}}')
