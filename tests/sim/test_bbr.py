@@ -161,7 +161,7 @@ def test_probe_rtt_holds_four_packets_for_200_ms_once_min_rtt_is_10_s_old() -> N
 def test_probe_rtt_comes_back_every_10_s_though_the_least_rtt_repeats() -> None:
     """Linux refreshes min_rtt only on an RTT *below* the least (``<``, the 2020 fix "tcp: only postpone PROBE_RTT
     if RTT is < current min_rtt estimate"), so PROBE_RTT comes back 10 s after the last refresh: over 25 s, twice,
-    the second 10.2–10.5 s after the first (10.36 s here; ``<=``, which an RTT equal to the least refreshes, put it
+    the second 9.9–10.6 s after the first (10.36 s here; ``<=``, which an RTT equal to the least refreshes, put it
     at 10.43 s)."""
     res = simulate(Link(10e6, buffer_packets=34), [FlowSpec("bbr", RTT)], SimConfig(25.0, samples=2500))
     t, cwnd = res.flows[0].series["t"], res.flows[0].series["cwnd"]
