@@ -679,9 +679,9 @@ class SelfCheckOut(BaseModel):
     reason: str = Field(description="why it failed or could not run (empty when passed)")
     simulated: dict[str, Any] = Field(default_factory=dict, description=(
         "the re-enactment's figures that decided (goodput_bps, utilisation, loss_rate, queue delays, share, "
-        "loss_events, loss_event_rate, span_s, seeds: the runs averaged); decided_by: replayed_drops (one run meeting "
-        "the random drops the capture realised), mean_of_draws (the mean over 10 seeded draws at the random-loss "
-        "rate: the drops are not known) or one_run (no random loss); drops: what was replayed (replayed, "
+        "loss_events, timeouts, loss_event_rate, span_s, seeds: the runs averaged); decided_by: replayed_drops (one "
+        "run meeting the random drops the capture realised), mean_of_draws (the mean over 10 seeded draws at the "
+        "random-loss rate: the drops are not known) or one_run (no random loss); drops: what was replayed (replayed, "
         "hidden_segments drawn at the rate, segments the capture sent) or null; draws: beside a replayed run, the "
         "mean over the seeded draws (goodput_bps, loss_events, loss_event_rate, goodput_ratio, loss_rate_ratio, "
         "seeds), else null"))

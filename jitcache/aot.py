@@ -86,12 +86,23 @@ def extension_path(where: Path, print_: str) -> Path:
     return where / (module_name(print_) + str(sysconfig.get_config_var("EXT_SUFFIX")))
 
 
+def manifest_path(where: Path, print_: str) -> Path:
+    """The manifest of the extension built for ``print_`` (its kernels' symbols by argument keys)."""
+    return where / (module_name(print_) + ".json")
+
+
+def built(where: Path, print_: str) -> bool:
+    """Whether the extension built for ``print_`` and its manifest are both in ``where`` (``aot_build.build`` puts
+    the manifest in place first, then the extension, each by an atomic rename)."""
+    return extension_path(where, print_).is_file() and manifest_path(where, print_).is_file()
+
+
 def load(where: Path, print_: str) -> dict[str, dict[tuple[str | None, ...], Callable[..., Any]]] | None:
     """The compiled functions of the extension built for ``print_`` in ``where``, by kernel and argument keys, or
     None when there is none (or it cannot be loaded: then one line on stderr)."""
     path = extension_path(where, print_)
-    manifest = path.with_name(module_name(print_) + ".json")
-    if not (path.is_file() and manifest.is_file()):
+    manifest = manifest_path(where, print_)
+    if not built(where, print_):
         return None
     try:
         loader = ExtensionFileLoader(module_name(print_), str(path))

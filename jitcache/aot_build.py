@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import shutil
+import os
 import sys
 import tempfile
 import time
@@ -174,16 +174,22 @@ def build(where: Path | None = None, signatures: Path = aot.SIGNATURES,
             symbol = f"k{sum(len(v) for v in manifest.values())}"
             cc.export(symbol, key_type(ret)(*[key_type(a) for a in args]))(disp.py_func)
             manifest.setdefault(kernel, []).append([args, symbol])
-    with tempfile.TemporaryDirectory(prefix="ackreplay-aot-") as tmp, kernels_own_options(options):
+    where.mkdir(parents=True, exist_ok=True)
+    name = aot.module_name(fingerprint)
+    # Staged beside its place (one file system: each rename is atomic), the manifest put in place before the
+    # extension: a process looking for it (``aot.built``) sees both or not the extension, never one half-written;
+    # two builds at once each rename a whole file over the other's (the same sources: the same content).
+    with tempfile.TemporaryDirectory(prefix=".ackreplay-aot-build-", dir=where) as tmp, kernels_own_options(options):
         cc.output_dir = tmp
         cc.compile()
-        built = Path(tmp) / Path(cc.output_file).name
-        where.mkdir(parents=True, exist_ok=True)
+        staged = Path(tmp) / "manifest.json"
+        staged.write_text(json.dumps({"kernels": manifest}))
         for old in where.glob(aot.PREFIX + "*"):
-            old.unlink(missing_ok=True)
+            if not old.name.startswith(name + "."):  # older builds only: not this one, another process's
+                old.unlink(missing_ok=True)
+        os.replace(staged, aot.manifest_path(where, fingerprint))
         target = aot.extension_path(where, fingerprint)
-        shutil.move(built, target)
-    target.with_name(aot.module_name(fingerprint) + ".json").write_text(json.dumps({"kernels": manifest}))
+        os.replace(Path(tmp) / Path(cc.output_file).name, target)
     return target
 
 
@@ -192,8 +198,9 @@ def ensure(where: Path | None = None) -> int:
     kernels then run as JIT), else 0."""
     t0 = time.perf_counter()
     try:
-        existing = aot.extension_path(where or aot.folder(), aot.fingerprint(aot.SOURCES, aot.SIGNATURES))
-        if existing.is_file():
+        fingerprint = aot.fingerprint(aot.SOURCES, aot.SIGNATURES)
+        existing = aot.extension_path(where or aot.folder(), fingerprint)
+        if aot.built(where or aot.folder(), fingerprint):
             print(f"ackreplay: kernels compiled ahead of time: already built ({existing.name})")
             return 0
         path = build(where)

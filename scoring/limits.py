@@ -969,9 +969,9 @@ def rising(peak: np.ndarray, swing3: np.ndarray, m: int, growth: float, swing: f
     the last ``2m`` intervals (``peak`` in MSS, 0 where unknown) — the mean peak of the last ``m`` at least
     ``growth`` above the mean of the ``m`` before, and the growth steady: either each of the last ``m`` above the
     one before by half of it (Reno's segment a round trip), or, slower, a creep — no peak of the ``2m`` below the
-    one before nor above :data:`CA_GROWTH_MAX` times it (an unknown peak, 0, is neither), each half ending above
-    where it began, and a flight that did not swing (``swing3``, the interval's and its neighbours' largest
-    swing, below ``swing``).
+    one before nor above :data:`CA_GROWTH_MAX` times it (an unknown peak, 0, is below the one before: it breaks the
+    creep, as it breaks the steady growth), each half ending above where it began, and a flight that did not
+    swing (``swing3``, the interval's and its neighbours' largest swing, below ``swing``).
 
     Linux grows the window in congestion avoidance only when the flight filled it (``tcp_is_cwnd_limited`` at
     the head of ``tcp_reno_cong_avoid`` and ``cubictcp_cong_avoid``), by whole segments, and nothing but a loss

@@ -47,7 +47,7 @@ from ackreplay.sim.bbr_layout import (
 from ackreplay.sim.bbr_policer import lt_bw_sampling
 from ackreplay.sim.bbr_window import CWND_MIN_TARGET, bw, in_net_at_edt, inflight, max_bw
 from ackreplay.sim.dupacks import pipe
-from ackreplay.sim.layout import CWND, SSTHRESH
+from ackreplay.sim.layout import CWND, PER_ACK, SSTHRESH
 from ackreplay.sim.minmax import minmax_running_max
 from ackreplay.sim.state import SimState
 
@@ -147,11 +147,16 @@ def _check_drain(s: SimState, f: int, now: float) -> None:
 def _update_min_rtt(s: SimState, f: int, now: float, prev_state_open: bool) -> None:
     """``bbr_update_min_rtt``: the least RTT over 10 s; when it expires, PROBE_RTT holds the flight at 4
     packets for 200 ms and a round, then restores cwnd (``bbr_check_probe_rtt_done``). Its samples are
-    application-limited (``tp->app_limited``)."""
+    application-limited (``tp->app_limited``). A sample refreshes the filter when it is *below* the least (Linux's
+    ``rs->rtt_us < bbr->min_rtt_us`` since the 2020 fix "tcp: only postpone PROBE_RTT if RTT is < current min_rtt
+    estimate": an equal RTT does not put PROBE_RTT off), or at or below it with ns-3's settings (``PER_ACK``: ns-3.37's
+    ``TcpBbr::UpdateRTprop`` keeps ``<=``). With ``<=`` each sample equal to the least (the engine's RTT repeats it
+    exactly when a packet meets an empty queue) put a Linux flow's PROBE_RTT off by up to a round."""
     b = s.bbr[f]
     expired = now > b[MIN_RTT_STAMP] + MIN_RTT_WIN_S
     rtt = b[RS_RTT]
-    if rtt >= 0.0 and (rtt <= b[MIN_RTT] or expired):
+    lower = rtt <= b[MIN_RTT] if s.g[PER_ACK] > 0.0 else rtt < b[MIN_RTT]
+    if rtt >= 0.0 and (lower or expired):
         b[MIN_RTT] = rtt
         b[MIN_RTT_STAMP] = now
     if expired and b[MODE] != PROBE_RTT:

@@ -172,3 +172,23 @@ def test_a_failed_build_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch, cap
     assert aot_build.main(["--out", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no C compiler" in err and "JIT" in err
+
+
+def test_an_extension_without_its_manifest_is_not_taken_as_built(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    """A build cut short between its two files (or a foreign file of that name) is built again, not used."""
+    from ackreplay.jitcache import aot_build
+
+    print_ = aot.fingerprint(aot.SOURCES, aot.SIGNATURES)
+    aot.extension_path(tmp_path, print_).write_bytes(b"not an extension")
+    calls: list[Path | None] = []
+
+    def build(where: Path | None = None) -> Path:
+        calls.append(where)
+        return aot.extension_path(tmp_path, print_)
+
+    monkeypatch.setattr(aot_build, "build", build)
+    assert aot.load(tmp_path, print_) is None and not aot.built(tmp_path, print_)
+    assert aot_build.main(["--out", str(tmp_path)]) == 0 and calls == [tmp_path]
+    aot.manifest_path(tmp_path, print_).write_text('{"kernels": {}}')
+    assert aot_build.main(["--out", str(tmp_path)]) == 0 and calls == [tmp_path]  # both there: already built

@@ -29,6 +29,7 @@ from ackreplay.scoring.limits import (
     grid_bounds,
     held_time,
     queue_bound,
+    rising,
     robust_rtt_into,
     shares_of,
 )
@@ -476,3 +477,13 @@ def test_rows_and_events():
     with pytest.raises(ValueError, match="ACK rows"):
         flow_limits(inp, rwnd=np.zeros(3))
     assert LABELS.index("unknown") == UNKNOWN
+
+
+def test_an_unknown_peak_breaks_the_creep_of_rule_8() -> None:
+    """``rising``: a window creeping by 0.3 MSS an interval over eight intervals is rising at their end; one
+    unknown peak (0) among them breaks it (as its docstring says), not skipped."""
+    peaks = 10.0 + 0.3 * np.arange(10)
+    calm = np.zeros(10)
+    assert rising(peaks, calm, 4, 1.0, 0.4).tolist() == [False] * 7 + [True] * 3
+    peaks[5] = 0.0
+    assert not rising(peaks, calm, 4, 1.0, 0.4).any()

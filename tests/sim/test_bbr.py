@@ -158,6 +158,19 @@ def test_probe_rtt_holds_four_packets_for_200_ms_once_min_rtt_is_10_s_old() -> N
     assert cwnd[t > low.max() + 0.05].min() > 30
 
 
+def test_probe_rtt_comes_back_every_10_s_though_the_least_rtt_repeats() -> None:
+    """Linux refreshes min_rtt only on an RTT *below* the least (``<``, the 2020 fix "tcp: only postpone PROBE_RTT
+    if RTT is < current min_rtt estimate"), so PROBE_RTT comes back 10 s after the last refresh: over 25 s, twice,
+    the second 9.9–10.6 s after the first (10.36 s here; ``<=``, which an RTT equal to the least refreshes, put it
+    at 10.43 s)."""
+    res = simulate(Link(10e6, buffer_packets=34), [FlowSpec("bbr", RTT)], SimConfig(25.0, samples=2500))
+    t, cwnd = res.flows[0].series["t"], res.flows[0].series["cwnd"]
+    low = t[cwnd <= 4.0]
+    assert len(low) > 0 and 9.99 < low.min() < 10.1
+    second = low[low > 15.0]
+    assert len(second) > 0 and 19.9 < second.min() < 20.6
+
+
 def test_a_lone_flow_fills_the_link_with_a_small_queue() -> None:
     """10 Mbit/s, 40 ms (BDP 33 packets of 1500 bytes), 10 s: STARTUP queues up to its cwnd, 2.89 BDP and the
     quantization budget, less the BDP in the pipe — 70 packets at 0.2 s, within an 80-packet buffer, over a
