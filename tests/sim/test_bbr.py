@@ -217,7 +217,8 @@ def test_under_random_loss_ns3s_tcpbbr_parts_from_linuxs(name: str) -> None:
     timeouts a run), the loop's BBR 1.86–2.66 times that (91–94 loss events against 38–53): Linux's BBR keeps the
     link busy at this loss rate — the kernel's own run at 10 Mbit/s, 40 ms, 1 BDP and 1 % loss
     (tests/data/bbr/bbr_1f_10M_rtt40_buf1bdp_loss1pct) delivered 9.36 Mbit/s, 98 % of the payload rate, and the loop
-    reproduces it (goodput ratio 1.012, loss events 1.077 over the capture's own drops: ``test_the_bbr_captures_self_check``). The departure is
+    reproduces it (goodput ratio 1.012, loss events 1.077, over the capture's own drops:
+    ``test_the_bbr_captures_self_check``). The departure is
     ns-3's, held here so that a change on either side shows: the loop at least 1.7 times ns-3's goodput."""
     c = compare_bbr(name)
     assert 1.7 <= c.goodput_ratio <= 2.9, c
@@ -225,8 +226,8 @@ def test_under_random_loss_ns3s_tcpbbr_parts_from_linuxs(name: str) -> None:
 
 
 # The self-check on the repository's BBR captures (Linux 6.18 senders): (folder/capture, passed, goodput ratio,
-# loss-event ratio; the three with random loss over the capture's own drops, replayed), each ratio held within 0.03 (the runs are deterministic; the margin leaves room for the path
-# inference's last digits)
+# loss-event ratio; the three with random loss over the capture's own drops, replayed), each ratio held within
+# 0.03 (the runs are deterministic; the margin leaves room for the path inference's last digits)
 SELF_CHECKS = [
     ("pairs/bbrloss", True, 0.933, 0.986),
     ("bbr/bbr_1f_10M_rtt40_buf2bdp", True, 1.009, 1.000),
