@@ -73,6 +73,7 @@ def warmup(ahead_of_time: Annotated[bool, typer.Option(
     _warm_shared_paths(sc.replay.flows)
     _warm_large_capture_paths()
     _warm_batches()
+    _warm_simulation()
     _compile_bytecode()
     what = "compiled and cached" if cold else "already cached; loaded"
     print(f"ackreplay: kernels {what} in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -143,6 +144,16 @@ def _warm_batches() -> None:
 #: The project's packages, whose bytecode ``warmup`` writes.
 PACKAGES = ("api", "cli", "core", "estimators", "graphs", "ingest", "jitcache", "path", "replay", "scoring", "sim",
             "whatif", "workers")
+
+
+def _warm_simulation() -> None:
+    """The what-if's simulation engine (``ackreplay.sim``): one short run compiles its event loop, which every
+    control shares (BBR's included), into numba's cache — cold, about 3 min on a 2-core machine, which a first
+    ``whatif`` (CLI, API or dashboard) would otherwise pay."""
+    from ackreplay.sim.model import FlowSpec, Link, SimConfig, simulate
+
+    simulate(Link(10e6, buffer_packets=20), [FlowSpec("cubic", 0.04), FlowSpec("bbr", 0.04, start_s=0.1)],
+             SimConfig(0.5))
 
 
 def _compile_bytecode(root: Path | None = None) -> None:
