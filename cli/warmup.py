@@ -51,7 +51,10 @@ def announce_cold(*, unused: Collection[str] = ()) -> None:
 def warmup(ahead_of_time: Annotated[bool, typer.Option(
         "--ahead-of-time", help="Also compile the kernels ahead of time (a C compiler is needed; about 2 min): large "
                                 "captures then run without loading numba. A failed build is reported in one line and "
-                                "the kernels run as JIT.")] = False) -> None:
+                                "the kernels run as JIT.")] = False,
+           simulation: Annotated[bool, typer.Option(
+        "--simulation", help="Also compile the what-if's simulation engine (about 3 min on 2 cores when nothing is "
+                             "cached), which a first `whatif` would otherwise pay.")] = False) -> None:
     """Compile the ingest and replay kernels now and cache them (run once after installing or upgrading)."""
     from ackreplay.jitcache.kernel_mode import ENV, plain_python
 
@@ -73,7 +76,8 @@ def warmup(ahead_of_time: Annotated[bool, typer.Option(
     _warm_shared_paths(sc.replay.flows)
     _warm_large_capture_paths()
     _warm_batches()
-    _warm_simulation()
+    if simulation:
+        _warm_simulation()
     _compile_bytecode()
     what = "compiled and cached" if cold else "already cached; loaded"
     print(f"ackreplay: kernels {what} in {time.perf_counter() - t0:.1f} s", flush=True)
@@ -149,7 +153,8 @@ PACKAGES = ("api", "cli", "core", "estimators", "graphs", "ingest", "jitcache", 
 def _warm_simulation() -> None:
     """The what-if's simulation engine (``ackreplay.sim``): one short run compiles its event loop, which every
     control shares (BBR's included), into numba's cache — cold, about 3 min on a 2-core machine, which a first
-    ``whatif`` (CLI, API or dashboard) would otherwise pay."""
+    ``whatif`` (CLI, API or dashboard) would otherwise pay (``warmup --simulation``; ``scripts/setup.sh`` asks for
+    it)."""
     from ackreplay.sim.model import FlowSpec, Link, SimConfig, simulate
 
     simulate(Link(10e6, buffer_packets=20), [FlowSpec("cubic", 0.04), FlowSpec("bbr", 0.04, start_s=0.1)],

@@ -22,5 +22,6 @@ fi
 # Compile the numba kernels now (cached on disk; about 20 s after an install, 1 s when already cached), so
 # that no first run sits compiling; and ahead of time (about 2 min once per change of the kernels' sources,
 # nothing when built), so that large captures run without loading numba. A failed ahead-of-time build says so in
-# one line on stderr and changes nothing else: the kernels then run as JIT.
-.venv/bin/ackreplay warmup --ahead-of-time >/dev/null
+# one line on stderr and changes nothing else: the kernels then run as JIT. --simulation compiles the what-if's
+# simulation engine too (about 3 min when nothing is cached), which a first what-if would otherwise pay.
+.venv/bin/ackreplay warmup --ahead-of-time --simulation >/dev/null
