@@ -44,9 +44,9 @@ def aot_extension() -> Path:
     2 min) if ``scripts/setup.sh`` did not build it."""
     from ackreplay.jitcache import aot
 
-    path = aot.extension_path(aot.folder(), aot.fingerprint(aot.SOURCES, aot.SIGNATURES))
-    if not path.is_file():
+    where, print_ = aot.folder(), aot.fingerprint(aot.SOURCES, aot.SIGNATURES)
+    if not aot.built(where, print_):  # (the extension and its manifest, as ``aot.load`` wants them)
         subprocess.run([sys.executable, "-m", "ackreplay.jitcache.aot_build"], cwd=ROOT, check=True, timeout=900,
                        env={**os.environ, "PYTHONPATH": str(ROOT), "ACKREPLAY_KERNELS": "compiled"})
-    assert path.is_file()
-    return path
+    assert aot.built(where, print_)
+    return aot.extension_path(where, print_)
