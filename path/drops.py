@@ -77,8 +77,11 @@ def random_drops(parts: PathParts | None) -> RandomDrops | None:
     the evidence is not one flow's (a group's pooled episodes have no one sequence) or the flow sent no data."""
     if parts is None or len(parts.flows) != 1 or parts.sent_segments <= 0:
         return None
+    windows = parts.loss_windows
+    if not windows:  # no loss episode: nothing dropped, every fate shown (and no judging to redo for the kinds)
+        return RandomDrops((), (), int(parts.sent_segments))
     kinds = loss_kinds(parts).tolist()
     drops = sorted(seg for seg, ep in parts.retransmissions if 0 <= ep < len(kinds) and kinds[ep] == RANDOM_EPISODE)
-    hidden = tuple((lo, hi) for (lo, hi), kind in zip(parts.loss_windows, kinds, strict=True)
+    hidden = tuple((lo, hi) for (lo, hi), kind in zip(windows, kinds, strict=True)
                    if kind != RANDOM_EPISODE and hi > lo)
     return RandomDrops(tuple(drops), hidden, int(parts.sent_segments))
