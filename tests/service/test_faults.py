@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -58,15 +59,31 @@ def start_batch(api):
     return r.json()["run_id"]
 
 
-def wait_progress(api, run_id, at_least, timeout=120):
+def task_counts(db_url, run_id):
+    """The run's tasks finished (done or failed, as its progress counts them) and all of them, from the database."""
+    with psycopg.connect(db_url) as conn:
+        return conn.execute("select count(*) filter (where status in ('done', 'failed')), count(*) from tasks "
+                            "where run_id = %s", (run_id,)).fetchone()
+
+
+def pause_mid_run(worker, db_url, run_id, at_least, timeout=120):
+    """Wait until ``at_least`` of the run's tasks are finished, then freeze the worker (SIGSTOP to its process
+    group: whatever task it holds stays held) so that a fault lands mid-run however fast this machine replays — the
+    API's progress, polled, could see a quick run only once it had ended. The database is polled every 10 ms, and
+    the run must have tasks left once the worker is frozen. :func:`resume` lets it go on."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        p = api.get(f"/api/v1/runs/{run_id}").json()["progress"]
-        if p["tasks_done"] >= at_least:
-            assert p["tasks_done"] < p["tasks_total"], "the run finished before the fault"
+        if task_counts(db_url, run_id)[0] >= at_least:
+            os.killpg(worker.pid, signal.SIGSTOP)
+            done, total = task_counts(db_url, run_id)
+            assert done < total, "the run finished before the fault"
             return
-        time.sleep(0.05)
+        time.sleep(0.01)
     raise AssertionError("the run made no progress")
+
+
+def resume(worker):
+    os.killpg(worker.pid, signal.SIGCONT)
 
 
 def assert_complete_once(db_url, run_id):
@@ -92,7 +109,7 @@ def test_killed_worker_mid_run(servers):
         w1 = start_worker(penv, log1)
         wait_ready(log1)
         run_id = start_batch(api)
-        wait_progress(api, run_id, 4)
+        pause_mid_run(w1, db_url, run_id, 4)
         kill(w1)  # in the middle of the run: its current task is started, never finished
         log2 = servers["base"] / "w2.log"
         w2 = start_worker(penv, log2)
@@ -115,8 +132,9 @@ def test_redis_restart_mid_run(servers):
         try:
             wait_ready(log)
             run_id = start_batch(api)
-            wait_progress(api, run_id, 3)
+            pause_mid_run(w, db_url, run_id, 3)
             stop_server(servers["procs"]["redis"])  # every queued message is lost
+            resume(w)
             time.sleep(1.0)
             _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
             run = wait_run(api, run_id, timeout=300)
@@ -194,7 +212,8 @@ def started_tasks(db_url, run_id):
 def test_a_killed_worker_s_task_is_dispatched_again_within_a_minute(servers, default_sweep):
     db_url, api = default_sweep
     run_id = start_batch(api)
-    wait_progress(api, run_id, 4)
+    pause_mid_run(servers["worker"], db_url, run_id, 4)
+    resume(servers["worker"])
     deadline = time.monotonic() + 60
     while not started_tasks(db_url, run_id):  # kill it while it runs a task (not between two)
         assert time.monotonic() < deadline, "the worker started no further task"
@@ -212,8 +231,9 @@ def test_a_killed_worker_s_task_is_dispatched_again_within_a_minute(servers, def
 def test_a_redis_restart_loses_no_work_for_more_than_a_minute(servers, default_sweep):
     db_url, api = default_sweep
     run_id = start_batch(api)
-    wait_progress(api, run_id, 3)
+    pause_mid_run(servers["worker"], db_url, run_id, 3)
     restart_redis(servers)
+    resume(servers["worker"])  # (its connections to the stopped Redis are gone: it meets the restart as it runs)
     redispatched_within(db_url, run_id, time.monotonic())
     ended_once(api, servers, db_url, run_id)
 
@@ -232,8 +252,9 @@ def test_an_upload_while_redis_is_down_runs_within_a_minute_of_its_return(server
 def test_postgres_stopped_mid_run_the_workers_retry_and_finish(servers, default_sweep):
     db_url, api = default_sweep
     run_id = start_batch(api)
-    wait_progress(api, run_id, 3)
+    pause_mid_run(servers["worker"], db_url, run_id, 3)
     stop_postgres(servers["pg"], servers["procs"]["pg"])
+    resume(servers["worker"])  # (it runs on through the outage, as it would have)
     time.sleep(5)
     _, servers["procs"]["pg"] = start_postgres(servers["pg_base"], port=servers["pg"].port)
     ended_once(api, servers, db_url, run_id)
