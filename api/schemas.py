@@ -716,7 +716,13 @@ class WhatIfOut(BaseModel):
                                              "below only is taken at the least buffer the captured sender's "
                                              "re-enactment does not overflow, its range one BDP deeper), "
                                              "random_drops (the capture's random drops every run meets: "
-                                             "replayed, hidden_segments, segments; null: none replayed)")
+                                             "replayed, hidden_segments, segments; null: none replayed), "
+                                             "buffer_bound (a buffer bounded below only, as numbers: seen_bytes, "
+                                             "the deepest queue the flow built; least_bytes, the least buffer "
+                                             "consistent with the capture, null where taken at seen_bytes; runs; "
+                                             "room_bytes, what the captured flight could queue beyond the BDP, "
+                                             "which held the search where room_checked; null: the path gives the "
+                                             "buffer)")
     captured: dict[str, Any] = Field(description="the captured flow: goodput_bps, utilisation, loss_rate, "
                                                  "loss_events, loss_event_rate, span_s, share, limits, idle_share")
     self_check: SelfCheckOut

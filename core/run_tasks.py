@@ -74,7 +74,7 @@ from ackreplay.replay.capture import (
 from ackreplay.replay.engine import PLAN_FIELDS, plan_reasons
 from ackreplay.replay.gcpause import gc_paused
 from ackreplay.replay.results import CaptureReplay, ScoreColumns
-from ackreplay.whatif.figures import buffer_seen
+from ackreplay.whatif.figures import buffer_seen, flight_room
 from ackreplay.whatif.flows import random_loss_high
 
 log = logging.getLogger("ackreplay.pipeline")
@@ -497,6 +497,7 @@ def derived_rows(run_id: str, capture_id: str, rep: CaptureReplay | None, frames
         "limits": limit_record(r.limits),
         "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
         "random_loss_off_level": random_loss_high(r), "buffer_seen_bytes": buffer_seen(r.path_parts, r.path),
+        "buffer_room_bytes": flight_room(r.path_parts, r.path),
         "random_drops": drops.as_dict() if (drops := random_drops(r.path_parts)) is not None else None})}
         for r in reps]
     return [result_rows(cast(Table, Result.__table__), run_id, capture_id, reps, ests, VERSION, series_key),

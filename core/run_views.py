@@ -304,10 +304,11 @@ def flow_decisions(session: Session, run: Run, capture_id: str, flow_id: int, *,
 #: its bottleneck (held by the group's first flow, which the others name in ``path_group_of``), what limited its sender,
 #: why the estimators cannot be compared on it (``scoring.comparable``) and the packets behind its figures
 #: (``graphs.frame_numbers.flow_frames``), the most its random-loss rate can be and the least its buffer can be where
-#: the path left it null (the what-if's, ``whatif.flows.random_loss_high``, ``whatif.figures.buffer_seen``), and the
-#: random drops its capture realised (the what-if replays them: ``path.drops.random_drops``).
+#: the path left it null (the what-if's, ``whatif.flows.random_loss_high``, ``whatif.figures.buffer_seen``), the most
+#: its largest flight could queue beyond the BDP (``whatif.figures.flight_room``), and the random drops its capture
+#: realised (the what-if replays them: ``path.drops.random_drops``).
 PATH_KEYS = ("path", "path_models", "path_group", "path_group_of", "limits", "comparable_reason", "frames",
-             "random_loss_off_level", "buffer_seen_bytes", "random_drops")
+             "random_loss_off_level", "buffer_seen_bytes", "buffer_room_bytes", "random_drops")
 
 
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -463,7 +464,8 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
         rng = path_range(d.get("path"), mss=link.mss, overhead_bytes=link.overhead,
                          random_loss_high=d.get("random_loss_off_level"), buffer_low=d.get("buffer_seen_bytes"),
                          **connection_options(summary), rwnd_bytes=limits.get("loss_rwnd_bytes"),
-                         paced=paced(limits.get("paced_share")), drops=RandomDrops.from_dict(d.get("random_drops")))
+                         paced=paced(limits.get("paced_share")), drops=RandomDrops.from_dict(d.get("random_drops")),
+                         buffer_room=d.get("buffer_room_bytes"))
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender), rng.central.paced)
         captured = CapturedFlow.of(summary, others, limits.get("shares"), limits.get("idle_share"))
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)

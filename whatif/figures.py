@@ -35,8 +35,6 @@ SPREAD = {"capacity_bps": 0.10, "base_rtt_s": 0.03, "buffer_bytes": 0.25, "rando
 #: than the captured one could meet it anywhere above; one BDP is the rule-of-thumb buffer (Villamizar & Song,
 #: "High performance TCP in ANSNET", ACM SIGCOMM CCR, 1994).
 BUFFER_HEADROOM_BDP = 1.0
-#: How ``path.assumed.buffer_bytes`` goes on after the bound where the buffer is taken at it.
-TAKEN_AT_BOUND = ": taken at that, "
 #: The figures the simulation's link needs, in the order they are named when missing.
 NEEDED = ("capacity_bps", "base_rtt_s", "buffer_bytes", "random_loss_rate")
 
@@ -92,6 +90,39 @@ class PathFigures:
 
 
 @dataclass(frozen=True)
+class BufferBound:
+    """A buffer the inference left null because no loss followed a full queue, bounded below only (:func:`buffer_seen`):
+    ``seen_bytes``, the deepest queue the flow built, the least it can be; ``why``, the inference's reason for no
+    buffer; ``room_bytes``, the most the flow's largest captured flight could queue beyond the BDP
+    (:func:`flight_room`; None where no flight was seen: the receiver side); ``least_bytes``, where set, the least
+    buffer the captured sender re-enacted on the path does not overflow (``whatif.runs.consistent_range``, found in
+    ``runs`` runs, capped at ``room_bytes`` where ``room_checked``)."""
+
+    seen_bytes: float
+    why: str
+    room_bytes: float | None = None
+    least_bytes: float | None = None
+    runs: int = 0
+    room_checked: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seen_bytes": self.seen_bytes, "least_bytes": self.least_bytes, "runs": self.runs,
+                "room_bytes": self.room_bytes, "room_checked": self.room_checked}
+
+    def assumed(self, high: float) -> str:
+        """The words of ``path.assumed.buffer_bytes``: where the buffer was taken and its range's upper end."""
+        seen = (f"at least {self.seen_bytes:.0f} B, the deepest queue the flow built (no loss followed a full queue: "
+                f"{self.why})")
+        if self.least_bytes is None:
+            return f"{seen}: taken at that, its range up to {high:.0f} B (one BDP more)"
+        room = (f", at most {self.room_bytes:.0f} B, what the flow's largest flight could queue beyond the BDP"
+                if self.room_checked and self.room_bytes is not None else "")
+        return (f"{seen}; the captured sender re-enacted on it overflows a buffer that small, where the capture shows "
+                f"no overflow: taken at {self.least_bytes:.0f} B, the least buffer the re-enactment does not overflow "
+                f"({self.runs} runs{room}), its range up to {high:.0f} B (one BDP more)")
+
+
+@dataclass(frozen=True)
 class PathRange:
     """The central figures, and each figure's low and high ends (one ``(low, high)`` per name of :data:`NEEDED`;
     equal ends where the figure has no width). ``assumed``: figures taken as a value the path did not give,
@@ -101,6 +132,8 @@ class PathRange:
     ends: dict[str, tuple[float, float]]
     confidence: str
     assumed: dict[str, str]
+    #: The buffer's lower bound where the inference left it null (``assumed["buffer_bytes"]`` words it).
+    buffer_bound: BufferBound | None = None
 
     def variants(self) -> list[tuple[str, PathFigures]]:
         """The figures to run besides the central ones: each figure at its low and at its high end, the others
@@ -118,32 +151,34 @@ class PathRange:
     def buffer_bounded(self) -> bool:
         """The buffer is bounded below only (:func:`buffer_seen`): taken at its bound, or at the least buffer
         consistent with the capture (:meth:`with_consistent_buffer`)."""
-        return "buffer_bytes" in self.assumed
+        return self.buffer_bound is not None
 
-    def with_consistent_buffer(self, least: float, runs: int) -> PathRange:
+    def with_consistent_buffer(self, least: float, runs: int, room: float | None = None) -> PathRange:
         """The same range with a buffer bounded below only taken at ``least`` — the least buffer over which the
         captured sender's re-enactment overflows no more than the capture did (``whatif.runs.consistent_range``,
         found in ``runs`` runs) —, its range from there to :data:`BUFFER_HEADROOM_BDP` BDPs more. A buffer the
-        capture proves deeper than its bound is a bound still: the capture shows nothing above it."""
+        capture proves deeper than its bound is a bound still: the capture shows nothing above it. ``room``: the
+        most the captured flight could queue beyond the BDP, where the search was held under it (None: not
+        checked); a ``least`` above it is an error, as one outside the range the search was given."""
         bound, high = self.ends["buffer_bytes"]
-        if not (self.buffer_bounded and bound <= least <= high):  # (the search stays within the range it was given)
+        if self.buffer_bound is None or not bound <= least <= high:  # (the search stays within the range it was given)
             raise ValueError(f"a consistent buffer of {least:.0f} B outside the bounded buffer's range "
                              f"[{bound:.0f}, {high:.0f}] B")
+        if room is not None and least > room:
+            raise ValueError(f"a consistent buffer of {least:.0f} B, more than the captured flight could queue "
+                             f"({room:.0f} B)")
         central = replace(self.central, buffer_bytes=float(least))
         headroom = BUFFER_HEADROOM_BDP * central.capacity_bps * central.base_rtt_s / 8.0
-        seen = self.assumed["buffer_bytes"].rsplit(TAKEN_AT_BOUND, 1)[0]
-        assumed = {**self.assumed, "buffer_bytes": (
-            f"{seen}; the captured sender re-enacted on it overflows a buffer that small, where the capture shows "
-            f"no overflow: taken at {least:.0f} B, the least buffer the re-enactment does not overflow ({runs} "
-            f"runs), its range up to {least + headroom:.0f} B (one BDP more)")}
+        bb = replace(self.buffer_bound, least_bytes=float(least), runs=runs, room_checked=room is not None)
         return replace(self, central=central, ends={**self.ends, "buffer_bytes": (float(least), least + headroom)},
-                       assumed=assumed)
+                       assumed={**self.assumed, "buffer_bytes": bb.assumed(least + headroom)}, buffer_bound=bb)
 
     def as_dict(self) -> dict[str, Any]:
         return {"figures": self.central.as_dict(), "ranges": {k: list(v) for k, v in self.ends.items()},
                 "confidence": self.confidence, "overhead_bytes": self.central.overhead_bytes,
                 "mss": self.central.mss, "rwnd_bytes": self.central.rwnd_bytes, "paced": self.central.paced,
-                "assumed": dict(self.assumed), "random_drops": replayed_drops(self.central)}
+                "assumed": dict(self.assumed), "random_drops": replayed_drops(self.central),
+                "buffer_bound": None if self.buffer_bound is None else self.buffer_bound.as_dict()}
 
 
 def replayed_drops(fig: PathFigures) -> dict[str, int] | None:
@@ -168,7 +203,7 @@ def connection_options(summary: Any) -> dict[str, bool]:
 def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
                random_loss_high: float | None = None, sack: bool = True, timestamps: bool = True,
                buffer_low: float | None = None, rwnd_bytes: float | None = None, paced: bool = False,
-               drops: RandomDrops | None = None) -> PathRange:
+               drops: RandomDrops | None = None, buffer_room: float | None = None) -> PathRange:
     """The figures of ``path`` (the §9 object) and their ranges, or :class:`WhatIfError`: ``path_incomplete``
     (a figure missing: named, with the inference's reason), ``path_low_confidence``. ``random_loss_high``: the
     upper end of a random-loss rate the inference left null (:func:`off_level_loss`); ``sack``, ``timestamps``: the
@@ -176,7 +211,9 @@ def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
     can be (:func:`buffer_seen`), taken as the buffer with a range up to :data:`BUFFER_HEADROOM_BDP` BDPs more;
     ``rwnd_bytes``: the receive window the flow's first recovery ran into (``FlowLimits.loss_rwnd_bytes``);
     ``paced``: its sender paced (``scoring.pacing.paced``); ``drops``: the random drops its capture realised
-    (``path.drops.random_drops``), kept where the path gives the rate (not where it is taken as 0)."""
+    (``path.drops.random_drops``), kept where the path gives the rate (not where it is taken as 0); ``buffer_room``:
+    the most the flow's largest flight could queue beyond the BDP (:func:`flight_room`), which bounds the least
+    buffer consistent with the capture (``whatif.runs.consistent_range``)."""
     if not path:
         raise WhatIfError("path_incomplete", "the flow has no path (it was not replayed, or nothing of its path "
                                              "was seen): every figure is missing")
@@ -184,10 +221,11 @@ def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
     assumed = {}
     values: dict[str, Any] = {k: path.get(k) for k in NEEDED}
     buffer_high = _bounded_buffer(values, buffer_low)
-    if buffer_high is not None:
-        assumed["buffer_bytes"] = (f"at least {buffer_low:.0f} B, the deepest queue the flow built (no loss followed "
-                                   f"a full queue: {str(evidence.get('buffer_bytes', '')).removeprefix('null: ')})"
-                                   f"{TAKEN_AT_BOUND}its range up to {buffer_high:.0f} B (one BDP more)")
+    bound = None
+    if buffer_high is not None and buffer_low is not None:
+        room = float(buffer_room) if buffer_room is not None and math.isfinite(buffer_room) else None
+        bound = BufferBound(float(buffer_low), str(evidence.get("buffer_bytes", "")).removeprefix("null: "), room)
+        assumed["buffer_bytes"] = bound.assumed(buffer_high)
     if values["random_loss_rate"] is None and random_loss_high is not None and values["buffer_bytes"] is not None:
         values["random_loss_rate"] = 0.0
         assumed["random_loss_rate"] = (f"taken as 0, at most {random_loss_high:.3g} (the losses off the buffer's "
@@ -209,7 +247,7 @@ def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
         ends["random_loss_rate"] = (0.0, float(random_loss_high or 0.0))
     if buffer_high is not None:
         ends["buffer_bytes"] = (central.buffer_bytes, buffer_high)
-    return PathRange(central, ends, confidence, assumed)
+    return PathRange(central, ends, confidence, assumed, bound)
 
 
 def _bounded_buffer(values: dict[str, Any], buffer_low: float | None) -> float | None:
@@ -249,6 +287,20 @@ def buffer_seen(parts: Any, path: Mapping[str, Any] | None) -> float | None:
                                        np.empty(len(q))):
         return None
     return deep * float(cap) / 8.0
+
+
+def flight_room(parts: Any, path: Mapping[str, Any] | None) -> float | None:
+    """The most the flow's largest flight, as the capture point saw it, could queue at the bottleneck beyond the BDP
+    (wire bytes: flight × wire/payload − capacity × base RTT): the deepest a drop-tail queue that flow alone filled
+    can be (``path.bounds.physical_bounds`` refuses an inferred buffer above it). None where no flight was seen (the
+    receiver side), or without the path's capacity and base RTT."""
+    path = path or {}
+    cap, base = path.get("capacity_bps"), path.get("base_rtt_s")
+    if parts is None or not cap or not base:
+        return None
+    flight = float(parts.flight_bytes) * float(parts.wire_mss) / max(float(parts.mss), 1.0)
+    room = flight - float(cap) * float(base) / 8.0
+    return room if math.isfinite(room) else None
 
 
 def off_level_loss(loss_queue_s: Sequence[float], loss_retx: Sequence[int], buffer_bytes: float | None,

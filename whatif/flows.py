@@ -13,7 +13,14 @@ from ackreplay.replay.results import FlowReplay
 from ackreplay.scoring.pacing import paced
 from ackreplay.whatif.captured import DEFAULT_SENDER, CapturedFlow, SenderControl, ns3_competitor
 from ackreplay.whatif.cross import CrossFlow, cross_flows, metadata_cross
-from ackreplay.whatif.figures import PathRange, buffer_seen, connection_options, off_level_loss, path_range
+from ackreplay.whatif.figures import (
+    PathRange,
+    buffer_seen,
+    connection_options,
+    flight_room,
+    off_level_loss,
+    path_range,
+)
 
 
 def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str, Any]], summaries: Mapping[int, Any],
@@ -30,7 +37,7 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
     rng = path_range(fr.path or {}, mss=link.mss, overhead_bytes=link.overhead, random_loss_high=random_loss_high(fr),
                      buffer_low=buffer_seen(fr.path_parts, fr.path), **connection_options(summary),
                      rwnd_bytes=fr.limits.loss_rwnd_bytes if fr.limits is not None else None, paced=pacing,
-                     drops=random_drops(fr.path_parts))
+                     drops=random_drops(fr.path_parts), buffer_room=flight_room(fr.path_parts, fr.path))
     shared = next((list(g.get("flows") or []) for g in path_groups if fr.flow_id in (g.get("flows") or [])), [])
     others = [summaries[f] for f in shared if f != fr.flow_id]
     cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")), pacing)

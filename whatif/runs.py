@@ -183,22 +183,24 @@ def mean_figures(runs: Sequence[dict[str, float | None]]) -> dict[str, float | N
 
 
 def self_check(rng: PathRange, captured: CapturedFlow, sender: SenderControl, seed: int,
-               cross: Sequence[CrossFlow] = ()) -> SelfCheck:
+               cross: Sequence[CrossFlow] = (), run: RunCache | None = None) -> SelfCheck:
     """Re-enact the captured sender's control on the central figures over the captured flow's span and compare
     goodput and loss-event rate. Not run for a sender that was not a bulk one (``sender_not_bulk``) or ran a
-    control the simulation cannot run (``cannot_re_enact``)."""
+    control the simulation cannot run (``cannot_re_enact``). ``run``: the runs already made
+    (:func:`consistent_range`'s)."""
     not_run = _not_run(captured, sender)
     if not_run is not None:
         return not_run
+    run = run if run is not None else RunCache()
     span = min(captured.span_s, MAX_DURATION_S)
     fig = rng.central
-    draws = [run_one(replace(fig, drops=None), sender.algorithm, span, seed + k, sender.ns3, cross)
+    draws = [run(replace(fig, drops=None), sender.algorithm, span, seed + k, sender.ns3, cross)
              for k in range(check_seeds(fig))]
     mean = _checked_figures(draws, fig, span, captured)
     if fig.loss_fates() is None:
         decided, by, runs = mean, DECIDERS[1] if len(draws) > 1 else DECIDERS[2], draws
     else:
-        runs = [run_one(fig, sender.algorithm, span, seed, sender.ns3, cross)]
+        runs = [run(fig, sender.algorithm, span, seed, sender.ns3, cross)]
         decided, by = _checked_figures(runs, fig, span, captured), DECIDERS[0]
     goodput_ratio, loss_ratio = decided["goodput_ratio"], decided["loss_rate_ratio"]
     goodput, events = decided["goodput_bps"], decided["loss_events"]
@@ -233,32 +235,57 @@ def _not_run(captured: CapturedFlow, sender: SenderControl) -> SelfCheck | None:
 
 
 def consistent_range(rng: PathRange, captured: CapturedFlow, sender: SenderControl, seed: int,
-                     cross: Sequence[CrossFlow] = ()) -> PathRange:
+                     cross: Sequence[CrossFlow] = (), run: RunCache | None = None) -> PathRange:
     """``rng`` with a buffer bounded below only (``PathRange.buffer_bounded``) taken at the least buffer consistent
     with the capture: the least at which the captured sender, re-enacted over the capture's span — over its own
     random drops where ``rng`` carries them, else the draw of ``seed`` —, overflows the buffer no more than the
     capture did, which is never: the buffer is bounded below only because no loss followed a full queue. Found by
-    bisection within the buffer's range (:data:`BUFFER_STEPS`): unchanged where the bound itself is not overflowed,
-    where the range's upper end is (the re-enactment then parts from the capture by more than the buffer can
-    explain, and its self-check says so), or where the self-check does not run (:func:`_not_run`). Decided here
-    (docs/whatif.md, "Refusals"): a drop-tail buffer is at least every queue a flow held without a loss, and a
-    re-enactment that overflows a buffer proves the flow's own flight, re-enacted, would have filled it — so a
-    buffer it overflows contradicts the capture as surely as one below the deepest queue measured."""
-    if not rng.buffer_bounded or _not_run(captured, sender) is not None:
+    bisection within the buffer's range (:data:`BUFFER_STEPS`), held at most at what the flow's largest captured
+    flight could queue beyond the BDP (``BufferBound.room_bytes``, where it was seen and no cross traffic shares
+    the path: a buffer deeper than that flight could fill is none the capture can tell): unchanged where the bound
+    itself is not overflowed, where the search's upper end is (the re-enactment then parts from the capture by more
+    than the buffer can explain, and its self-check says so), or where the self-check does not run
+    (:func:`_not_run`). Decided here (docs/whatif.md, "Refusals"): a drop-tail buffer is at least every queue a flow
+    held without a loss, and a re-enactment that overflows a buffer proves the flow's own flight, re-enacted, would
+    have filled it — so a buffer it overflows contradicts the capture as surely as one below the deepest queue
+    measured. ``run``: the runs already made (the self-check's run at the bound is this search's first)."""
+    bound = rng.buffer_bound
+    if bound is None or _not_run(captured, sender) is not None:
         return rng
+    run = run if run is not None else RunCache()
     span = min(captured.span_s, MAX_DURATION_S)
 
     def overflows(buffer: float) -> bool:
         fig = replace(rng.central, buffer_bytes=buffer)
-        return run_one(fig, sender.algorithm, span, seed, sender.ns3, cross)[0].overflow_drops > 0
+        return run(fig, sender.algorithm, span, seed, sender.ns3, cross)[0].overflow_drops > 0
 
     lo, hi = rng.ends["buffer_bytes"]
-    if not overflows(lo) or overflows(hi):
+    room = bound.room_bytes if not cross else None
+    if room is not None:
+        hi = min(hi, room)
+    if hi <= lo or not overflows(lo) or overflows(hi):
         return rng
     for _ in range(BUFFER_STEPS):  # lo overflows, hi does not
         mid = (lo + hi) / 2.0
         lo, hi = (mid, hi) if overflows(mid) else (lo, mid)
-    return rng.with_consistent_buffer(hi, 2 + BUFFER_STEPS)
+    return rng.with_consistent_buffer(hi, 2 + BUFFER_STEPS, room)
+
+
+class RunCache:
+    """:func:`run_one` remembering its runs: the same figures, algorithm, span, seed, stack and cross traffic give the
+    same run (the engine is deterministic for a seed), so one what-if never simulates one twice — the least
+    consistent buffer's search starts with the run the self-check decides by where the buffer stays at its bound."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[Any, ...], tuple[FlowResult, float]] = {}
+
+    def __call__(self, fig: PathFigures, algorithm: str, duration_s: float, seed: int, ns3: bool = False,
+                 cross: Sequence[CrossFlow] = ()) -> tuple[FlowResult, float]:
+        # the drops by identity (arrays do not hash; one what-if's figures share one RandomDrops), the rest by value
+        key = (replace(fig, drops=None), id(fig.drops), algorithm, duration_s, seed, ns3, id(cross), len(cross))
+        if key not in self._done:
+            self._done[key] = run_one(fig, algorithm, duration_s, seed, ns3, cross)
+        return self._done[key]
 
 
 def _checked_figures(runs: Sequence[tuple[FlowResult, float]], fig: PathFigures, span: float,
@@ -307,8 +334,9 @@ def what_if(rng: PathRange, captured: CapturedFlow, sender: SenderControl, algor
     if duration_s is not None and not 0 < duration_s <= MAX_DURATION_S:
         raise WhatIfError("bad_duration", f"the duration is in (0, {MAX_DURATION_S:g}] s, not {duration_s:g}")
     duration = float(duration_s or min(max(captured.span_s, 1.0), MAX_DURATION_S))
-    rng = consistent_range(rng, captured, sender, seed, cross)
-    check = self_check(rng, captured, sender, seed, cross)
+    run = RunCache()
+    rng = consistent_range(rng, captured, sender, seed, cross, run)
+    check = self_check(rng, captured, sender, seed, cross, run)
     if not check.passed:
         withheld = (f"the sender cannot be re-enacted: {check.reason}" if check.code == "sender_not_bulk"
                     else f"the self-check failed: {check.reason}")

@@ -16,7 +16,7 @@ from ackreplay.whatif.cross import CrossFlow
 from ackreplay.whatif.errors import WhatIfError
 from ackreplay.whatif.figures import PathRange
 from ackreplay.whatif.flows import flow_inputs
-from ackreplay.whatif.runs import SelfCheck, consistent_range, self_check
+from ackreplay.whatif.runs import RunCache, SelfCheck, consistent_range, self_check
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data"
@@ -60,8 +60,9 @@ def checked(capture: Path) -> Checked | WhatIfError:
     except WhatIfError as exc:
         return exc
     sender = control(by_id[fr.flow_id].sender)
-    rng = consistent_range(rng, captured, sender, 1, cross)
-    return Checked(self_check(rng, captured, sender, 1, cross), rng, captured, sender, cross)
+    run = RunCache()  # (the search's run at the bound is the self-check's where the buffer stays there)
+    rng = consistent_range(rng, captured, sender, 1, cross, run)
+    return Checked(self_check(rng, captured, sender, 1, cross, run), rng, captured, sender, cross)
 
 
 def captures() -> list[Path]:

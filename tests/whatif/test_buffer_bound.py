@@ -6,12 +6,14 @@ hold-out set with a known buffer where the path leaves the buffer null (docs/wha
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import cache
 
 import pytest
 
 from ackreplay.core.capture_scoring import build_estimators, score_file
 from ackreplay.whatif.figures import buffer_seen
+from ackreplay.whatif.runs import consistent_range
 from tests.estimators.path_calibration import truth_of
 from tests.whatif.self_checks import DATA, Checked, checked
 
@@ -82,3 +84,32 @@ def test_the_range_refuses_a_consistent_buffer_outside_it() -> None:
         got.path.with_consistent_buffer(hi + 1.0, 7)
     with pytest.raises(ValueError, match="outside"):
         got.path.with_consistent_buffer(lo - 1.0, 7)
+    with pytest.raises(ValueError, match="more than the captured flight could queue"):
+        got.path.with_consistent_buffer((lo + hi) / 2, 7, room=lo + 1.0)
+
+
+@pytest.mark.parametrize("name", sorted(RE_ENACTED))
+def test_the_buffer_taken_is_no_deeper_than_the_captured_flight_could_fill(name: str) -> None:
+    """A queue of B bytes needs B + BDP in flight: the least consistent buffer is searched no higher than what the
+    flow's largest captured flight could queue beyond the BDP (``whatif.figures.flight_room``), and the range
+    asserts it (``with_consistent_buffer``). On the three sender-side captures the room is seen and above the
+    buffer taken."""
+    got = checked(DATA / f"{name}.pcap.gz")
+    assert isinstance(got, Checked) and got.path.buffer_bound is not None
+    bb = got.path.buffer_bound
+    assert bb.room_checked and bb.room_bytes is not None and bb.least_bytes is not None
+    assert bb.seen_bytes < got.path.central.buffer_bytes == bb.least_bytes <= bb.room_bytes
+
+
+def test_a_room_below_what_the_re_enactment_needs_leaves_the_buffer_at_its_bound() -> None:
+    """Where every buffer the captured flight could fill is overflowed by the re-enactment, the search finds none
+    consistent with the capture and the buffer stays at its bound (the self-check then says how far the
+    re-enactment parts from the capture)."""
+    got = checked(DATA / "pairs" / "dloss.pcap.gz")
+    assert isinstance(got, Checked) and got.path.buffer_bound is not None
+    bb = got.path.buffer_bound
+    at_bound = replace(got.path, central=replace(got.path.central, buffer_bytes=bb.seen_bytes),
+                       ends={**got.path.ends, "buffer_bytes": (bb.seen_bytes, got.path.ends["buffer_bytes"][1])},
+                       buffer_bound=replace(bb, least_bytes=None, runs=0, room_bytes=bb.seen_bytes + 2_000.0))
+    kept = consistent_range(at_bound, got.captured, got.sender, 1, got.cross)
+    assert kept is at_bound and kept.central.buffer_bytes == bb.seen_bytes

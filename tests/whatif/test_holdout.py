@@ -94,7 +94,8 @@ def test_h04_is_reproduced_at_the_least_buffer_consistent_with_its_capture() -> 
     assert check.simulated["decided_by"] == "replayed_drops" and check.passed, check
     assert check.goodput_ratio == pytest.approx(1.019, abs=0.01)
     assert 22_500 * 0.95 < fig.buffer_bytes <= 22_500 and "least buffer" in got.path.assumed["buffer_bytes"]
-    bound = float(str(got.path.assumed["buffer_bytes"]).split("at least ")[1].split(" B")[0])
+    assert got.path.buffer_bound is not None
+    bound = got.path.buffer_bound.seen_bytes
     assert bound == pytest.approx(6_799, rel=0.01)
     at_bound = self_check(replace(got.path, central=replace(fig, buffer_bytes=bound)), got.captured, got.sender, 1,
                           got.cross)
