@@ -123,3 +123,23 @@ def test_the_capture_s_random_drops_are_stored_and_replayed_as_the_cli_replays_t
     assert sim["draws"]["goodput_ratio"] == pytest.approx(cli_sim["draws"]["goodput_ratio"], rel=1e-9)
     assert doc["results"]["newreno"]["goodput_bps"] == pytest.approx(cli["results"]["newreno"]["goodput_bps"],
                                                                      rel=1e-9)
+
+
+DLOSS = ROOT / "tests" / "data" / "pairs" / "dloss.pcap.gz"  # no loss followed a full queue: the buffer is bounded
+
+
+def test_a_buffer_bounded_below_is_searched_under_the_stored_flight_room_as_the_cli_searches_it(ran):
+    """The run stores what the flow's largest flight could queue beyond the BDP (``buffer_room_bytes``) beside the
+    buffer's bound; the what-if's least consistent buffer is searched under it and comes out as the CLI's."""
+    api, flows = uploaded(ran[0], DLOSS)
+    r = api.post(f"{flows}/2/whatif", json={"algorithms": ["newreno"], "duration_s": 2, "sender_cc": "cubic"})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    cli = json.loads(CliRunner().invoke(app, ["whatif", str(DLOSS), "-e", "newreno", "--duration", "2",
+                                              "--json"]).stdout)
+    got, want = doc["path"]["buffer_bound"], cli["path"]["buffer_bound"]
+    assert got["room_checked"] is want["room_checked"] is True and got["runs"] == want["runs"] == 7
+    for key in ("seen_bytes", "least_bytes", "room_bytes"):
+        assert got[key] == pytest.approx(want[key], rel=1e-9), key
+    assert got["seen_bytes"] < got["least_bytes"] <= got["room_bytes"]
+    assert doc["path"]["figures"]["buffer_bytes"] == pytest.approx(got["least_bytes"], rel=1e-9)
