@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ackreplay.cli import early
 from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
 from ackreplay.cli.inputs import FilterOption, label, regular_file
 from ackreplay.cli.kernel_choice import choose_kernels
@@ -128,8 +127,7 @@ def load(path: Path, memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB) -> Captur
     with ingest_errors(label(path)):
         try:
             with regular_file(path) as readable:
-                ahead = early.take(readable, memory_budget_mb << 20)  # read on a helper thread (``cli.early``)
-                cap = ahead if ahead is not None else ingest_capture(readable, memory_budget=memory_budget_mb << 20)
+                cap = ingest_capture(readable, memory_budget=memory_budget_mb << 20)
         except OSError as exc:
             fail(EXIT_BAD_INPUT, "unreadable_input", f"{label(path)}: {exc.strerror or exc}")
     for w in cap.stats.warnings:

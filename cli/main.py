@@ -1,8 +1,4 @@
-"""``ackreplay``: replay real TCP ACK streams through Westwood-family bandwidth estimators.
-
-The commands are defined in ``cli.app`` (``from ackreplay.cli.main import app`` still gives them): :func:`main`
-starts reading a large capture ahead (``cli.early``) before it imports them.
-"""
+"""``ackreplay``: replay real TCP ACK streams through Westwood-family bandwidth estimators."""
 
 from __future__ import annotations
 
@@ -10,27 +6,68 @@ import atexit
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Annotated
 
-from ackreplay.cli import collection, early, kernel_choice
+import typer
 
-if TYPE_CHECKING:
-    from ackreplay.cli.app import app as app
+from ackreplay.cli import collection, kernel_choice
+from ackreplay.cli.compare_cmd import compare
+from ackreplay.cli.graph_cmd import graph
+from ackreplay.cli.ingest_cmds import acks, flows
+from ackreplay.cli.model_cmd import model
+from ackreplay.cli.plugin_options import list_estimators
+from ackreplay.cli.report_cmd import report
+from ackreplay.cli.score_cmd import score
+from ackreplay.cli.service_cmds import migrate, quota_app, serve, token_app, worker
+from ackreplay.cli.warmup import warmup
+from ackreplay.cli.whatif_cmd import whatif
+
+app = typer.Typer(
+    name="ackreplay",
+    help="How would each TCP bandwidth estimator have behaved on this real traffic?",
+    no_args_is_help=True,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
+    pretty_exceptions_enable=False,
+)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "app":
-        from ackreplay.cli.app import app
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
 
-        return app
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        try:
+            v = version("ackreplay")
+        except PackageNotFoundError:
+            v = "0+unknown"
+        print(f"ackreplay {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """How would each TCP bandwidth estimator have behaved on this real traffic?"""
+app.command()(score)
+app.command()(flows)
+app.command()(acks)
+app.command()(serve)
+app.command()(worker)
+app.command()(migrate)
+app.command()(warmup)
+app.command()(report)
+app.command()(graph)
+app.command()(compare)
+app.command(name="estimators")(list_estimators)
+app.command()(model)
+app.command()(whatif)
+app.add_typer(token_app, name="token")
+app.add_typer(quota_app, name="quota")
 
 
 def main() -> None:
     """The ``ackreplay`` console script: run the command, then leave without tearing the interpreter down.
-
-    Before the commands are imported, ``flows`` or ``score`` of a capture file may start ingesting it on a helper
-    thread (``cli.early``), so that the imports and ingest share the two cores.
 
     Tearing down numba's and Polars' modules at exit costs ~0.15 s, a fifth of a short command's time.
     After the command returns (or exits with a code) the exit handlers run and the output is flushed as
@@ -40,15 +77,11 @@ def main() -> None:
     """
     kernel_choice.enable()
     collection.pause()  # a short process: no garbage collector passes over the imported modules (``cli.collection``)
-    early.start(sys.argv[1:])
-    from ackreplay.cli.app import app
-
     try:
         app()
         code: int | str | None = 0
     except SystemExit as exc:
         code = exc.code
-    early.finish()  # a capture read ahead for a command that failed before taking it
     parallel = sys.modules.get("ackreplay.replay.parallel")
     if parallel is not None:  # replay's helper threads, idle once the command returned
         parallel.shutdown_helpers()

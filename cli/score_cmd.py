@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ackreplay.cli import collection, early
+from ackreplay.cli import collection
 from ackreplay.cli.boards import combined_summary
 from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
 from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
@@ -173,9 +173,8 @@ def score_input(path: Path, ests: list[Any], *, bar: Progress | None = None, use
             # (docs/estimators.md: NaN before the first sample); numpy's warnings about it are not for the user
             with regular_file(path) as readable, warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore", RuntimeWarning)
-                ahead = early.take(readable, options.get("memory_budget", DEFAULT_MEMORY_BUDGET_MB << 20))
                 sc = score_file(readable, ests, use_sidecar=use_sidecar and readable == path, progress=bar,
-                                ingested=ahead, **options)
+                                **options)
         finally:
             if bar is not None:
                 bar.done()

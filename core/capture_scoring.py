@@ -173,19 +173,17 @@ def score_file(path: Path | str, estimators: Sequence[Estimator], *, truth: Trut
                use_sidecar: bool = True, allow_vantage: bool = False,
                progress: ProgressFn | None = None, memory_budget: int | None = DEFAULT_MEMORY_BUDGET,
                select: Callable[[Any], bool] | None = None, keep_series: bool = True,
-               network_only: bool = True, ingested: CaptureIngest | None = None) -> ScoredCapture:
+               network_only: bool = True) -> ScoredCapture:
     """Ingest and replay one capture. Raises ``IngestError`` / ``EstimatorError`` on bad input. Without
     ``keep_series`` the flows' series are not kept (scores, decisions and diagnostics are); without
-    ``network_only`` the scores cover the flows' whole time, not only where the network limited the sender.
-    ``ingested``: the capture already ingested from ``path`` with ``memory_budget`` (the command line reads it
-    ahead, ``cli.early``), used instead of ingesting it here."""
+    ``network_only`` the scores cover the flows' whole time, not only where the network limited the sender."""
     path = Path(path)
     source = "command line" if truth is not None else None
     if truth is None and use_sidecar:
         truth, source = sidecar_truth(path)
-    cap = ingested if ingested is not None else ingest_capture(
-        path, memory_budget=memory_budget,
-        progress=(lambda done, total: progress("ingest", done / max(total, 1))) if progress else None)
+    cap = ingest_capture(path, memory_budget=memory_budget,
+                         progress=(lambda done, total: progress("ingest", done / max(total, 1)))
+                         if progress else None)
     only = {s.flow_id for s in cap.flows if select(s)} if select is not None else None
     rep = replay_capture(cap, estimators, truth=truth, allow_vantage=allow_vantage, only=only, keep_series=keep_series,
                          network_only=network_only,
