@@ -50,6 +50,14 @@ def capture_link_rates(at_bin: np.ndarray, in_mode: np.ndarray, source: np.ndarr
     return np.where(link, rate, np.nan)
 
 
+def queue_room(flight_bytes: Any, wire_mss: Any, mss: Any, capacity: Any, base: Any) -> tuple[Any, Any]:
+    """The flows' largest flight in wire bytes (payload × wire/payload of a full segment) and the room it leaves for
+    a queue: that flight less the BDP (capacity × base RTT / 8), the deepest a drop-tail queue those flows filled can
+    be. Arrays (a row each) or numbers alike; NaN where the flight was not seen."""
+    flight = flight_bytes * wire_mss / np.maximum(mss, 1)
+    return flight, flight - capacity * base / 8.0
+
+
 def physical_bounds(capacity: np.ndarray, base: np.ndarray, buffer: np.ndarray, over: np.ndarray, grade: np.ndarray,
                     j: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Bound the rows' figures in place (``j``: the judged evidence columns): the base RTT to the smallest
@@ -66,8 +74,7 @@ def physical_bounds(capacity: np.ndarray, base: np.ndarray, buffer: np.ndarray, 
         low = np.isfinite(floor) & np.isfinite(base) & (base < floor)
         base[low] = np.nan
         grade[low] = 0
-        flight = j["flight_bytes"] * j["wire_mss"] / np.maximum(j["mss"], 1)
-        room = flight - capacity * base / 8.0
+        flight, room = queue_room(j["flight_bytes"], j["wire_mss"], j["mss"], capacity, base)
         over_room = np.isfinite(buffer) & np.isfinite(room) & (buffer > room)
         refused = np.where(over_room, buffer, np.nan)
         buffer[over_room] = np.nan

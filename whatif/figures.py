@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ackreplay.path.bounds import queue_room
 from ackreplay.path.drops import RandomDrops
 from ackreplay.path.figures import MIN_QUEUE_PACKETS, OVERFLOW_SPREAD, overflows
 from ackreplay.sim.model import Link
@@ -153,23 +154,24 @@ class PathRange:
         consistent with the capture (:meth:`with_consistent_buffer`)."""
         return self.buffer_bound is not None
 
-    def with_consistent_buffer(self, least: float, runs: int, room: float | None = None) -> PathRange:
+    def with_consistent_buffer(self, least: float, runs: int, room_checked: bool = False) -> PathRange:
         """The same range with a buffer bounded below only taken at ``least`` — the least buffer over which the
         captured sender's re-enactment overflows no more than the capture did (``whatif.runs.consistent_range``,
         found in ``runs`` runs) —, its range from there to :data:`BUFFER_HEADROOM_BDP` BDPs more. A buffer the
-        capture proves deeper than its bound is a bound still: the capture shows nothing above it. ``room``: the
-        most the captured flight could queue beyond the BDP, where the search was held under it (None: not
-        checked); a ``least`` above it is an error, as one outside the range the search was given."""
+        capture proves deeper than its bound is a bound still: the capture shows nothing above it. ``room_checked``:
+        the search was held under the bound's ``room_bytes`` (what the captured flight could queue beyond the BDP),
+        so a ``least`` above it is an error, as one outside the range the search was given."""
         bound, high = self.ends["buffer_bytes"]
         if self.buffer_bound is None or not bound <= least <= high:  # (the search stays within the range it was given)
             raise ValueError(f"a consistent buffer of {least:.0f} B outside the bounded buffer's range "
                              f"[{bound:.0f}, {high:.0f}] B")
-        if room is not None and least > room:
+        room = self.buffer_bound.room_bytes if room_checked else None
+        if room_checked and (room is None or least > room):
             raise ValueError(f"a consistent buffer of {least:.0f} B, more than the captured flight could queue "
-                             f"({room:.0f} B)")
+                             f"({room if room is None else f'{room:.0f} B'})")
         central = replace(self.central, buffer_bytes=float(least))
         headroom = BUFFER_HEADROOM_BDP * central.capacity_bps * central.base_rtt_s / 8.0
-        bb = replace(self.buffer_bound, least_bytes=float(least), runs=runs, room_checked=room is not None)
+        bb = replace(self.buffer_bound, least_bytes=float(least), runs=runs, room_checked=room_checked)
         return replace(self, central=central, ends={**self.ends, "buffer_bytes": (float(least), least + headroom)},
                        assumed={**self.assumed, "buffer_bytes": bb.assumed(least + headroom)}, buffer_bound=bb)
 
@@ -291,15 +293,15 @@ def buffer_seen(parts: Any, path: Mapping[str, Any] | None) -> float | None:
 
 def flight_room(parts: Any, path: Mapping[str, Any] | None) -> float | None:
     """The most the flow's largest flight, as the capture point saw it, could queue at the bottleneck beyond the BDP
-    (wire bytes: flight × wire/payload − capacity × base RTT): the deepest a drop-tail queue that flow alone filled
-    can be (``path.bounds.physical_bounds`` refuses an inferred buffer above it). None where no flight was seen (the
-    receiver side), or without the path's capacity and base RTT."""
+    (wire bytes, ``path.bounds.queue_room``: flight × wire/payload − capacity × base RTT): the deepest a drop-tail
+    queue that flow alone filled can be (``path.bounds.physical_bounds`` refuses an inferred buffer above it). None
+    where no flight was seen (the receiver side), or without the path's capacity and base RTT."""
     path = path or {}
     cap, base = path.get("capacity_bps"), path.get("base_rtt_s")
     if parts is None or not cap or not base:
         return None
-    flight = float(parts.flight_bytes) * float(parts.wire_mss) / max(float(parts.mss), 1.0)
-    room = flight - float(cap) * float(base) / 8.0
+    room = float(queue_room(float(parts.flight_bytes), float(parts.wire_mss), float(parts.mss), float(cap),
+                            float(base))[1])
     return room if math.isfinite(room) else None
 
 

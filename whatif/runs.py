@@ -268,7 +268,7 @@ def consistent_range(rng: PathRange, captured: CapturedFlow, sender: SenderContr
     for _ in range(BUFFER_STEPS):  # lo overflows, hi does not
         mid = (lo + hi) / 2.0
         lo, hi = (mid, hi) if overflows(mid) else (lo, mid)
-    return rng.with_consistent_buffer(hi, 2 + BUFFER_STEPS, room)
+    return rng.with_consistent_buffer(hi, 2 + BUFFER_STEPS, room_checked=room is not None)
 
 
 class RunCache:

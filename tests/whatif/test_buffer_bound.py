@@ -84,8 +84,10 @@ def test_the_range_refuses_a_consistent_buffer_outside_it() -> None:
         got.path.with_consistent_buffer(hi + 1.0, 7)
     with pytest.raises(ValueError, match="outside"):
         got.path.with_consistent_buffer(lo - 1.0, 7)
+    assert got.path.buffer_bound is not None
+    tight = replace(got.path, buffer_bound=replace(got.path.buffer_bound, room_bytes=lo + 1.0))
     with pytest.raises(ValueError, match="more than the captured flight could queue"):
-        got.path.with_consistent_buffer((lo + hi) / 2, 7, room=lo + 1.0)
+        tight.with_consistent_buffer((lo + hi) / 2, 7, room_checked=True)
 
 
 @pytest.mark.parametrize("name", sorted(RE_ENACTED))
