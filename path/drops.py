@@ -13,7 +13,8 @@ window and goodput follow. A segment retransmitted twice in the capture's random
 and is dropped at its first two in the replay.
 
 The drops are the retransmissions of the loss episodes the random-loss rate counts (``path.figures``:
-``RANDOM_EPISODE``), each at the segment it resent. The windows of the other episodes — buffer overflows, and
+``RANDOM_EPISODE``), each at the segment it resent (a TSO/GSO super-segment at each of the segments it carries:
+``path.flow_evidence._drops``). The windows of the other episodes — buffer overflows, and
 episodes set aside as no random loss — are segments whose fate the capture does not show (a random drop there is
 repaired among the overflow's own drops: ``loss_exposed``), so they are not replayed, nor is anything past the
 segments the capture sent: there a replay draws at the rate. Every other segment the capture sent was delivered

@@ -74,7 +74,8 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
     for i in range(n):
         most_acks = max(most_acks, a_hi[i] - a_lo[i])
         most_segs = max(most_segs, s_hi[i] - s_lo[i])
-        retransmitted, bases[i] = _first_byte(seq[s_lo[i]:s_hi[i]], ln[s_lo[i]:s_hi[i]], kind[s_lo[i]:s_hi[i]])
+        retransmitted, bases[i] = _first_byte(seq[s_lo[i]:s_hi[i]], ln[s_lo[i]:s_hi[i]], kind[s_lo[i]:s_hi[i]],
+                                              max(mss[i], 1))
         drop_off[i + 1] = drop_off[i] + retransmitted
     drop_seg = np.empty(drop_off[n], np.int64)
     drop_ep = np.empty(drop_off[n], np.int64)
@@ -116,37 +117,55 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
             loss_segs, drop_off, drop_seg, drop_ep, sent_segs)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _segments_carried(ln: int, mss: int) -> int:
+    """How many of the flow's segments one transmission of ``ln`` payload bytes carries: one MSS each, rounded up
+    (a super-segment a host capture saw before the NIC cut it — TSO/GSO, docs/ingest.md — carries several, each
+    of which went on the wire and met the path alone)."""
+    return (ln + mss - 1) // mss
+
+
 @njit(cache=True, nogil=True)
-def _first_byte(seq: np.ndarray, ln: np.ndarray, kind: np.ndarray) -> tuple[int, int]:
-    """How many of one flow's segment rows are retransmissions carrying data (ingest counts each in its episode),
-    and its first data byte as the capture saw it (the lowest sequence a data segment carried; 0 without one):
-    segment k of the flow holds the bytes from it + k·MSS, as the simulation numbers its segments."""
-    first = -1
+def _first_byte(seq: np.ndarray, ln: np.ndarray, kind: np.ndarray, mss: int) -> tuple[int, int]:
+    """How many segments one flow's retransmissions carrying data resent (:func:`_segments_carried`: a GSO
+    super-segment's each; ingest counts the transmission once in its episode), and its first data byte as the
+    capture saw it: the lowest sequence a data segment carried — below 0 where the capture's first packets
+    acknowledged data that is later retransmitted (ingest numbers bytes from the first sequence or acknowledgement
+    seen, docs/ingest.md), not moved to 0, which would leave such a retransmission before the first segment. A
+    flow without data has no byte to number its segments from: 0 then, and nothing is numbered from it. Segment
+    k of the flow holds the bytes from it + k·MSS, as the simulation numbers its segments."""
+    first = 0
+    seen = False
     retransmitted = 0
     for k in range(len(seq)):
         if ln[k] > 0:
-            if first < 0 or seq[k] < first:
+            if not seen or seq[k] < first:
                 first = seq[k]
+                seen = True
             if kind[k] == 1:
-                retransmitted += 1
-    return retransmitted, max(first, 0)
+                retransmitted += _segments_carried(ln[k], mss)
+    return retransmitted, first
 
 
 @njit(cache=True, nogil=True)
 def _drops(st: np.ndarray, seq: np.ndarray, ln: np.ndarray, kind: np.ndarray, ep_start: np.ndarray, base: int,
            mss: int, out_seg: np.ndarray, out_ep: np.ndarray) -> None:
-    """Each of one flow's retransmissions (rows of kind 1 with data, in the order sent): the segment it resent —
-    its first byte's, counted in MSS from the flow's first byte ``base`` — to ``out_seg``, and the loss episode it
-    was counted in — the last that started by then: every retransmission opens an episode or joins the open one
-    (ingest) — to ``out_ep`` (−1: before any episode, which ingest does not produce). The episode's start and the
-    segment's time are the same packet's on two clocks (each less the flow's first packet, in floats): they are
-    compared within :data:`SAME_PACKET_S`."""
+    """Each segment one flow's retransmissions resent (rows of kind 1 with data, in the order sent; a GSO
+    super-segment's :func:`_segments_carried` segments in turn, each a drop the path dealt it): the segment —
+    counted in MSS from the flow's first byte ``base`` — to ``out_seg``, and the loss episode it was counted in —
+    the last that started by then: every retransmission opens an episode or joins the open one (ingest) — to
+    ``out_ep`` (−1: before any episode, which ingest does not produce). The episode's start and the segment's time
+    are the same packet's on two clocks (each less the flow's first packet, in floats): they are compared within
+    :data:`SAME_PACKET_S`."""
     w = 0
     for k in range(len(kind)):
         if kind[k] == 1 and ln[k] > 0:
-            out_seg[w] = (seq[k] - base) // mss
-            out_ep[w] = search_sorted(ep_start, st[k] + SAME_PACKET_S, True) - 1
-            w += 1
+            first = (seq[k] - base) // mss
+            ep = search_sorted(ep_start, st[k] + SAME_PACKET_S, True) - 1
+            for j in range(_segments_carried(ln[k], mss)):
+                out_seg[w] = first + j
+                out_ep[w] = ep
+                w += 1
 
 
 @njit(cache=True, nogil=True)
