@@ -51,6 +51,9 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
     with its start, retransmissions, end — NaN while open — and first retransmitted byte). Returns the rates
     (concatenated, ``room`` at most) and their offsets; per flow its RTT samples, minimum, deep and top queue;
     the episodes' queueing delays, retransmissions and exposures (:func:`_loss_exposure`), with their offsets.
+    Retransmissions, exposures and each flow's data segments beyond its rows (``more_data``) count the segments
+    on the wire (:func:`_segments_carried`): a host capture's TSO/GSO super-segment is several, as the rate the
+    simulation draws per segment needs; on a capture without them they are ingest's counts of rows.
     The scratch is sized once for the longest flow and reused flow after flow."""
     n = len(a_lo)
     rate_off = np.zeros(n + 1, np.int64)
@@ -80,6 +83,8 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
     drop_seg = np.empty(drop_off[n], np.int64)
     drop_ep = np.empty(drop_off[n], np.int64)
     sent_segs = np.zeros(n, np.int64)
+    more_data = np.zeros(n, np.int64)
+    more = np.empty(most_segs + 1, np.int64)
     scratch = (np.empty(most_acks), np.empty(most_acks, np.int64), np.empty(most_acks),
                np.empty(most_segs, np.int64), np.empty(most_segs, np.int64), np.zeros(TRAIN), np.zeros(TRAIN))
     rtt_t = np.empty(most_acks)
@@ -107,14 +112,16 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
                      ep_retx[e_lo[i]:e_hi[i]], loss_q[loss_off[i]:loss_off[i + 1]],
                      loss_retx[loss_off[i]:loss_off[i + 1]])
         base = bases[i]
+        more_data[i] = _more_segments(ln[s0:s1], max(mss[i], 1), more)
         sent_segs[i] = _loss_exposure(st[s0:s1], seq[s0:s1], ln[s0:s1], at[a0:a1], srtt[a0:a1], least,
                                       ep_start[e_lo[i]:e_hi[i]], ep_end[e_lo[i]:e_hi[i]], ep_first[e_lo[i]:e_hi[i]],
                                       scratch[3], loss_exposed[loss_off[i]:loss_off[i + 1]], base, max(mss[i], 1),
-                                      loss_segs[loss_off[i]:loss_off[i + 1]])
+                                      loss_segs[loss_off[i]:loss_off[i + 1]], more)
         _drops(st[s0:s1], seq[s0:s1], ln[s0:s1], kind[s0:s1], ep_start[e_lo[i]:e_hi[i]], base, max(mss[i], 1),
-               drop_seg[drop_off[i]:drop_off[i + 1]], drop_ep[drop_off[i]:drop_off[i + 1]])
+               drop_seg[drop_off[i]:drop_off[i + 1]], drop_ep[drop_off[i]:drop_off[i + 1]],
+               loss_retx[loss_off[i]:loss_off[i + 1]])
     return (rates[:w], rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, loss_exposed, flight,
-            loss_segs, drop_off, drop_seg, drop_ep, sent_segs)
+            loss_segs, drop_off, drop_seg, drop_ep, sent_segs, more_data)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -123,6 +130,20 @@ def _segments_carried(ln: int, mss: int) -> int:
     (a super-segment a host capture saw before the NIC cut it — TSO/GSO, docs/ingest.md — carries several, each
     of which went on the wire and met the path alone)."""
     return (ln + mss - 1) // mss
+
+
+@njit(cache=True, nogil=True)
+def _more_segments(ln: np.ndarray, mss: int, more: np.ndarray) -> int:
+    """The segments one flow's data rows carry beyond one each (:func:`_segments_carried`), before each row, to
+    ``more`` (``more[k]``: rows ``0:k``; ``len(ln) + 1`` long at least); returns the flow's total. 0 throughout
+    where no row carries more than an MSS."""
+    total = 0
+    for k in range(len(ln)):
+        more[k] = total
+        if ln[k] > mss:
+            total += _segments_carried(ln[k], mss) - 1
+    more[len(ln)] = total
+    return total
 
 
 @njit(cache=True, nogil=True)
@@ -149,23 +170,27 @@ def _first_byte(seq: np.ndarray, ln: np.ndarray, kind: np.ndarray, mss: int) -> 
 
 @njit(cache=True, nogil=True)
 def _drops(st: np.ndarray, seq: np.ndarray, ln: np.ndarray, kind: np.ndarray, ep_start: np.ndarray, base: int,
-           mss: int, out_seg: np.ndarray, out_ep: np.ndarray) -> None:
+           mss: int, out_seg: np.ndarray, out_ep: np.ndarray, retx: np.ndarray) -> None:
     """Each segment one flow's retransmissions resent (rows of kind 1 with data, in the order sent; a GSO
     super-segment's :func:`_segments_carried` segments in turn, each a drop the path dealt it): the segment —
     counted in MSS from the flow's first byte ``base`` — to ``out_seg``, and the loss episode it was counted in —
     the last that started by then: every retransmission opens an episode or joins the open one (ingest) — to
     ``out_ep`` (−1: before any episode, which ingest does not produce). The episode's start and the segment's time
     are the same packet's on two clocks (each less the flow's first packet, in floats): they are compared within
-    :data:`SAME_PACKET_S`."""
+    :data:`SAME_PACKET_S`. A super-segment's segments beyond its first are added to its episode's ``retx``
+    (ingest counts the transmission once)."""
     w = 0
     for k in range(len(kind)):
         if kind[k] == 1 and ln[k] > 0:
             first = (seq[k] - base) // mss
             ep = search_sorted(ep_start, st[k] + SAME_PACKET_S, True) - 1
-            for j in range(_segments_carried(ln[k], mss)):
+            carried = _segments_carried(ln[k], mss)
+            for j in range(carried):
                 out_seg[w] = first + j
                 out_ep[w] = ep
                 w += 1
+            if carried > 1 and 0 <= ep < len(retx):
+                retx[ep] += carried - 1
 
 
 @njit(cache=True, nogil=True)
@@ -277,7 +302,7 @@ def _loss_queues(at: np.ndarray, srtt: np.ndarray, rtt_t: np.ndarray, rtt_v: np.
 @njit(cache=True, nogil=True)
 def _loss_exposure(st: np.ndarray, seq: np.ndarray, ln: np.ndarray, at: np.ndarray, srtt: np.ndarray, least: float,
                    ep_start: np.ndarray, ep_end: np.ndarray, ep_first: np.ndarray, sent: np.ndarray,
-                   exposed: np.ndarray, base: int, mss: int, segs: np.ndarray) -> int:
+                   exposed: np.ndarray, base: int, mss: int, segs: np.ndarray, more: np.ndarray) -> int:
     """How many of one flow's data transmissions each loss episode decides the fate of, written to ``exposed``: a
     drop among them is repaired by a retransmission the episode counts, so it cannot be told from the episode's
     other losses. They are the transmissions from the first one of the episode's first retransmitted byte
@@ -287,7 +312,9 @@ def _loss_exposure(st: np.ndarray, seq: np.ndarray, ln: np.ndarray, at: np.ndarr
     end for an episode still open), each counted in one episode at most (an episode's window starts where the
     previous one's ended). ``sent``: scratch for the highest sequence sent by each row. The same windows in
     segments to ``segs`` (from, past: the segments first sent in the window, counted in ``mss`` from the flow's
-    first byte ``base``); returns the segments the flow sent (its highest sequence, in segments)."""
+    first byte ``base``); returns the segments the flow sent (its highest sequence, in segments). ``more``: the
+    segments the rows carry beyond one each, before each row (:func:`_more_segments`), so that a super-segment
+    counts each of its segments among the transmissions."""
     top = base
     for k in range(len(seq)):
         top = max(top, seq[k] + ln[k])
@@ -306,7 +333,7 @@ def _loss_exposure(st: np.ndarray, seq: np.ndarray, ln: np.ndarray, at: np.ndarr
             exposed[e] = 0
             continue
         r0, r1 = search_sorted(st, w0, False), search_sorted(st, w1, True)
-        exposed[e] = r1 - r0
+        exposed[e] = r1 - r0 + more[r1] - more[r0]
         done = w1
         if r1 > r0:
             segs[e, 0] = ((sent[r0 - 1] if r0 > 0 else base) - base) // mss
@@ -400,7 +427,7 @@ def _parts_batch(ids: np.ndarray, links: Links | Sequence[LinkInfo], acks: Mappi
     room = int(np.maximum(np.where(receiver, s_hi - s_lo, a_hi - a_lo) - 1, 0).sum())
     ep_start, ep_retx, ep_end, ep_first = eps
     (rates, rate_off, samples, rtt_min, deep, top, loss_off, loss_q, loss_retx, loss_exposed, flight, loss_segs,
-     drop_off, drop_seg, drop_ep, sent_segs) = _evidence(
+     drop_off, drop_seg, drop_ep, sent_segs, more_data) = _evidence(
         _frozen(a_lo, np.int64), _frozen(a_hi, np.int64), _frozen(s_lo, np.int64), _frozen(s_hi, np.int64),
         _frozen(e_lo, np.int64), _frozen(e_hi, np.int64), _frozen(receiver, np.bool_), _frozen(mss, np.int64),
         _frozen(links.overhead, np.int64), _frozen(acks["t_rel"], np.float64), _frozen(acks["ack"], np.int64),
@@ -413,7 +440,7 @@ def _parts_batch(ids: np.ndarray, links: Links | Sequence[LinkInfo], acks: Mappi
     return PathBatch(ids, np.arange(n + 1, dtype=np.int64), np.where(receiver, 0, 1).astype(np.int8), hist_off,
                      bins, counts, np.diff(rate_off), links.delivery_rate_bps * wire / mss, wire, mss, samples,
                      rtt_min, deep, top, loss_off, loss_q, loss_retx, loss_exposed,
-                     np.asarray(links.data_segments, np.int64),
+                     np.asarray(links.data_segments, np.int64) + more_data,
                      np.array([GRADE_RANK[c] if c else -1 for c in links.confidence], np.int8),
                      np.asarray(links.span_start, np.float64), np.asarray(links.span_end, np.float64),
                      np.asarray(links.rttmin_s, np.float64), np.asarray(links.handshake_rtt_s, np.float64), flight,

@@ -6,6 +6,8 @@ capture's first packet), so no such drop falls before the first segment."""
 
 from __future__ import annotations
 
+from itertools import islice
+
 import numpy as np
 import polars as pl
 
@@ -26,13 +28,17 @@ def _flow(rows: list[tuple[float, int, int, int]]) -> tuple[np.ndarray, ...]:
     return st, seq, ln, kind
 
 
-def _numbered(rows: list[tuple[float, int, int, int]], episodes: list[float]) -> tuple[int, list[int], list[int]]:
+def _numbered(rows: list[tuple[float, int, int, int]],
+              episodes: list[float]) -> tuple[int, list[int], list[int], list[int]]:
+    """The flow's first byte; each drop's segment and episode; what each episode's count of retransmissions
+    (0 here: ingest's count of rows is added to) gains from the super-segments."""
     st, seq, ln, kind = _flow(rows)
     count, base = _first_byte(seq, ln, kind, MSS)
     seg = np.full(count, -99, np.int64)
     ep = np.full(count, -99, np.int64)
-    _drops(st, seq, ln, kind, np.array(episodes, np.float64), base, MSS, seg, ep)
-    return base, seg.tolist(), ep.tolist()
+    retx = np.zeros(len(episodes), np.int64)
+    _drops(st, seq, ln, kind, np.array(episodes, np.float64), base, MSS, seg, ep, retx)
+    return base, seg.tolist(), ep.tolist(), retx.tolist()
 
 
 def test_a_retransmitted_super_segment_is_a_drop_of_each_segment_it_carries() -> None:
@@ -40,22 +46,22 @@ def test_a_retransmitted_super_segment_is_a_drop_of_each_segment_it_carries() ->
             (0.05, MSS, 3 * MSS, RETX),  # segments 1, 2 and 3 resent in one super-segment
             (0.06, 5 * MSS, MSS, RETX),  # segment 5 alone
             (0.20, 6 * MSS, MSS + 1, RETX)]  # a segment and one byte more: two segments touched
-    base, seg, ep = _numbered(rows, [0.05, 0.20])
+    base, seg, ep, more = _numbered(rows, [0.05, 0.20])
     assert base == 0
     assert seg == [1, 2, 3, 5, 6, 7]
     assert ep == [0, 0, 0, 0, 1, 1]
+    assert more == [2, 1]  # beyond the one transmission ingest counts for each
 
 
 def test_a_segment_sized_retransmission_is_one_drop_as_before() -> None:
     rows = [(0.0, k * MSS, MSS, NEW) for k in range(8)] + [(0.1, 3 * MSS, MSS, RETX), (0.2, 3 * MSS, MSS, RETX)]
-    base, seg, ep = _numbered(rows, [0.1])
-    assert (base, seg, ep) == (0, [3, 3], [0, 0])
+    assert _numbered(rows, [0.1]) == (0, [3, 3], [0, 0], [0])
 
 
 def test_data_below_the_reference_numbers_the_segments_from_its_first_byte() -> None:
     # the capture's first packet acknowledged byte 0, the sender then resent the two segments before it
     rows = [(0.00, 0, MSS, NEW), (0.01, MSS, MSS, NEW), (0.05, -2 * MSS, 2 * MSS, RETX)]
-    base, seg, ep = _numbered(rows, [0.05])
+    base, seg, ep, _ = _numbered(rows, [0.05])
     assert base == -2 * MSS
     assert seg == [0, 1]  # not -2 and -1, before the first segment, where the replay would not meet them
     assert ep == [0, 0]
@@ -87,3 +93,31 @@ def test_a_host_captures_retransmitted_super_segments_resend_each_segment() -> N
                     for j in range(c)]
         assert resent == expected, s.flow_id
     assert supers == 14
+
+
+def test_the_random_loss_rate_counts_a_super_segments_segments_on_both_sides() -> None:
+    """On the same capture the rate's counts are the wire's: an episode's retransmissions are the segments its
+    retransmissions resent, and a flow's data segments its rows plus what its super-segments carry beyond one;
+    a flow without super-segments keeps ingest's counts."""
+    cap = ingest_capture(SHARED / "public" / "pypi-mptcpanalyzer-0.3.2__client_2.pcap")
+    seg_rows, ep_rows, ack_rows = flow_rows(cap.segments), flow_rows(cap.episodes), flow_rows(cap.acks)
+    moved = 0
+    for s in cap.flows:
+        segs, eps = seg_rows(s.flow_id), ep_rows(s.flow_id)
+        if s.mss <= 0 or not len(segs):
+            continue
+        data = segs.filter(pl.col("len") > 0)["len"].to_list()
+        beyond = sum(-(-n // s.mss) - 1 for n in data)
+        parts = flow_parts(s.flow_id, LinkInfo.of(s), ack_rows(s.flow_id), segs, eps)
+        assert parts.data_segments == s.data_segments + beyond, s.flow_id
+        counted = eps["retransmissions"].to_list() if len(eps) else []
+        extra = [0] * len(counted)
+        episodes = iter(ep for _, ep in parts.retransmissions)
+        for n in segs.filter((pl.col("kind").cast(pl.String) == "retransmission") & (pl.col("len") > 0))["len"]:
+            carried = -(-n // s.mss)
+            ep, *_ = islice(episodes, carried)  # the episode of the drops it resent
+            if 0 <= ep < len(extra):
+                extra[ep] += carried - 1
+        assert parts.loss_retx == [c + x for c, x in zip(counted, extra, strict=True)], s.flow_id
+        moved += beyond > 0
+    assert moved >= 5
