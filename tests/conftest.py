@@ -4,8 +4,10 @@ ahead of time."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -46,7 +48,14 @@ def aot_extension() -> Path:
 
     where, print_ = aot.folder(), aot.fingerprint(aot.SOURCES, aot.SIGNATURES)
     if not aot.built(where, print_):  # (the extension and its manifest, as ``aot.load`` wants them)
-        subprocess.run([sys.executable, "-m", "ackreplay.jitcache.aot_build"], cwd=ROOT, check=True, timeout=900,
-                       env={**os.environ, "PYTHONPATH": str(ROOT), "ACKREPLAY_KERNELS": "compiled"})
+        cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+        if shutil.which(cc) is None:
+            pytest.fail(f"no C compiler ({cc!r} not found): the ahead-of-time kernels cannot be built; "
+                        "scripts/system-deps.sh installs gcc")
+        done = subprocess.run([sys.executable, "-m", "ackreplay.jitcache.aot_build"], cwd=ROOT, timeout=900,
+                              capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT), "ACKREPLAY_KERNELS": "compiled"})
+        if done.returncode:
+            pytest.fail(f"the ahead-of-time build failed ({done.returncode}):\n{done.stderr[-4000:]}")
     assert aot.built(where, print_)
     return aot.extension_path(where, print_)
