@@ -720,7 +720,8 @@ class WhatIfOut(BaseModel):
                                              "buffer_bound (a buffer bounded below only, as numbers: seen_bytes, "
                                              "the deepest queue the flow built; least_bytes, the least buffer "
                                              "consistent with the capture, null where taken at seen_bytes; runs; "
-                                             "room_bytes, what the captured flight could queue beyond the BDP, "
+                                             "room_bytes, what the captured flight could queue beyond the BDP — "
+                                             "the flights of the room_flows flows sharing the bottleneck, added —, "
                                              "which held the search where room_checked; null: the path gives the "
                                              "buffer)")
     captured: dict[str, Any] = Field(description="the captured flow: goodput_bps, utilisation, loss_rate, "

@@ -71,7 +71,7 @@ def run_whatif(capture: Path, algorithms: list[str], flow: int | None, sender_cc
     from ackreplay.cli.model_cmd import replayed_paths
     from ackreplay.whatif.captured import sender_control
     from ackreplay.whatif.errors import WhatIfError
-    from ackreplay.whatif.flows import flow_inputs
+    from ackreplay.whatif.flows import flight_by_flow, flow_inputs
     from ackreplay.whatif.runs import what_if
 
     sc, name, by_id, replayed = replayed_paths(capture, flow, ["newreno"], allow_vantage, memory_budget)
@@ -87,7 +87,8 @@ def run_whatif(capture: Path, algorithms: list[str], flow: int | None, sender_cc
     try:
         source = None if name == "-" else capture
         rng, captured, cross = flow_inputs(replayed[flow], summary, sc.replay.path_groups, by_id,
-                                           lambda sender: sender_control(source, sender), capture=source)
+                                           lambda sender: sender_control(source, sender), capture=source,
+                                           flights=flight_by_flow(sc.replay.flows))
         sender = sender_control(source, summary.sender, sender_cc)
         result = what_if(rng, captured, sender, algorithms, duration_s=duration, seed=seed, cross=cross)
     except WhatIfError as exc:

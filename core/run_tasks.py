@@ -73,9 +73,9 @@ from ackreplay.replay.capture import (
 )
 from ackreplay.replay.engine import PLAN_FIELDS, plan_reasons
 from ackreplay.replay.gcpause import gc_paused
-from ackreplay.replay.results import CaptureReplay, ScoreColumns
-from ackreplay.whatif.figures import buffer_seen, flight_room
-from ackreplay.whatif.flows import random_loss_high
+from ackreplay.replay.results import CaptureReplay, FlowReplay, ScoreColumns
+from ackreplay.whatif.figures import buffer_seen
+from ackreplay.whatif.flows import flight_by_flow, random_loss_high, room_of
 
 log = logging.getLogger("ackreplay.pipeline")
 
@@ -491,13 +491,19 @@ def derived_rows(run_id: str, capture_id: str, rep: CaptureReplay | None, frames
     # member holding the whole group made a task's rows grow with the square of its flows)
     groups = {g["flows"][0]: g for g in (rep.path_groups if rep is not None else [])}
     holder_of = {fid: first for first, g in groups.items() for fid in g["flows"] if fid != first}
+    flights = flight_by_flow(reps)
+
+    def room(r: FlowReplay) -> tuple[float | None, int]:  # (over the group of flows sharing its bottleneck)
+        g = groups.get(holder_of.get(r.flow_id, r.flow_id))
+        return room_of(r, list(g["flows"]) if g else [r.flow_id], flights)
+
     diagnostic_rows = [{**ids, "flow_id": r.flow_id, "data": jsonable({
         **r.diagnostics, "path": r.path, "path_models": path_models(r.path, r.decision_rows) if r.path else None,
         "path_group": groups.get(r.flow_id), "path_group_of": holder_of.get(r.flow_id),
         "limits": limit_record(r.limits),
         "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
         "random_loss_off_level": random_loss_high(r), "buffer_seen_bytes": buffer_seen(r.path_parts, r.path),
-        "buffer_room_bytes": flight_room(r.path_parts, r.path),
+        "buffer_room_bytes": (rooms := room(r))[0], "buffer_room_flows": rooms[1],
         "random_drops": drops.as_dict() if (drops := random_drops(r.path_parts)) is not None else None})}
         for r in reps]
     return [result_rows(cast(Table, Result.__table__), run_id, capture_id, reps, ests, VERSION, series_key),

@@ -8,7 +8,7 @@ import math
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import polars as pl
@@ -305,10 +305,21 @@ def flow_decisions(session: Session, run: Run, capture_id: str, flow_id: int, *,
 #: why the estimators cannot be compared on it (``scoring.comparable``) and the packets behind its figures
 #: (``graphs.frame_numbers.flow_frames``), the most its random-loss rate can be and the least its buffer can be where
 #: the path left it null (the what-if's, ``whatif.flows.random_loss_high``, ``whatif.figures.buffer_seen``), the most
-#: its largest flight could queue beyond the BDP (``whatif.figures.flight_room``), and the random drops its capture
+#: its largest flight — or its group's flights, added, over ``buffer_room_flows`` flows — could queue beyond the BDP
+#: (``whatif.flows.room_of``), and the random drops its capture
 #: realised (the what-if replays them: ``path.drops.random_drops``).
 PATH_KEYS = ("path", "path_models", "path_group", "path_group_of", "limits", "comparable_reason", "frames",
-             "random_loss_off_level", "buffer_seen_bytes", "buffer_room_bytes", "random_drops")
+             "random_loss_off_level", "buffer_seen_bytes", "buffer_room_bytes", "buffer_room_flows", "random_drops")
+
+
+def _stored_room(d: Mapping[str, Any], grouped: bool) -> float | None:
+    """The stored room a bounded-below buffer is searched in (``buffer_room_bytes``). A flow sharing its
+    bottleneck stored by a replay before the group's flights were added (no ``buffer_room_flows``) has its own
+    flight's only, which does not bound a queue the other flows fill too: none then."""
+    if grouped and "buffer_room_flows" not in d:
+        return None
+    room = d.get("buffer_room_bytes")
+    return float(room) if room is not None else None
 
 
 def diagnostics(session: Session, run: Run, capture_id: str, flow_id: int) -> dict[str, Any]:
@@ -465,7 +476,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
                          random_loss_high=d.get("random_loss_off_level"), buffer_low=d.get("buffer_seen_bytes"),
                          **connection_options(summary), rwnd_bytes=limits.get("loss_rwnd_bytes"),
                          paced=paced(limits.get("paced_share")), drops=RandomDrops.from_dict(d.get("random_drops")),
-                         buffer_room=d.get("buffer_room_bytes"))
+                         buffer_room=_stored_room(d, bool(group)), room_flows=int(d.get("buffer_room_flows") or 1))
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender), rng.central.paced)
         captured = CapturedFlow.of(summary, others, limits.get("shares"), limits.get("idle_share"))
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)

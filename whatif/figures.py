@@ -94,8 +94,9 @@ class PathFigures:
 class BufferBound:
     """A buffer the inference left null because no loss followed a full queue, bounded below only (:func:`buffer_seen`):
     ``seen_bytes``, the deepest queue the flow built, the least it can be; ``why``, the inference's reason for no
-    buffer; ``room_bytes``, the most the flow's largest captured flight could queue beyond the BDP
-    (:func:`flight_room`; None where no flight was seen: the receiver side); ``least_bytes``, where set, the least
+    buffer; ``room_bytes``, the most the flow's largest captured flight — with ``room_flows`` flows sharing the
+    bottleneck, the sum of theirs — could queue beyond the BDP (:func:`flight_room`; None where a flight was not
+    seen: the receiver side); ``least_bytes``, where set, the least
     buffer the captured sender re-enacted on the path does not overflow (``whatif.runs.consistent_range``, found in
     ``runs`` runs, capped at ``room_bytes`` where ``room_checked``)."""
 
@@ -105,10 +106,11 @@ class BufferBound:
     least_bytes: float | None = None
     runs: int = 0
     room_checked: bool = False
+    room_flows: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         return {"seen_bytes": self.seen_bytes, "least_bytes": self.least_bytes, "runs": self.runs,
-                "room_bytes": self.room_bytes, "room_checked": self.room_checked}
+                "room_bytes": self.room_bytes, "room_flows": self.room_flows, "room_checked": self.room_checked}
 
     def assumed(self, high: float) -> str:
         """The words of ``path.assumed.buffer_bytes``: where the buffer was taken and its range's upper end."""
@@ -116,7 +118,9 @@ class BufferBound:
                 f"{self.why})")
         if self.least_bytes is None:
             return f"{seen}: taken at that, its range up to {high:.0f} B (one BDP more)"
-        room = (f", at most {self.room_bytes:.0f} B, what the flow's largest flight could queue beyond the BDP"
+        whose = ("the flow's largest flight" if self.room_flows <= 1 else
+                 f"the largest flights of the {self.room_flows} flows sharing the bottleneck")
+        room = (f", at most {self.room_bytes:.0f} B, what {whose} could queue beyond the BDP"
                 if self.room_checked and self.room_bytes is not None else "")
         return (f"{seen}; the captured sender re-enacted on it overflows a buffer that small, where the capture shows "
                 f"no overflow: taken at {self.least_bytes:.0f} B, the least buffer the re-enactment does not overflow "
@@ -205,7 +209,7 @@ def connection_options(summary: Any) -> dict[str, bool]:
 def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
                random_loss_high: float | None = None, sack: bool = True, timestamps: bool = True,
                buffer_low: float | None = None, rwnd_bytes: float | None = None, paced: bool = False,
-               drops: RandomDrops | None = None, buffer_room: float | None = None) -> PathRange:
+               drops: RandomDrops | None = None, buffer_room: float | None = None, room_flows: int = 1) -> PathRange:
     """The figures of ``path`` (the §9 object) and their ranges, or :class:`WhatIfError`: ``path_incomplete``
     (a figure missing: named, with the inference's reason), ``path_low_confidence``. ``random_loss_high``: the
     upper end of a random-loss rate the inference left null (:func:`off_level_loss`); ``sack``, ``timestamps``: the
@@ -214,8 +218,9 @@ def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
     ``rwnd_bytes``: the receive window the flow's first recovery ran into (``FlowLimits.loss_rwnd_bytes``);
     ``paced``: its sender paced (``scoring.pacing.paced``); ``drops``: the random drops its capture realised
     (``path.drops.random_drops``), kept where the path gives the rate (not where it is taken as 0); ``buffer_room``:
-    the most the flow's largest flight could queue beyond the BDP (:func:`flight_room`), which bounds the least
-    buffer consistent with the capture (``whatif.runs.consistent_range``)."""
+    the most the flow's largest flight — or the flights of the ``room_flows`` flows sharing its bottleneck, added —
+    could queue beyond the BDP (:func:`flight_room`), which bounds the least buffer consistent with the capture
+    (``whatif.runs.consistent_range``)."""
     if not path:
         raise WhatIfError("path_incomplete", "the flow has no path (it was not replayed, or nothing of its path "
                                              "was seen): every figure is missing")
@@ -226,7 +231,8 @@ def path_range(path: Mapping[str, Any] | None, *, mss: int, overhead_bytes: int,
     bound = None
     if buffer_high is not None and buffer_low is not None:
         room = float(buffer_room) if buffer_room is not None and math.isfinite(buffer_room) else None
-        bound = BufferBound(float(buffer_low), str(evidence.get("buffer_bytes", "")).removeprefix("null: "), room)
+        bound = BufferBound(float(buffer_low), str(evidence.get("buffer_bytes", "")).removeprefix("null: "), room,
+                            room_flows=max(int(room_flows), 1))
         assumed["buffer_bytes"] = bound.assumed(buffer_high)
     if values["random_loss_rate"] is None and random_loss_high is not None and values["buffer_bytes"] is not None:
         values["random_loss_rate"] = 0.0
@@ -291,18 +297,34 @@ def buffer_seen(parts: Any, path: Mapping[str, Any] | None) -> float | None:
     return deep * float(cap) / 8.0
 
 
-def flight_room(parts: Any, path: Mapping[str, Any] | None) -> float | None:
+def flight_room(parts: Any, path: Mapping[str, Any] | None, flight_bytes: float | None = None) -> float | None:
     """The most the flow's largest flight, as the capture point saw it, could queue at the bottleneck beyond the BDP
     (wire bytes, ``path.bounds.queue_room``: flight × wire/payload − capacity × base RTT): the deepest a drop-tail
-    queue that flow alone filled can be (``path.bounds.physical_bounds`` refuses an inferred buffer above it). None
-    where no flight was seen (the receiver side), or without the path's capacity and base RTT."""
+    queue that flow alone filled can be (``path.bounds.physical_bounds`` refuses an inferred buffer above it).
+    ``flight_bytes``: another flight in the flow's place — the flights of the flows sharing its bottleneck, added
+    (:func:`shared_flight`: their queues add up there, as the pooled evidence adds them). None where no flight was
+    seen (the receiver side), or without the path's capacity and base RTT."""
     path = path or {}
     cap, base = path.get("capacity_bps"), path.get("base_rtt_s")
     if parts is None or not cap or not base:
         return None
-    room = float(queue_room(float(parts.flight_bytes), float(parts.wire_mss), float(parts.mss), float(cap),
-                            float(base))[1])
+    flight = float(parts.flight_bytes) if flight_bytes is None else float(flight_bytes)
+    room = float(queue_room(flight, float(parts.wire_mss), float(parts.mss), float(cap), float(base))[1])
     return room if math.isfinite(room) else None
+
+
+def shared_flight(flights: Mapping[int, float | None], flows: Sequence[int]) -> float:
+    """The flights of the flows sharing a bottleneck (``flows``, by id in ``flights``: each one's largest, payload
+    bytes), added: the most they could hold there at once (each flow's largest need not come at the same time, so
+    it bounds their joint flight from above). NaN where one of them was not seen (a receiver-side capture), which
+    leaves no room to bound with (:func:`flight_room`)."""
+    total = 0.0
+    for f in flows:
+        v = flights.get(int(f))
+        if v is None or not math.isfinite(float(v)):
+            return math.nan
+        total += float(v)
+    return total
 
 
 def off_level_loss(loss_queue_s: Sequence[float], loss_retx: Sequence[int], buffer_bytes: float | None,

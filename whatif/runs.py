@@ -241,8 +241,9 @@ def consistent_range(rng: PathRange, captured: CapturedFlow, sender: SenderContr
     random drops where ``rng`` carries them, else the draw of ``seed`` —, overflows the buffer no more than the
     capture did, which is never: the buffer is bounded below only because no loss followed a full queue. Found by
     bisection within the buffer's range (:data:`BUFFER_STEPS`), held at most at what the flow's largest captured
-    flight could queue beyond the BDP (``BufferBound.room_bytes``, where it was seen and no cross traffic shares
-    the path: a buffer deeper than that flight could fill is none the capture can tell): unchanged where the bound
+    flight — beside cross traffic, the flights of every flow sharing the bottleneck, added — could queue beyond the
+    BDP (``BufferBound.room_bytes``, where every one was seen: a buffer deeper than those flights could fill is none
+    the capture can tell): unchanged where the bound
     itself is not overflowed, where the search's upper end is (the re-enactment then parts from the capture by more
     than the buffer can explain, and its self-check says so), or where the self-check does not run
     (:func:`_not_run`). Decided here (docs/whatif.md, "Refusals"): a drop-tail buffer is at least every queue a flow
@@ -260,7 +261,7 @@ def consistent_range(rng: PathRange, captured: CapturedFlow, sender: SenderContr
         return run(fig, sender.algorithm, span, seed, sender.ns3, cross)[0].overflow_drops > 0
 
     lo, hi = rng.ends["buffer_bytes"]
-    room = bound.room_bytes if not cross else None
+    room = bound.room_bytes
     if room is not None:
         hi = min(hi, room)
     if hi <= lo or not overflows(lo) or overflows(hi):

@@ -15,7 +15,7 @@ from ackreplay.whatif.captured import CapturedFlow, SenderControl, sender_contro
 from ackreplay.whatif.cross import CrossFlow
 from ackreplay.whatif.errors import WhatIfError
 from ackreplay.whatif.figures import PathRange
-from ackreplay.whatif.flows import flow_inputs
+from ackreplay.whatif.flows import flight_by_flow, flow_inputs
 from ackreplay.whatif.runs import RunCache, SelfCheck, consistent_range, self_check
 from tests.conftest import ROOT
 
@@ -56,7 +56,7 @@ def checked(capture: Path) -> Checked | WhatIfError:
 
     try:
         rng, captured, cross = flow_inputs(fr, by_id[fr.flow_id], sc.replay.path_groups, by_id, control,
-                                           capture=capture)
+                                           capture=capture, flights=flight_by_flow(sc.replay.flows))
     except WhatIfError as exc:
         return exc
     sender = control(by_id[fr.flow_id].sender)

@@ -6,13 +6,15 @@ hold-out set with a known buffer where the path leaves the buffer null (docs/wha
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from functools import cache
 
 import pytest
 
 from ackreplay.core.capture_scoring import build_estimators, score_file
-from ackreplay.whatif.figures import buffer_seen
+from ackreplay.whatif.figures import buffer_seen, flight_room, shared_flight
+from ackreplay.whatif.flows import flight_by_flow, room_of
 from ackreplay.whatif.runs import consistent_range
 from tests.estimators.path_calibration import truth_of
 from tests.whatif.self_checks import DATA, Checked, checked
@@ -115,3 +117,51 @@ def test_a_room_below_what_the_re_enactment_needs_leaves_the_buffer_at_its_bound
                        buffer_bound=replace(bb, least_bytes=None, runs=0, room_bytes=bb.seen_bytes + 2_000.0))
     kept = consistent_range(at_bound, got.captured, got.sender, 1, got.cross)
     assert kept is at_bound and kept.central.buffer_bytes == bb.seen_bytes
+
+
+def test_beside_cross_traffic_the_room_is_the_groups_flights_added() -> None:
+    """Flows sharing a bottleneck fill one buffer: the room a bounded-below buffer is searched in is what their
+    largest flights, added, could queue beyond the BDP — more than any member's own — and none where one member's
+    flight was not seen or no flights are given."""
+    sc = score_file(DATA / "pairs" / "two.pcap.gz", build_estimators(["newreno"], {}), keep_series=False)
+    (group,) = sc.replay.path_groups
+    members = [fr for fr in sc.replay.flows if fr.flow_id in group["flows"]]
+    flights = flight_by_flow(sc.replay.flows)
+    assert len(members) == 2 and all(fr.path_parts is not None for fr in members)
+    total = sum(float(fr.path_parts.flight_bytes) for fr in members if fr.path_parts is not None)
+    assert shared_flight(flights, group["flows"]) == total > 0
+    for fr in members:
+        room, flows = room_of(fr, group["flows"], flights)
+        own = flight_room(fr.path_parts, fr.path)
+        assert flows == 2 and room == flight_room(fr.path_parts, fr.path, total)
+        assert room is not None and own is not None and room > own
+        assert room_of(fr, group["flows"], None) == (None, 2)
+        assert room_of(fr, group["flows"], {**flights, fr.flow_id: math.nan}) == (None, 2)
+        assert room_of(fr, [fr.flow_id], flights) == (own, 1)
+
+
+def test_beside_cross_traffic_the_search_is_held_under_the_room_too() -> None:
+    """The room holds the search with cross traffic as without: a room below what the re-enactment needs beside a
+    cross flow leaves the buffer at its bound, where without the room the search finds a deeper one."""
+    got = checked(DATA / "pairs" / "dloss.pcap.gz")
+    other = checked(DATA / "pairs" / "two.pcap.gz")
+    assert isinstance(got, Checked) and isinstance(other, Checked) and got.path.buffer_bound is not None
+    cross = other.cross[:1]
+    bb = got.path.buffer_bound
+    hi = got.path.ends["buffer_bytes"][1]
+    at_bound = replace(got.path, central=replace(got.path.central, buffer_bytes=bb.seen_bytes),
+                       ends={**got.path.ends, "buffer_bytes": (bb.seen_bytes, hi)},
+                       buffer_bound=(free_bb := replace(bb, least_bytes=None, runs=0, room_bytes=None, room_flows=2)))
+    free = consistent_range(at_bound, got.captured, got.sender, 1, cross)
+    assert free is not at_bound and free.buffer_bound is not None and not free.buffer_bound.room_checked
+    found = free.central.buffer_bytes
+    assert bb.seen_bytes < found <= hi
+    tight = replace(at_bound, buffer_bound=replace(free_bb, room_bytes=bb.seen_bytes + 2_000.0))
+    assert bb.seen_bytes + 2_000.0 < found
+    kept = consistent_range(tight, got.captured, got.sender, 1, cross)
+    assert kept is tight and kept.central.buffer_bytes == bb.seen_bytes
+    held = replace(at_bound, buffer_bound=replace(free_bb, room_bytes=found * 1.5))
+    searched = consistent_range(held, got.captured, got.sender, 1, cross)
+    assert searched.buffer_bound is not None and searched.buffer_bound.room_checked
+    assert searched.central.buffer_bytes <= found * 1.5
+    assert "the largest flights of the 2 flows sharing the bottleneck" in searched.assumed["buffer_bytes"]
