@@ -75,7 +75,7 @@ from ackreplay.replay.engine import PLAN_FIELDS, plan_reasons
 from ackreplay.replay.gcpause import gc_paused
 from ackreplay.replay.results import CaptureReplay, FlowReplay, ScoreColumns
 from ackreplay.whatif.figures import buffer_seen
-from ackreplay.whatif.flows import flight_by_flow, random_loss_high, room_of
+from ackreplay.whatif.flows import flight_by_flow, random_loss_high, room_of, wire_loss_rate
 
 log = logging.getLogger("ackreplay.pipeline")
 
@@ -504,6 +504,7 @@ def derived_rows(run_id: str, capture_id: str, rep: CaptureReplay | None, frames
         "comparable_reason": r.comparable_reason, "frames": frames.get(r.flow_id),
         "random_loss_off_level": random_loss_high(r), "buffer_seen_bytes": buffer_seen(r.path_parts, r.path),
         "buffer_room_bytes": (rooms := room(r))[0], "buffer_room_flows": rooms[1],
+        "wire_loss_rate": wire_loss_rate(r.path_parts),
         "random_drops": drops.as_dict() if (drops := random_drops(r.path_parts)) is not None else None})}
         for r in reps]
     return [result_rows(cast(Table, Result.__table__), run_id, capture_id, reps, ests, VERSION, series_key),

@@ -307,9 +307,11 @@ def flow_decisions(session: Session, run: Run, capture_id: str, flow_id: int, *,
 #: the path left it null (the what-if's, ``whatif.flows.random_loss_high``, ``whatif.figures.buffer_seen``), the most
 #: its largest flight — or its group's flights, added, over ``buffer_room_flows`` flows — could queue beyond the BDP
 #: (``whatif.flows.room_of``), and the random drops its capture
-#: realised (the what-if replays them: ``path.drops.random_drops``).
+#: realised (the what-if replays them: ``path.drops.random_drops``), and its loss rate counted in segments on the wire
+#: (``whatif.flows.wire_loss_rate``, the captured flow's beside the what-if's).
 PATH_KEYS = ("path", "path_models", "path_group", "path_group_of", "limits", "comparable_reason", "frames",
-             "random_loss_off_level", "buffer_seen_bytes", "buffer_room_bytes", "buffer_room_flows", "random_drops")
+             "random_loss_off_level", "buffer_seen_bytes", "buffer_room_bytes", "buffer_room_flows", "random_drops",
+             "wire_loss_rate")
 
 
 def _stored_room(d: Mapping[str, Any], grouped: bool) -> float | None:
@@ -479,6 +481,7 @@ def whatif(session: Session, run: Run, capture_id: str, flow_id: int, algorithms
                          buffer_room=_stored_room(d, bool(group)), room_flows=int(d.get("buffer_room_flows") or 1))
         cross = cross_flows(summary, others, lambda sender: sender_control(None, sender), rng.central.paced)
         captured = CapturedFlow.of(summary, others, limits.get("shares"), limits.get("idle_share"))
+        captured = captured.on_the_wire(d.get("wire_loss_rate"))
         duration = duration_s or min(max(captured.span_s, 1.0), WHATIF_MAX_DURATION_S)
         runs = (check_runs(rng) + len(chosen) * (1 + len(rng.variants()))) * (1 + len(cross))
         packets = runs * duration * rng.central.capacity_bps / 8.0 / (link.mss + link.overhead) * 1.25

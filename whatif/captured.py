@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -35,7 +35,8 @@ MAX_IDLE_SHARE = 1.0 - 1.0 / (1.0 + GOODPUT_TOLERANCE)
 @dataclass(frozen=True)
 class CapturedFlow:
     """What the captured flow did: goodput while it delivered (payload bits/s), over how long (s), its loss
-    rate (segments retransmitted per data segment sent) and loss events (ingest's count); ``limits``: what
+    rate (segments retransmitted per data segment sent, :meth:`on_the_wire` where a host capture's TSO/GSO
+    super-segments are counted in segments) and loss events (ingest's count); ``limits``: what
     limited its sender, each label's share of its time (``scoring.limits``), None where not known."""
 
     goodput_bps: float
@@ -63,6 +64,11 @@ class CapturedFlow:
                             int(get("loss_events") or 0), mine / (mine + theirs) if mine + theirs > 0 else 1.0,
                             dict(limits) if limits is not None else None,
                             None if idle_share is None else float(idle_share))
+
+    def on_the_wire(self, loss_rate: float | None) -> CapturedFlow:
+        """The same flow with its loss rate counted in segments on the wire (``whatif.flows.wire_loss_rate``: a
+        super-segment as the MSS-sized segments it carries, as the simulation counts), where known."""
+        return self if loss_rate is None else replace(self, loss_rate=float(loss_rate))
 
     @property
     def not_bulk(self) -> str | None:

@@ -42,6 +42,7 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
     cross = cross_flows(summary, others, control_of or (lambda _: SenderControl(DEFAULT_SENDER, "assumed")), pacing)
     shares = dict(fr.limits.shares) if fr.limits is not None else None
     captured = CapturedFlow.of(summary, others, shares, fr.limits.idle_share if fr.limits is not None else None)
+    captured = captured.on_the_wire(wire_loss_rate(fr.path_parts))
     uncaptured = False
     if not cross and (cross := metadata_cross(capture)):
         uncaptured = True  # (a flow the capture left out: its flight is not known)
@@ -54,6 +55,16 @@ def flow_inputs(fr: FlowReplay, summary: Any, path_groups: Sequence[Mapping[str,
                      rwnd_bytes=fr.limits.loss_rwnd_bytes if fr.limits is not None else None, paced=pacing,
                      drops=random_drops(fr.path_parts), buffer_room=room, room_flows=room_flows)
     return rng, captured, cross
+
+
+def wire_loss_rate(parts: Any) -> float | None:
+    """The flow's segments retransmitted per data segment sent, both counted on the wire (``PathParts``: a TSO/GSO
+    super-segment a host capture saw before the NIC cut it as the ⌈payload / MSS⌉ segments it carries; docs/path.md
+    "Random-loss rate"), as the simulation counts its flows' loss rates. The summary's row counts where no
+    super-segment was seen; None without one flow's path evidence or a data segment."""
+    if parts is None or len(parts.flows) != 1 or int(parts.data_segments) <= 0:
+        return None
+    return len(parts.retransmissions) / int(parts.data_segments)
 
 
 def flight_by_flow(flows: Sequence[FlowReplay]) -> dict[int, float | None]:

@@ -15,7 +15,9 @@ from ackreplay.ingest import ingest_capture
 from ackreplay.path.flow_evidence import _drops, _first_byte, flow_parts
 from ackreplay.path.links import LinkInfo
 from ackreplay.replay.engine import flow_rows
-from tests.conftest import SHARED
+from ackreplay.whatif.captured import CapturedFlow
+from ackreplay.whatif.flows import wire_loss_rate
+from tests.conftest import ROOT, SHARED
 
 MSS = 1000
 NEW, RETX = 0, 1
@@ -121,3 +123,28 @@ def test_the_random_loss_rate_counts_a_super_segments_segments_on_both_sides() -
         assert parts.loss_retx == [c + x for c, x in zip(counted, extra, strict=True)], s.flow_id
         moved += beyond > 0
     assert moved >= 5
+
+
+def test_the_captured_loss_rate_beside_a_what_if_is_counted_on_the_wire() -> None:
+    """The captured flow's loss rate the what-if shows beside its simulated ones (which count segments) counts a
+    super-segment as its segments too: on the host capture it falls below the rows' ratio where super-segments were
+    sent, and it is the rows' ratio on a capture without them (the testbed's)."""
+    cap = ingest_capture(SHARED / "public" / "pypi-mptcpanalyzer-0.3.2__client_2.pcap")
+    seg_rows, ep_rows, ack_rows = flow_rows(cap.segments), flow_rows(cap.episodes), flow_rows(cap.acks)
+    lower = 0
+    for s in cap.flows:
+        if s.mss <= 0 or not s.data_segments or not s.retransmissions:
+            continue
+        segs = seg_rows(s.flow_id)
+        parts = flow_parts(s.flow_id, LinkInfo.of(s), ack_rows(s.flow_id), segs, ep_rows(s.flow_id))
+        rate = wire_loss_rate(parts)
+        rows = s.retransmissions / s.data_segments
+        assert rate == len(parts.retransmissions) / parts.data_segments
+        assert CapturedFlow.of(s).on_the_wire(rate).loss_rate == rate
+        lower += rate < rows - 1e-12
+    assert lower >= 3
+    plain = ingest_capture(ROOT / "tests" / "data" / "pairs" / "dloss.pcap.gz")
+    s = max(plain.flows, key=lambda f: f.bytes)
+    parts = flow_parts(s.flow_id, LinkInfo.of(s), flow_rows(plain.acks)(s.flow_id),
+                       flow_rows(plain.segments)(s.flow_id), flow_rows(plain.episodes)(s.flow_id))
+    assert s.retransmissions > 0 and wire_loss_rate(parts) == s.retransmissions / s.data_segments
