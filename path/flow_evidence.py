@@ -82,9 +82,8 @@ def _evidence(a_lo: np.ndarray, a_hi: np.ndarray, s_lo: np.ndarray, s_hi: np.nda
         drop_off[i + 1] = drop_off[i] + retransmitted
     drop_seg = np.empty(drop_off[n], np.int64)
     drop_ep = np.empty(drop_off[n], np.int64)
-    sent_segs = np.zeros(n, np.int64)
-    more_data = np.zeros(n, np.int64)
-    more = np.empty(most_segs + 1, np.int64)
+    sent_segs, more_data = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    more = np.empty(most_segs + 1, np.int64)  # (a flow's extra segments before each row: _more_segments)
     scratch = (np.empty(most_acks), np.empty(most_acks, np.int64), np.empty(most_acks),
                np.empty(most_segs, np.int64), np.empty(most_segs, np.int64), np.zeros(TRAIN), np.zeros(TRAIN))
     rtt_t = np.empty(most_acks)
