@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from ackreplay.cli.errors import EXIT_USAGE, fail, warn
-from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label
+from ackreplay.cli.inputs import DEFAULT_MEMORY_BUDGET_MB, ESTIMATORS_HELP, FilterOption, MemoryBudget, label
 from ackreplay.cli.kernel_choice import choose_kernels
 from ackreplay.cli.plugin_options import PluginOption, load_plugin_files
 from ackreplay.cli.progress import Progress
@@ -17,8 +16,8 @@ from ackreplay.cli.warmup import announce_cold
 
 
 def compare(
-    a: Annotated[Path, typer.Argument(help="Capture A (pcap, pcapng, optionally gzipped).")],
-    b: Annotated[Path, typer.Argument(help="Capture B.")],
+    a: Annotated[Path, typer.Argument(metavar="A", help="Capture A (pcap, pcapng, optionally gzipped).")],
+    b: Annotated[Path, typer.Argument(metavar="B", help="Capture B.")],
     estimators: Annotated[str | None, typer.Option("--estimators", "-e",
                           help=ESTIMATORS_HELP)] = None,
     truth: Annotated[str | None, typer.Option("--truth", help="Ground truth for both (default: each capture's "

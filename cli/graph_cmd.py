@@ -10,15 +10,15 @@ import typer
 
 from ackreplay.cli import collection
 from ackreplay.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
-from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label
+from ackreplay.cli.inputs import DEFAULT_MEMORY_BUDGET_MB, ESTIMATORS_HELP, FilterOption, MemoryBudget, label
 from ackreplay.cli.kernel_choice import choose_kernels
 from ackreplay.cli.plugin_options import PluginOption, load_plugin_files
 from ackreplay.cli.warmup import announce_cold
 
 
 def graph(
-    file: Annotated[Path, typer.Argument(help="Capture file (pcap, pcapng, optionally gzipped); - reads standard "
+    file: Annotated[Path, typer.Argument(metavar="CAPTURE",
+                                         help="Capture file (pcap, pcapng, optionally gzipped); - reads standard "
                                               "input.")],
     flow: Annotated[list[int] | None, typer.Option("--flow", help="The flow to draw (repeat for several; default: "
                     "the replayed flow with the most bytes, else the flow with the most bytes). A flow that was not "

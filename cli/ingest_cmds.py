@@ -14,21 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, ingest_errors, warn
-from ackreplay.cli.inputs import FilterOption, label, regular_file
+from ackreplay.cli.inputs import DEFAULT_MEMORY_BUDGET_MB, FilterOption, MemoryBudget, label, regular_file
 from ackreplay.cli.kernel_choice import choose_kernels
 from ackreplay.cli.render import column_table, num, terminal_width
 from ackreplay.cli.warmup import announce_cold
-from ackreplay.ingest.budget import DEFAULT_MEMORY_BUDGET
 
 if TYPE_CHECKING:
     from ackreplay.ingest import CaptureIngest, FlowSummaries, FlowSummary
 
-MemoryBudget = Annotated[int, typer.Option(
-    "--memory-budget", min=1, metavar="MB",
-    help="Working-set budget of one capture's ingest and replay; a larger capture spills packet columns and "
-         "tables to temporary files ($TMPDIR) and is analysed in connection groups, and replay runs no more "
-         "estimators side by side than fit.")]
-DEFAULT_MEMORY_BUDGET_MB = DEFAULT_MEMORY_BUDGET >> 20
 
 FLOW_JSON_FIELDS = (
     "flow_id", "sender", "receiver", "packets", "acks", "dupacks", "retransmissions", "loss_events",
@@ -160,7 +153,8 @@ def flows_table(shown: FlowSummaries) -> str:
 
 
 def flows(
-    files: Annotated[list[Path], typer.Argument(help="Capture files (pcap, pcapng, optionally gzipped); - reads "
+    files: Annotated[list[Path], typer.Argument(metavar="CAPTURE...",
+                                                help="Capture files (pcap, pcapng, optionally gzipped); - reads "
                                                       "standard input.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of flow objects.")] = False,
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,
@@ -200,7 +194,7 @@ def flows(
 
 
 def acks(
-    file: Annotated[Path, typer.Argument(help="Capture file.")],
+    file: Annotated[Path, typer.Argument(metavar="CAPTURE", help="Capture file.")],
     flow: Annotated[int, typer.Option("--flow", help="Flow id, as listed by `ackreplay flows`.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Output file: .parquet or .csv.")],
     memory_budget: MemoryBudget = DEFAULT_MEMORY_BUDGET_MB,

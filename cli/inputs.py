@@ -19,6 +19,8 @@ from typing import Annotated, BinaryIO
 
 import typer
 
+from ackreplay.ingest.budget import DEFAULT_MEMORY_BUDGET
+
 STDIN = "-"
 #: ``--filter``: a pcap-filter expression selecting connections (``ingest.flowfilter``).
 FilterOption = Annotated[str | None, typer.Option(
@@ -30,6 +32,13 @@ ESTIMATORS_HELP = ("Comma-separated estimators, or group words: highspeed (newre
                    "bic, cubic: the controls Mascolo & Vacirca, PFLDnet 2006, compare; docs/controls.md), all "
                    "(every estimator), default (be, re, crb, abse, tibet, tibet_tx, newbr, "
                    "westwood_plus, bbr_bw, newreno: what runs when none is named).")
+#: ``--memory-budget`` (MB), of every command that reads captures.
+MemoryBudget = Annotated[int, typer.Option(
+    "--memory-budget", min=1, metavar="MB",
+    help="Working-set budget of one capture's ingest and replay; a larger capture spills packet columns and "
+         "tables to temporary files ($TMPDIR) and is analysed in connection groups, and replay runs no more "
+         "estimators side by side than fit.")]
+DEFAULT_MEMORY_BUDGET_MB = DEFAULT_MEMORY_BUDGET >> 20
 CHUNK = 1 << 20
 
 

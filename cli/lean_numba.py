@@ -19,11 +19,7 @@ from importlib.util import find_spec
 from types import ModuleType
 from typing import Any
 
-from ackreplay import jitcache
 from ackreplay.cli import collection
-from ackreplay.jitcache import kernel_mode
-from ackreplay.jitcache.lazy_cache import lazy_function_caches
-from ackreplay.jitcache.lean_env import environments_without_imports
 
 #: The modules numba imports only for features ackreplay does not use, hidden while it is imported.
 OPTIONAL = ("cffi", "yaml")
@@ -51,7 +47,13 @@ def _exec_without_optional_imports(loader: Any, module: ModuleType) -> None:
 def _lean_setup() -> None:
     """Cached code loaded without the compiler's set-up or parsing its bitcode, LLVM calls not timed, each kernel's
     cache set up at its first call (``jitcache``), and the garbage collector back on when a kernel compiles. Where
-    the kernels came from the ahead-of-time extension, numba's kernels from now on (``jitcache.aot.materialise``)."""
+    the kernels came from the ahead-of-time extension, numba's kernels from now on (``jitcache.aot.materialise``).
+    Imported here, not with this module: a light command that never imports numba does not load them."""
+    from ackreplay import jitcache
+    from ackreplay.jitcache import kernel_mode
+    from ackreplay.jitcache.lazy_cache import lazy_function_caches
+    from ackreplay.jitcache.lean_env import environments_without_imports
+
     if kernel_mode.ahead_of_time():
         from ackreplay.jitcache import aot
 

@@ -22,7 +22,7 @@ from typing import Annotated, Any, NamedTuple
 import typer
 
 from ackreplay.cli.errors import EXIT_NOT_FOUND, EXIT_USAGE, fail
-from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from ackreplay.cli.inputs import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from ackreplay.cli.render import terminal_width
 
 #: The figures the models read: (the path's key, name, option giving it, the unit it is given in, its scale to the
@@ -57,7 +57,7 @@ class CapturePath:
 
 
 def model(
-    capture: Annotated[Path | None, typer.Argument(
+    capture: Annotated[Path | None, typer.Argument(metavar="CAPTURE",
         help="A capture (pcap, pcapng, optionally gzipped; - reads standard input): the models run on the path it "
              "shows, for --flow or the largest bulk flow. Without one, on --buffer-bdp/--capacity/--rtt.")] = None,
     flow: Annotated[int | None, typer.Option("--flow", help="With a capture: the flow whose path to use (as "

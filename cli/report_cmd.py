@@ -8,15 +8,15 @@ from typing import Annotated
 import typer
 
 from ackreplay.cli.errors import EXIT_USAGE, fail, guarded
-from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label
+from ackreplay.cli.inputs import DEFAULT_MEMORY_BUDGET_MB, ESTIMATORS_HELP, FilterOption, MemoryBudget, label
 from ackreplay.cli.kernel_choice import choose_kernels
 from ackreplay.cli.plugin_options import PluginOption, load_plugin_files
 from ackreplay.cli.warmup import announce_cold
 
 
 def report(
-    file: Annotated[Path, typer.Argument(help="Capture file (pcap, pcapng, optionally gzipped); - reads standard "
+    file: Annotated[Path, typer.Argument(metavar="CAPTURE",
+                                         help="Capture file (pcap, pcapng, optionally gzipped); - reads standard "
                                               "input.")],
     output: Annotated[Path | None, typer.Option("-o", "--output", help="The HTML file to write (default: "
                       "<capture name>.html in the current directory).")] = None,

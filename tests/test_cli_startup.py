@@ -106,3 +106,42 @@ def test_the_recorded_catalogue_is_the_registrys() -> None:
     assert estimator_catalogue.PLUGIN_GROUP == GROUP
     assert estimator_catalogue.recorded_catalogue() == estimator_catalogue.registry_catalogue(builtin_only=True), \
         "cli/data/estimators.json is out of date: python -m ackreplay.cli.estimator_catalogue"
+
+
+def test_the_scan_for_installed_plugins_errs_only_towards_yes(tmp_path: Path) -> None:
+    """``estimators`` asks ``importlib.metadata`` only when an ``entry_points.txt`` on the path may declare the group;
+    the scan must never miss a declaration (``tests/plugins`` runs a real installed one end to end)."""
+    site = tmp_path / "site"
+    other = site / "other-1.0.dist-info"
+    other.mkdir(parents=True)
+    (other / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+    assert not estimator_catalogue.declared_on_path([str(site), str(tmp_path / "missing")])
+    plugin = site / "plug-0.1.egg-info"
+    plugin.mkdir()
+    (plugin / "entry_points.txt").write_text("[ackreplay.estimators]\nplug = plug:Plug\n")
+    assert estimator_catalogue.declared_on_path([str(site)])
+    archive = tmp_path / "bundle.zip"
+    archive.write_bytes(b"PK\x05\x06" + bytes(18))  # an archive on the path: importlib.metadata has to look
+    assert estimator_catalogue.declared_on_path([str(archive)])
+    from importlib.metadata import entry_points
+
+    declared = bool(entry_points(group=estimator_catalogue.PLUGIN_GROUP))  # this environment
+    assert estimator_catalogue.declared_on_path() or not declared
+
+
+def test_a_command_builds_only_itself_and_help_lists_every_command() -> None:
+    """A process builds the command it runs (``cli.main.build``): ``model`` imports no other command's module;
+    ``--help`` and a misspelt name still see every command."""
+    from ackreplay.cli.main import COMMANDS, invoked
+
+    _, modules = modules_after("model", "--buffer-bdp", "1")
+    others = {module for name, (module, _) in COMMANDS.items() if name != "model"}
+    assert "ackreplay.cli.model_cmd" in modules and not modules & others
+    out, _ = modules_after("--help")
+    listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
+    assert listed == list(COMMANDS)
+    assert invoked(["--version"]) is None and invoked(["quota", "set", "x", "1GB"]) == "quota"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    wrong = subprocess.run([sys.executable, "-m", "ackreplay.cli.main", "scor", "x.pcap"], env=env,
+                           capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert wrong.returncode == 2 and "No such command 'scor'" in wrong.stderr and "score" in wrong.stderr

@@ -111,6 +111,12 @@ cli.token_create  # `ackreplay token create`
 cli.token_list  # `ackreplay token list`
 cli.token_revoke  # `ackreplay token revoke`
 cli.quota_set  # `ackreplay quota set`
+# cli.main.COMMANDS names these by module and attribute; the process imports the one it runs (cli.main.build).
+cli.compare  # `ackreplay compare`
+cli.list_estimators  # `ackreplay estimators`
+cli.report  # `ackreplay report`
+cli.migrate  # `ackreplay migrate`
+cli.serve  # `ackreplay serve`
 
 # SQLAlchemy calls or reads these.
 core._pragmas  # @event.listens_for(engine, "connect"): SQLite's WAL and foreign keys on each connection
