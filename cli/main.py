@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import inspect
 import os
 import sys
 import threading
@@ -10,6 +11,8 @@ from importlib import import_module
 from typing import Annotated
 
 import typer
+from typer import _click as click
+from typer.core import TyperCommand, TyperGroup
 
 from ackreplay.cli import collection, kernel_choice
 
@@ -55,9 +58,31 @@ def _root(
     """How would each TCP bandwidth estimator have behaved on this real traffic?"""
 
 
+#: :func:`build`'s ``only`` for a command line that names no command (``ackreplay``, ``ackreplay --help``,
+#: ``--version``): the commands are listed, none is built.
+INDEX = ""
+
+
+class _Index(TyperGroup):
+    """The root group when no command runs: ``--help`` lists every command of :data:`COMMANDS` with its docstring's
+    first sentence, as typer would, without building any (typer reads every parameter's annotation to build a
+    command: ~0.06 s for all of them)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attribute = COMMANDS[cmd_name]
+        target = getattr(import_module(module), attribute)
+        text = target.info.help if isinstance(target, typer.Typer) else inspect.getdoc(target)
+        return TyperCommand(name=cmd_name, help=text if isinstance(text, str) else None)
+
+
 def build(only: str | None = None) -> typer.Typer:
-    """The command line with every command, or with ``only`` that one (the root's options stay; it remains a group,
-    so ``ackreplay NAME …`` parses as with all commands)."""
+    """The command line with every command, with ``only`` that one (the root's options stay; it remains a group,
+    so ``ackreplay NAME …`` parses as with all commands), or, ``only`` = :data:`INDEX`, with their list alone."""
     app = typer.Typer(
         name="ackreplay",
         help="How would each TCP bandwidth estimator have behaved on this real traffic?",
@@ -67,6 +92,7 @@ def build(only: str | None = None) -> typer.Typer:
         # Help and usage errors formatted by click, plainly: typer's rich formatting imports rich's Markdown and
         # traceback modules (0.1–0.15 s measured, half of --help's whole time); the commands' own output stays rich
         rich_markup_mode=None,
+        cls=_Index if only == INDEX else TyperGroup,
     )
     app.callback()(_root)
     for name, (module, attribute) in COMMANDS.items():
@@ -81,12 +107,15 @@ def build(only: str | None = None) -> typer.Typer:
 
 
 def invoked(argv: list[str]) -> str | None:
-    """The command ``argv`` (without the program's name) runs, when it names one and no shell completion is asked
-    for; None otherwise (then every command is built). The root's options take no value: the first word that is
-    not an option is the command."""
+    """What to build for ``argv`` (without the program's name): the command it names; :data:`INDEX` when it names
+    none (only root options: their list is all ``--help`` needs); None — every command — for a word that names no
+    command (so that the error suggests the nearest) or when shell completion is asked for. The root's options take
+    no value: the first word that is not an option is the command."""
     if any(key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ):
         return None
     word = next((a for a in argv if not a.startswith("-")), None)
+    if word is None:
+        return INDEX
     return word if word in COMMANDS else None
 
 

@@ -117,6 +117,8 @@ cli.list_estimators  # `ackreplay estimators`
 cli.report  # `ackreplay report`
 cli.migrate  # `ackreplay migrate`
 cli.serve  # `ackreplay serve`
+cli.list_commands  # click calls it on cli.main._Index (the root's command list for --help)
+cli.get_command  # click calls it on cli.main._Index, for each listed command
 
 # SQLAlchemy calls or reads these.
 core._pragmas  # @event.listens_for(engine, "connect"): SQLite's WAL and foreign keys on each connection
