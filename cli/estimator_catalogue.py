@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +35,22 @@ def installed_plugins() -> bool:
 
 
 def declared_on_path(path: list[str] | None = None) -> bool:
-    """Whether a distribution folder (``*.dist-info``, ``*.egg-info``) in a folder of ``path`` (``sys.path``) has an
-    ``entry_points.txt`` with the section ``[ackreplay.estimators]``. It errs only towards yes: an archive on the
-    path (a zip or egg file, which ``importlib.metadata`` reads too) counts as a possible declaration, and a
-    mention anywhere in a file counts as one; ``importlib.metadata`` then decides."""
+    """Whether a distribution's metadata folder on ``path`` (``sys.path``) has an ``entry_points.txt`` with the section
+    ``[ackreplay.estimators]``. It looks where ``importlib.metadata`` looks (Python 3.11's ``FastPath.search``): the
+    folders of each path entry whose names end in ``.dist-info`` or ``.egg-info``, whatever the case, and an unpacked
+    egg's ``EGG-INFO``. It errs only towards yes: an archive on the path (a zipped egg or wheel), a finder on
+    ``sys.meta_path`` that finds distributions of its own, and a mention anywhere in a file count as a possible
+    declaration; ``importlib.metadata`` then decides."""
+    if path is None and any(hasattr(finder, "find_distributions") and finder is not PathFinder
+                            for finder in sys.meta_path):
+        return True
     section = f"[{PLUGIN_GROUP}]"
     for entry in sys.path if path is None else path:
+        egg = os.path.basename(entry).lower().endswith(".egg")
         try:
             with os.scandir(entry or ".") as found:
-                folders = [d.path for d in found if d.name.endswith((".dist-info", ".egg-info"))]
+                folders = [d.path for d in found if d.name.lower().endswith((".dist-info", ".egg-info"))
+                           or (egg and d.name.lower() == "egg-info")]
         except (FileNotFoundError, PermissionError):
             continue  # (python311.zip and the like are listed whether they exist or not)
         except OSError:  # not a folder: an archive

@@ -19,7 +19,8 @@ from ackreplay.cli import collection, kernel_choice
 #: Every command: name → (module, attribute): a function (a command) or a ``typer.Typer`` (a group of them), in the
 #: order ``--help`` lists them. A process builds only the command it runs (:func:`build`); building all of them —
 #: importing their modules and reading every signature's annotations — costs ~0.1 s, a third of a light command's
-#: whole time. ``--help``, an unknown name and shell completion get them all.
+#: whole time. ``ackreplay`` and ``ackreplay --help`` list them without building any (:class:`_Index`); an unknown
+#: name and shell completion get them all.
 COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("ackreplay.cli.score_cmd", "score"),
     "flows": ("ackreplay.cli.ingest_cmds", "flows"),
@@ -58,15 +59,17 @@ def _root(
     """How would each TCP bandwidth estimator have behaved on this real traffic?"""
 
 
+#: The root's options that answer and exit before any command runs.
+ROOT_EXITS = ("--help", "--version", "--show-completion", "--install-completion")
 #: :func:`build`'s ``only`` for a command line that names no command (``ackreplay``, ``ackreplay --help``,
 #: ``--version``): the commands are listed, none is built.
 INDEX = ""
 
 
 class _Index(TyperGroup):
-    """The root group when no command runs: ``--help`` lists every command of :data:`COMMANDS` with its docstring's
-    first sentence, as typer would, without building any (typer reads every parameter's annotation to build a
-    command: ~0.06 s for all of them)."""
+    """The root group when no command runs: ``--help`` lists every command of :data:`COMMANDS` with its help (a
+    function's docstring, a group's ``help``), shortened as typer lists it, without building any (typer reads every
+    parameter's annotation to build a command: ~0.06 s for all of them). A hidden group is not listed."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -76,8 +79,12 @@ class _Index(TyperGroup):
             return None
         module, attribute = COMMANDS[cmd_name]
         target = getattr(import_module(module), attribute)
-        text = target.info.help if isinstance(target, typer.Typer) else inspect.getdoc(target)
-        return TyperCommand(name=cmd_name, help=text if isinstance(text, str) else None)
+        if not isinstance(target, typer.Typer):
+            return TyperCommand(name=cmd_name, help=inspect.getdoc(target))
+        if target.info.hidden is True:
+            return None
+        text = target.info.help
+        return TyperCommand(name=cmd_name, help=inspect.cleandoc(text) if isinstance(text, str) else None)
 
 
 def build(only: str | None = None) -> typer.Typer:
@@ -108,15 +115,18 @@ def build(only: str | None = None) -> typer.Typer:
 
 def invoked(argv: list[str]) -> str | None:
     """What to build for ``argv`` (without the program's name): the command it names; :data:`INDEX` when it names
-    none (only root options: their list is all ``--help`` needs); None — every command — for a word that names no
-    command (so that the error suggests the nearest) or when shell completion is asked for. The root's options take
-    no value: the first word that is not an option is the command."""
+    none, or when a root option that answers and exits comes first (``--help score`` prints the root's help, with
+    every command); None — every command — for a word that names no command (so that the error suggests the
+    nearest) or when shell completion is asked for. The root's options take no value: the first word that is not an
+    option is the command."""
     if any(key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ):
         return None
-    word = next((a for a in argv if not a.startswith("-")), None)
-    if word is None:
-        return INDEX
-    return word if word in COMMANDS else None
+    for word in argv:
+        if word in ROOT_EXITS:
+            return INDEX
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return INDEX
 
 
 def __getattr__(name: str) -> typer.Typer:
@@ -126,6 +136,11 @@ def __getattr__(name: str) -> typer.Typer:
         globals()["app"] = app
         return app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, ``app`` among them (tools that look for a typer app, as ``typer MODULE``, list them)."""
+    return sorted({*globals(), "app"})
 
 
 def main() -> None:

@@ -120,6 +120,14 @@ def test_the_scan_for_installed_plugins_errs_only_towards_yes(tmp_path: Path) ->
     plugin.mkdir()
     (plugin / "entry_points.txt").write_text("[ackreplay.estimators]\nplug = plug:Plug\n")
     assert estimator_catalogue.declared_on_path([str(site)])
+    upper = tmp_path / "upper"  # importlib.metadata matches the suffix whatever its case
+    (upper / "Plug2-0.1.DIST-INFO").mkdir(parents=True)
+    (upper / "Plug2-0.1.DIST-INFO" / "entry_points.txt").write_text("[ackreplay.estimators]\nplug2 = p:P\n")
+    assert estimator_catalogue.declared_on_path([str(upper)])
+    egg = tmp_path / "plug3-0.1-py3.11.egg"  # an unpacked egg on the path: its EGG-INFO
+    (egg / "EGG-INFO").mkdir(parents=True)
+    (egg / "EGG-INFO" / "entry_points.txt").write_text("[ackreplay.estimators]\nplug3 = p:P\n")
+    assert estimator_catalogue.declared_on_path([str(egg)])
     archive = tmp_path / "bundle.zip"
     archive.write_bytes(b"PK\x05\x06" + bytes(18))  # an archive on the path: importlib.metadata has to look
     assert estimator_catalogue.declared_on_path([str(archive)])
@@ -132,7 +140,10 @@ def test_the_scan_for_installed_plugins_errs_only_towards_yes(tmp_path: Path) ->
 def test_a_command_builds_only_itself_and_help_lists_every_command() -> None:
     """A process builds the command it runs (``cli.main.build``): ``model`` imports no other command's module;
     ``--help`` lists every command (as typer would, without building them) and a misspelt name sees every one."""
+    import ackreplay.cli.main as cli_main
     from ackreplay.cli.main import COMMANDS, INDEX, invoked
+
+    assert "app" in dir(cli_main)  # (tools that look for a typer app list the module's names)
 
     _, modules = modules_after("model", "--buffer-bdp", "1")
     others = {module for name, (module, _) in COMMANDS.items() if name != "model"}
@@ -141,7 +152,10 @@ def test_a_command_builds_only_itself_and_help_lists_every_command() -> None:
     listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
     assert listed == list(COMMANDS)
     assert invoked(["--version"]) == INDEX and invoked(["quota", "set", "x", "1GB"]) == "quota"
-    assert invoked(["--help", "scor"]) is None  # a misspelt name: all are built, for the nearest
+    assert invoked(["scor"]) is None and invoked(["--allow", "scor"]) is None  # misspelt: all built, for the nearest
+    assert invoked(["--help", "score"]) == INDEX and invoked(["score", "--help"]) == "score"
+    root_help, _ = modules_after("--help", "score")  # the root's help, every command listed, as before
+    assert root_help == out
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     wrong = subprocess.run([sys.executable, "-m", "ackreplay.cli.main", "scor", "x.pcap"], env=env,
                            capture_output=True, text=True, timeout=120, cwd=ROOT)

@@ -119,6 +119,7 @@ cli.migrate  # `ackreplay migrate`
 cli.serve  # `ackreplay serve`
 cli.list_commands  # click calls it on cli.main._Index (the root's command list for --help)
 cli.get_command  # click calls it on cli.main._Index, for each listed command
+cli.__dir__  # Python calls it for dir(ackreplay.cli.main): `app`, built on first use, listed among the names
 
 # SQLAlchemy calls or reads these.
 core._pragmas  # @event.listens_for(engine, "connect"): SQLite's WAL and foreign keys on each connection
