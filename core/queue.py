@@ -37,6 +37,13 @@ def celery_client() -> Any:
 #: waiting in line.
 MARKER = "ackreplay:queued:"
 MARKER_TTL_S = 7 * 86400
+#: The value of a retry's marker starts with this: its message is Celery's to send, in up to :data:`RETRY_MAX_S`.
+RETRY_MARK = "retry:"
+#: Where a sent message can be, in the broker's Redis (kombu's Redis transport): the queue's list and its priority
+#: lists (``priority_steps`` 0, 3, 6, 9; kombu's separator ``\x06\x16``), and the hash of messages delivered to a
+#: worker and not yet acknowledged.
+QUEUE_LISTS = ("ackreplay", *(f"ackreplay\x06\x16{step}" for step in (3, 6, 9)))
+UNACKED = "unacked"
 
 
 @lru_cache
@@ -81,17 +88,31 @@ def retrying(kind: str, task_id: str) -> None:
         return
     ttl = int(RETRY_MAX_S + get_settings().stale_task_seconds) + 1
     try:
-        redis_client().set(MARKER + task_id, kind, ex=ttl)
+        redis_client().set(MARKER + task_id, RETRY_MARK + kind, ex=ttl)
     except Exception:
         log.warning("broker unreachable: task %s %s left for the lost-work sweep", kind, task_id, exc_info=True)
 
 
 def in_broker(task_ids: list[str]) -> set[str]:
-    """Which of these tasks have a message in the broker (sent, not lost)."""
-    pipe = redis_client().pipeline()
-    for tid in task_ids:
-        pipe.exists(MARKER + tid)
-    return {tid for tid, found in zip(task_ids, pipe.execute(), strict=True) if found}
+    """Which of these tasks have a message in the broker (sent, not lost): a marked task whose message is in the
+    queue's lists or delivered to a worker and not acknowledged (kombu's ``unacked``), or whose retry is on its
+    way (:func:`retrying`). The marker alone does not say so: a worker stopped or killed while Redis handed it a
+    message (its ``BRPOP`` answered, the message not yet stored as unacknowledged) took the message out of the list
+    and lost it, leaving the marker for its seven days — measured: a worker frozen while it waited, then killed,
+    left its run a task short for as long as the test waited. The task id is in every message's headers
+    (``argsrepr``), so the messages' raw text is searched for it."""
+    client = redis_client()
+    marks = dict(zip(task_ids, client.mget([MARKER + tid for tid in task_ids]), strict=True)) if task_ids else {}
+    retries = {tid for tid, mark in marks.items() if mark is not None and mark.startswith(RETRY_MARK.encode())}
+    sent = [tid for tid, mark in marks.items() if mark is not None and tid not in retries]
+    if not sent:
+        return retries
+    pipe = client.pipeline()
+    for name in QUEUE_LISTS:
+        pipe.lrange(name, 0, -1)
+    pipe.hvals(UNACKED)
+    messages = [m for found in pipe.execute() for m in found]
+    return retries | {tid for tid in sent if any(tid.encode() in m for m in messages)}
 
 
 class InProcessWorker:

@@ -88,3 +88,19 @@ def test_an_infrastructure_fault_marks_the_retry_for_its_backoff_only(svc, monke
     svc.redis.delete(queue.MARKER + tid)  # (its time passed, the retry never came)
     assert _sweep() == 1
     assert sent == [("ingest", tid)]
+
+
+def test_a_message_lost_on_its_way_to_a_worker_is_the_sweeps_despite_its_marker(svc, monkeypatch):
+    """A worker stopped while Redis handed it a message (its ``BRPOP`` answered: the message out of the list, not yet
+    stored as unacknowledged) lost it with the marker left: the sweep looks for the message itself. While the
+    message waits in line the task is not sent again; once it is gone from the lists and from ``unacked``, it is."""
+    tid = _ingest_task(svc, 3)
+    assert any(tid.encode() in m for m in svc.redis.lrange(queue.QUEUE_LISTS[0], 0, -1))  # the id is in the message
+    _age(svc, tid, "queued")
+    sent: list[tuple[str, str]] = []
+    monkeypatch.setattr("ackreplay.core.run_tasks.dispatch", lambda kind, t: sent.append((kind, t)))
+    assert _sweep() == 0 and sent == []  # waiting in line
+    svc.redis.delete(*queue.QUEUE_LISTS)  # taken by a worker that died before storing it as unacknowledged
+    assert svc.redis.exists(queue.MARKER + tid)  # (the marker stays behind)
+    assert _sweep() == 1
+    assert sent == [("ingest", tid)]
