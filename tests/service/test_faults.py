@@ -15,6 +15,7 @@ import shutil
 import signal
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -99,9 +100,44 @@ def assert_complete_once(db_url, run_id):
     assert dec == dec_distinct > 0
 
 
-def finish_with_a_new_worker(servers, api, penv, db_url, run_id, timeout):
+def worker_env():
+    """A worker's environment: the configured one, with this checkout on its path."""
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+@contextmanager
+def one_worker(servers, stale: str | None):
+    """A fresh database, the service configured on it (lost work swept after ``stale`` s, None: the default) and
+    one worker, ready (``servers["worker"]``): (database URL, API client). The worker is stopped after, if alive."""
+    db_url = fresh_database(servers["pg"].url)
+    with configured(env_for(servers, db_url, stale=stale)):
+        api = client()
+        log = servers["base"] / "w.log"
+        servers["worker"] = start_worker(worker_env(), log)
+        try:
+            wait_ready(log)
+            yield db_url, api
+        finally:
+            stop(servers["worker"])
+
+
+@pytest.fixture
+def quick_sweep(servers):
+    """Lost work swept after 2 s, and one worker, ready: (database URL, API client)."""
+    with one_worker(servers, "2") as ready:
+        yield ready
+
+
+@pytest.fixture
+def default_sweep(servers):
+    """The default sweep (30 s) and one worker, ready: (database URL, API client)."""
+    with one_worker(servers, None) as ready:
+        yield ready
+
+
+def finish_with_a_new_worker(servers, api, db_url, run_id, timeout):
     """A second worker takes the run over: it ends succeeded within ``timeout`` s, every result stored once."""
-    w2 = start_worker(penv, servers["base"] / "w2.log")
+    w2 = start_worker(worker_env(), servers["base"] / "w2.log")
     try:
         run = wait_run(api, run_id, timeout=timeout)
         assert run["status"] == "succeeded"
@@ -110,63 +146,39 @@ def finish_with_a_new_worker(servers, api, penv, db_url, run_id, timeout):
         stop(w2)
 
 
-def test_killed_worker_mid_run(servers):
-    db_url = fresh_database(servers["pg"].url)
-    env = env_for(servers, db_url)
-    with configured(env):
-        api = client()
-        penv = {**os.environ, "PYTHONPATH": str(ROOT)}
-        log1 = servers["base"] / "w1.log"
-        w1 = start_worker(penv, log1)
-        wait_ready(log1)
-        run_id = start_batch(api)
-        pause_mid_run(w1, db_url, run_id, 4)
-        kill(w1)  # in the middle of the run: its current task is started, never finished
-        finish_with_a_new_worker(servers, api, penv, db_url, run_id, timeout=300)
+def test_killed_worker_mid_run(servers, quick_sweep):
+    db_url, api = quick_sweep
+    run_id = start_batch(api)
+    pause_mid_run(servers["worker"], db_url, run_id, 4)
+    kill(servers["worker"])  # in the middle of the run: its current task is started, never finished
+    finish_with_a_new_worker(servers, api, db_url, run_id, timeout=300)
 
 
-def test_a_worker_killed_while_redis_hands_it_a_message_loses_no_work(servers):
+def test_a_worker_killed_while_redis_hands_it_a_message_loses_no_work(servers, quick_sweep):
     """A worker frozen while it waits for work (in ``BRPOP``), then killed: Redis hands it the run's first message,
     which leaves the queue's list but never reaches kombu's unacknowledged messages, so no visibility timeout brings
     it back and its marker stays. The sweep looks for the message itself (``core.queue.in_broker``) and sends the
     task again: the run ends, every result once (measured before: 10 of 11 tasks done for as long as one waited)."""
-    db_url = fresh_database(servers["pg"].url)
-    env = env_for(servers, db_url)
-    with configured(env):
-        api = client()
-        penv = {**os.environ, "PYTHONPATH": str(ROOT)}
-        log1 = servers["base"] / "w1.log"
-        w1 = start_worker(penv, log1)
-        wait_ready(log1)
-        time.sleep(1.0)  # (waiting for work)
-        os.killpg(w1.pid, signal.SIGSTOP)
-        run_id = start_batch(api)
-        time.sleep(2.0)  # Redis handed the frozen worker the first message
-        kill(w1)
-        finish_with_a_new_worker(servers, api, penv, db_url, run_id, timeout=120)
+    db_url, api = quick_sweep
+    time.sleep(1.0)  # (waiting for work)
+    os.killpg(servers["worker"].pid, signal.SIGSTOP)
+    run_id = start_batch(api)
+    time.sleep(2.0)  # Redis handed the frozen worker the first message
+    kill(servers["worker"])
+    finish_with_a_new_worker(servers, api, db_url, run_id, timeout=120)
 
 
-def test_redis_restart_mid_run(servers):
-    db_url = fresh_database(servers["pg"].url)
-    env = env_for(servers, db_url)
-    with configured(env):
-        api = client()
-        penv = {**os.environ, "PYTHONPATH": str(ROOT)}
-        log = servers["base"] / "w.log"
-        w = start_worker(penv, log)
-        try:
-            wait_ready(log)
-            run_id = start_batch(api)
-            pause_mid_run(w, db_url, run_id, 3)
-            stop_server(servers["procs"]["redis"])  # every queued message is lost
-            resume(w)
-            time.sleep(1.0)
-            _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
-            run = wait_run(api, run_id, timeout=300)
-            assert run["status"] == "succeeded"
-            assert_complete_once(db_url, run_id)
-        finally:
-            stop(w)
+def test_redis_restart_mid_run(servers, quick_sweep):
+    db_url, api = quick_sweep
+    run_id = start_batch(api)
+    pause_mid_run(servers["worker"], db_url, run_id, 3)
+    stop_server(servers["procs"]["redis"])  # every queued message is lost
+    resume(servers["worker"])
+    time.sleep(1.0)
+    _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
+    run = wait_run(api, run_id, timeout=300)
+    assert run["status"] == "succeeded"
+    assert_complete_once(db_url, run_id)
 
 
 def test_postgres_unreachable_then_recovers_without_restart(servers):
@@ -208,21 +220,6 @@ def ended_once(api, servers, db_url, run_id, timeout=300):
     check_store(servers["base"] / "store", api)
 
 
-@pytest.fixture
-def default_sweep(servers):
-    """The default sweep (30 s) and one worker, ready: (database URL, API client)."""
-    db_url = fresh_database(servers["pg"].url)
-    with configured(env_for(servers, db_url, stale=None)):
-        api = client()
-        log = servers["base"] / "w.log"
-        servers["worker"] = start_worker({**os.environ, "PYTHONPATH": str(ROOT)}, log)
-        try:
-            wait_ready(log)
-            yield db_url, api
-        finally:
-            stop(servers["worker"])
-
-
 def restart_redis(servers):
     stop_server(servers["procs"]["redis"])  # every queued message is lost
     _, servers["procs"]["redis"] = start_redis(servers["base"] / "redis", port=servers["redis"].port)
@@ -246,7 +243,7 @@ def test_a_killed_worker_s_task_is_dispatched_again_within_a_minute(servers, def
     kill(servers["worker"])  # main process and child: the task it ran stays `started`, its message unacknowledged
     killed = time.monotonic()
     lost = started_tasks(db_url, run_id)  # the dead worker's state, frozen (0 only if it finished just before)
-    servers["worker"] = start_worker({**os.environ, "PYTHONPATH": str(ROOT)}, servers["base"] / "w2.log")
+    servers["worker"] = start_worker(worker_env(), servers["base"] / "w2.log")
     if lost:
         redispatched_within(db_url, run_id, killed)  # by the heartbeat sweep, before Redis's visibility timeout
     # a message the dead worker had taken but not claimed comes back by the visibility timeout (60 s)
