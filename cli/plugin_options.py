@@ -35,21 +35,6 @@ def plugin_failures(scored: list[Any]) -> list[str]:
     return [f"{sc.path}: {why}" for sc in scored for why in sc.replay.failures()]
 
 
-def _origin(entry: dict[str, Any]) -> str:
-    origin = entry.get("origin") or {}
-    kind = origin.get("kind")
-    if kind == "distribution":
-        return f"{origin.get('distribution')} {origin.get('version')}"
-    if kind == "file":
-        return str(origin.get("path"))
-    return "ackreplay"
-
-
-def _parameter(p: dict[str, Any]) -> str:
-    unit = f" {p['unit']}" if p.get("unit") else ""
-    return f"{p['name']}={p['default']!r}{unit}"
-
-
 def list_estimators(
     as_json: Annotated[bool, typer.Option("--json", help="The catalogue as JSON (what GET /api/v1/estimators "
                        "serves).")] = False,
@@ -70,17 +55,10 @@ def list_estimators(
     if as_json:
         print(json.dumps(cat, indent=2))
         return
-    from rich.console import Console
-    from rich.table import Table
+    import shutil
 
-    table = Table(show_lines=False, expand=False)
-    for col in ("name", "title / citation", "parameters (default)", "from"):
-        table.add_column(col, overflow="fold")
-    for entry in cat:
-        params = ", ".join(_parameter(p) for p in entry["parameters"]) or "—"
-        doc = f"\n{entry['doc']}" if entry.get("doc") else ""
-        table.add_row(entry["name"], f"{entry['title']}\n[dim]{entry['citation']}{doc}[/dim]", params, _origin(entry))
-    console = Console()
-    console.print(table)
+    from ackreplay.cli.catalogue_text import catalogue_text
+
+    print(catalogue_text(cat, shutil.get_terminal_size().columns), end="")
     for name, why in failed.items():
-        console.print(f"[red]plugin {name} not loaded:[/red] {why}", markup=True, highlight=False)
+        print(f"plugin {name} not loaded: {why}")
